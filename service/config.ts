@@ -1,0 +1,145 @@
+// Environment → typed configuration. Every knob is one env var with a default that runs locally; the README lists
+// them all (keep the two in step).
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+const MiB = 1024 * 1024;
+
+const integer = (fallback: number, min: number, max: number) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
+const number = (fallback: number, min: number, max: number) => z.coerce.number().min(min).max(max).default(fallback);
+const list = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((value) =>
+      value
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item.length > 0),
+    );
+
+const environmentSchema = z.object({
+  KBQA_HOST: z.string().default('127.0.0.1'),
+  KBQA_PORT: integer(8080, 0, 65535),
+  KBQA_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  KBQA_LOCAL_DIR: z.string().default('.local'),
+
+  KBQA_OPENSEARCH_URL: z.string().url().default('http://127.0.0.1:9200'),
+  KBQA_OPENSEARCH_HEAP: z.string().regex(/^\d+[mg]$/, 'like 1g or 512m').default('1g'),
+  KBQA_OPENSEARCH_TIMEOUT_MS: integer(10_000, 100, 600_000),
+  KBQA_CHUNKS_SHARDS: integer(1, 1, 64),
+  KBQA_CHUNKS_REPLICAS: integer(0, 0, 8),
+  KBQA_RRF_RANK_CONSTANT: integer(60, 1, 10_000),
+  KBQA_RRF_WEIGHTS: z
+    .string()
+    .default('0.5,0.5')
+    .transform((value) => value.split(',').map(Number))
+    .pipe(z.tuple([z.number().min(0).max(1), z.number().min(0).max(1)])),
+
+  KBQA_MONGODB_URL: z.string().default('mongodb://127.0.0.1:27017/kbqa'),
+  KBQA_MONGODB_TIMEOUT_MS: integer(5_000, 100, 600_000),
+
+  KBQA_MODEL_DIR: z.string().optional(),
+  KBQA_EMBED_BATCH_SIZE: integer(16, 1, 256),
+  KBQA_EMBED_THREADS: integer(0, 0, 256),
+  KBQA_CHUNK_TOKENS: integer(256, 32, 510),
+  KBQA_CHUNK_OVERLAP_TOKENS: integer(32, 0, 256),
+  KBQA_RELEVANCE_FLOOR: number(0.45, 0, 1),
+
+  KBQA_MAX_BODY_BYTES: integer(10 * MiB, 1024, 1024 * MiB),
+  KBQA_MAX_CONTENT_BYTES: integer(5 * MiB, 1, 1024 * MiB),
+
+  KBQA_OPENAI_BASE_URL: z.string().url().optional(),
+  KBQA_OPENAI_API_KEY: z.string().optional(),
+  KBQA_OPENAI_MODELS: list(''),
+  KBQA_DEFAULT_MODEL: z.string().optional(),
+  KBQA_LLM_TIMEOUT_MS: integer(30_000, 100, 600_000),
+  KBQA_LLM_MAX_RETRIES: integer(2, 0, 10),
+});
+
+export const EXTRACTIVE_MODEL = 'kbqa-extractive';
+
+export interface Config {
+  host: string;
+  port: number;
+  logLevel: z.infer<typeof environmentSchema>['KBQA_LOG_LEVEL'];
+  localDir: string;
+  opensearch: {
+    url: string;
+    heap: string;
+    timeoutMs: number;
+    shards: number;
+    replicas: number;
+    rrfRankConstant: number;
+    rrfWeights: [number, number];
+  };
+  mongodb: { url: string; timeoutMs: number };
+  embedder: { modelDir: string; batchSize: number; threads: number };
+  chunking: { chunkTokens: number; overlapTokens: number };
+  retrieval: { relevanceFloor: number };
+  limits: { maxBodyBytes: number; maxContentBytes: number };
+  answerModels: {
+    defaultModel: string;
+    available: string[];
+    openai: { baseUrl: string; apiKey: string; models: string[]; timeoutMs: number; maxRetries: number } | null;
+  };
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = environmentSchema.safeParse(environment);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
+    throw new ConfigError(`invalid configuration: ${problems}`);
+  }
+  const env = parsed.data;
+  const localDir = resolve(env.KBQA_LOCAL_DIR);
+  if (env.KBQA_CHUNK_OVERLAP_TOKENS >= env.KBQA_CHUNK_TOKENS) {
+    throw new ConfigError('invalid configuration: KBQA_CHUNK_OVERLAP_TOKENS must be smaller than KBQA_CHUNK_TOKENS');
+  }
+
+  const openai =
+    env.KBQA_OPENAI_BASE_URL !== undefined
+      ? {
+          baseUrl: env.KBQA_OPENAI_BASE_URL,
+          apiKey: env.KBQA_OPENAI_API_KEY ?? 'not-needed',
+          models: env.KBQA_OPENAI_MODELS.length > 0 ? env.KBQA_OPENAI_MODELS : ['gpt-4o-mini'],
+          timeoutMs: env.KBQA_LLM_TIMEOUT_MS,
+          maxRetries: env.KBQA_LLM_MAX_RETRIES,
+        }
+      : null;
+  const available = [...(openai?.models ?? []), EXTRACTIVE_MODEL];
+  // With an LLM endpoint configured its first model is the default; otherwise the built-in extractive answerer.
+  const defaultModel = env.KBQA_DEFAULT_MODEL ?? openai?.models[0] ?? EXTRACTIVE_MODEL;
+  if (!available.includes(defaultModel)) {
+    throw new ConfigError(`invalid configuration: KBQA_DEFAULT_MODEL must be one of ${available.join(', ')}`);
+  }
+
+  return {
+    host: env.KBQA_HOST,
+    port: env.KBQA_PORT,
+    logLevel: env.KBQA_LOG_LEVEL,
+    localDir,
+    opensearch: {
+      url: env.KBQA_OPENSEARCH_URL,
+      heap: env.KBQA_OPENSEARCH_HEAP,
+      timeoutMs: env.KBQA_OPENSEARCH_TIMEOUT_MS,
+      shards: env.KBQA_CHUNKS_SHARDS,
+      replicas: env.KBQA_CHUNKS_REPLICAS,
+      rrfRankConstant: env.KBQA_RRF_RANK_CONSTANT,
+      rrfWeights: env.KBQA_RRF_WEIGHTS,
+    },
+    mongodb: { url: env.KBQA_MONGODB_URL, timeoutMs: env.KBQA_MONGODB_TIMEOUT_MS },
+    embedder: {
+      modelDir: resolve(env.KBQA_MODEL_DIR ?? `${localDir}/models/bge-small-en-v1.5-q`),
+      batchSize: env.KBQA_EMBED_BATCH_SIZE,
+      threads: env.KBQA_EMBED_THREADS,
+    },
+    chunking: { chunkTokens: env.KBQA_CHUNK_TOKENS, overlapTokens: env.KBQA_CHUNK_OVERLAP_TOKENS },
+    retrieval: { relevanceFloor: env.KBQA_RELEVANCE_FLOOR },
+    limits: { maxBodyBytes: env.KBQA_MAX_BODY_BYTES, maxContentBytes: env.KBQA_MAX_CONTENT_BYTES },
+    answerModels: { defaultModel, available, openai },
+  };
+}

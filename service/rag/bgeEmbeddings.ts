@@ -7,6 +7,18 @@
  * - Inputs are truncated to `maxTokens` (default 512) including [CLS]/[SEP].
  * - Documents are sorted by token length before batching (less padding) and returned
  *   in the caller's order.
+ *
+ * Batching and the quantised model: the graph uses DynamicQuantizeLinear, which picks ONE
+ * int8 scale/zero-point per activation tensor, i.e. over the whole [batch, seq, hidden]
+ * tensor including padding rows. A padded batch therefore changes every member's vector
+ * slightly (cosine to the unbatched vector ~0.997, element deltas up to ~0.015) and makes a
+ * text's vector depend on which other texts it happened to be batched with. The default
+ * `batchMode: 'exact'` runs each sequence unpadded in its own inference call, so vectors are
+ * batch-invariant (identical to one-at-a-time). On CPU this is as fast as padded batching
+ * (measured: 64 x ~185-token passages, ~1.0 s either way on 2 cores), and since
+ * onnxruntime-node runs inference synchronously on the JS thread, short per-sequence calls
+ * also keep event-loop stalls short. `batchMode: 'padded'` is kept for hardware where padded
+ * batches are clearly faster and bit-level batch invariance does not matter.
  */
 import { constants as fsConstants } from 'node:fs';
 import { access, readFile } from 'node:fs/promises';
@@ -34,13 +46,21 @@ export interface BgeOnnxEmbeddingsOptions {
   maxTokens?: number;
   /** ONNX Runtime intra-op threads (default os.availableParallelism()). */
   threads?: number;
+  /**
+   * 'exact' (default): one unpadded sequence per inference call, vectors independent of batching.
+   * 'padded': `batchSize` sequences per call, padded to the batch's longest sequence.
+   */
+  batchMode?: BgeBatchMode;
 }
+
+export type BgeBatchMode = 'exact' | 'padded';
 
 interface BgeInit {
   session: InferenceSession;
   tokenizer: Tokenizer;
   batchSize: number;
   maxTokens: number;
+  batchMode: BgeBatchMode;
   clsId: number;
   sepId: number;
 }
@@ -67,6 +87,7 @@ export class BgeOnnxEmbeddings extends Embeddings {
   readonly modelName = 'bge-small-en-v1.5';
   readonly batchSize: number;
   readonly maxTokens: number;
+  readonly batchMode: BgeBatchMode;
 
   readonly #session: InferenceSession;
   readonly #tokenizer: Tokenizer;
@@ -74,8 +95,9 @@ export class BgeOnnxEmbeddings extends Embeddings {
   readonly #sepId: number;
   readonly #outputName: string;
   readonly #needsTokenTypes: boolean;
-  /** Zero-filled token_type_ids tensors, cached per [batch, seqLen] shape (read-only inputs). */
-  readonly #tokenTypeCache = new Map<string, Tensor>();
+  /** Read-only constant inputs, sliced with subarray(): zeros (token_type_ids) and ones (mask without padding). */
+  readonly #zeros: BigInt64Array;
+  readonly #ones: BigInt64Array;
 
   private constructor(init: BgeInit) {
     super({});
@@ -83,6 +105,10 @@ export class BgeOnnxEmbeddings extends Embeddings {
     this.#tokenizer = init.tokenizer;
     this.batchSize = init.batchSize;
     this.maxTokens = init.maxTokens;
+    this.batchMode = init.batchMode;
+    const capacity = (init.batchMode === 'padded' ? init.batchSize : 1) * init.maxTokens;
+    this.#zeros = new BigInt64Array(capacity);
+    this.#ones = new BigInt64Array(capacity).fill(1n);
     this.#clsId = init.clsId;
     this.#sepId = init.sepId;
     this.#outputName = init.session.outputNames.includes('last_hidden_state')
@@ -103,6 +129,8 @@ export class BgeOnnxEmbeddings extends Embeddings {
     const maxTokens = Math.min(positiveInt(options.maxTokens, MODEL_MAX_TOKENS, 'maxTokens'), MODEL_MAX_TOKENS);
     if (maxTokens < 3) throw new RangeError(`maxTokens must be at least 3, got ${maxTokens}`);
     const threads = positiveInt(options.threads, os.availableParallelism(), 'threads');
+    const batchMode = options.batchMode ?? 'exact';
+    if (batchMode !== 'exact' && batchMode !== 'padded') throw new RangeError(`Unknown batchMode ${String(batchMode)}`);
 
     const tokenizerJson: unknown = JSON.parse(await readFile(tokenizerPath, 'utf8'));
     const tokenizer = new Tokenizer(tokenizerJson as object, {});
@@ -119,7 +147,7 @@ export class BgeOnnxEmbeddings extends Embeddings {
       graphOptimizationLevel: 'all',
     });
 
-    const embedder = new BgeOnnxEmbeddings({ session, tokenizer, batchSize, maxTokens, clsId, sepId });
+    const embedder = new BgeOnnxEmbeddings({ session, tokenizer, batchSize, maxTokens, batchMode, clsId, sepId });
     // Warm-up: first run allocates/plans; also validates the output shape.
     const [probe] = await embedder.#embedIds([embedder.#encode('warm up')]);
     if (probe.length !== HIDDEN_SIZE) {
@@ -143,9 +171,10 @@ export class BgeOnnxEmbeddings extends Embeddings {
     const encoded = texts.map((t) => this.#encode(t));
     // Sort indices by token length so each batch pads to a similar length.
     const order = encoded.map((_, i) => i).sort((a, b) => encoded[a].length - encoded[b].length || a - b);
+    const step = this.batchMode === 'padded' ? this.batchSize : 1;
     const out: number[][] = new Array(texts.length);
-    for (let start = 0; start < order.length; start += this.batchSize) {
-      const idx = order.slice(start, start + this.batchSize);
+    for (let start = 0; start < order.length; start += step) {
+      const idx = order.slice(start, start + step);
       const vectors = await this.#embedIds(idx.map((i) => encoded[i]));
       for (let k = 0; k < idx.length; k++) out[idx[k]] = vectors[k];
     }
@@ -154,7 +183,6 @@ export class BgeOnnxEmbeddings extends Embeddings {
 
   /** Releases the native ONNX Runtime session. */
   async dispose(): Promise<void> {
-    this.#tokenTypeCache.clear();
     await this.#session.release();
   }
 
@@ -189,45 +217,42 @@ export class BgeOnnxEmbeddings extends Embeddings {
     return ids.length > limit ? ids.slice(0, limit) : ids;
   }
 
-  #tokenTypes(batch: number, seqLen: number): Tensor {
-    const key = `${batch}x${seqLen}`;
-    let tensor = this.#tokenTypeCache.get(key);
-    if (!tensor) {
-      if (this.#tokenTypeCache.size >= 256) this.#tokenTypeCache.clear();
-      tensor = new Tensor('int64', new BigInt64Array(batch * seqLen), [batch, seqLen]);
-      this.#tokenTypeCache.set(key, tensor);
-    }
-    return tensor;
-  }
-
   /** One inference call over a batch of encoded sequences; returns unit-length CLS vectors. */
   async #embedIds(batch: number[][]): Promise<number[][]> {
     const n = batch.length;
     let seqLen = 0;
     for (const ids of batch) if (ids.length > seqLen) seqLen = ids.length;
 
-    const inputIds = new BigInt64Array(n * seqLen);
-    const mask = new BigInt64Array(n * seqLen);
+    const size = n * seqLen;
+    let padded = false;
+    for (const ids of batch) if (ids.length !== seqLen) padded = true;
+
+    // A fresh ids buffer per call: inference runs later (setImmediate), so buffers shared
+    // between overlapping calls could be overwritten before they are read.
+    const inputIds = new BigInt64Array(size);
+    let mask: BigInt64Array;
+    if (!padded && size <= this.#ones.length) {
+      mask = this.#ones.subarray(0, size); // no padding: all ones, shared read-only buffer
+    } else {
+      mask = new BigInt64Array(size);
+    }
+    const writeMask = mask.buffer !== this.#ones.buffer;
     if (LITTLE_ENDIAN) {
       // Write the low 32 bits through an Int32 view (ids < 2^31, high word stays 0): no BigInt boxing.
       const ids32 = new Int32Array(inputIds.buffer);
-      const mask32 = new Int32Array(mask.buffer);
+      const mask32 = new Int32Array(mask.buffer, mask.byteOffset, size * 2);
       for (let r = 0; r < n; r++) {
         const ids = batch[r];
         const base = r * seqLen * 2;
-        for (let j = 0; j < ids.length; j++) {
-          ids32[base + 2 * j] = ids[j];
-          mask32[base + 2 * j] = 1;
-        }
+        for (let j = 0; j < ids.length; j++) ids32[base + 2 * j] = ids[j];
+        if (writeMask) for (let j = 0; j < ids.length; j++) mask32[base + 2 * j] = 1;
       }
     } else {
       for (let r = 0; r < n; r++) {
         const ids = batch[r];
         const base = r * seqLen;
-        for (let j = 0; j < ids.length; j++) {
-          inputIds[base + j] = BigInt(ids[j]);
-          mask[base + j] = 1n;
-        }
+        for (let j = 0; j < ids.length; j++) inputIds[base + j] = BigInt(ids[j]);
+        if (writeMask) mask.fill(1n, base, base + ids.length);
       }
     }
 
@@ -236,7 +261,10 @@ export class BgeOnnxEmbeddings extends Embeddings {
       input_ids: new Tensor('int64', inputIds, dims),
       attention_mask: new Tensor('int64', mask, dims),
     };
-    if (this.#needsTokenTypes) feeds.token_type_ids = this.#tokenTypes(n, seqLen);
+    if (this.#needsTokenTypes) {
+      const zeros = size <= this.#zeros.length ? this.#zeros.subarray(0, size) : new BigInt64Array(size);
+      feeds.token_type_ids = new Tensor('int64', zeros, dims);
+    }
 
     const results = await this.#session.run(feeds, [this.#outputName]);
     const hidden = results[this.#outputName];

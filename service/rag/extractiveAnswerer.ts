@@ -7,9 +7,12 @@
  * markdown bullets/headings tidied), never interpreted.
  *
  * Scoring per candidate sentence:
- *   SIM_WEIGHT * rescaled cosine(sentence, question)       (embedding, one batched call)
- * + OVERLAP_WEIGHT * idf-weighted share of question terms present in the sentence
+ *   SIM_WEIGHT * rescaled cosine(sentence, question)   (one embedDocuments call, sentence
+ *                                                       prefixed with its passage title)
+ * + OVERLAP_WEIGHT * share of question terms present in the sentence (title terms: half)
  * + small bonuses for the passage's rank and the sentence's position in its passage.
+ * The best sentence is always kept; up to maxSentences-1 more if they score at least
+ * MIN_RELATIVE_SCORE of the best and are not near-duplicates.
  * Deterministic: stable sorts with explicit tie-breakers, no randomness.
  */
 
@@ -51,15 +54,15 @@ const WINDOW_WORDS = 50;
 const SIM_WEIGHT = 0.6;
 const OVERLAP_WEIGHT = 0.4;
 /** bge cosines are compressed: unrelated text sits near 0.3-0.5, strong matches 0.75+. */
-const SIM_FLOOR = 0.35;
+const SIM_FLOOR = 0.5;
 const SIM_CEIL = 0.9;
 const RANK_BONUS = 0.05;
 /** Share of a question term's weight credited when only the passage title contains it. */
 const TITLE_TERM_CREDIT = 0.5;
 const MAX_TITLE_CHARS = 120;
 const LEAD_SENTENCE_BONUS = 0.02;
-/** Extra sentences must score within this distance of the best one. */
-const SCORE_MARGIN = 0.12;
+/** Extra sentences must score at least this fraction of the best sentence's score. */
+const MIN_RELATIVE_SCORE = 0.75;
 /** Drop a sentence that is this similar (cosine) to one already chosen. */
 const REDUNDANT_COSINE = 0.95;
 const REDUNDANT_JACCARD = 0.8;
@@ -323,24 +326,18 @@ async function shortlistSentences(
   const regular = all.filter((c) => c.tier === 0);
   const pool = regular.length > 0 ? regular : all;
 
-  // 2. Term overlap: idf-weighted share of question terms found in the sentence.
+  // 2. Term overlap: share of the question's content terms found in the sentence (half
+  //    credit when only the passage title has the term). Uniform weights on purpose: an
+  //    idf computed over the retrieved passages would discount the topic term itself,
+  //    which is exactly the word that tells "cats sleep 16 h" from "dogs sleep 12 h".
   const qTerms = contentTerms(input.question ?? '');
-  const weights = new Map<string, number>();
-  let totalWeight = 0;
-  for (const t of qTerms) {
-    let df = 0;
-    for (const c of pool) if (c.terms.has(t)) df++;
-    const w = Math.log(1 + (pool.length + 1) / (df + 1));
-    weights.set(t, w);
-    totalWeight += w;
-  }
   for (const c of pool) {
     let hit = 0;
-    for (const [t, w] of weights) {
-      if (c.terms.has(t)) hit += w;
-      else if (c.titleTerms.has(t)) hit += TITLE_TERM_CREDIT * w;
+    for (const t of qTerms) {
+      if (c.terms.has(t)) hit += 1;
+      else if (c.titleTerms.has(t)) hit += TITLE_TERM_CREDIT;
     }
-    c.overlap = totalWeight > 0 ? hit / totalWeight : 0;
+    c.overlap = qTerms.size > 0 ? hit / qTerms.size : 0;
     c.score =
       OVERLAP_WEIGHT * c.overlap +
       rankBonus(c.rank, passages.length) +
@@ -389,7 +386,7 @@ export async function composeExtractiveAnswer(
   const chosen: Candidate[] = [best];
   for (const c of ranked.slice(1)) {
     if (chosen.length >= maxSentences) break;
-    if (c.score < best.score - SCORE_MARGIN) break;
+    if (c.score < best.score * MIN_RELATIVE_SCORE) break;
     const redundant = chosen.some(
       (o) =>
         (c.vector && o.vector && dot(c.vector, o.vector) >= REDUNDANT_COSINE) ||

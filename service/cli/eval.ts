@@ -1,0 +1,1 @@
+export async function runEvalCommand(): Promise<number> { console.error('kbqa eval: not built yet'); return 1; }

@@ -1,0 +1,80 @@
+// API keys: kbqa_live_ + 40 base62 characters from the CSPRNG (~238 bits). Shown once at creation, stored only
+// as a SHA-256 digest, listed by a masked form.
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { NotFoundError, UnauthorizedError } from '../errors.ts';
+import type { ApiKeyRecord, Store, UserRecord } from '../store/index.ts';
+
+export const API_KEY_PREFIX = 'kbqa_live_';
+const SECRET_LENGTH = 40;
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+export const API_KEY_PATTERN = /^kbqa_live_[0-9A-Za-z]{32,128}$/;
+
+export function generateApiKey(): string {
+  let secret = '';
+  while (secret.length < SECRET_LENGTH) {
+    for (const byte of randomBytes(64)) {
+      // Rejection sampling keeps the alphabet uniform: 248 = 4 × 62.
+      if (byte < 248 && secret.length < SECRET_LENGTH) secret += BASE62[byte % 62];
+    }
+  }
+  return `${API_KEY_PREFIX}${secret}`;
+}
+
+export function digestApiKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+export function maskApiKey(key: string): string {
+  return `${key.slice(0, API_KEY_PREFIX.length + 4)}…${key.slice(-4)}`;
+}
+
+export interface Caller {
+  user: UserRecord;
+  apiKeyId: string;
+}
+
+/**
+ * Bearer key → caller. The key is looked up by its digest (an index probe), so no secret is compared byte by byte
+ * in JS and timing reveals nothing about stored keys. No cache: a revoked key fails on the very next request.
+ */
+export async function authenticateApiKey(store: Store, authorization: string, logger: Logger): Promise<Caller> {
+  const match = /^Bearer ([^\s]+)$/.exec(authorization.trim());
+  if (!match || !API_KEY_PATTERN.test(match[1])) throw new UnauthorizedError();
+  const record = await store.findLiveApiKeyByDigest(digestApiKey(match[1]));
+  if (!record) throw new UnauthorizedError();
+  const user = await store.findUserById(record.user_id);
+  if (!user) throw new UnauthorizedError();
+  store.touchApiKey(record, new Date()).catch((error: unknown) => logger.warn({ err: error, apiKeyId: record._id }, 'last_used_at update failed'));
+  return { user, apiKeyId: record._id };
+}
+
+export async function createApiKey(store: Store, email: string, name: string): Promise<{ record: ApiKeyRecord; key: string }> {
+  const user = await store.findUserByEmail(email);
+  if (!user) throw new NotFoundError(`no user with email ${email}`);
+  const key = generateApiKey();
+  const record: ApiKeyRecord = {
+    _id: randomUUID(),
+    user_id: user._id,
+    name,
+    digest: digestApiKey(key),
+    masked: maskApiKey(key),
+    created_at: new Date(),
+    last_used_at: null,
+    revoked_at: null,
+  };
+  await store.insertApiKey(record);
+  return { record, key };
+}
+
+export async function listApiKeys(store: Store, email: string): Promise<ApiKeyRecord[]> {
+  const user = await store.findUserByEmail(email);
+  if (!user) throw new NotFoundError(`no user with email ${email}`);
+  return store.listApiKeysOfUser(user._id);
+}
+
+export async function revokeApiKey(store: Store, id: string): Promise<void> {
+  const record = await store.findApiKeyById(id);
+  if (!record) throw new NotFoundError(`no API key with id ${id}`);
+  await store.revokeApiKey(id);
+}

@@ -1,0 +1,96 @@
+// Knowledge-base use cases: create, list, get, delete (soft or permanent), restore, purge, sharing.
+import { randomUUID } from 'node:crypto';
+import { BadRequestError, NotFoundError } from '../errors.ts';
+import { authorizeDelete, authorizeRead, roleOf, type KnowledgeBaseRole } from '../policies/knowledgeBases.ts';
+import type { SearchIndex } from '../search/index.ts';
+import type { KnowledgeBaseRecord, Page, Store, UserRecord } from '../store/index.ts';
+
+export const DEFAULT_KNOWLEDGE_BASE_NAME = 'Default';
+
+export interface ReachableKnowledgeBase {
+  record: KnowledgeBaseRecord;
+  role: KnowledgeBaseRole;
+  documentCount: number;
+}
+
+export function newKnowledgeBaseRecord(ownerId: string, name: string, description: string, isDefault: boolean): KnowledgeBaseRecord {
+  return {
+    _id: randomUUID(),
+    owner_id: ownerId,
+    name,
+    description,
+    is_default: isDefault,
+    is_library: false,
+    shared_user_ids: [],
+    shared_organisation_ids: [],
+    created_at: new Date(),
+    deleted_at: null,
+  };
+}
+
+export async function createKnowledgeBase(store: Store, user: UserRecord, input: { name: string; description?: string }) {
+  const record = newKnowledgeBaseRecord(user._id, input.name, input.description ?? '', false);
+  await store.insertKnowledgeBase(record);
+  return record;
+}
+
+export async function listKnowledgeBases(
+  store: Store,
+  user: UserRecord,
+  page: { limit?: number; cursor?: string },
+): Promise<Page<ReachableKnowledgeBase>> {
+  const { items, nextCursor } = await store.listReachableKnowledgeBases(user, page);
+  const counts = await store.countDocumentsByKnowledgeBase(items.map((record) => record._id));
+  return {
+    items: items.map((record) => ({
+      record,
+      role: roleOf(user, record) as KnowledgeBaseRole,
+      documentCount: counts.get(record._id) ?? 0,
+    })),
+    nextCursor,
+  };
+}
+
+export async function getKnowledgeBase(store: Store, user: UserRecord, id: string) {
+  const record = await store.findLiveKnowledgeBase(id);
+  const role = authorizeRead(user, record, id);
+  return { record: record as KnowledgeBaseRecord, role };
+}
+
+/** Soft by default: the KB and everything in it stay stored, invisible everywhere, until restored or purged. */
+export async function deleteKnowledgeBase(
+  store: Store,
+  search: SearchIndex,
+  user: UserRecord,
+  id: string,
+  permanent: boolean,
+): Promise<'soft' | 'hard'> {
+  const record = authorizeDelete(user, await store.findLiveKnowledgeBase(id), id);
+  if (record.is_default) throw new BadRequestError(`knowledge base ${id} is the default knowledge base and cannot be deleted`);
+  // Invisible first, so nothing reads a half-deleted KB; then, for a permanent delete, remove the data.
+  await store.softDeleteKnowledgeBase(id, new Date());
+  if (!permanent) return 'soft';
+  await purgeKnowledgeBase(store, search, id);
+  return 'hard';
+}
+
+/** Removes a KB for good: chunks, then documents, then the KB record (so a failure leaves it retryable). */
+export async function purgeKnowledgeBase(store: Store, search: SearchIndex, id: string): Promise<void> {
+  await search.deleteChunksOfKnowledgeBase(id);
+  await store.deleteDocumentsOfKnowledgeBase(id);
+  await store.deleteKnowledgeBaseRecord(id);
+}
+
+export async function restoreKnowledgeBase(store: Store, id: string): Promise<KnowledgeBaseRecord> {
+  const record = await store.findKnowledgeBaseIncludingDeleted(id);
+  if (!record) throw new NotFoundError(`knowledge base ${id} not found`);
+  if (record.deleted_at === null) throw new BadRequestError(`knowledge base ${id} is not deleted`);
+  await store.restoreKnowledgeBase(id);
+  return { ...record, deleted_at: null };
+}
+
+export async function purgeDeletedKnowledgeBases(store: Store, search: SearchIndex, olderThanMs: number): Promise<string[]> {
+  const expired = await store.listSoftDeletedBefore(new Date(Date.now() - olderThanMs));
+  for (const record of expired) await purgeKnowledgeBase(store, search, record._id);
+  return expired.map((record) => record._id);
+}

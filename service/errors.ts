@@ -1,0 +1,71 @@
+// Every failure the API reports is one of these. The error middleware (http/middleware/errors.ts) maps them to
+// the envelope { "error": { "code", "message" } }; anything else becomes a 500 with no detail leaked.
+
+export type ErrorCode =
+  | 'bad_request'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'payload_too_large'
+  | 'server_error';
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: ErrorCode;
+  constructor(status: number, code: ErrorCode, message: string) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+export class BadRequestError extends ApiError {
+  constructor(message: string) {
+    super(400, 'bad_request', message);
+  }
+}
+
+export const INVALID_API_KEY_MESSAGE = 'API key is missing or invalid';
+
+export class UnauthorizedError extends ApiError {
+  constructor() {
+    super(401, 'unauthorized', INVALID_API_KEY_MESSAGE);
+  }
+}
+
+export class ForbiddenError extends ApiError {
+  constructor(message: string) {
+    super(403, 'forbidden', message);
+  }
+
+  static knowledgeBase(id: string): ForbiddenError {
+    return new ForbiddenError(`API key lacks access to knowledge base ${id}`);
+  }
+}
+
+export class NotFoundError extends ApiError {
+  constructor(message: string) {
+    super(404, 'not_found', message);
+  }
+
+  static knowledgeBase(id: string): NotFoundError {
+    return new NotFoundError(`knowledge base ${id} not found`);
+  }
+}
+
+export class PayloadTooLargeError extends ApiError {
+  constructor(limitBytes: number) {
+    super(413, 'payload_too_large', `request body exceeds the limit of ${limitBytes} bytes`);
+  }
+}
+
+/** A dependency (OpenSearch, MongoDB, the embedder, an answer model) is unavailable; clients retry with backoff. */
+export class UpstreamUnavailableError extends ApiError {
+  readonly upstream: string;
+  constructor(upstream: string, message: string, options?: { cause?: unknown }) {
+    super(503, 'server_error', message);
+    this.upstream = upstream;
+    if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}

@@ -1,0 +1,54 @@
+// The one place failures become the envelope { "error": { "code", "message" } }.
+import type { Middleware } from 'koa';
+import type { Logger } from 'pino';
+import { ApiError, PayloadTooLargeError, UpstreamUnavailableError } from '../../errors.ts';
+
+interface HttpishError {
+  status?: number;
+  statusCode?: number;
+  type?: string;
+  expose?: boolean;
+  message?: string;
+  headers?: Record<string, string>;
+}
+
+function toApiError(error: unknown, maxBodyBytes: number): ApiError | null {
+  if (error instanceof ApiError) return error;
+  const httpError = error as HttpishError;
+  const status = httpError?.status ?? httpError?.statusCode;
+  if (status === 413 || httpError?.type === 'entity.too.large') return new PayloadTooLargeError(maxBodyBytes);
+  if (httpError?.type === 'entity.parse.failed' || (status === 400 && /json/i.test(httpError?.message ?? ''))) {
+    return new ApiError(400, 'bad_request', 'body: malformed JSON');
+  }
+  if (status === 405) {
+    return new ApiError(405, 'bad_request', `method not allowed; allowed: ${httpError.headers?.Allow ?? httpError.headers?.allow ?? 'see the API reference'}`);
+  }
+  if (status === 415) return new ApiError(415, 'bad_request', 'body: send Content-Type: application/json');
+  if (typeof status === 'number' && status >= 400 && status < 500 && httpError.expose) {
+    return new ApiError(status, 'bad_request', httpError.message ?? 'bad request');
+  }
+  return null;
+}
+
+export function errorEnvelope(logger: Logger, maxBodyBytes: number): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (error) {
+      const known = toApiError(error, maxBodyBytes);
+      const requestId = ctx.state.requestId as string | undefined;
+      if (known) {
+        if (known instanceof UpstreamUnavailableError) {
+          logger.warn({ requestId, upstream: known.upstream, err: known.cause ?? known }, 'upstream unavailable');
+        }
+        ctx.status = known.status;
+        ctx.body = { error: { code: known.code, message: known.message } };
+        return;
+      }
+      // Unexpected: log everything, reveal nothing but the id that finds the log line.
+      logger.error({ requestId, err: error, method: ctx.method, path: ctx.path }, 'unhandled error');
+      ctx.status = 500;
+      ctx.body = { error: { code: 'server_error', message: `internal error (request id ${requestId ?? 'unknown'})` } };
+    }
+  };
+}

@@ -1,0 +1,49 @@
+// /api/v1/knowledge-bases: list, create, get, delete.
+import Router from '@koa/router';
+import {
+  createKnowledgeBase,
+  deleteKnowledgeBase,
+  getKnowledgeBase,
+  listKnowledgeBases,
+} from '../../commands/knowledgeBases.ts';
+import {
+  presentCreatedKnowledgeBase,
+  presentKnowledgeBase,
+  presentKnowledgeBaseListItem,
+} from '../../presenters/knowledgeBases.ts';
+import type { AppDeps, AppState } from '../../app.ts';
+import { pageQuery, parseInput } from '../validation.ts';
+import { createKnowledgeBaseBody, deleteKnowledgeBaseQuery } from './knowledgeBases.schema.ts';
+
+export function knowledgeBaseRoutes(deps: AppDeps): Router<AppState> {
+  const router = new Router<AppState>();
+
+  router.get('/knowledge-bases', async (ctx) => {
+    const page = parseInput(pageQuery, ctx.query, 'query');
+    const { items, nextCursor } = await listKnowledgeBases(deps.store, ctx.state.caller.user, page);
+    ctx.body = {
+      knowledge_bases: items.map((item) => presentKnowledgeBaseListItem(item.record, item.role, item.documentCount)),
+      ...(page.limit !== undefined ? { next_cursor: nextCursor } : {}),
+    };
+  });
+
+  router.post('/knowledge-bases', async (ctx) => {
+    const input = parseInput(createKnowledgeBaseBody, ctx.request.body, 'body');
+    const record = await createKnowledgeBase(deps.store, ctx.state.caller.user, input);
+    ctx.status = 201;
+    ctx.body = { knowledge_base: presentCreatedKnowledgeBase(record) };
+  });
+
+  router.get('/knowledge-bases/:id', async (ctx) => {
+    const { record, role } = await getKnowledgeBase(deps.store, ctx.state.caller.user, ctx.params.id);
+    ctx.body = { knowledge_base: presentKnowledgeBase(record, role) };
+  });
+
+  router.delete('/knowledge-bases/:id', async (ctx) => {
+    const { permanent } = parseInput(deleteKnowledgeBaseQuery, ctx.query, 'query');
+    const mode = await deleteKnowledgeBase(deps.store, deps.search, ctx.state.caller.user, ctx.params.id, permanent === 'true');
+    ctx.body = { deleted: true, mode };
+  });
+
+  return router;
+}

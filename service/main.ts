@@ -1,0 +1,42 @@
+// Reads config, connects the stores, bootstraps OpenSearch assets, then listens.
+import pino from 'pino';
+import { buildApp } from './app.ts';
+import { loadConfig } from './config.ts';
+import { loadRag } from './rag/index.ts';
+import { openSearchIndex } from './search/index.ts';
+import { openStore } from './store/index.ts';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = pino({ level: config.logLevel, redact: ['req.headers.authorization', 'authorization', 'key'] });
+  const rag = await loadRag(config);
+  const store = await openStore(config.mongodb.url, config.mongodb.timeoutMs);
+  const search = openSearchIndex({
+    url: config.opensearch.url,
+    timeoutMs: config.opensearch.timeoutMs,
+    embedderName: rag.embedder.modelName,
+    dimensions: rag.embedder.dimensions,
+    shards: config.opensearch.shards,
+    replicas: config.opensearch.replicas,
+    rrfRankConstant: config.opensearch.rrfRankConstant,
+    rrfWeights: config.opensearch.rrfWeights,
+  });
+  const { index } = await search.applyAssets();
+  logger.info({ index }, 'search assets applied');
+
+  const app = buildApp({ config, logger, store, search, rag });
+  const server = app.listen(config.port, config.host, () => {
+    logger.info(`kbqa API listening on http://${config.host}:${config.port}`);
+  });
+  const shutdown = () => {
+    server.close();
+    void Promise.allSettled([store.close(), search.close()]).then(() => process.exit(0));
+  };
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
+}
+
+main().catch((error: unknown) => {
+  console.error(`[kbqa] could not start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

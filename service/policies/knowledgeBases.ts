@@ -1,0 +1,46 @@
+// Who may do what to a knowledge base. Pure functions; the store's reachability filter
+// (store/knowledgeBases.ts) selects exactly the KBs for which roleOf returns a role.
+import { ForbiddenError, NotFoundError } from '../errors.ts';
+import type { KnowledgeBaseRecord, UserRecord } from '../store/index.ts';
+
+export type KnowledgeBaseRole = 'owner' | 'viewer' | 'org-member' | 'library';
+
+/** The first role that applies, in this order; null when the KB is invisible to the user. */
+export function roleOf(user: UserRecord, knowledgeBase: KnowledgeBaseRecord): KnowledgeBaseRole | null {
+  if (knowledgeBase.deleted_at !== null) return null;
+  if (knowledgeBase.owner_id === user._id) return 'owner';
+  if (knowledgeBase.shared_user_ids.includes(user._id)) return 'viewer';
+  if (user.organisation_id !== null && knowledgeBase.shared_organisation_ids.includes(user.organisation_id)) return 'org-member';
+  if (knowledgeBase.is_library) return 'library';
+  return null;
+}
+
+/** Reads (get, list, documents list, query) need any role. Unknown and invisible look the same: 404. */
+export function authorizeRead(user: UserRecord, knowledgeBase: KnowledgeBaseRecord | null, id: string): KnowledgeBaseRole {
+  const role = knowledgeBase ? roleOf(user, knowledgeBase) : null;
+  if (role === null) throw NotFoundError.knowledgeBase(id);
+  return role;
+}
+
+/** Deleting needs `owner`; a KB the caller can see but not own is 403, one it cannot see is 404. */
+export function authorizeDelete(user: UserRecord, knowledgeBase: KnowledgeBaseRecord | null, id: string): KnowledgeBaseRecord {
+  const role = authorizeRead(user, knowledgeBase, id);
+  if (role !== 'owner') throw ForbiddenError.knowledgeBase(id);
+  return knowledgeBase as KnowledgeBaseRecord;
+}
+
+/** Writing documents needs `owner`; any other id, visible or not, existing or not, is 403 (as the contract says). */
+export function authorizeWriteDocuments(user: UserRecord, knowledgeBase: KnowledgeBaseRecord | null, id: string): KnowledgeBaseRecord {
+  if (!knowledgeBase || roleOf(user, knowledgeBase) !== 'owner') throw ForbiddenError.knowledgeBase(id);
+  return knowledgeBase;
+}
+
+/** Querying named KBs: every one must be readable, else 403 naming the first that is not. */
+export function authorizeQuery(user: UserRecord, requestedIds: string[], found: KnowledgeBaseRecord[]): string[] {
+  const byId = new Map(found.map((knowledgeBase) => [knowledgeBase._id, knowledgeBase]));
+  for (const id of requestedIds) {
+    const knowledgeBase = byId.get(id);
+    if (!knowledgeBase || roleOf(user, knowledgeBase) === null) throw ForbiddenError.knowledgeBase(id);
+  }
+  return [...new Set(requestedIds)];
+}

@@ -1,0 +1,5 @@
+import type { UserRecord } from '../store/index.ts';
+
+export function presentMe(user: UserRecord) {
+  return { id: user._id, email: user.email };
+}

@@ -1,0 +1,95 @@
+// Applies the versioned JSON assets (index-templates/, ingest-pipelines/, search-pipelines/) and makes sure the
+// chunk index and its alias exist. Idempotent: run at every start-up, before the API listens.
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { SearchClient } from './client.ts';
+
+const repositoryRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export const CHUNKS_ALIAS = 'kbqa-chunks';
+export const CHUNKS_TEMPLATE = 'kbqa-chunks-v1';
+export const CHUNKS_INGEST_PIPELINE = 'kbqa-chunks-v1';
+export const HYBRID_SEARCH_PIPELINE = 'kbqa-hybrid-rrf-v1';
+/** Same fusion plus the per-side explanation, used only when a caller asks for chunk ranks (include_chunks). */
+export const HYBRID_EXPLAIN_SEARCH_PIPELINE = 'kbqa-hybrid-rrf-v1-explain';
+
+export interface SearchAssetSettings {
+  embedderName: string;
+  dimensions: number;
+  shards: number;
+  replicas: number;
+  rrfRankConstant: number;
+  rrfWeights: [number, number];
+}
+
+export function chunkIndexName(embedderName: string): string {
+  return `${CHUNKS_TEMPLATE}-${embedderName.toLowerCase().replace(/[^a-z0-9.-]/g, '-')}`;
+}
+
+function readAsset(folder: string, file: string): Record<string, unknown> {
+  return JSON.parse(readFileSync(join(repositoryRoot, folder, file), 'utf8')) as Record<string, unknown>;
+}
+
+interface RrfProcessor {
+  'score-ranker-processor': {
+    combination: { technique: string; rank_constant: number; parameters?: { weights?: number[] } };
+  };
+}
+
+/** The search pipeline file with the configured rank constant and side weights applied. */
+export function hybridPipelineBody(settings: Pick<SearchAssetSettings, 'rrfRankConstant' | 'rrfWeights'>, explain: boolean) {
+  const pipeline = readAsset('search-pipelines', 'kbqa-hybrid-rrf.v1.json') as {
+    phase_results_processors: RrfProcessor[];
+    response_processors?: unknown[];
+  };
+  for (const processor of pipeline.phase_results_processors) {
+    const combination = processor['score-ranker-processor']?.combination;
+    if (!combination) continue;
+    combination.rank_constant = settings.rrfRankConstant;
+    combination.parameters = { ...combination.parameters, weights: settings.rrfWeights };
+  }
+  if (explain) pipeline.response_processors = [...(pipeline.response_processors ?? []), { hybrid_score_explanation: {} }];
+  return pipeline;
+}
+
+export async function applySearchAssets(client: SearchClient, settings: SearchAssetSettings): Promise<{ index: string }> {
+  await client.request('PUT', `/_ingest/pipeline/${CHUNKS_INGEST_PIPELINE}`, {
+    body: readAsset('ingest-pipelines', 'kbqa-chunks.v1.json'),
+  });
+  await client.request('PUT', `/_index_template/${CHUNKS_TEMPLATE}`, { body: readAsset('index-templates', 'kbqa-chunks.v1.json') });
+  await client.request('PUT', `/_search/pipeline/${HYBRID_SEARCH_PIPELINE}`, { body: hybridPipelineBody(settings, false) });
+  await client.request('PUT', `/_search/pipeline/${HYBRID_EXPLAIN_SEARCH_PIPELINE}`, { body: hybridPipelineBody(settings, true) });
+
+  const index = chunkIndexName(settings.embedderName);
+  const template = readAsset('index-templates', 'kbqa-chunks.v1.json') as {
+    template: { mappings: { properties: { embedding: { dimension: number } } } };
+  };
+  const templateDimensions = template.template.mappings.properties.embedding.dimension;
+  if (templateDimensions !== settings.dimensions) {
+    throw new Error(
+      `index template ${CHUNKS_TEMPLATE} maps ${templateDimensions}-dimension embeddings but the embedder ${settings.embedderName} makes ${settings.dimensions}: add a template version for it`,
+    );
+  }
+  if (!(await indexExists(client, index))) {
+    // 400 resource_already_exists_exception when two instances start at once: the other one created it.
+    await client.request('PUT', `/${index}`, {
+      acceptStatuses: [400],
+      body: { settings: { number_of_shards: settings.shards, number_of_replicas: settings.replicas } },
+    });
+  }
+  const aliases = await client.request<Record<string, unknown>>('GET', `/_alias/${CHUNKS_ALIAS}`, { acceptStatuses: [404] });
+  if (!aliases || !(index in aliases)) {
+    await client.request('POST', '/_aliases', {
+      body: { actions: [{ add: { index, alias: CHUNKS_ALIAS, is_write_index: true } }] },
+    });
+  }
+  return { index };
+}
+
+async function indexExists(client: SearchClient, index: string): Promise<boolean> {
+  const body = await client.request<Record<string, unknown> | { status?: number }>('GET', `/${index}/_settings`, {
+    acceptStatuses: [404],
+  });
+  return body !== null && typeof body === 'object' && index in body;
+}

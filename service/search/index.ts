@@ -1,0 +1,39 @@
+// The search module: everything the service asks OpenSearch, bound to one client. Only this folder talks to it.
+import { applySearchAssets, chunkIndexName, type SearchAssetSettings } from './assets.ts';
+import { countChunks, deleteChunksOfDocument, deleteChunksOfKnowledgeBase, indexChunks, indexChunksWithoutRefresh, refreshChunks, type ChunkDocument } from './chunks.ts';
+import { createSearchClient } from './client.ts';
+import { listPluginsAndModules, searchEngineProblem } from './readiness.ts';
+import { hybridSearch, lexicalSearch, vectorSearch, type RetrievalRequest } from './retrieval.ts';
+
+export interface SearchIndexOptions extends SearchAssetSettings {
+  url: string;
+  timeoutMs: number;
+}
+
+export type SearchIndex = ReturnType<typeof openSearchIndex>;
+
+export function openSearchIndex(options: SearchIndexOptions) {
+  const client = createSearchClient(options.url, options.timeoutMs);
+  return {
+    indexName: chunkIndexName(options.embedderName),
+    rankConstant: options.rrfRankConstant,
+    applyAssets: () => applySearchAssets(client, options),
+    indexChunks: (chunks: ChunkDocument[]) => indexChunks(client, chunks),
+    indexChunksWithoutRefresh: (chunks: ChunkDocument[]) => indexChunksWithoutRefresh(client, chunks),
+    refreshChunks: () => refreshChunks(client),
+    deleteChunksOfDocument: (documentId: string) => deleteChunksOfDocument(client, documentId),
+    deleteChunksOfKnowledgeBase: (knowledgeBaseId: string) => deleteChunksOfKnowledgeBase(client, knowledgeBaseId),
+    countChunks: (filter?: { document_id?: string; knowledge_base_id?: string }) => countChunks(client, filter),
+    hybridSearch: (request: RetrievalRequest) => hybridSearch(client, request, options.rrfRankConstant),
+    lexicalSearch: (request: RetrievalRequest) => lexicalSearch(client, request),
+    vectorSearch: (request: RetrievalRequest) => vectorSearch(client, request),
+    problem: () => searchEngineProblem(client),
+    listPluginsAndModules: () => listPluginsAndModules(client),
+    /** Raw access for tests and the admin CLI, never for request handling. */
+    request: client.request,
+    close: () => client.close(),
+  };
+}
+
+export type { ChunkDocument } from './chunks.ts';
+export type { RetrievalRequest, RetrievedChunk } from './retrieval.ts';

@@ -1,0 +1,164 @@
+// Reading chunks back: the hybrid (BM25 + k-NN, fused by RRF in a search pipeline) query the API uses, and the
+// single-sided BM25 and k-NN queries that `kbqa eval --ablate` compares it with. All three share one filter and
+// one field set, so an ablation measures the fusion and nothing else.
+import type { SearchClient } from './client.ts';
+import { CHUNKS_ALIAS, HYBRID_EXPLAIN_SEARCH_PIPELINE, HYBRID_SEARCH_PIPELINE } from './assets.ts';
+
+/** Fields BM25 searches: the chunk text and its document's title. */
+export const LEXICAL_FIELDS = ['text', 'title'];
+
+const RETURNED_FIELDS = [
+  'chunk_id',
+  'knowledge_base_id',
+  'document_id',
+  'filename',
+  'title',
+  'heading_path',
+  'chunk_index',
+  'text',
+  'embedding',
+];
+
+export interface RetrievalRequest {
+  text: string;
+  vector: number[];
+  knowledgeBaseIds: string[];
+  size: number;
+  /** How deep each side looks before fusion (pagination_depth / k). */
+  depth: number;
+  /** Ask OpenSearch for each side's rank (costs an explanation per hit). */
+  withSideRanks?: boolean;
+}
+
+export interface RetrievedChunk {
+  chunk_id: string;
+  knowledge_base_id: string;
+  document_id: string;
+  filename: string;
+  title: string;
+  heading_path: string[];
+  chunk_index: number;
+  text: string;
+  /** Fused (or single-sided) score as OpenSearch returned it. */
+  score: number;
+  /** Cosine similarity of the chunk's embedding to the question's, in [0, 1]. */
+  similarity: number;
+  bm25_rank: number | null;
+  vector_rank: number | null;
+}
+
+interface Hit {
+  _id: string;
+  _score: number;
+  _source: Omit<RetrievedChunk, 'score' | 'similarity' | 'bm25_rank' | 'vector_rank'> & { embedding: number[] };
+  _explanation?: Explanation;
+}
+
+interface Explanation {
+  value: number;
+  description: string;
+  details?: Explanation[];
+}
+
+interface SearchResponse {
+  hits: { hits: Hit[] };
+}
+
+function knowledgeBaseFilter(ids: string[]) {
+  return { terms: { knowledge_base_id: ids } };
+}
+
+function lexicalQuery(request: RetrievalRequest) {
+  return {
+    bool: {
+      must: { multi_match: { query: request.text, fields: LEXICAL_FIELDS } },
+      filter: knowledgeBaseFilter(request.knowledgeBaseIds),
+    },
+  };
+}
+
+function vectorQuery(request: RetrievalRequest, k: number) {
+  return { knn: { embedding: { vector: request.vector, k, filter: knowledgeBaseFilter(request.knowledgeBaseIds) } } };
+}
+
+/** Vectors are unit length, so the dot product is the cosine; clamp into [0, 1] as the API promises. */
+function cosine(a: number[], b: number[]): number {
+  let dot = 0;
+  for (let index = 0; index < a.length; index += 1) dot += a[index] * b[index];
+  return Math.min(1, Math.max(0, dot));
+}
+
+function toChunk(hit: Hit, request: RetrievalRequest, ranks: { bm25: number | null; vector: number | null }): RetrievedChunk {
+  const { embedding, ...source } = hit._source;
+  return {
+    chunk_id: source.chunk_id,
+    knowledge_base_id: source.knowledge_base_id,
+    document_id: source.document_id,
+    filename: source.filename,
+    title: source.title,
+    heading_path: source.heading_path ?? [],
+    chunk_index: source.chunk_index,
+    text: source.text,
+    score: hit._score,
+    similarity: cosine(request.vector, embedding),
+    bm25_rank: ranks.bm25,
+    vector_rank: ranks.vector,
+  };
+}
+
+/**
+ * Reads each side's rank back from the RRF explanation: every contribution is 1 / (rank_constant + rank), listed in
+ * sub-query order (BM25, then k-NN); a side that did not return the chunk contributes 0 or is absent.
+ */
+export function sideRanksFromExplanation(explanation: Explanation | undefined, rankConstant: number) {
+  const ranks = { bm25: null as number | null, vector: null as number | null };
+  const details = explanation?.details ?? [];
+  details.forEach((detail, index) => {
+    if (!(detail.value > 0)) return;
+    const rank = Math.round(1 / detail.value - rankConstant);
+    const isVector =
+      details.length === 1 ? (detail.details?.[0]?.description ?? '').startsWith('within top') : index === 1;
+    if (isVector) ranks.vector = rank;
+    else ranks.bm25 = rank;
+  });
+  return ranks;
+}
+
+export async function hybridSearch(
+  client: SearchClient,
+  request: RetrievalRequest,
+  rankConstant: number,
+): Promise<RetrievedChunk[]> {
+  if (request.knowledgeBaseIds.length === 0) return [];
+  const depth = Math.max(request.depth, request.size);
+  const response = await client.request<SearchResponse>('POST', `/${CHUNKS_ALIAS}/_search`, {
+    querystring: {
+      search_pipeline: request.withSideRanks ? HYBRID_EXPLAIN_SEARCH_PIPELINE : HYBRID_SEARCH_PIPELINE,
+      ...(request.withSideRanks ? { explain: true } : {}),
+    },
+    body: {
+      size: request.size,
+      _source: RETURNED_FIELDS,
+      query: { hybrid: { pagination_depth: depth, queries: [lexicalQuery(request), vectorQuery(request, depth)] } },
+    },
+  });
+  return response.hits.hits.map((hit) =>
+    toChunk(hit, request, request.withSideRanks ? sideRanksFromExplanation(hit._explanation, rankConstant) : { bm25: null, vector: null }),
+  );
+}
+
+export async function lexicalSearch(client: SearchClient, request: RetrievalRequest): Promise<RetrievedChunk[]> {
+  if (request.knowledgeBaseIds.length === 0) return [];
+  const response = await client.request<SearchResponse>('POST', `/${CHUNKS_ALIAS}/_search`, {
+    body: { size: request.size, _source: RETURNED_FIELDS, query: lexicalQuery(request) },
+  });
+  return response.hits.hits.map((hit, index) => toChunk(hit, request, { bm25: index + 1, vector: null }));
+}
+
+export async function vectorSearch(client: SearchClient, request: RetrievalRequest): Promise<RetrievedChunk[]> {
+  if (request.knowledgeBaseIds.length === 0) return [];
+  const response = await client.request<SearchResponse>('POST', `/${CHUNKS_ALIAS}/_search`, {
+    body: { size: request.size, _source: RETURNED_FIELDS, query: vectorQuery(request, Math.max(request.size, request.depth)) },
+  });
+  return response.hits.hits.map((hit, index) => toChunk(hit, request, { bm25: null, vector: index + 1 }));
+}

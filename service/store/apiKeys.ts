@@ -1,0 +1,27 @@
+import type { Collections } from './mongo.ts';
+import { storeCall } from './mongo.ts';
+import type { ApiKeyRecord } from './records.ts';
+
+// last_used_at is advisory; writing it on every request would double the auth path's cost, so it is refreshed
+// at most once a minute per key.
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export function apiKeysStore(collections: Collections) {
+  const apiKeys = collections.apiKeys;
+  return {
+    insertApiKey: (record: ApiKeyRecord) => storeCall(() => apiKeys.insertOne(record)),
+    /** The live (not revoked) key with this digest. Looked up by digest, so no secret is ever compared in JS. */
+    findLiveApiKeyByDigest: (digest: string) => storeCall(() => apiKeys.findOne({ digest, revoked_at: null })),
+    listApiKeysOfUser: (userId: string) =>
+      storeCall(() => apiKeys.find({ user_id: userId }).sort({ created_at: -1, _id: -1 }).toArray()),
+    findApiKeyById: (id: string) => storeCall(() => apiKeys.findOne({ _id: id })),
+    async revokeApiKey(id: string): Promise<boolean> {
+      const result = await storeCall(() => apiKeys.updateOne({ _id: id, revoked_at: null }, { $set: { revoked_at: new Date() } }));
+      return result.modifiedCount === 1;
+    },
+    async touchApiKey(record: ApiKeyRecord, now: Date): Promise<void> {
+      if (record.last_used_at && now.getTime() - record.last_used_at.getTime() < LAST_USED_RESOLUTION_MS) return;
+      await storeCall(() => apiKeys.updateOne({ _id: record._id }, { $set: { last_used_at: now } }));
+    },
+  };
+}

@@ -1,0 +1,36 @@
+// The store: every MongoDB query the service makes, as small named functions grouped by collection.
+import { apiKeysStore } from './apiKeys.ts';
+import { documentsStore } from './documents.ts';
+import { knowledgeBasesStore } from './knowledgeBases.ts';
+import { connectMongo, storeCall, type MongoConnection } from './mongo.ts';
+import { organisationsStore } from './organisations.ts';
+import { usersStore } from './users.ts';
+
+export type Store = ReturnType<typeof buildStore>;
+
+function buildStore(connection: MongoConnection) {
+  const { collections } = connection;
+  return {
+    ...usersStore(collections),
+    ...organisationsStore(collections),
+    ...apiKeysStore(collections),
+    ...knowledgeBasesStore(collections),
+    ...documentsStore(collections),
+    /** For /readyz: does the server answer? */
+    async ping(): Promise<void> {
+      await storeCall(() => connection.db.command({ ping: 1 }));
+    },
+    close: () => connection.close(),
+  };
+}
+
+export async function openStore(url: string, timeoutMs: number): Promise<Store> {
+  return buildStore(await connectMongo(url, timeoutMs));
+}
+
+export type { Reader } from './knowledgeBases.ts';
+export type { Page } from './pagination.ts';
+export { InvalidCursorError } from './pagination.ts';
+export { DuplicateEmailError } from './users.ts';
+export { DuplicateOrganisationError } from './organisations.ts';
+export type * from './records.ts';

@@ -1,0 +1,84 @@
+import type { Filter } from 'mongodb';
+import type { Collections } from './mongo.ts';
+import { storeCall } from './mongo.ts';
+import { NEWEST_FIRST, afterCursor, toPage, type Page } from './pagination.ts';
+import type { KnowledgeBaseRecord } from './records.ts';
+
+export interface Reader {
+  _id: string;
+  organisation_id: string | null;
+}
+
+/**
+ * Live KBs that reach a user in any role. policies/knowledgeBases.ts decides WHICH role; this filter must select
+ * exactly the KBs for which that function returns a role.
+ */
+function reachableBy(reader: Reader): Filter<KnowledgeBaseRecord> {
+  const routes: Filter<KnowledgeBaseRecord>[] = [{ owner_id: reader._id }, { shared_user_ids: reader._id }, { is_library: true }];
+  if (reader.organisation_id) routes.push({ shared_organisation_ids: reader.organisation_id });
+  return { deleted_at: null, $or: routes };
+}
+
+export function knowledgeBasesStore(collections: Collections) {
+  const knowledgeBases = collections.knowledgeBases;
+  return {
+    insertKnowledgeBase: (record: KnowledgeBaseRecord) => storeCall(() => knowledgeBases.insertOne(record)),
+
+    /** A live KB by id (soft-deleted ones are invisible to the API). */
+    findLiveKnowledgeBase: (id: string) => storeCall(() => knowledgeBases.findOne({ _id: id, deleted_at: null })),
+
+    /** Any KB by id, deleted or not: for the admin CLI (restore, purge). */
+    findKnowledgeBaseIncludingDeleted: (id: string) => storeCall(() => knowledgeBases.findOne({ _id: id })),
+
+    findLiveKnowledgeBases: (ids: string[]) =>
+      storeCall(() => knowledgeBases.find({ _id: { $in: ids }, deleted_at: null }).toArray()),
+
+    async listReachableKnowledgeBases(reader: Reader, page: { limit?: number; cursor?: string }): Promise<Page<KnowledgeBaseRecord>> {
+      const filter: Filter<KnowledgeBaseRecord> = page.cursor
+        ? { $and: [reachableBy(reader), afterCursor<KnowledgeBaseRecord>(page.cursor)] }
+        : reachableBy(reader);
+      let cursor = knowledgeBases.find(filter).sort(NEWEST_FIRST);
+      if (page.limit !== undefined) cursor = cursor.limit(page.limit + 1);
+      const records = await storeCall(() => cursor.toArray());
+      return toPage(records, page.limit);
+    },
+
+    listReachableKnowledgeBaseIds: async (reader: Reader): Promise<string[]> => {
+      const records = await storeCall(() =>
+        knowledgeBases.find(reachableBy(reader), { projection: { _id: 1 } }).sort(NEWEST_FIRST).toArray(),
+      );
+      return records.map((record) => record._id);
+    },
+
+    async softDeleteKnowledgeBase(id: string, at: Date): Promise<boolean> {
+      const result = await storeCall(() => knowledgeBases.updateOne({ _id: id, deleted_at: null }, { $set: { deleted_at: at } }));
+      return result.modifiedCount === 1;
+    },
+    async restoreKnowledgeBase(id: string): Promise<boolean> {
+      const result = await storeCall(() =>
+        knowledgeBases.updateOne({ _id: id, deleted_at: { $ne: null } }, { $set: { deleted_at: null } }),
+      );
+      return result.modifiedCount === 1;
+    },
+    async deleteKnowledgeBaseRecord(id: string): Promise<void> {
+      await storeCall(() => knowledgeBases.deleteOne({ _id: id }));
+    },
+    listSoftDeletedBefore: (cutoff: Date) =>
+      storeCall(() => knowledgeBases.find({ deleted_at: { $ne: null, $lt: cutoff } }).toArray()),
+
+    async shareWithUser(id: string, userId: string, shared: boolean): Promise<void> {
+      const update = shared ? { $addToSet: { shared_user_ids: userId } } : { $pull: { shared_user_ids: userId } };
+      await storeCall(() => knowledgeBases.updateOne({ _id: id }, update));
+    },
+    async shareWithOrganisation(id: string, organisationId: string, shared: boolean): Promise<void> {
+      const update = shared
+        ? { $addToSet: { shared_organisation_ids: organisationId } }
+        : { $pull: { shared_organisation_ids: organisationId } };
+      await storeCall(() => knowledgeBases.updateOne({ _id: id }, update));
+    },
+    async setLibrary(id: string, isLibrary: boolean): Promise<void> {
+      await storeCall(() => knowledgeBases.updateOne({ _id: id }, { $set: { is_library: isLibrary } }));
+    },
+    listKnowledgeBasesOwnedBy: (ownerId: string) => storeCall(() => knowledgeBases.find({ owner_id: ownerId }).toArray()),
+  };
+}

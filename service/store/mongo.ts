@@ -1,0 +1,85 @@
+// The MongoDB connection, the collections and their indexes. Only service/store/ imports `mongodb`.
+// Locally the server is FerretDB v1 (SQLite); production is MongoDB 7. Queries stay within what both support:
+// no transactions, no $lookup, no TTL or partial indexes.
+import { MongoClient, MongoError, MongoNetworkError, MongoServerSelectionError, type Collection, type Db } from 'mongodb';
+import { UpstreamUnavailableError } from '../errors.ts';
+import type {
+  ApiKeyRecord,
+  DocumentRecord,
+  KnowledgeBaseRecord,
+  OrganisationRecord,
+  UserRecord,
+} from './records.ts';
+
+export interface Collections {
+  users: Collection<UserRecord>;
+  organisations: Collection<OrganisationRecord>;
+  apiKeys: Collection<ApiKeyRecord>;
+  knowledgeBases: Collection<KnowledgeBaseRecord>;
+  documents: Collection<DocumentRecord>;
+}
+
+export interface MongoConnection {
+  client: MongoClient;
+  db: Db;
+  collections: Collections;
+  close(): Promise<void>;
+}
+
+export async function connectMongo(url: string, timeoutMs: number): Promise<MongoConnection> {
+  const client = new MongoClient(url, {
+    serverSelectionTimeoutMS: timeoutMs,
+    connectTimeoutMS: timeoutMs,
+    // FerretDB does not implement retryable writes' session machinery the way MongoDB does.
+    retryWrites: false,
+    maxPoolSize: 32,
+  });
+  await storeCall(() => client.connect());
+  const db = client.db();
+  const collections: Collections = {
+    users: db.collection<UserRecord>('users'),
+    organisations: db.collection<OrganisationRecord>('organisations'),
+    apiKeys: db.collection<ApiKeyRecord>('api_keys'),
+    knowledgeBases: db.collection<KnowledgeBaseRecord>('knowledge_bases'),
+    documents: db.collection<DocumentRecord>('documents'),
+  };
+  await storeCall(() => ensureIndexes(collections));
+  return { client, db, collections, close: () => client.close() };
+}
+
+/** Idempotent: createIndex with the same spec is a no-op on both servers. */
+async function ensureIndexes(collections: Collections): Promise<void> {
+  await collections.users.createIndex({ email: 1 }, { unique: true, name: 'email_unique' });
+  await collections.users.createIndex({ organisation_id: 1 }, { name: 'organisation_id' });
+  await collections.organisations.createIndex({ name: 1 }, { unique: true, name: 'name_unique' });
+  await collections.apiKeys.createIndex({ digest: 1 }, { unique: true, name: 'digest_unique' });
+  await collections.apiKeys.createIndex({ user_id: 1 }, { name: 'user_id' });
+  await collections.knowledgeBases.createIndex({ owner_id: 1, created_at: -1 }, { name: 'owner_id_created_at' });
+  await collections.knowledgeBases.createIndex({ shared_user_ids: 1 }, { name: 'shared_user_ids' });
+  await collections.knowledgeBases.createIndex({ shared_organisation_ids: 1 }, { name: 'shared_organisation_ids' });
+  await collections.knowledgeBases.createIndex({ is_library: 1 }, { name: 'is_library' });
+  await collections.knowledgeBases.createIndex({ deleted_at: 1 }, { name: 'deleted_at' });
+  await collections.documents.createIndex({ knowledge_base_id: 1, created_at: -1 }, { name: 'knowledge_base_id_created_at' });
+}
+
+export const DUPLICATE_KEY = 11000;
+
+export function isDuplicateKeyError(error: unknown): boolean {
+  return error instanceof MongoError && error.code === DUPLICATE_KEY;
+}
+
+/** Runs a store operation, turning "the database cannot be reached" into a 503 for the caller. */
+export async function storeCall<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    if (
+      error instanceof MongoNetworkError ||
+      error instanceof MongoServerSelectionError ||
+      (error instanceof MongoError && /topology|connection|closed|ECONNREFUSED/i.test(error.message))
+    ) {
+      throw new UpstreamUnavailableError('mongodb', 'the metadata store is unavailable; retry later', { cause: error });
+    }
+    throw error;
+  }
+}

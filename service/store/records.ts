@@ -1,0 +1,54 @@
+// The shapes stored in MongoDB. Identifiers are UUID strings kept in `_id`; timestamps are Dates.
+
+export interface UserRecord {
+  _id: string;
+  email: string;
+  organisation_id: string | null;
+  created_at: Date;
+}
+
+export interface OrganisationRecord {
+  _id: string;
+  name: string;
+  created_at: Date;
+}
+
+export interface ApiKeyRecord {
+  _id: string;
+  user_id: string;
+  name: string;
+  /** SHA-256 of the full key, hex. The key itself is never stored. */
+  digest: string;
+  /** What listings show, e.g. kbqa_live_ab12…9xYz. */
+  masked: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+export interface KnowledgeBaseRecord {
+  _id: string;
+  owner_id: string;
+  name: string;
+  description: string;
+  is_default: boolean;
+  is_library: boolean;
+  shared_user_ids: string[];
+  shared_organisation_ids: string[];
+  created_at: Date;
+  /** Set by a soft delete; null while the KB is live. */
+  deleted_at: Date | null;
+}
+
+export interface DocumentRecord {
+  _id: string;
+  knowledge_base_id: string;
+  filename: string;
+  title: string;
+  source: 'api' | 'upload';
+  /** The original text, kept so every chunk can be rebuilt (re-chunking, a new embedder, a new mapping). */
+  content: string;
+  chunks: number;
+  total_chunks: number;
+  created_at: Date;
+}

@@ -1,0 +1,67 @@
+// Builds the real app against the running stack (npm test starts OpenSearch and FerretDB first) and listens on an
+// ephemeral port. One app per test file (ava runs files in separate processes); nothing is mocked.
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import pino from 'pino';
+import { buildApp, type AppDeps } from '../../service/app.ts';
+import { loadConfig, type Config } from '../../service/config.ts';
+import { loadRag } from '../../service/rag/index.ts';
+import { openSearchIndex } from '../../service/search/index.ts';
+import { openStore } from '../../service/store/index.ts';
+
+export interface TestApp {
+  baseUrl: string;
+  deps: AppDeps;
+  /** fetch() against the app with an optional API key; JSON bodies are encoded for you. */
+  call(method: string, path: string, options?: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  close(): Promise<void>;
+}
+
+export async function startTestApp(environment: Record<string, string> = {}): Promise<TestApp> {
+  const config: Config = loadConfig({ ...process.env, KBQA_LOG_LEVEL: 'silent', ...environment });
+  const logger = pino({ level: config.logLevel });
+  const rag = await loadRag(config);
+  const store = await openStore(config.mongodb.url, config.mongodb.timeoutMs);
+  const search = openSearchIndex({
+    url: config.opensearch.url,
+    timeoutMs: config.opensearch.timeoutMs,
+    embedderName: rag.embedder.modelName,
+    dimensions: rag.embedder.dimensions,
+    shards: config.opensearch.shards,
+    replicas: config.opensearch.replicas,
+    rrfRankConstant: config.opensearch.rrfRankConstant,
+    rrfWeights: config.opensearch.rrfWeights,
+  });
+  await search.applyAssets();
+  const deps: AppDeps = { config, logger, store, search, rag };
+  const server: Server = buildApp(deps).listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    baseUrl,
+    deps,
+    async call(method, path, options = {}) {
+      const headers: Record<string, string> = { ...options.headers };
+      if (options.key) headers.authorization = `Bearer ${options.key}`;
+      let body: string | undefined = options.rawBody;
+      if (options.body !== undefined) {
+        body = JSON.stringify(options.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
+      const text = await response.text();
+      let parsed: unknown = text;
+      try {
+        parsed = text.length > 0 ? JSON.parse(text) : null;
+      } catch {
+        /* not JSON: tests assert on that */
+      }
+      return { status: response.status, body: parsed, headers: response.headers };
+    },
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await Promise.allSettled([store.close(), search.close()]);
+    },
+  };
+}

@@ -19,6 +19,7 @@ test('exposes model metadata', async (t) => {
   t.is(e.modelName, 'bge-small-en-v1.5');
   t.is(e.maxTokens, 512);
   t.is(e.batchSize, 16);
+  t.is(e.batchMode, 'exact');
 });
 
 test('query and document vectors have 384 dims and unit length', async (t) => {
@@ -92,19 +93,19 @@ test('batched embedDocuments matches one-at-a-time, in the original order', asyn
   // Padded batching (batchSize 3: several calls, different padding) must also restore the
   // caller's order. The int8 model quantises activations per tensor, so padded batches
   // shift vectors slightly; order mistakes would show up as cosines far below 0.99.
-  const padded = await BgeOnnxEmbeddings.load({ modelDir: MODEL_DIR, batchSize: 3, threads: 1, batchMode: 'padded' });
-  try {
-    const again = await padded.embedDocuments(texts);
-    t.is(again.length, texts.length);
-    for (let i = 0; i < texts.length; i++) {
-      t.true(Math.abs(norm(again[i]) - 1) < 1e-4);
-      const own = dot(again[i], batched[i]);
-      const others = Math.max(...batched.map((b, k) => (k === i ? -1 : dot(again[i], b))));
-      t.true(own > 0.99 && own > others, `padded: text ${i} cos ${own.toFixed(4)} vs best other ${others.toFixed(4)}`);
-    }
-  } finally {
-    await padded.dispose();
+  const padded = e.withBatchMode('padded', 3); // same session, padded batches of 3
+  t.is(padded.batchMode, 'padded');
+  const again = await padded.embedDocuments(texts);
+  t.is(again.length, texts.length);
+  for (let i = 0; i < texts.length; i++) {
+    t.true(Math.abs(norm(again[i]) - 1) < 1e-4);
+    const own = dot(again[i], batched[i]);
+    const others = Math.max(...batched.map((b, k) => (k === i ? -1 : dot(again[i], b))));
+    t.true(own > 0.99 && own > others, `padded: text ${i} cos ${own.toFixed(4)} vs best other ${others.toFixed(4)}`);
   }
+  await padded.dispose(); // a view does not release the shared session
+  const [still] = await e.embedDocuments([texts[0]]);
+  t.true(Math.max(...still.map((x, k) => Math.abs(x - batched[0][k]))) < 1e-4);
   t.deepEqual(await e.embedDocuments([]), []);
 });
 

@@ -149,7 +149,7 @@ async function main(argv: string[]): Promise<number> {
 
   if (group === 'eval') {
     const { runEvalCommand } = await import('./eval.ts');
-    return runEvalCommand(action, rest, options);
+    return runEvalCommand(action, rest, options as Record<string, unknown>);
   }
 
   const config = loadConfig();

@@ -15,10 +15,13 @@
  * text's vector depend on which other texts it happened to be batched with. The default
  * `batchMode: 'exact'` runs each sequence unpadded in its own inference call, so vectors are
  * batch-invariant (identical to one-at-a-time). On CPU this is as fast as padded batching
- * (measured: 64 x ~185-token passages, ~1.0 s either way on 2 cores), and since
+ * (measured: 64 x ~170-token passages, ~0.9-1.1 s either way on 2 cores), and since
  * onnxruntime-node runs inference synchronously on the JS thread, short per-sequence calls
  * also keep event-loop stalls short. `batchMode: 'padded'` is kept for hardware where padded
- * batches are clearly faster and bit-level batch invariance does not matter.
+ * batches are clearly faster and bit-level batch invariance does not matter, and for many
+ * SHORT texts (e.g. the extractive answerer's 8 candidate sentences: ~18 ms padded vs ~35 ms
+ * exact), where single-row matrix products are inefficient. `withBatchMode('padded')` gives
+ * such a view over the same loaded session.
  */
 import { constants as fsConstants } from 'node:fs';
 import { access, readFile } from 'node:fs/promises';
@@ -40,7 +43,7 @@ const LITTLE_ENDIAN = os.endianness() === 'LE';
 export interface BgeOnnxEmbeddingsOptions {
   /** Directory holding bge-small-en-v1.5-q.onnx and bge-small-en-v1.5-q-tokenizer.json. */
   modelDir: string;
-  /** Texts per inference call in embedDocuments (default 16). */
+  /** Texts per inference call in embedDocuments when batchMode is 'padded' (default 16). */
   batchSize?: number;
   /** Truncation length in tokens, including [CLS] and [SEP] (default and maximum 512). */
   maxTokens?: number;
@@ -63,6 +66,7 @@ interface BgeInit {
   batchMode: BgeBatchMode;
   clsId: number;
   sepId: number;
+  ownsSession: boolean;
 }
 
 async function assertReadable(file: string): Promise<void> {
@@ -94,6 +98,7 @@ export class BgeOnnxEmbeddings extends Embeddings {
   readonly #clsId: number;
   readonly #sepId: number;
   readonly #outputName: string;
+  readonly #ownsSession: boolean;
   readonly #needsTokenTypes: boolean;
   /** Read-only constant inputs, sliced with subarray(): zeros (token_type_ids) and ones (mask without padding). */
   readonly #zeros: BigInt64Array;
@@ -115,6 +120,7 @@ export class BgeOnnxEmbeddings extends Embeddings {
       ? 'last_hidden_state'
       : init.session.outputNames[0];
     this.#needsTokenTypes = init.session.inputNames.includes('token_type_ids');
+    this.#ownsSession = init.ownsSession;
   }
 
   /** Loads tokenizer + ONNX session from `modelDir` and runs one warm-up inference. */
@@ -147,7 +153,16 @@ export class BgeOnnxEmbeddings extends Embeddings {
       graphOptimizationLevel: 'all',
     });
 
-    const embedder = new BgeOnnxEmbeddings({ session, tokenizer, batchSize, maxTokens, batchMode, clsId, sepId });
+    const embedder = new BgeOnnxEmbeddings({
+      session,
+      tokenizer,
+      batchSize,
+      maxTokens,
+      batchMode,
+      clsId,
+      sepId,
+      ownsSession: true,
+    });
     // Warm-up: first run allocates/plans; also validates the output shape.
     const [probe] = await embedder.#embedIds([embedder.#encode('warm up')]);
     if (probe.length !== HIDDEN_SIZE) {
@@ -181,9 +196,27 @@ export class BgeOnnxEmbeddings extends Embeddings {
     return out;
   }
 
-  /** Releases the native ONNX Runtime session. */
+  /**
+   * Same model, session and tokenizer (nothing is reloaded), different batching. E.g.
+   * `embedder.withBatchMode('padded')` for latency-sensitive embedding of many short texts.
+   */
+  withBatchMode(batchMode: BgeBatchMode, batchSize: number = this.batchSize): BgeOnnxEmbeddings {
+    if (batchMode !== 'exact' && batchMode !== 'padded') throw new RangeError(`Unknown batchMode ${String(batchMode)}`);
+    return new BgeOnnxEmbeddings({
+      session: this.#session,
+      tokenizer: this.#tokenizer,
+      batchSize: positiveInt(batchSize, 16, 'batchSize'),
+      maxTokens: this.maxTokens,
+      batchMode,
+      clsId: this.#clsId,
+      sepId: this.#sepId,
+      ownsSession: false,
+    });
+  }
+
+  /** Releases the native ONNX Runtime session (no-op on views made by withBatchMode). */
   async dispose(): Promise<void> {
-    await this.#session.release();
+    if (this.#ownsSession) await this.#session.release();
   }
 
   /** Token ids with [CLS]/[SEP], truncated to maxTokens. */

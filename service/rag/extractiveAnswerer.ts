@@ -14,6 +14,10 @@
  * The best sentence is always kept; up to maxSentences-1 more if they score at least
  * MIN_RELATIVE_SCORE of the best and are not near-duplicates.
  * Deterministic: stable sorts with explicit tie-breakers, no randomness.
+ *
+ * Latency: the only model call is one embedDocuments over <= maxCandidates short sentences.
+ * With BgeOnnxEmbeddings pass `embedder.withBatchMode('padded')` (same session): one padded
+ * inference call, ~18 ms for 8 sentences vs ~35 ms for 8 separate exact calls (2 cores).
  */
 
 /** n is the 1-based passage number; similarity = cosine(question, passage) in [0,1]. */

@@ -1,11 +1,38 @@
 // The RAG module: the embedder, the splitters and the answer models. Only service/rag/ talks to models.
 import type { Config } from '../config.ts';
+import { UpstreamUnavailableError } from '../errors.ts';
+import { KnowledgeBaseRetriever, mapCitations, type ChainAnswer, type PassageMetadata } from './answerChain.ts';
+import { buildAnswerModels, type AnswerModels } from './answerModels.ts';
 import { BgeOnnxEmbeddings } from './bgeEmbeddings.ts';
+import { embeddingInput, isMarkdownFilename, splitDocument, type SplitResult, type TextSegment } from './splitter.ts';
+import type { Document } from '@langchain/core/documents';
 
 export interface Rag {
   embedder: BgeOnnxEmbeddings;
-  /** For /readyz: null when the embedder is loaded and answers. */
+  answerModels: AnswerModels;
+  /** For /readyz: null when the embedder is loaded. */
   embedderProblem(): string | null;
+  split(content: string, filename: string): Promise<SplitResult>;
+  /** Passage vectors for a document's segments (title and heading path give each segment its context). */
+  embedSegments(title: string, segments: TextSegment[]): Promise<number[][]>;
+  embedQuestion(question: string): Promise<number[]>;
+  /**
+   * The chain: retrieve (the caller's hybrid search, as a LangChain retriever) → the named answer model → citations.
+   */
+  answer(request: {
+    question: string;
+    questionEmbedding: number[];
+    model: string;
+    retrieve: (question: string) => Promise<Document<PassageMetadata>[]>;
+  }): Promise<ChainAnswer & { passages: Document<PassageMetadata>[]; answerMs: number }>;
+}
+
+async function embedderCall<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    throw new UpstreamUnavailableError('embedder', 'the embedder is unavailable; retry later', { cause: error });
+  }
 }
 
 export async function loadRag(config: Config): Promise<Rag> {
@@ -14,8 +41,31 @@ export async function loadRag(config: Config): Promise<Rag> {
     batchSize: config.embedder.batchSize,
     ...(config.embedder.threads > 0 ? { threads: config.embedder.threads } : {}),
   });
+  const sentenceEmbedder = typeof embedder.withBatchMode === 'function' ? embedder.withBatchMode('padded') : embedder;
+  const answerModels = buildAnswerModels(config, sentenceEmbedder);
+  const splitterOptions = {
+    chunkTokens: config.chunking.chunkTokens,
+    overlapTokens: config.chunking.overlapTokens,
+    countTokens: (text: string) => embedder.countTokens(text),
+  };
+
   return {
     embedder,
+    answerModels,
     embedderProblem: () => null,
+    split: (content, filename) => splitDocument(content, isMarkdownFilename(filename), splitterOptions),
+    embedSegments: (title, segments) =>
+      embedderCall(() => embedder.embedDocuments(segments.map((segment) => embeddingInput(title, segment)))),
+    embedQuestion: (question) => embedderCall(() => embedder.embedQuery(question)),
+    async answer(request) {
+      const retriever = new KnowledgeBaseRetriever(request.retrieve);
+      const passages = (await retriever.invoke(request.question)) as Document<PassageMetadata>[];
+      const started = performance.now();
+      const raw = passages.length > 0
+        ? await answerModels.run(request.model, { question: request.question, questionEmbedding: request.questionEmbedding, passages })
+        : '';
+      const mapped = mapCitations(raw, passages, request.question);
+      return { ...mapped, passages, answerMs: performance.now() - started };
+    },
   };
 }

@@ -1,6 +1,30 @@
+// POST /api/v1/documents (ingest) and GET /api/v1/knowledge-bases/{id}/documents (list).
 import Router from '@koa/router';
 import type { AppDeps, AppState } from '../../app.ts';
+import { ingestDocument, listDocuments } from '../../commands/documents.ts';
+import { presentDocumentListItem, presentIngestedDocument } from '../../presenters/documents.ts';
+import { pageQuery, parseInput } from '../validation.ts';
+import { ingestDocumentBody } from './documents.schema.ts';
 
-export function documentRoutes(_deps: AppDeps): Router<AppState> {
-  return new Router<AppState>();
+export function documentRoutes(deps: AppDeps): Router<AppState> {
+  const router = new Router<AppState>();
+  const bodySchema = ingestDocumentBody(deps.config.limits.maxContentBytes);
+
+  router.post('/documents', async (ctx) => {
+    const input = parseInput(bodySchema, ctx.request.body, 'body');
+    const record = await ingestDocument(deps, ctx.state.caller.user, input);
+    ctx.status = 201;
+    ctx.body = { document: presentIngestedDocument(record) };
+  });
+
+  router.get('/knowledge-bases/:id/documents', async (ctx) => {
+    const page = parseInput(pageQuery, ctx.query, 'query');
+    const { items, nextCursor } = await listDocuments(deps.store, ctx.state.caller.user, ctx.params.id, page);
+    ctx.body = {
+      documents: items.map(presentDocumentListItem),
+      ...(page.limit !== undefined ? { next_cursor: nextCursor } : {}),
+    };
+  });
+
+  return router;
 }

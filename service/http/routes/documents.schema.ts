@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { jsonObject, requiredString } from '../validation.ts';
+
+export const ACCEPTED_EXTENSIONS = ['.txt', '.text', '.md', '.markdown'];
+// Control characters (C0, DEL, C1) have no place in a name shown in listings and citations.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+export function filenameProblem(filename: string): string | null {
+  if (filename.length < 1 || filename.length > 255) return 'must be 1–255 characters';
+  if (/[\\/]/.test(filename)) return 'must not contain path separators';
+  if (CONTROL.test(filename)) return 'must not contain control characters';
+  if (filename.trim().length === 0) return 'must not be blank';
+  const dot = filename.lastIndexOf('.');
+  if (dot <= 0) return null;
+  const extension = filename.slice(dot).toLowerCase();
+  if (extension === '.pdf') return 'PDFs are ingested through the web app (Upload), not the API; v1 takes text and markdown';
+  if (!ACCEPTED_EXTENSIONS.includes(extension)) {
+    return `${extension} is not accepted; v1 takes text and markdown: ${ACCEPTED_EXTENSIONS.join(', ')} or no extension`;
+  }
+  return null;
+}
+
+export function ingestDocumentBody(maxContentBytes: number) {
+  return jsonObject({
+    kb_id: requiredString().min(1, 'must not be empty'),
+    filename: requiredString().superRefine((filename, context) => {
+      const problem = filenameProblem(filename);
+      if (problem) context.addIssue({ code: 'custom', message: problem });
+    }),
+    content: requiredString().superRefine((content, context) => {
+      if (content.trim().length === 0) context.addIssue({ code: 'custom', message: 'must not be empty' });
+      else if (content.includes('\u0000')) context.addIssue({ code: 'custom', message: 'must be text (it contains NUL bytes)' });
+      else if (Buffer.byteLength(content, 'utf8') > maxContentBytes) {
+        context.addIssue({ code: 'custom', message: `must be at most ${maxContentBytes} bytes (UTF-8)` });
+      }
+    }),
+  });
+}

@@ -1,0 +1,36 @@
+import type { QueryResult } from '../commands/answerQuestion.ts';
+import type { RetrievedChunk } from '../search/index.ts';
+
+const round = (value: number) => Math.round(value * 10_000) / 10_000;
+
+export function presentChunk(chunk: RetrievedChunk) {
+  return {
+    id: chunk.chunk_id,
+    document_id: chunk.document_id,
+    knowledge_base_id: chunk.knowledge_base_id,
+    filename: chunk.filename,
+    title: chunk.title,
+    heading_path: chunk.heading_path,
+    chunk_index: chunk.chunk_index,
+    text: chunk.text,
+    score: chunk.score,
+    similarity: round(chunk.similarity),
+    bm25_rank: chunk.bm25_rank,
+    vector_rank: chunk.vector_rank,
+  };
+}
+
+export function presentQueryResult(result: QueryResult) {
+  return {
+    answer: result.answer,
+    citations: result.citations.map((citation) => ({
+      document_id: citation.document_id,
+      title: citation.title,
+      snippet: citation.snippet,
+      similarity: citation.similarity,
+    })),
+    model: result.model,
+    knowledge_base_ids: result.knowledgeBaseIds,
+    ...(result.chunks !== null ? { chunks: result.chunks.map(presentChunk) } : {}),
+  };
+}

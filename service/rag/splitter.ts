@@ -1,0 +1,99 @@
+// Document text → chunks that fit the embedder, with LangChain's text splitters. Markdown is first cut at its
+// headings (each chunk keeps the path of headings above it), then every section, like plain text, goes through a
+// recursive splitter that measures length in embedder tokens, so no chunk is truncated at embedding time.
+import { RecursiveCharacterTextSplitter } from '@langchain/textsplitters';
+
+export interface TextSegment {
+  text: string;
+  heading_path: string[];
+}
+
+export interface SplitResult {
+  /** Every segment the splitter produced (total_chunks). */
+  total: number;
+  /** Segments kept for indexing: empty and exact-duplicate segments are dropped (chunks). */
+  segments: TextSegment[];
+}
+
+export interface SplitterOptions {
+  chunkTokens: number;
+  overlapTokens: number;
+  countTokens(text: string): number;
+}
+
+const HEADING = /^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$/;
+const FENCE = /^(```|~~~)/;
+
+interface Section {
+  heading_path: string[];
+  body: string;
+}
+
+/** Cuts markdown at ATX headings (outside fenced code), tracking the heading path of each section. */
+export function markdownSections(markdown: string): Section[] {
+  const sections: Section[] = [];
+  const path: string[] = [];
+  let lines: string[] = [];
+  let inFence = false;
+  const flush = () => {
+    const body = lines.join('\n').trim();
+    if (body.length > 0) sections.push({ heading_path: [...path], body });
+    lines = [];
+  };
+  for (const line of markdown.split(/\r?\n/)) {
+    if (FENCE.test(line.trim())) inFence = !inFence;
+    const heading = inFence ? null : HEADING.exec(line);
+    if (!heading) {
+      lines.push(line);
+      continue;
+    }
+    flush();
+    const level = heading[1].length;
+    path.length = Math.min(path.length, level - 1);
+    while (path.length < level - 1) path.push('');
+    path.push(heading[2].trim());
+  }
+  flush();
+  return sections.map((section) => ({ ...section, heading_path: section.heading_path.filter((heading) => heading !== '') }));
+}
+
+export function isMarkdownFilename(filename: string): boolean {
+  return /\.(md|markdown)$/i.test(filename);
+}
+
+export async function splitDocument(content: string, markdown: boolean, options: SplitterOptions): Promise<SplitResult> {
+  const common = {
+    chunkSize: options.chunkTokens,
+    chunkOverlap: options.overlapTokens,
+    lengthFunction: (text: string) => options.countTokens(text),
+  };
+  const splitter = markdown
+    ? RecursiveCharacterTextSplitter.fromLanguage('markdown', common)
+    : new RecursiveCharacterTextSplitter(common);
+  const sections: Section[] = markdown ? markdownSections(content) : [{ heading_path: [], body: content }];
+
+  let total = 0;
+  const seen = new Set<string>();
+  const segments: TextSegment[] = [];
+  for (const section of sections) {
+    const pieces = await splitter.splitText(section.body);
+    total += pieces.length;
+    for (const piece of pieces) {
+      const text = piece.trim();
+      const key = `${section.heading_path.join('\u0000')}\u0001${text}`;
+      if (text.length === 0 || seen.has(key)) continue;
+      seen.add(key);
+      segments.push({ text, heading_path: section.heading_path });
+    }
+  }
+  return { total, segments };
+}
+
+/**
+ * What the embedder sees for a chunk: its document title and heading path, then the text, so a chunk that says
+ * "it takes 20 minutes" under "## Baking" of "sourdough" is findable by what it is about.
+ */
+export function embeddingInput(title: string, segment: TextSegment): string {
+  const context = [title, ...segment.heading_path].filter((part) => part.length > 0).join(' › ');
+  return context.length > 0 ? `${context}\n${segment.text}` : segment.text;
+}

@@ -39,7 +39,8 @@ export interface Caller {
  * in JS and timing reveals nothing about stored keys. No cache: a revoked key fails on the very next request.
  */
 export async function authenticateApiKey(store: Store, authorization: string, logger: Logger): Promise<Caller> {
-  const match = /^Bearer ([^\s]+)$/.exec(authorization.trim());
+  // The scheme is case-insensitive (RFC 9110 §11.1); the key itself is not.
+  const match = /^Bearer ([^\s]+)$/i.exec(authorization.trim());
   if (!match || !API_KEY_PATTERN.test(match[1])) throw new UnauthorizedError();
   const record = await store.findLiveApiKeyByDigest(digestApiKey(match[1]));
   if (!record) throw new UnauthorizedError();

@@ -294,22 +294,16 @@ export interface ScoredSentence {
   score: number;
 }
 
-interface Shortlist {
-  /** Best first. */
-  ranked: Candidate[];
-  passageCount: number;
-}
-
 async function shortlistSentences(
   input: ExtractiveAnswerInput,
   embedder: SentenceEmbedder,
   options: ExtractiveAnswerOptions,
-): Promise<Shortlist> {
+): Promise<Candidate[]> {
   const maxPassages = Math.max(1, Math.floor(options.maxPassages ?? DEFAULT_MAX_PASSAGES));
   const maxCandidates = Math.max(1, Math.floor(options.maxCandidates ?? DEFAULT_MAX_CANDIDATES));
 
   const passages = (input.passages ?? []).slice(0, maxPassages);
-  if (passages.length === 0) return { ranked: [], passageCount: 0 };
+  if (passages.length === 0) return [];
 
   // 1. Candidate sentences, de-duplicated across (overlapping) passages.
   const all: Candidate[] = [];
@@ -326,7 +320,7 @@ async function shortlistSentences(
       all.push({ text: s.text, rank, n: p.n, position, terms, titleTerms, title, tier, overlap: 0, score: 0 });
     });
   });
-  if (all.length === 0) return { ranked: [], passageCount: passages.length };
+  if (all.length === 0) return [];
   const regular = all.filter((c) => c.tier === 0);
   const pool = regular.length > 0 ? regular : all;
 
@@ -361,7 +355,7 @@ async function shortlistSentences(
       c.score += SIM_WEIGHT * rescaleSimilarity(c.similarity);
     });
   }
-  return { ranked: shortlist.sort(byScore), passageCount: passages.length };
+  return shortlist.sort(byScore); // best first
 }
 
 /** The embedded short list with its scores, best first (for diagnostics and tuning). */
@@ -370,7 +364,7 @@ export async function scoreAnswerSentences(
   embedder: SentenceEmbedder,
   options: ExtractiveAnswerOptions = {},
 ): Promise<ScoredSentence[]> {
-  const { ranked } = await shortlistSentences(input, embedder, options);
+  const ranked = await shortlistSentences(input, embedder, options);
   return ranked.map(({ text, n, rank, position, overlap, similarity, score }) => ({
     text, n, rank, position, overlap, similarity, score,
   }));
@@ -382,7 +376,7 @@ export async function composeExtractiveAnswer(
   options: ExtractiveAnswerOptions = {},
 ): Promise<string> {
   const maxSentences = Math.max(1, Math.floor(options.maxSentences ?? DEFAULT_MAX_SENTENCES));
-  const { ranked } = await shortlistSentences(input, embedder, options);
+  const ranked = await shortlistSentences(input, embedder, options);
   if (ranked.length === 0) return '';
 
   // 4. Best sentence, plus close runners-up that are not redundant.

@@ -76,7 +76,7 @@ export async function storeCall<T>(operation: () => Promise<T>): Promise<T> {
     if (
       error instanceof MongoNetworkError ||
       error instanceof MongoServerSelectionError ||
-      (error instanceof MongoError && /topology|connection|closed|ECONNREFUSED/i.test(error.message))
+      (error instanceof MongoError && /topology|connection|closed|ECONNREFUSED|must be connected/i.test(error.message))
     ) {
       throw new UpstreamUnavailableError('mongodb', 'the metadata store is unavailable; retry later', { cause: error });
     }

@@ -32,7 +32,12 @@ export async function startTestApp(environment: Record<string, string> = {}): Pr
     rrfRankConstant: config.opensearch.rrfRankConstant,
     rrfWeights: config.opensearch.rrfWeights,
   });
-  await search.applyAssets();
+  try {
+    await search.applyAssets();
+  } catch (error) {
+    await Promise.allSettled([store.close(), search.close()]);
+    throw error;
+  }
   const deps: AppDeps = { config, logger, store, search, rag };
   const server: Server = buildApp(deps).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));

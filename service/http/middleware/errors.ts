@@ -23,6 +23,12 @@ function toApiError(error: unknown, maxBodyBytes: number): ApiError | null {
   if (httpError?.type === 'entity.parse.failed' || (status === 400 && /json/i.test(httpError?.message ?? ''))) {
     return new ApiError(400, 'bad_request', 'body: malformed JSON');
   }
+  // co-body's parser (@hapi/bourne) rejects "__proto__" keys with a status-400 SyntaxError not mentioning JSON.
+  if (status === 400 && error instanceof SyntaxError) return new ApiError(400, 'bad_request', `body: ${error.message}`);
+  // A body that does not decode per its Content-Encoding: zlib (Z_DATA_ERROR, Z_BUF_ERROR, …) and brotli (ERR__…) errors.
+  if (typeof (error as { code?: unknown })?.code === 'string' && /^(Z_|ERR__)/.test((error as { code: string }).code)) {
+    return new ApiError(400, 'bad_request', 'body: does not decode per its Content-Encoding');
+  }
   if (status === 405) {
     return new ApiError(405, 'bad_request', `method not allowed; allowed: ${httpError.headers?.Allow ?? httpError.headers?.allow ?? 'see the API reference'}`);
   }

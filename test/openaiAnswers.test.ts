@@ -1,0 +1,244 @@
+// The OpenAI-compatible answer models, against a local fake of the chat completions API (test/helpers/fakeOpenAI.ts):
+// model selection, the prompt, mapping the model's [n] markers to citations, and the retry/timeout policy.
+// Tests are serial: the fake's script is shared.
+import anyTest, { type TestFn } from 'ava';
+import { ANSWER_MODEL_UNAVAILABLE } from '../service/rag/answerModels.ts';
+import { makeUser, type TestUser } from './factories/accounts.ts';
+import { startTestApp, type TestApp } from './helpers/app.ts';
+import { assertCitationShape, assertMarkersMatchCitations, ingest, type IngestedDocument } from './helpers/documentsApi.ts';
+import { startFakeOpenAI, type FakeOpenAI } from './helpers/fakeOpenAI.ts';
+
+interface Context {
+  app: TestApp;
+  fake: FakeOpenAI;
+  user: TestUser;
+  kb: string;
+  lighthouse: IngestedDocument;
+  tides: IngestedDocument;
+}
+
+const test = anyTest as TestFn<Context>;
+
+const LIGHTHOUSE =
+  'The Corran Point lighthouse was automated in 1987. Its lamp flashes white twice every fifteen seconds and can be ' +
+  'seen from 18 nautical miles.';
+const TIDES =
+  'At Corran Point the spring tide range reaches 4.2 metres. The causeway to the lighthouse floods two hours before ' +
+  'high water and is safe again two hours after it.';
+const QUESTION = 'When was the Corran Point lighthouse automated, and when does the causeway flood?';
+
+const UNAVAILABLE = { error: { code: 'server_error', message: ANSWER_MODEL_UNAVAILABLE } };
+
+test.before(async (t) => {
+  const fake = await startFakeOpenAI();
+  const app = await startTestApp({
+    KBQA_OPENAI_BASE_URL: fake.baseUrl,
+    KBQA_OPENAI_API_KEY: 'test',
+    KBQA_OPENAI_MODELS: 'gpt-test,gpt-other',
+    KBQA_LLM_TIMEOUT_MS: '500',
+    KBQA_LLM_MAX_RETRIES: '2',
+  });
+  const user = await makeUser(app.deps.store);
+  const kb = user.defaultKnowledgeBaseId;
+  // Two one-chunk documents: the search returns exactly two passages, so [7] names none.
+  const lighthouse = await ingest(app, user.key, kb, 'corran-lighthouse.md', LIGHTHOUSE);
+  const tides = await ingest(app, user.key, kb, 'corran-tides.txt', TIDES);
+  t.context = { app, fake, user, kb, lighthouse, tides };
+});
+
+test.after.always(async (t) => {
+  await t.context.app?.close();
+  await t.context.fake?.close();
+});
+
+const ask = (t: { context: Context }, body: Record<string, unknown> = {}) =>
+  t.context.app.call('POST', '/api/v1/query', {
+    key: t.context.user.key,
+    body: { query: QUESTION, knowledge_base_ids: [t.context.kb], ...body },
+  });
+
+test.serial('the first configured model is the default, echoed; the request carries key, model and the prompt', async (t) => {
+  const { fake, lighthouse, tides } = t.context;
+  fake.script({ reply: 'The lighthouse was automated in 1987 [1].' });
+  const response = await ask(t, { include_chunks: true });
+  t.is(response.status, 200, JSON.stringify(response.body));
+  t.is(response.body.model, 'gpt-test');
+  t.is(fake.requests.length, 1);
+  const request = fake.requests[0];
+  t.is(request.body.model, 'gpt-test');
+  t.is(request.headers.authorization, 'Bearer test');
+  t.regex(request.path, /^\/v1\/chat\/completions/);
+
+  const messages = request.body.messages ?? [];
+  t.deepEqual(
+    messages.map((message) => message.role),
+    ['system', 'user'],
+  );
+  t.regex(messages[0].content, /\[1\]/, 'the system prompt asks for [n] citations');
+  const prompt = messages[1].content;
+  // Numbered passages, in retrieval order, carrying the ingested text; then the question.
+  const chunks = response.body.chunks as Array<{ document_id: string; text: string }>;
+  t.is(chunks.length, 2);
+  chunks.forEach((chunk, index) => {
+    const opening = prompt.indexOf(`<passage number="${index + 1}"`);
+    t.true(opening >= 0, `passage ${index + 1} is numbered`);
+    t.true(prompt.indexOf(chunk.text, opening) > opening, `passage ${index + 1} carries its text`);
+  });
+  t.true(prompt.includes(LIGHTHOUSE) && prompt.includes(TIDES));
+  t.false(prompt.includes('<passage number="3"'));
+  t.true(prompt.includes(`Question: ${QUESTION}`));
+  t.true(prompt.indexOf(`Question: ${QUESTION}`) > prompt.lastIndexOf('</passage>'), 'the question follows the passages');
+  t.true(prompt.includes('corran-lighthouse') && prompt.includes('corran-tides'), 'passages name their document');
+
+  // The reply's [1] is the first passage.
+  t.is(response.body.answer, 'The lighthouse was automated in 1987 [1].');
+  t.is(response.body.citations.length, 1);
+  t.is(response.body.citations[0].document_id, chunks[0].document_id);
+  t.true([lighthouse.id, tides.id].includes(chunks[0].document_id));
+});
+
+test.serial('markers are renumbered in order of first use; unknown passage numbers are dropped', async (t) => {
+  const { fake } = t.context;
+  fake.script({ reply: 'It was automated in 1987 [2] and the causeway floods two hours before high water [1] and more [7].' });
+  const response = await ask(t, { include_chunks: true });
+  t.is(response.status, 200, JSON.stringify(response.body));
+  const chunks = response.body.chunks as Array<{ document_id: string; title: string }>;
+  t.is(chunks.length, 2);
+  t.is(response.body.answer, 'It was automated in 1987 [1] and the causeway floods two hours before high water [2] and more.');
+  t.is(response.body.citations.length, 2);
+  // The model's passage 2 is cited first, so it is citations[0]; its passage 1 is citations[1].
+  t.is(response.body.citations[0].document_id, chunks[1].document_id);
+  t.is(response.body.citations[0].title, chunks[1].title);
+  t.is(response.body.citations[1].document_id, chunks[0].document_id);
+  t.is(response.body.citations[1].title, chunks[0].title);
+  for (const citation of response.body.citations) assertCitationShape(t, citation);
+  assertMarkersMatchCitations(t, response.body);
+});
+
+test.serial('grouped and repeated markers map to distinct citations', async (t) => {
+  const { fake } = t.context;
+  fake.script({ reply: 'Both facts [2][1]. Again [2, 1] and [0] and [3].' });
+  const response = await ask(t, { include_chunks: true });
+  t.is(response.status, 200, JSON.stringify(response.body));
+  t.is(response.body.answer, 'Both facts [1][2]. Again [1][2] and and.');
+  t.is(response.body.citations.length, 2);
+  t.is(response.body.citations[0].document_id, response.body.chunks[1].document_id);
+  assertMarkersMatchCitations(t, response.body);
+});
+
+test.serial('a reply citing nothing has no citations', async (t) => {
+  const { fake } = t.context;
+  fake.script({ reply: 'The knowledge bases hold nothing on it.' });
+  const response = await ask(t);
+  t.is(response.status, 200, JSON.stringify(response.body));
+  t.deepEqual(response.body.citations, []);
+  t.false(/\[\d+\]/.test(response.body.answer));
+  t.is(response.body.model, 'gpt-test');
+});
+
+test.serial('the other configured model and kbqa-extractive are selectable', async (t) => {
+  const { fake } = t.context;
+  fake.script({ reply: 'Automated in 1987 [1].' });
+  const other = await ask(t, { model: 'gpt-other' });
+  t.is(other.status, 200, JSON.stringify(other.body));
+  t.is(other.body.model, 'gpt-other');
+  t.is(fake.requests.length, 1);
+  t.is(fake.requests[0].body.model, 'gpt-other');
+
+  fake.script({ reply: 'must not be asked [1]' });
+  const extractive = await ask(t, { model: 'kbqa-extractive' });
+  t.is(extractive.status, 200, JSON.stringify(extractive.body));
+  t.is(extractive.body.model, 'kbqa-extractive');
+  t.is(fake.requests.length, 0, 'the extractive model does not call the LLM');
+  t.true(extractive.body.citations.length >= 1);
+  t.regex(extractive.body.answer, /1987|two hours/);
+  assertMarkersMatchCitations(t, extractive.body);
+
+  const unknown = await ask(t, { model: 'gpt-4o' });
+  t.is(unknown.status, 400);
+  t.is(unknown.body.error.code, 'bad_request');
+  t.regex(unknown.body.error.message, /^model: must be one of: gpt-test, gpt-other, kbqa-extractive$/);
+});
+
+test.serial('429, 429, then 200: answered after two retries', async (t) => {
+  const { fake } = t.context;
+  fake.script({ statuses: [429, 429], reply: 'Automated in 1987 [1].' });
+  const response = await ask(t);
+  t.is(response.status, 200, JSON.stringify(response.body));
+  t.is(response.body.answer, 'Automated in 1987 [1].');
+  t.is(response.body.citations.length, 1);
+  t.deepEqual(
+    fake.requests.map((request) => request.status),
+    [429, 429, 200],
+  );
+});
+
+test.serial('a 503 then 200 is retried too', async (t) => {
+  const { fake } = t.context;
+  fake.script({ statuses: [503], reply: 'Automated in 1987 [1].' });
+  const response = await ask(t);
+  t.is(response.status, 200, JSON.stringify(response.body));
+  t.is(fake.requests.length, 2);
+});
+
+test.serial('500 forever: 503 server_error after exactly 1 + KBQA_LLM_MAX_RETRIES attempts', async (t) => {
+  const { fake } = t.context;
+  fake.script({ thenStatus: 500 });
+  const started = Date.now();
+  const response = await ask(t);
+  t.is(response.status, 503, JSON.stringify(response.body));
+  t.deepEqual(response.body, UNAVAILABLE);
+  t.is(fake.requests.length, 3);
+  t.true(Date.now() - started >= 250, 'the retries back off');
+  // Nothing else arrives later.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.is(fake.requests.length, 3);
+});
+
+test.serial('a non-transient 400 from the model is not retried, and still answers 503', async (t) => {
+  const { fake } = t.context;
+  fake.script({ thenStatus: 400 });
+  const response = await ask(t);
+  t.is(response.status, 503, JSON.stringify(response.body));
+  t.deepEqual(response.body, UNAVAILABLE);
+  t.is(fake.requests.length, 1);
+});
+
+test.serial('a reply slower than KBQA_LLM_TIMEOUT_MS: 503 after the retries', async (t) => {
+  const { fake } = t.context;
+  fake.script({ delayMs: 1500, reply: 'Too late [1].' });
+  const started = Date.now();
+  const response = await ask(t);
+  const elapsed = Date.now() - started;
+  t.is(response.status, 503, JSON.stringify(response.body));
+  t.deepEqual(response.body, UNAVAILABLE);
+  t.is(fake.requests.length, 3, 'timeouts are retried like other transient failures');
+  t.true(elapsed >= 3 * 500, `each attempt waits for the timeout (${elapsed} ms)`);
+  t.true(elapsed < 3 * 1500, `attempts are cut at the timeout, not at the reply (${elapsed} ms)`);
+});
+
+test.serial('a slow first reply followed by a fast one: answered', async (t) => {
+  const { fake, app, user, kb } = t.context;
+  fake.script({ delayMs: 1000, reply: 'Slow [1].' });
+  // Switch to fast right after the first request arrives.
+  const pending = app.call('POST', '/api/v1/query', { key: user.key, body: { query: QUESTION, knowledge_base_ids: [kb] } });
+  while (fake.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  const firstRequests = [...fake.requests];
+  fake.script({ reply: 'Fast [1].' });
+  const response = await pending;
+  t.is(response.status, 200, JSON.stringify(response.body));
+  t.is(response.body.answer, 'Fast [1].');
+  t.is(firstRequests.length, 1);
+  t.is(fake.requests.length, 1, 'one retry after the timed-out attempt');
+});
+
+test.serial('no passages above the relevance floor: the LLM is not called', async (t) => {
+  const { fake } = t.context;
+  fake.script({ reply: 'must not be asked [1]' });
+  const response = await ask(t, { query: 'What is the capital of Mongolia?' });
+  t.is(response.status, 200, JSON.stringify(response.body));
+  t.deepEqual(response.body.citations, []);
+  t.regex(response.body.answer, /hold nothing/);
+  t.is(response.body.model, 'gpt-test');
+  t.is(fake.requests.length, 0);
+});

@@ -3,7 +3,7 @@ import pino from 'pino';
 import { buildApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { loadRag } from './rag/index.ts';
-import { openSearchIndex } from './search/index.ts';
+import { openConfiguredSearchIndex } from './search/index.ts';
 import { openStore } from './store/index.ts';
 
 async function main(): Promise<void> {
@@ -11,16 +11,7 @@ async function main(): Promise<void> {
   const logger = pino({ level: config.logLevel, redact: ['req.headers.authorization', 'authorization', 'key'] });
   const rag = await loadRag(config);
   const store = await openStore(config.mongodb.url, config.mongodb.timeoutMs);
-  const search = openSearchIndex({
-    url: config.opensearch.url,
-    timeoutMs: config.opensearch.timeoutMs,
-    embedderName: rag.embedder.modelName,
-    dimensions: rag.embedder.dimensions,
-    shards: config.opensearch.shards,
-    replicas: config.opensearch.replicas,
-    rrfRankConstant: config.opensearch.rrfRankConstant,
-    rrfWeights: config.opensearch.rrfWeights,
-  });
+  const search = openConfiguredSearchIndex(config, rag.embedder);
   const { index } = await search.applyAssets();
   logger.info({ index }, 'search assets applied');
 

@@ -528,3 +528,21 @@ test('documents list: newest first, limit/cursor paging', async (t) => {
     t.is(response.body.error.code, 'bad_request', bad);
   }
 });
+
+test('markdown made only of headings is still indexed and searchable', async (t) => {
+  const { app } = t.context;
+  const user = await makeUser(app.deps.store);
+  const kb = user.defaultKnowledgeBaseId;
+  const document = await ingest(
+    app,
+    user.key,
+    kb,
+    'holiday-headings.md',
+    '# Holiday policy\n\n## Every employee gets 22 days of paid leave per year\n\n## Unused days expire in March\n',
+  );
+  t.true(document.chunks >= 1, `a 201 document must be searchable: ${JSON.stringify(document)}`);
+  t.true(document.total_chunks >= document.chunks);
+  t.is(await app.deps.search.countChunks({ document_id: document.id }), document.chunks);
+  const chunks = await allChunks(app, user.key, kb, 'How many days of paid leave does an employee get per year?');
+  t.true(chunks.some((chunk) => chunk.document_id === document.id && /22 days of paid leave/.test(chunk.text)));
+});

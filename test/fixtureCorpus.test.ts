@@ -50,6 +50,7 @@ test('fixture corpus: the first citation is the expected document for ≥ 90% of
 
     let hits = 0;
     let termHits = 0;
+    const termMisses: string[] = [];
     const misses: Miss[] = [];
     for (const item of questions) {
       const expected = titleFromFilename(item.filename);
@@ -64,6 +65,7 @@ test('fixture corpus: the first citation is the expected document for ≥ 90% of
       const got: string | null = body.citations[0]?.title ?? null;
       const answer = String(body.answer).toLowerCase();
       if (item.answer_terms.every((term) => answer.includes(term.toLowerCase()))) termHits += 1;
+      else termMisses.push(`${item.question} [${item.answer_terms.join(', ')}] → ${body.answer}`);
       if (got === expected) {
         hits += 1;
         continue;
@@ -92,6 +94,8 @@ test('fixture corpus: the first citation is the expected document for ≥ 90% of
     t.log(`first-citation hit rate: ${hits}/${questions.length} = ${(rate * 100).toFixed(1)}% (required ${REQUIRED_HIT_RATE * 100}%)`);
     t.log(`answers containing every answer term: ${termHits}/${questions.length} = ${((termHits / questions.length) * 100).toFixed(1)}%`);
     for (const miss of misses) t.log(`miss: ${JSON.stringify(miss)}`);
+    // Informational: the answer-term check is not asserted (the contract is about citing the right document).
+    for (const termMiss of termMisses) t.log(`answer lacks an answer term: ${termMiss}`);
     t.true(rate >= REQUIRED_HIT_RATE, `hit rate ${(rate * 100).toFixed(1)}% is below ${REQUIRED_HIT_RATE * 100}%`);
   } finally {
     await app.close();

@@ -2,7 +2,7 @@
 // (test/helpers/faultyProxy.ts) that breaks `POST /_bulk` on demand, a store write that fails, and an OpenSearch that
 // is not there at all. Each case checks, through a second app talking to the real services, that a failed ingest
 // leaves neither a document record nor a chunk behind. Serial: the proxy's fault switch is shared.
-import anyTest, { type TestFn } from 'ava';
+import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { createKb, ingest } from './helpers/documentsApi.ts';
@@ -45,7 +45,7 @@ test.after.always(async (t) => {
 });
 
 /** Nothing of the KB in either store. */
-async function assertNothingStored(t: Parameters<Parameters<typeof test>[1]>[0], kbId: string) {
+async function assertNothingStored(t: ExecutionContext<Context>, kbId: string) {
   const { direct, user } = t.context;
   t.deepEqual((await direct.deps.store.listDocuments(kbId, {})).items, [], 'no document record');
   t.is(await direct.deps.search.countChunks({ knowledge_base_id: kbId }), 0, 'no chunk');
@@ -62,6 +62,7 @@ for (const fault of ['bulk-503', 'bulk-destroy', 'bulk-destroy-after-forward'] a
     const { proxied, proxy, user } = t.context;
     const kb = await createKb(proxied, user.key, `bulk fault ${fault}`);
     const failedBefore = proxy.failedBulks;
+    const seenBefore = proxy.seen.length;
     proxy.arm(fault);
     let response;
     try {
@@ -73,6 +74,10 @@ for (const fault of ['bulk-503', 'bulk-destroy', 'bulk-destroy-after-forward'] a
       proxy.disarm();
     }
     t.true(proxy.failedBulks > failedBefore, 'the bulk request reached the proxy and was failed');
+    t.true(
+      proxy.seen.slice(seenBefore).some((line) => /^POST \/kbqa-chunks[^/]*\/_delete_by_query$/.test(line)),
+      `the partial ingest was cleaned up by document id: ${proxy.seen.slice(seenBefore).join(', ')}`,
+    );
     t.is(response.status, 503, JSON.stringify(response.body));
     t.deepEqual(Object.keys(response.body), ['error']);
     t.is(response.body.error.code, 'server_error');
@@ -141,10 +146,11 @@ test.serial('the store write succeeds but its acknowledgement is lost: 503, the 
 test.serial('embedding fails: 503 server_error and nothing is written', async (t) => {
   const { proxied, proxy, user } = t.context;
   const kb = await createKb(proxied, user.key, 'embedder fault');
-  const rag = proxied.deps.rag;
-  const original = rag.embedSegments;
+  // The ONNX embedder itself fails (rag.embedSegments classifies its failures).
+  const embedder = proxied.deps.rag.embedder;
+  const original = embedder.embedDocuments;
   const seenBefore = proxy.seen.length;
-  rag.embedSegments = async () => {
+  embedder.embedDocuments = async () => {
     throw new Error('injected: the embedder crashed');
   };
   let response;
@@ -154,7 +160,7 @@ test.serial('embedding fails: 503 server_error and nothing is written', async (t
       body: { kb_id: kb, filename: 'storm-drill.md', content: CONTENT },
     });
   } finally {
-    rag.embedSegments = original;
+    embedder.embedDocuments = original;
   }
   t.is(response.status, 503, JSON.stringify(response.body));
   t.deepEqual(response.body, { error: { code: 'server_error', message: 'the embedder is unavailable; retry later' } });

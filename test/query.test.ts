@@ -199,6 +199,51 @@ test('include_chunks: chunk records, side ranks (integer ≥ 1 or null), only fr
   t.false('chunks' in without);
 });
 
+test('bm25_rank and vector_rank are the ranks the standalone BM25 and k-NN searches give', async (t) => {
+  t.timeout(120_000);
+  const { app } = t.context;
+  const user = await makeUser(app.deps.store);
+  const kb = user.defaultKnowledgeBaseId;
+  // 56 paragraphs of ~150 tokens: one chunk each, more chunks than the k-NN side's depth of 50.
+  const weather = ['calm', 'windy', 'foggy', 'stormy'];
+  const paragraphs = Array.from({ length: 56 }, (_value, index) => {
+    const sentences = [
+      `Crossing ${index + 1} of the harbour ferry to Skerry Island leaves pier ${(index % 4) + 1} and takes ${20 + index} minutes in ${weather[index % 4]} weather.`,
+      `The skipper on this crossing checks the life jackets, counts the passengers and radios the coastguard before casting off.`,
+      `Passengers with bicycles board first, cars follow, and foot passengers wait behind the yellow line until the ramp is lowered.`,
+      `On the return leg the ferry calls at the fish quay, where crates of crab and lobster are loaded for the mainland market.`,
+      `In winter the timetable of crossing ${index + 1} may change at short notice, so travellers should check the board at the terminal.`,
+      `Refreshments are sold in the lounge, and the deck is closed whenever the wind is stronger than force seven.`,
+    ];
+    return sentences.join(' ');
+  });
+  const ferries = await ingest(app, user.key, kb, 'crossings.txt', paragraphs.join('\n\n'));
+  t.true(ferries.chunks > 50, `more chunks than the k-NN depth: ${ferries.chunks}`);
+  const odd = await ingest(app, user.key, kb, 'bakery-tax.txt', 'Quarterly tax filing for the bakery is due in April; the accountant uses the blorptastic spreadsheet.');
+
+  const question = 'blorptastic ferry timetable';
+  const body = await ok(t, app, user.key, { query: question, knowledge_base_ids: [kb], include_chunks: true, max_results: 50 });
+  t.is(body.chunks.length, 50);
+  for (const chunk of body.chunks) assertChunkShape(t, chunk);
+
+  const vector = await app.deps.rag.embedQuestion(question);
+  const request = { text: question, vector, knowledgeBaseIds: [kb], size: 50, depth: 50 };
+  const lexical = await app.deps.search.lexicalSearch(request);
+  const dense = await app.deps.search.vectorSearch(request);
+  const lexicalRank = new Map(lexical.map((chunk, index) => [chunk.chunk_id, index + 1]));
+  const denseRank = new Map(dense.map((chunk, index) => [chunk.chunk_id, index + 1]));
+  for (const chunk of body.chunks) {
+    t.is(chunk.bm25_rank, lexicalRank.get(chunk.id) ?? null, `bm25_rank of ${chunk.id}`);
+    t.is(chunk.vector_rank, denseRank.get(chunk.id) ?? null, `vector_rank of ${chunk.id}`);
+  }
+  // The off-topic chunk is found by its rare word alone: a BM25 rank and no k-NN rank.
+  const bakery = body.chunks.find((chunk: Body) => chunk.document_id === odd.id);
+  t.truthy(bakery, 'the BM25-only chunk is among the fused results');
+  t.is(typeof bakery.bm25_rank, 'number');
+  t.is(bakery.vector_rank, null);
+  t.true(body.chunks.some((chunk: Body) => chunk.bm25_rank !== null && chunk.vector_rank !== null), 'some chunks come from both sides');
+});
+
 test('max_results bounds the retrieved chunks (default 8)', async (t) => {
   const { app } = t.context;
   const user = await makeUser(app.deps.store);

@@ -6,7 +6,8 @@ import { ApiError } from '../errors.ts';
 import { addOrganisationMember, createOrganisation, createUser, setKnowledgeBaseLibrary, shareKnowledgeBase } from '../commands/accounts.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../commands/apiKeys.ts';
 import { purgeDeletedKnowledgeBases, restoreKnowledgeBase } from '../commands/knowledgeBases.ts';
-import { openSearchIndex, type SearchIndex } from '../search/index.ts';
+import { BGE_SMALL_EN } from '../rag/bgeEmbeddings.ts';
+import { openConfiguredSearchIndex, type SearchIndex } from '../search/index.ts';
 import { DuplicateEmailError, DuplicateOrganisationError, openStore, type Store } from '../store/index.ts';
 
 const USAGE = `usage: kbqa <command> [options] [--json]
@@ -158,16 +159,7 @@ async function main(argv: string[]): Promise<number> {
   const services: Services = {
     store: async () => (store ??= await openStore(config.mongodb.url, config.mongodb.timeoutMs)),
     search: () =>
-      (search ??= openSearchIndex({
-        url: config.opensearch.url,
-        timeoutMs: config.opensearch.timeoutMs,
-        embedderName: 'bge-small-en-v1.5',
-        dimensions: 384,
-        shards: config.opensearch.shards,
-        replicas: config.opensearch.replicas,
-        rrfRankConstant: config.opensearch.rrfRankConstant,
-        rrfWeights: config.opensearch.rrfWeights,
-      })),
+      (search ??= openConfiguredSearchIndex(config, BGE_SMALL_EN)),
   };
   try {
     const { json, text } = await runAdmin(group, action ?? '', options, services);

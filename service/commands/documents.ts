@@ -30,7 +30,10 @@ export async function ingestDocument(
 ): Promise<DocumentRecord> {
   const knowledgeBase = authorizeWriteDocuments(user, await deps.store.findLiveKnowledgeBase(input.kb_id), input.kb_id);
   const title = titleFromFilename(input.filename);
-  const { total, segments } = await deps.rag.split(input.content, input.filename);
+  let { total, segments } = await deps.rag.split(input.content, input.filename);
+  // Markdown made only of headings has no section bodies, so the markdown splitter yields nothing; index it as plain
+  // text rather than store a document no search can ever find (the content is non-blank, so this yields ≥ 1 chunk).
+  if (segments.length === 0) ({ total, segments } = await deps.rag.split(input.content, ''));
   const vectors = await deps.rag.embedSegments(title, segments);
 
   const record: DocumentRecord = {

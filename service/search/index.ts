@@ -1,4 +1,5 @@
 // The search module: everything the service asks OpenSearch, bound to one client. Only this folder talks to it.
+import type { Config } from '../config.ts';
 import { applySearchAssets, chunkIndexName, type SearchAssetSettings } from './assets.ts';
 import { countChunks, deleteChunksOfDocument, deleteChunksOfKnowledgeBase, indexChunks, indexChunksWithoutRefresh, refreshChunks, type ChunkDocument } from './chunks.ts';
 import { createSearchClient } from './client.ts';
@@ -11,6 +12,20 @@ export interface SearchIndexOptions extends SearchAssetSettings {
 }
 
 export type SearchIndex = ReturnType<typeof openSearchIndex>;
+
+/** The search module as configured: the chunk index of this embedder, the configured RRF fusion. */
+export function openConfiguredSearchIndex(config: Config, embedder: { modelName: string; dimensions: number }): SearchIndex {
+  return openSearchIndex({
+    url: config.opensearch.url,
+    timeoutMs: config.opensearch.timeoutMs,
+    embedderName: embedder.modelName,
+    dimensions: embedder.dimensions,
+    shards: config.opensearch.shards,
+    replicas: config.opensearch.replicas,
+    rrfRankConstant: config.opensearch.rrfRankConstant,
+    rrfWeights: config.opensearch.rrfWeights,
+  });
+}
 
 export function openSearchIndex(options: SearchIndexOptions) {
   const client = createSearchClient(options.url, options.timeoutMs);

@@ -6,7 +6,7 @@ import pino from 'pino';
 import { buildApp, type AppDeps } from '../../service/app.ts';
 import { loadConfig, type Config } from '../../service/config.ts';
 import { loadRag } from '../../service/rag/index.ts';
-import { openSearchIndex } from '../../service/search/index.ts';
+import { openConfiguredSearchIndex } from '../../service/search/index.ts';
 import { openStore } from '../../service/store/index.ts';
 
 export interface TestApp {
@@ -22,16 +22,7 @@ export async function startTestApp(environment: Record<string, string> = {}): Pr
   const logger = pino({ level: config.logLevel });
   const rag = await loadRag(config);
   const store = await openStore(config.mongodb.url, config.mongodb.timeoutMs);
-  const search = openSearchIndex({
-    url: config.opensearch.url,
-    timeoutMs: config.opensearch.timeoutMs,
-    embedderName: rag.embedder.modelName,
-    dimensions: rag.embedder.dimensions,
-    shards: config.opensearch.shards,
-    replicas: config.opensearch.replicas,
-    rrfRankConstant: config.opensearch.rrfRankConstant,
-    rrfWeights: config.opensearch.rrfWeights,
-  });
+  const search = openConfiguredSearchIndex(config, rag.embedder);
   try {
     await search.applyAssets();
   } catch (error) {

@@ -63,16 +63,20 @@ export function markers(answer: string): number[] {
  * [n] ↔ citations[n-1]: every marker names a citation, every citation is cited, and markers are numbered in order of
  * first use (the first new marker is [1], the next new one [2], …).
  */
-export function assertMarkersMatchCitations(t: ExecutionContext, body: { answer: string; citations: unknown[] }): void {
-  const used = markers(body.answer);
+export function assertMarkersMatchCitations(t: ExecutionContext, body: { answer?: unknown; citations?: unknown }): void {
+  t.is(typeof body.answer, 'string');
+  t.true(Array.isArray(body.citations));
+  const answer = body.answer as string;
+  const citations = body.citations as unknown[];
+  const used = markers(answer);
   const firstUse = [...new Set(used)];
   t.deepEqual(
     firstUse,
     firstUse.map((_n, index) => index + 1),
-    `markers must be numbered in order of first use: ${body.answer}`,
+    `markers must be numbered in order of first use: ${answer}`,
   );
-  t.is(firstUse.length, body.citations.length, `each citation is cited and each marker has a citation: ${body.answer}`);
-  for (const n of used) t.true(n >= 1 && n <= body.citations.length, `marker [${n}] has no citation`);
+  t.is(firstUse.length, citations.length, `each citation is cited and each marker has a citation: ${answer}`);
+  for (const n of used) t.true(n >= 1 && n <= citations.length, `marker [${n}] has no citation`);
 }
 
 /** Field set and types of one citation. */

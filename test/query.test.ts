@@ -478,12 +478,9 @@ test('nothing relevant: 200, citations [] and an answer saying the KBs hold noth
   t.deepEqual(body, { answer: NOTHING_RELEVANT_ANSWER, citations: [], model: 'kbqa-extractive', knowledge_base_ids: [empty], chunks: [] });
 });
 
-// KNOWN BUG (reported): the default KBQA_RELEVANCE_FLOOR (0.45, service/config.ts) sits inside the range where bge
-// cosines of unrelated text fall (~0.45–0.57), so an off-topic question is "answered" from whatever passage is
-// nearest: here the exoplanet question cites the Mount Ardent passage (cosine ≈ 0.48). On the fixture corpus every
-// relevant question's best chunk is ≥ 0.62 and every off-topic one ≤ 0.57. test.failing passes while the bug is
-// there and fails once it is fixed: then turn it into a plain test.
-test.failing('nothing relevant: a clearly off-topic question is not answered from the nearest passage', async (t) => {
+// The relevance floor (KBQA_RELEVANCE_FLOOR, 0.6) sits above where bge cosines of unrelated text fall (~0.45–0.57):
+// on the fixture corpus every relevant question's best chunk is ≥ 0.62 and every off-topic one ≤ 0.57.
+test('nothing relevant: a clearly off-topic question is not answered from the nearest passage', async (t) => {
   const { app } = t.context;
   const { user, kb } = await seededUser(app);
   for (const question of [

@@ -1,6 +1,6 @@
 // Ingesting a document (all or nothing) and listing a KB's documents.
 import { randomUUID } from 'node:crypto';
-import { UpstreamUnavailableError } from '../errors.ts';
+import { BadRequestError, UpstreamUnavailableError } from '../errors.ts';
 import { authorizeRead, authorizeWriteDocuments } from '../policies/knowledgeBases.ts';
 import type { Rag } from '../rag/index.ts';
 import type { ChunkDocument, SearchIndex } from '../search/index.ts';
@@ -30,10 +30,10 @@ export async function ingestDocument(
 ): Promise<DocumentRecord> {
   const knowledgeBase = authorizeWriteDocuments(user, await deps.store.findLiveKnowledgeBase(input.kb_id), input.kb_id);
   const title = titleFromFilename(input.filename);
-  let { total, segments } = await deps.rag.split(input.content, input.filename);
-  // Markdown made only of headings has no section bodies, so the markdown splitter yields nothing; index it as plain
-  // text rather than store a document no search can ever find (the content is non-blank, so this yields ≥ 1 chunk).
-  if (segments.length === 0) ({ total, segments } = await deps.rag.split(input.content, ''));
+  const { total, segments } = await deps.rag.split(input.content, input.filename);
+  if (segments.length === 0) {
+    throw new BadRequestError('content: has no text to index (no letters or digits)');
+  }
   const vectors = await deps.rag.embedSegments(title, segments);
 
   const record: DocumentRecord = {

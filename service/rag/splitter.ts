@@ -11,7 +11,7 @@ export interface TextSegment {
 export interface SplitResult {
   /** Every segment the splitter produced (total_chunks). */
   total: number;
-  /** Segments kept for indexing: empty and exact-duplicate segments are dropped (chunks). */
+  /** Segments kept for indexing: empty (no letter or digit) and exact-duplicate segments are dropped (chunks). */
   segments: TextSegment[];
 }
 
@@ -29,15 +29,24 @@ interface Section {
   body: string;
 }
 
-/** Cuts markdown at ATX headings (outside fenced code), tracking the heading path of each section. */
+/**
+ * Cuts markdown at ATX headings (outside fenced code), tracking the heading path of each section. A heading with
+ * nothing under it (no body, no sub-heading) becomes a section of its own, its text the heading: a document of
+ * headings alone still says something.
+ */
 export function markdownSections(markdown: string): Section[] {
   const sections: Section[] = [];
   const path: string[] = [];
+  let levels: number[] = [];
   let lines: string[] = [];
   let inFence = false;
-  const flush = () => {
+  const flush = (nextLevel: number) => {
     const body = lines.join('\n').trim();
+    const deepest = levels[levels.length - 1];
     if (body.length > 0) sections.push({ heading_path: [...path], body });
+    else if (deepest !== undefined && nextLevel <= deepest) {
+      sections.push({ heading_path: path.slice(0, -1), body: path[path.length - 1] });
+    }
     lines = [];
   };
   for (const line of markdown.split(/\r?\n/)) {
@@ -47,14 +56,17 @@ export function markdownSections(markdown: string): Section[] {
       lines.push(line);
       continue;
     }
-    flush();
     const level = heading[1].length;
-    path.length = Math.min(path.length, level - 1);
-    while (path.length < level - 1) path.push('');
+    flush(level);
+    while (levels.length > 0 && levels[levels.length - 1] >= level) {
+      levels.pop();
+      path.pop();
+    }
+    levels = [...levels, level];
     path.push(heading[2].trim());
   }
-  flush();
-  return sections.map((section) => ({ ...section, heading_path: section.heading_path.filter((heading) => heading !== '') }));
+  flush(0);
+  return sections;
 }
 
 export function isMarkdownFilename(filename: string): boolean {
@@ -81,7 +93,8 @@ export async function splitDocument(content: string, markdown: boolean, options:
     for (const piece of pieces) {
       const text = piece.trim();
       const key = `${section.heading_path.join('\u0000')}\u0001${text}`;
-      if (text.length === 0 || seen.has(key)) continue;
+      // A piece with no letter or digit (a bare code fence, a rule) carries nothing to retrieve.
+      if (!/[\p{L}\p{N}]/u.test(text) || seen.has(key)) continue;
       seen.add(key);
       segments.push({ text, heading_path: section.heading_path });
     }

@@ -1,0 +1,89 @@
+// Ingest throughput: documents through POST /api/v1/documents at a given concurrency, and the raw embedder on the
+// very same chunks in this process (the ceiling the API's ingest can approach on this machine).
+import { titleFromFilename } from '../service/commands/documents.ts';
+import { forEachConcurrently, type KbqaClient } from '../service/eval/apiClient.ts';
+import type { Rag } from '../service/rag/index.ts';
+import { round, summarize } from './stats.ts';
+
+export interface BenchDocument {
+  filename: string;
+  content: string;
+}
+
+export interface IngestRun {
+  concurrency: number;
+  knowledge_base_id: string;
+  documents: number;
+  chunks: number;
+  seconds: number;
+  documents_per_s: number;
+  chunks_per_s: number;
+  request_p50_ms: number;
+  request_p95_ms: number;
+}
+
+export async function ingestThroughApi(
+  client: KbqaClient,
+  knowledgeBaseId: string,
+  documents: BenchDocument[],
+  concurrency: number,
+  onProgress?: (done: number, total: number) => void,
+): Promise<IngestRun> {
+  let chunks = 0;
+  let done = 0;
+  const latencies: number[] = [];
+  const started = performance.now();
+  await forEachConcurrently(documents, concurrency, async (document) => {
+    const requestStarted = performance.now();
+    chunks += (await client.ingestDocument(knowledgeBaseId, document.filename, document.content)).chunks;
+    latencies.push(performance.now() - requestStarted);
+    done += 1;
+    onProgress?.(done, documents.length);
+  });
+  const seconds = (performance.now() - started) / 1000;
+  const summary = summarize(latencies);
+  return {
+    concurrency,
+    knowledge_base_id: knowledgeBaseId,
+    documents: documents.length,
+    chunks,
+    seconds: round(seconds, 2),
+    documents_per_s: round(documents.length / seconds, 2),
+    chunks_per_s: round(chunks / seconds, 2),
+    request_p50_ms: summary.p50_ms,
+    request_p95_ms: summary.p95_ms,
+  };
+}
+
+export interface RawEmbedRun {
+  documents: number;
+  chunks: number;
+  seconds: number;
+  chunks_per_s: number;
+  split_seconds: number;
+}
+
+/** Splits every document as the API does, then times rag.embedSegments document by document (the API's unit). */
+export async function rawEmbedderThroughput(rag: Rag, documents: BenchDocument[]): Promise<RawEmbedRun> {
+  const splitStarted = performance.now();
+  const prepared: Array<{ title: string; segments: Awaited<ReturnType<Rag['split']>>['segments'] }> = [];
+  for (const document of documents) {
+    let { segments } = await rag.split(document.content, document.filename);
+    if (segments.length === 0) ({ segments } = await rag.split(document.content, ''));
+    prepared.push({ title: titleFromFilename(document.filename), segments });
+  }
+  const splitSeconds = (performance.now() - splitStarted) / 1000;
+  let chunks = 0;
+  const started = performance.now();
+  for (const { title, segments } of prepared) {
+    chunks += (await rag.embedSegments(title, segments)).length;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return {
+    documents: documents.length,
+    chunks,
+    seconds: round(seconds, 2),
+    chunks_per_s: round(chunks / seconds, 2),
+    split_seconds: round(splitSeconds, 2),
+  };
+}

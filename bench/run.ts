@@ -1,0 +1,464 @@
+// `npm run bench [-- --quick]`: ONE command that measures ingest, query latency/throughput, latency at scale and the
+// auth path against the running stack (OpenSearch + FerretDB), through its own API process, and writes
+// bench/results/<stamp>.{json,md} (+ SVG charts, + latest.{json,md}).
+//
+// It creates its own user, API key and KBs and removes them (documents, chunks, records) at the end, also on
+// failure or Ctrl-C. No timed assertion lives in the test suite: the targets are judged here, as figures.
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createApiKey, revokeApiKey } from '../service/commands/apiKeys.ts';
+import { createUser } from '../service/commands/accounts.ts';
+import { loadConfig } from '../service/config.ts';
+import { createKbqaClient } from '../service/eval/apiClient.ts';
+import { corpusDocument, loadBeirDataset } from '../service/eval/beir.ts';
+import type { Rag } from '../service/rag/index.ts';
+import { openSearchIndex, type SearchIndex } from '../service/search/index.ts';
+import { openStore, type Store } from '../service/store/index.ts';
+import { startApi, type ApiProcess } from './apiProcess.ts';
+import { ingestChart, latencyHistogramChart, latencyPercentilesChart, ndcgChart, renderSvg, scaleChart } from './charts.ts';
+import { ingestThroughApi, rawEmbedderThroughput, type BenchDocument, type IngestRun } from './ingest.ts';
+import { runLoad, type LoadResult } from './load.ts';
+import { describeMachine } from './machine.ts';
+import { buildTargets, renderMarkdown, type BenchResult, type EvalSummary, type ScaleStep } from './report.ts';
+import { loadPerturbedCopies, readChunksOfKnowledgeBase, SCALE_NOISE_SIGMA } from './scale.ts';
+import { runSequentialQueries } from './sequential.ts';
+import { round } from './stats.ts';
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+const resultsDir = join(root, 'bench', 'results');
+
+// ---------------------------------------------------------------------------------------------------------------
+// Options
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    'ingest-docs': { type: 'string' },
+    queries: { type: 'string' },
+    'load-amount': { type: 'string' },
+    'scale-steps': { type: 'string' },
+    'scale-queries': { type: 'string' },
+    'auth-seconds': { type: 'string' },
+    dataset: { type: 'string' },
+    help: { type: 'boolean', default: false },
+  },
+  strict: true,
+});
+
+if (args.help) {
+  console.log(`usage: npm run bench -- [--quick] [--ingest-docs N] [--queries N] [--load-amount N]
+                       [--scale-steps 10000,100000] [--scale-queries N] [--auth-seconds S] [--dataset DIR]
+  --quick  60 documents, 100 sequential / 200 concurrent queries, scale 2k → 10k chunks, 3 s auth run`);
+  process.exit(0);
+}
+
+const positive = (value: string | undefined, fallback: number, name: string): number => {
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1) throw new Error(`--${name} must be a positive integer`);
+  return parsed;
+};
+
+const quick = Boolean(args.quick);
+const options = {
+  quick,
+  dataset: resolve(args.dataset ?? join(root, '..', 'shared', 'datasets', 'scifact')),
+  ingestDocs: positive(args['ingest-docs'], quick ? 60 : 800, 'ingest-docs'),
+  queries: positive(args.queries, quick ? 100 : 300, 'queries'),
+  loadAmount: positive(args['load-amount'], quick ? 200 : 600, 'load-amount'),
+  loadConnections: 8,
+  scaleSteps: (args['scale-steps'] ?? (quick ? '2000,10000' : '10000,100000')).split(',').map((step) => positive(step.trim(), 0, 'scale-steps')),
+  scaleQueries: positive(args['scale-queries'], quick ? 50 : 100, 'scale-queries'),
+  authSeconds: positive(args['auth-seconds'], quick ? 3 : 10, 'auth-seconds'),
+  authConnections: 32,
+};
+for (let index = 1; index < options.scaleSteps.length; index += 1) {
+  if (options.scaleSteps[index] <= options.scaleSteps[index - 1]) throw new Error('--scale-steps must increase');
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Progress and clean-up
+
+const benchStarted = performance.now();
+function log(message: string): void {
+  console.log(`[bench +${((performance.now() - benchStarted) / 1000).toFixed(1).padStart(6)}s] ${message}`);
+}
+
+function progress(label: string, every = 10) {
+  let last = -1;
+  return (done: number, total: number, extra = '') => {
+    const percent = Math.floor((done / total) * 100);
+    if (done === total || percent >= last + every) {
+      last = percent;
+      log(`${label}: ${done}/${total}${extra}`);
+    }
+  };
+}
+
+let api: ApiProcess | null = null;
+let store: Store | null = null;
+let search: SearchIndex | null = null;
+let rag: Rag | null = null;
+const createdKnowledgeBases: string[] = [];
+let createdUser: { userId: string; defaultKnowledgeBaseId: string; apiKeyId?: string } | null = null;
+
+let cleanupPromise: Promise<void> | null = null;
+function cleanup(): Promise<void> {
+  cleanupPromise ??= (async () => {
+    const step = async (label: string, work: () => Promise<unknown>) => {
+      try {
+        await work();
+      } catch (error) {
+        console.error(`[bench] clean-up: ${label} failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    };
+    if (api) {
+      const running = api;
+      await step('stopping the API process', () => running.stop());
+    }
+    if (search) {
+      const index = search;
+      for (const knowledgeBaseId of createdKnowledgeBases) {
+        await step(`deleting the chunks of KB ${knowledgeBaseId}`, async () => {
+          const deleted = await index.deleteChunksOfKnowledgeBase(knowledgeBaseId);
+          log(`clean-up: removed ${deleted} chunks of KB ${knowledgeBaseId}`);
+        });
+      }
+    }
+    if (store && createdUser) {
+      const records = store;
+      const user = createdUser;
+      for (const knowledgeBaseId of [...createdKnowledgeBases, user.defaultKnowledgeBaseId]) {
+        await step(`deleting KB ${knowledgeBaseId}`, async () => {
+          await records.deleteDocumentsOfKnowledgeBase(knowledgeBaseId);
+          await records.deleteKnowledgeBaseRecord(knowledgeBaseId);
+        });
+      }
+      if (user.apiKeyId) await step('revoking the API key', () => revokeApiKey(records, user.apiKeyId as string));
+      await step('deleting the bench user', () => records.deleteUser(user.userId));
+    }
+    if (rag) {
+      const embedder = rag.embedder;
+      await step('releasing the embedder', () => embedder.dispose());
+    }
+    if (search) await step('closing the OpenSearch client', () => (search as SearchIndex).close());
+    if (store) await step('closing the store', () => (store as Store).close());
+  })();
+  return cleanupPromise;
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    console.error(`[bench] ${signal}: cleaning up…`);
+    void cleanup().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  });
+}
+// Last resort if the process exits without the clean-up having stopped the API (sync: SIGKILL only).
+process.on('exit', () => api?.kill());
+
+// ---------------------------------------------------------------------------------------------------------------
+// Phases
+
+function newestEvalResult(): EvalSummary | null {
+  if (!existsSync(resultsDir)) return null;
+  const files = readdirSync(resultsDir)
+    .filter((name) => /^eval-.*\.json$/.test(name))
+    .map((name) => ({ name, mtime: statSync(join(resultsDir, name)).mtimeMs }))
+    .sort((a, b) => b.mtime - a.mtime);
+  for (const { name } of files) {
+    try {
+      const parsed = JSON.parse(readFileSync(join(resultsDir, name), 'utf8')) as Omit<EvalSummary, 'file'>;
+      if (parsed.modes && Object.keys(parsed.modes).length > 0) {
+        return { file: name, dataset: parsed.dataset, documents: parsed.documents, queries: parsed.queries, finished_at: parsed.finished_at, modes: parsed.modes };
+      }
+    } catch {
+      // a half-written or foreign file: try the next one
+    }
+  }
+  return null;
+}
+
+function memoryPhase(target: ApiProcess, canReset: boolean) {
+  if (canReset) target.resetPeak();
+  const stopSampling = target.sampleRss();
+  return () => {
+    const sampled = stopSampling();
+    const peak = target.memory()?.peakMb ?? null;
+    return { peak_mb: peak === null ? null : round(peak), sampled_max_rss_mb: round(sampled) };
+  };
+}
+
+async function main(): Promise<number> {
+  const startedAt = new Date();
+  const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
+  const config = loadConfig();
+  log(`kbqa bench${quick ? ' (quick)' : ''}: ${JSON.stringify({ ...options, dataset: options.dataset })}`);
+
+  // --- set-up: the stack's clients, the dataset, a user and key of our own, our own API process
+  store = await openStore(config.mongodb.url, config.mongodb.timeoutMs);
+  search = openSearchIndex({
+    url: config.opensearch.url,
+    // Bulk loads of 500 vectors and a delete of 100k chunks take longer than a request of the service does.
+    timeoutMs: 300_000,
+    embedderName: 'bge-small-en-v1.5',
+    dimensions: 384,
+    shards: config.opensearch.shards,
+    replicas: config.opensearch.replicas,
+    rrfRankConstant: config.opensearch.rrfRankConstant,
+    rrfWeights: config.opensearch.rrfWeights,
+  });
+  const machine = await describeMachine(search, config.mongodb.url, config.mongodb.timeoutMs);
+  log(`machine: ${machine.cores} cores, ${machine.memory_gib} GiB, Node ${machine.node}, ${machine.opensearch}, FerretDB ${machine.ferretdb}, load ${machine.load_average_at_start.join('/')}`);
+
+  const dataset = await loadBeirDataset(options.dataset, 'test');
+  const documents: BenchDocument[] = dataset.corpus
+    .slice(0, options.ingestDocs)
+    .map(corpusDocument)
+    .filter((document) => document.content.trim().length > 0);
+  const testQueries = [...dataset.qrels.keys()].filter((id) => dataset.queries.has(id)).map((id) => dataset.queries.get(id) as string);
+  log(`dataset ${dataset.name}: ${documents.length} documents to ingest, ${testQueries.length} test queries`);
+
+  const email = `bench-${Date.now()}-${process.pid}@bench.kbqa.test`;
+  const { user, defaultKnowledgeBase } = await createUser(store, email);
+  createdUser = { userId: user._id, defaultKnowledgeBaseId: defaultKnowledgeBase._id };
+  const { record: keyRecord, key: apiKey } = await createApiKey(store, email, 'bench');
+  createdUser.apiKeyId = keyRecord._id;
+  log(`created user ${email} and an API key`);
+
+  log('starting the API process…');
+  api = await startApi({ root, env: process.env });
+  const startupMemory = api.memory();
+  const startupPeak = startupMemory ? round(startupMemory.peakMb) : null;
+  const canResetPeak = api.resetPeak();
+  log(`API ready at ${api.url} (pid ${api.pid}); peak RSS ${canResetPeak ? 'reset per phase (clear_refs)' : 'since start (clear_refs refused)'}`);
+  const client = createKbqaClient(api.url, apiKey);
+  const newKnowledgeBase = async (name: string) => {
+    const created = await client.createKnowledgeBase(`${name} ${stamp}`, 'created by npm run bench; removed at the end');
+    createdKnowledgeBases.push(created.id);
+    return created.id;
+  };
+  const phases: BenchResult['memory']['phases'] = {};
+
+  // --- ingest through the API at concurrency 1 and 4, each into a fresh KB
+  const ingestRuns: IngestRun[] = [];
+  let endMemory = memoryPhase(api, canResetPeak);
+  for (const concurrency of [1, 4]) {
+    const knowledgeBaseId = await newKnowledgeBase(`bench-ingest-c${concurrency}`);
+    log(`ingest: ${documents.length} documents at concurrency ${concurrency} into KB ${knowledgeBaseId}`);
+    const run = await ingestThroughApi(client, knowledgeBaseId, documents, concurrency, progress(`  ingest c${concurrency}`, 25));
+    ingestRuns.push(run);
+    log(`ingest c${concurrency}: ${run.documents_per_s} documents/s, ${run.chunks_per_s} chunks/s (${run.chunks} chunks in ${run.seconds} s)`);
+  }
+  phases.ingest = endMemory();
+  log(`API peak RSS during ingest: ${phases.ingest.peak_mb} MB (highest sampled RSS ${phases.ingest.sampled_max_rss_mb} MB)`);
+  const queryKnowledgeBaseId = ingestRuns[1].knowledge_base_id;
+
+  // --- the raw embedder on the same chunks, in this process, API idle
+  log('raw embedder: loading it in the bench process…');
+  const { loadRag } = await import('../service/rag/index.ts');
+  rag = await loadRag(config);
+  const raw = await rawEmbedderThroughput(rag, documents);
+  log(`raw embedder: ${raw.chunks_per_s} chunks/s (${raw.chunks} chunks in ${raw.seconds} s)`);
+  await rag.embedder.dispose();
+  rag = null;
+  const ratio = round(ingestRuns[1].chunks_per_s / raw.chunks_per_s, 3);
+  log(`ingest ratio API@4 ÷ raw = ${ratio}`);
+
+  // --- queries: sequential, then autocannon with 8 connections
+  const queryBodies = testQueries.slice(0, options.queries).map((query) => ({ query, knowledge_base_ids: [queryKnowledgeBaseId] }));
+  endMemory = memoryPhase(api, canResetPeak);
+  log(`query: ${queryBodies.length} queries sequentially against KB ${queryKnowledgeBaseId}`);
+  const sequential = await runSequentialQueries({ url: api.url, apiKey, bodies: queryBodies, warmup: 10, onProgress: progress('  sequential', 25) });
+  log(`sequential: p50 ${sequential.latency.p50_ms} ms, p95 ${sequential.latency.p95_ms} ms, p99 ${sequential.latency.p99_ms} ms; stages p50 ${Object.entries(sequential.stages).map(([s, t]) => `${s} ${t.p50_ms}`).join(', ')}`);
+  const allBodies = testQueries.map((query) => JSON.stringify({ query, knowledge_base_ids: [queryKnowledgeBaseId] }));
+  log(`query: autocannon, ${options.loadConnections} connections, ${options.loadAmount} requests`);
+  const concurrent = await runLoad({ url: api.url, apiKey, method: 'POST', path: '/api/v1/query', bodies: allBodies, connections: options.loadConnections, amount: options.loadAmount });
+  log(`concurrency ${options.loadConnections}: ${concurrent.requests_per_s} queries/s, p50 ${concurrent.latency.p50_ms} ms, p95 ${concurrent.latency.p95_ms} ms, p99 ${concurrent.latency.p99_ms} ms, non-2xx ${concurrent.non_2xx}, errors ${concurrent.errors}`);
+  phases.query = endMemory();
+
+  // --- scale: a dedicated KB grown with perturbed copies of the real chunks
+  const scaleMethod =
+    `Synthetic: the KB is filled with perturbed copies of the real chunks of the concurrency-4 ingest KB (each vector + N(0, ${SCALE_NOISE_SIGMA}²) ` +
+    'per dimension, re-normalised; same text; new chunk and document ids), bulk-loaded straight through the service\'s ' +
+    'indexing code (search.indexChunksWithoutRefresh, 500 per request, 2 in flight, then one refreshChunks) — no embedder, ' +
+    `no API. Queried through the API (knowledge_base_ids = [scale KB]) with ${options.scaleQueries} test queries, sequentially.`;
+  const scale: BenchResult['scale'] = { method: scaleMethod, knowledge_base_id: '', templates: 0, steps: [], p50_ratio: null };
+  endMemory = memoryPhase(api, canResetPeak);
+  try {
+    const scaleKnowledgeBaseId = await newKnowledgeBase('bench-scale');
+    scale.knowledge_base_id = scaleKnowledgeBaseId;
+    const templates = await readChunksOfKnowledgeBase(search, queryKnowledgeBaseId);
+    scale.templates = templates.length;
+    const scaleBodies = testQueries.slice(0, options.scaleQueries).map((query) => ({ query, knowledge_base_ids: [scaleKnowledgeBaseId] }));
+    let loaded = 0;
+    for (const target of options.scaleSteps) {
+      log(`scale: loading ${target - loaded} perturbed copies of ${templates.length} real chunks (KB → ${target} chunks)`);
+      const fill = await loadPerturbedCopies(search, templates, scaleKnowledgeBaseId, loaded, target - loaded, (() => {
+        const report = progress('  scale load', 10);
+        return (done: number, total: number, rate: number) => report(done, total, ` (${rate.toFixed(0)} chunks/s)`);
+      })());
+      loaded = target;
+      const inKb = await search.countChunks({ knowledge_base_id: scaleKnowledgeBaseId });
+      log(`scale: ${fill.chunks} chunks loaded in ${fill.seconds} s (${fill.chunks_per_s}/s, refresh ${fill.refresh_seconds} s); KB holds ${inKb}`);
+      const queries = await runSequentialQueries({ url: api.url, apiKey, bodies: scaleBodies, warmup: 10 });
+      scale.steps.push({ chunks: inKb, load: fill, queries } satisfies ScaleStep);
+      log(`scale @${inKb}: p50 ${queries.latency.p50_ms} ms, p95 ${queries.latency.p95_ms} ms (search p50 ${queries.stages.search?.p50_ms} ms)`);
+    }
+    if (scale.steps.length >= 2) {
+      scale.p50_ratio = round(scale.steps[scale.steps.length - 1].queries.latency.p50_ms / scale.steps[0].queries.latency.p50_ms, 3);
+      log(`scale: p50 ratio ${scale.p50_ratio}`);
+    }
+  } catch (error) {
+    scale.error = error instanceof Error ? error.message : String(error);
+    log(`scale step failed: ${scale.error}`);
+  }
+  phases['scale (queries)'] = endMemory();
+
+  // --- the auth path: GET /me, 32 connections
+  let auth: BenchResult['auth'];
+  endMemory = memoryPhase(api, canResetPeak);
+  try {
+    log(`auth: autocannon GET /api/v1/me, ${options.authConnections} connections, ${options.authSeconds} s`);
+    const result: LoadResult = await runLoad({ url: api.url, apiKey, method: 'GET', path: '/api/v1/me', connections: options.authConnections, durationSeconds: options.authSeconds });
+    auth = { ...result, latencies_ms: [] };
+    log(`auth: ${result.requests_per_s} req/s, non-2xx ${result.non_2xx}, errors ${result.errors}, p50 ${result.latency.p50_ms} ms, p99 ${result.latency.p99_ms} ms`);
+  } catch (error) {
+    auth = { error: error instanceof Error ? error.message : String(error) };
+    log(`auth step failed: ${auth.error}`);
+  }
+  phases.auth = endMemory();
+
+  // --- report
+  const partial: Omit<BenchResult, 'targets' | 'charts' | 'finished_at'> = {
+    started_at: startedAt.toISOString(),
+    stamp,
+    quick,
+    options: {
+      dataset: options.dataset,
+      ingest_docs: options.ingestDocs,
+      queries: options.queries,
+      load_amount: options.loadAmount,
+      load_connections: options.loadConnections,
+      scale_steps: options.scaleSteps.join(','),
+      scale_queries: options.scaleQueries,
+      auth_seconds: options.authSeconds,
+      auth_connections: options.authConnections,
+      embed_threads: config.embedder.threads || os.availableParallelism(),
+      chunk_tokens: config.chunking.chunkTokens,
+    },
+    machine: { ...machine, load_average_at_end: os.loadavg().map((value) => round(value, 2)) },
+    ingest: { dataset: dataset.name, documents: documents.length, api: ingestRuns, raw_embedder: raw, api4_to_raw_ratio: ratio },
+    memory: {
+      method: canResetPeak
+        ? 'Peak RSS is VmHWM from /proc/<pid>/status, reset (clear_refs) at the start of each phase; VmRSS is also sampled every 200 ms.'
+        : 'Peak RSS is VmHWM from /proc/<pid>/status since the process started (clear_refs was refused); VmRSS is also sampled every 200 ms.',
+      startup_peak_mb: startupPeak,
+      phases,
+    },
+    query: { knowledge_base_id: queryKnowledgeBaseId, chunks_in_kb: ingestRuns[1].chunks, sequential, concurrent },
+    scale,
+    auth,
+    eval: newestEvalResult(),
+  };
+  const result: BenchResult = { ...partial, targets: buildTargets(partial), charts: {}, finished_at: '' };
+
+  mkdirSync(resultsDir, { recursive: true });
+  const subtitle = `${quick ? 'quick run · ' : ''}${stamp} · ${machine.cores} cores · ${machine.opensearch}`;
+  const charts: Array<[string, Parameters<typeof renderSvg>[0]]> = [
+    [
+      'latency',
+      latencyPercentilesChart(
+        [
+          ...(['p50', 'p90', 'p95', 'p99'] as const).map((p) => ({ run: 'sequential', percentile: p, ms: sequential.latency[`${p}_ms`] })),
+          ...(['p50', 'p90', 'p95', 'p99'] as const).map((p) => ({ run: `${options.loadConnections} connections`, percentile: p, ms: concurrent.latency[`${p}_ms`] })),
+        ],
+        subtitle,
+      ),
+    ],
+    [
+      'latency-histogram',
+      latencyHistogramChart(
+        [
+          ...sequential.latencies_ms.map((ms) => ({ run: 'sequential', ms })),
+          ...concurrent.latencies_ms.map((ms) => ({ run: `${options.loadConnections} connections`, ms })),
+        ],
+        subtitle,
+      ),
+    ],
+    [
+      'ingest',
+      ingestChart(
+        [
+          ...ingestRuns.map((run) => ({ run: `API, concurrency ${run.concurrency}`, chunks_per_s: run.chunks_per_s })),
+          { run: 'raw embedder', chunks_per_s: raw.chunks_per_s },
+        ],
+        subtitle,
+      ),
+    ],
+  ];
+  if (scale.steps.length > 0) {
+    charts.push([
+      'scale',
+      scaleChart(
+        scale.steps.flatMap((step) => [
+          { chunks: step.chunks.toLocaleString('en-US'), percentile: 'p50', ms: step.queries.latency.p50_ms },
+          { chunks: step.chunks.toLocaleString('en-US'), percentile: 'p95', ms: step.queries.latency.p95_ms },
+        ]),
+        `${subtitle} · synthetic (perturbed copies)`,
+      ),
+    ]);
+  }
+  if (result.eval) {
+    const evalResult = result.eval;
+    charts.push([
+      'ndcg',
+      ndcgChart(
+        Object.entries(evalResult.modes).map(([mode, metrics]) => ({ mode, ndcg_at_10: metrics.ndcg_at_10 })),
+        `${evalResult.file} · ${evalResult.documents} documents, ${evalResult.queries} queries`,
+      ),
+    ]);
+  }
+  for (const [name, spec] of charts) {
+    const file = `${stamp}-${name}.svg`;
+    try {
+      writeFileSync(join(resultsDir, file), await renderSvg(spec));
+      result.charts[name] = file;
+    } catch (error) {
+      log(`chart ${name} could not be rendered: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  result.finished_at = new Date().toISOString();
+  const json = `${JSON.stringify(result, null, 2)}\n`;
+  const markdown = renderMarkdown(result);
+  writeFileSync(join(resultsDir, `${stamp}.json`), json);
+  writeFileSync(join(resultsDir, `${stamp}.md`), markdown);
+  writeFileSync(join(resultsDir, 'latest.json'), json);
+  writeFileSync(join(resultsDir, 'latest.md'), markdown);
+  log(`wrote bench/results/${stamp}.{json,md}, latest.{json,md} and ${Object.keys(result.charts).length} charts`);
+
+  console.log('');
+  console.log('| figure | measured | target | result |');
+  console.log('|---|---:|---|---|');
+  for (const t of result.targets) {
+    const value = t.value === null ? 'n/a' : `${t.value}${t.unit ? ` ${t.unit}` : ''}`;
+    console.log(`| ${t.label} | ${value} | ${t.target} | ${t.pass === null ? '—' : t.pass ? 'PASS' : 'MISS'} |`);
+  }
+  console.log('');
+  return 0;
+}
+
+main()
+  .catch((error: unknown) => {
+    console.error(`[bench] failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    if (api) console.error(`[bench] last API output:\n${api.tail()}`);
+    return 1;
+  })
+  .then(async (code) => {
+    await cleanup();
+    log('done');
+    process.exit(code);
+  });

@@ -1,0 +1,85 @@
+// Scale fill: a dedicated KB grown to N chunks by bulk-loading PERTURBED COPIES of real chunks (their vectors plus
+// small gaussian noise, re-normalised; the same texts; new chunk and document ids) straight through the service's
+// own indexing code (search.indexChunksWithoutRefresh, then one refreshChunks). No embedder runs: this measures
+// query latency against a bigger index, not ingest.
+import { randomUUID } from 'node:crypto';
+import { CHUNKS_ALIAS } from '../service/search/assets.ts';
+import type { ChunkDocument, SearchIndex } from '../service/search/index.ts';
+import { gaussian, round } from './stats.ts';
+
+export const SCALE_NOISE_SIGMA = 0.01;
+const BATCH_SIZE = 500;
+const PARALLEL_BULKS = 2;
+
+/** The real chunks of a KB, vectors included (the templates the copies are made from). */
+export async function readChunksOfKnowledgeBase(search: SearchIndex, knowledgeBaseId: string): Promise<ChunkDocument[]> {
+  const response = await search.request<{ hits: { hits: Array<{ _source: ChunkDocument }> } }>('POST', `/${CHUNKS_ALIAS}/_search`, {
+    body: { size: 10_000, query: { term: { knowledge_base_id: knowledgeBaseId } }, sort: [{ chunk_id: 'asc' }] },
+  });
+  return response.hits.hits.map((hit) => hit._source);
+}
+
+function perturb(vector: number[]): number[] {
+  const noisy = vector.map((value) => value + SCALE_NOISE_SIGMA * gaussian());
+  const norm = Math.sqrt(noisy.reduce((sum, value) => sum + value * value, 0)) || 1;
+  // float32 is what the index keeps; 7 significant digits keep the bulk bodies small.
+  return noisy.map((value) => Number((value / norm).toPrecision(7)));
+}
+
+function copyOf(template: ChunkDocument, knowledgeBaseId: string, serial: number, createdAt: string): ChunkDocument {
+  const documentId = randomUUID();
+  return {
+    ...template,
+    chunk_id: `${documentId}:0`,
+    document_id: documentId,
+    knowledge_base_id: knowledgeBaseId,
+    filename: `scale-${serial}.txt`,
+    chunk_index: 0,
+    embedding: perturb(template.embedding),
+    created_at: createdAt,
+  };
+}
+
+/** Adds `count` perturbed copies to the KB, ~500 per bulk request, two in flight; refreshes once at the end. */
+export async function loadPerturbedCopies(
+  search: SearchIndex,
+  templates: ChunkDocument[],
+  knowledgeBaseId: string,
+  startSerial: number,
+  count: number,
+  onProgress?: (done: number, total: number, chunksPerSecond: number) => void,
+): Promise<{ chunks: number; seconds: number; chunks_per_s: number; refresh_seconds: number }> {
+  if (templates.length === 0) throw new Error('no template chunks to copy');
+  const createdAt = new Date().toISOString();
+  const started = performance.now();
+  let produced = 0;
+  let loaded = 0;
+  const nextBatch = (): ChunkDocument[] | null => {
+    if (produced >= count) return null;
+    const size = Math.min(BATCH_SIZE, count - produced);
+    const batch = Array.from({ length: size }, (_, offset) => {
+      const serial = startSerial + produced + offset;
+      return copyOf(templates[serial % templates.length], knowledgeBaseId, serial, createdAt);
+    });
+    produced += size;
+    return batch;
+  };
+  await Promise.all(
+    Array.from({ length: PARALLEL_BULKS }, async () => {
+      for (let batch = nextBatch(); batch; batch = nextBatch()) {
+        await search.indexChunksWithoutRefresh(batch);
+        loaded += batch.length;
+        onProgress?.(loaded, count, loaded / ((performance.now() - started) / 1000));
+      }
+    }),
+  );
+  const refreshStarted = performance.now();
+  await search.refreshChunks();
+  const seconds = (performance.now() - started) / 1000;
+  return {
+    chunks: loaded,
+    seconds: round(seconds, 2),
+    chunks_per_s: round(loaded / seconds, 1),
+    refresh_seconds: round((performance.now() - refreshStarted) / 1000, 2),
+  };
+}

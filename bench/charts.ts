@@ -14,10 +14,10 @@ export async function renderSvg(spec: TopLevelSpec): Promise<string> {
 const SCHEMA = 'https://vega.github.io/schema/vega-lite/v6.json';
 const FONT = { config: { font: 'Helvetica, Arial, sans-serif', view: { stroke: null } } } as const;
 
-export function ndcgChart(modes: Array<{ mode: string; ndcg_at_10: number }>, subtitle: string): TopLevelSpec {
+export function ndcgChart(dataset: string, modes: Array<{ mode: string; ndcg_at_10: number }>, subtitle: string): TopLevelSpec {
   return {
     $schema: SCHEMA,
-    title: { text: 'SciFact nDCG@10 by retrieval mode', subtitle },
+    title: { text: `${dataset} nDCG@10 by retrieval mode`, subtitle },
     width: 360,
     height: 220,
     data: { values: modes },
@@ -78,7 +78,7 @@ export function latencyHistogramChart(samples: Array<{ run: string; ms: number }
       x: { field: 'ms', type: 'quantitative', bin: { maxbins: 50 }, title: 'latency (ms)' },
       y: { aggregate: 'count', type: 'quantitative', title: 'queries' },
       color: { field: 'run', type: 'nominal', legend: null },
-      row: { field: 'run', type: 'nominal', title: null },
+      row: { field: 'run', type: 'nominal', title: null, sort: 'descending' },
     },
     resolve: { scale: { y: 'independent' } },
     ...FONT,

@@ -35,7 +35,9 @@ export async function ingestThroughApi(
   const started = performance.now();
   await forEachConcurrently(documents, concurrency, async (document) => {
     const requestStarted = performance.now();
-    chunks += (await client.ingestDocument(knowledgeBaseId, document.filename, document.content)).chunks;
+    // Read the count first: `chunks += await …` would add to the value `chunks` had before the await (lost updates).
+    const indexed = (await client.ingestDocument(knowledgeBaseId, document.filename, document.content)).chunks;
+    chunks += indexed;
     latencies.push(performance.now() - requestStarted);
     done += 1;
     onProgress?.(done, documents.length);

@@ -1,6 +1,7 @@
 // The run's JSON shape, its targets, and the markdown summary.
 import type { LoadResult } from './load.ts';
 import type { MachineInfo } from './machine.ts';
+import type { PhaseResources } from './phases.ts';
 import type { IngestRun, RawEmbedRun } from './ingest.ts';
 import type { SequentialResult } from './sequential.ts';
 
@@ -42,10 +43,11 @@ export interface BenchResult {
     raw_embedder: RawEmbedRun;
     api4_to_raw_ratio: number;
   };
-  memory: {
+  resources: {
     method: string;
     startup_peak_mb: number | null;
-    phases: Record<string, { peak_mb: number | null; sampled_max_rss_mb: number }>;
+    ingest_peak_rss_mb: number;
+    phases: Record<string, PhaseResources>;
   };
   query: {
     knowledge_base_id: string;
@@ -53,7 +55,7 @@ export interface BenchResult {
     sequential: SequentialResult;
     concurrent: LoadResult;
   };
-  scale: { method: string; knowledge_base_id: string; templates: number; steps: ScaleStep[]; p50_ratio: number | null; error?: string };
+  scale: { method: string; knowledge_base_id: string; templates: number; steps: ScaleStep[]; p50_ratio: number | null; search_p50_ratio?: number; error?: string };
   auth: (LoadResult & { error?: undefined }) | { error: string };
   eval: EvalSummary | null;
   targets: Target[];
@@ -67,7 +69,7 @@ const fmt = (value: number | null | undefined, digits = 1) =>
 export function buildTargets(result: Omit<BenchResult, 'targets' | 'charts' | 'finished_at'>): Target[] {
   const seq = result.query.sequential.latency;
   const conc = result.query.concurrent;
-  const ingestPeak = result.memory.phases.ingest?.peak_mb ?? result.memory.phases.ingest?.sampled_max_rss_mb ?? null;
+  const ingestPeak = result.resources.ingest_peak_rss_mb;
   const auth = 'error' in result.auth && result.auth.error ? null : (result.auth as LoadResult);
   const scaleSteps = result.scale.steps;
   const scaleLabel = scaleSteps.length === 2 ? `p50@${scaleSteps[1].chunks / 1000}k ÷ p50@${scaleSteps[0].chunks / 1000}k` : 'p50 ratio';
@@ -119,6 +121,13 @@ export function renderMarkdown(result: BenchResult): string {
     `| load average (1/5/15 min) at start → end | ${m.load_average_at_start.join(' / ')} → ${m.load_average_at_end.join(' / ')} |`,
     `| chunks already in the shared index at start | ${m.chunks_in_shared_index_at_start} |`,
     '',
+    ...(m.load_average_at_start[0] > m.cores
+      ? [
+          `**The machine was busy:** the 1-minute load average at start was ${m.load_average_at_start[0]} on ${m.cores} cores (other jobs ran`,
+          'alongside), so every figure here is lower than the same code reaches on an idle machine.',
+          '',
+        ]
+      : []),
     'The API under test is a child process the bench starts itself (`node service/main.ts`, `KBQA_LOG_LEVEL=warn`);',
     'autocannon and the sequential client run in the bench process on the same machine.',
     '',
@@ -149,16 +158,21 @@ export function renderMarkdown(result: BenchResult): string {
     '',
     `API@4 ÷ raw = **${fmt(ing.api4_to_raw_ratio, 2)}** (target ≥ 0.80). Splitting those documents took ${fmt(raw.split_seconds, 2)} s (not in the raw figure).`,
     '',
-    '## Memory — API process',
+    '## Resources per phase',
     '',
-    `${result.memory.method}`,
+    result.resources.method,
     '',
-    '| phase | peak RSS (VmHWM, MB) | highest sampled VmRSS (MB) |',
-    '|---|---:|---:|',
-    `| start-up (embedder loaded, ready) | ${fmt(result.memory.startup_peak_mb)} | — |`,
+    `API start-up peak RSS (embedder loaded, ready): ${fmt(result.resources.startup_peak_mb)} MB.`,
+    '',
+    '| phase | seconds | API peak RSS (MB) | CPU: API | OpenSearch | FerretDB | bench |',
+    '|---|---:|---:|---:|---:|---:|---:|',
   );
-  for (const [phase, memory] of Object.entries(result.memory.phases)) {
-    push(`| ${phase} | ${fmt(memory.peak_mb)} | ${fmt(memory.sampled_max_rss_mb)} |`);
+  const percent = (value: number | undefined) => (value === undefined ? 'n/a' : `${value} %`);
+  for (const [phase, resources] of Object.entries(result.resources.phases)) {
+    const cpu = resources.cpu_percent;
+    push(
+      `| ${phase} | ${fmt(resources.seconds)} | ${fmt(resources.api_peak_rss_mb ?? resources.api_sampled_max_rss_mb)} | ${percent(cpu.api)} | ${percent(cpu.opensearch)} | ${percent(cpu.ferretdb)} | ${percent(cpu.bench)} |`,
+    );
   }
 
   const q = result.query;
@@ -195,7 +209,7 @@ export function renderMarkdown(result: BenchResult): string {
         `| ${step.chunks} | ${fmt(step.load.seconds)} | ${fmt(step.load.chunks_per_s, 0)} | ${step.queries.queries} | ${fmt(step.queries.latency.p50_ms)} | ${fmt(step.queries.latency.p95_ms)} | ${fmt(step.queries.latency.p99_ms)} | ${fmt(step.queries.stages.search?.p50_ms)} |`,
       );
     }
-    push('', `p50 ratio = **${fmt(scale.p50_ratio, 2)}** (target ≤ 2.0).`);
+    push('', `p50 ratio = **${fmt(scale.p50_ratio, 2)}** (target ≤ 2.0); the search stage alone (Server-Timing p50): ${fmt(scale.search_p50_ratio, 2)}.`);
   }
 
   push('', '## Auth path — autocannon GET /api/v1/me', '');

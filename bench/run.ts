@@ -22,6 +22,7 @@ import { ingestChart, latencyHistogramChart, latencyPercentilesChart, ndcgChart,
 import { ingestThroughApi, rawEmbedderThroughput, type BenchDocument, type IngestRun } from './ingest.ts';
 import { runLoad, type LoadResult } from './load.ts';
 import { describeMachine } from './machine.ts';
+import { startPhase, stackPids, type PhaseResources } from './phases.ts';
 import { buildTargets, renderMarkdown, type BenchResult, type EvalSummary, type ScaleStep } from './report.ts';
 import { loadPerturbedCopies, readChunksOfKnowledgeBase, SCALE_NOISE_SIGMA } from './scale.ts';
 import { runSequentialQueries } from './sequential.ts';
@@ -150,8 +151,10 @@ function cleanup(): Promise<void> {
   return cleanupPromise;
 }
 
+let interrupted = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
+    interrupted = true;
     console.error(`[bench] ${signal}: cleaning up…`);
     void cleanup().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
   });
@@ -179,16 +182,6 @@ function newestEvalResult(): EvalSummary | null {
     }
   }
   return null;
-}
-
-function memoryPhase(target: ApiProcess, canReset: boolean) {
-  if (canReset) target.resetPeak();
-  const stopSampling = target.sampleRss();
-  return () => {
-    const sampled = stopSampling();
-    const peak = target.memory()?.peakMb ?? null;
-    return { peak_mb: peak === null ? null : round(peak), sampled_max_rss_mb: round(sampled) };
-  };
 }
 
 async function main(): Promise<number> {
@@ -240,27 +233,41 @@ async function main(): Promise<number> {
     createdKnowledgeBases.push(created.id);
     return created.id;
   };
-  const phases: BenchResult['memory']['phases'] = {};
+  const phases: Record<string, PhaseResources> = {};
+  const stack = stackPids(config.localDir);
+  const runningApi = api;
+  const phase = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
+    const end = startPhase(runningApi, canResetPeak, stack);
+    try {
+      return await work();
+    } finally {
+      phases[name] = end();
+      const cpu = Object.entries(phases[name].cpu_percent).map(([process, percent]) => `${process} ${percent}%`).join(', ');
+      log(`  [${name}] ${phases[name].seconds} s; API peak RSS ${phases[name].api_peak_rss_mb} MB; CPU (% of one core): ${cpu}`);
+    }
+  };
 
   // --- ingest through the API at concurrency 1 and 4, each into a fresh KB
   const ingestRuns: IngestRun[] = [];
-  let endMemory = memoryPhase(api, canResetPeak);
   for (const concurrency of [1, 4]) {
     const knowledgeBaseId = await newKnowledgeBase(`bench-ingest-c${concurrency}`);
     log(`ingest: ${documents.length} documents at concurrency ${concurrency} into KB ${knowledgeBaseId}`);
-    const run = await ingestThroughApi(client, knowledgeBaseId, documents, concurrency, progress(`  ingest c${concurrency}`, 25));
+    const run = await phase(`ingest, concurrency ${concurrency}`, () =>
+      ingestThroughApi(client, knowledgeBaseId, documents, concurrency, progress(`  ingest c${concurrency}`, 25)),
+    );
     ingestRuns.push(run);
     log(`ingest c${concurrency}: ${run.documents_per_s} documents/s, ${run.chunks_per_s} chunks/s (${run.chunks} chunks in ${run.seconds} s)`);
   }
-  phases.ingest = endMemory();
-  log(`API peak RSS during ingest: ${phases.ingest.peak_mb} MB (highest sampled RSS ${phases.ingest.sampled_max_rss_mb} MB)`);
+  const ingestPeaks = ingestRuns.map((run) => phases[`ingest, concurrency ${run.concurrency}`]);
+  const ingestPeakMb = Math.max(...ingestPeaks.map((resources) => resources.api_peak_rss_mb ?? resources.api_sampled_max_rss_mb));
   const queryKnowledgeBaseId = ingestRuns[1].knowledge_base_id;
 
   // --- the raw embedder on the same chunks, in this process, API idle
   log('raw embedder: loading it in the bench process…');
   const { loadRag } = await import('../service/rag/index.ts');
-  rag = await loadRag(config);
-  const raw = await rawEmbedderThroughput(rag, documents);
+  const loadedRag = await loadRag(config);
+  rag = loadedRag;
+  const raw = await phase('raw embedder (API idle)', () => rawEmbedderThroughput(loadedRag, documents));
   log(`raw embedder: ${raw.chunks_per_s} chunks/s (${raw.chunks} chunks in ${raw.seconds} s)`);
   await rag.embedder.dispose();
   rag = null;
@@ -269,15 +276,17 @@ async function main(): Promise<number> {
 
   // --- queries: sequential, then autocannon with 8 connections
   const queryBodies = testQueries.slice(0, options.queries).map((query) => ({ query, knowledge_base_ids: [queryKnowledgeBaseId] }));
-  endMemory = memoryPhase(api, canResetPeak);
   log(`query: ${queryBodies.length} queries sequentially against KB ${queryKnowledgeBaseId}`);
-  const sequential = await runSequentialQueries({ url: api.url, apiKey, bodies: queryBodies, warmup: 10, onProgress: progress('  sequential', 25) });
+  const sequential = await phase('query, sequential', () =>
+    runSequentialQueries({ url: runningApi.url, apiKey, bodies: queryBodies, warmup: 10, onProgress: progress('  sequential', 25) }),
+  );
   log(`sequential: p50 ${sequential.latency.p50_ms} ms, p95 ${sequential.latency.p95_ms} ms, p99 ${sequential.latency.p99_ms} ms; stages p50 ${Object.entries(sequential.stages).map(([s, t]) => `${s} ${t.p50_ms}`).join(', ')}`);
   const allBodies = testQueries.map((query) => JSON.stringify({ query, knowledge_base_ids: [queryKnowledgeBaseId] }));
   log(`query: autocannon, ${options.loadConnections} connections, ${options.loadAmount} requests`);
-  const concurrent = await runLoad({ url: api.url, apiKey, method: 'POST', path: '/api/v1/query', bodies: allBodies, connections: options.loadConnections, amount: options.loadAmount });
+  const concurrent = await phase(`query, ${options.loadConnections} connections`, () =>
+    runLoad({ url: runningApi.url, apiKey, method: 'POST', path: '/api/v1/query', bodies: allBodies, connections: options.loadConnections, amount: options.loadAmount }),
+  );
   log(`concurrency ${options.loadConnections}: ${concurrent.requests_per_s} queries/s, p50 ${concurrent.latency.p50_ms} ms, p95 ${concurrent.latency.p95_ms} ms, p99 ${concurrent.latency.p99_ms} ms, non-2xx ${concurrent.non_2xx}, errors ${concurrent.errors}`);
-  phases.query = endMemory();
 
   // --- scale: a dedicated KB grown with perturbed copies of the real chunks
   const scaleMethod =
@@ -286,7 +295,6 @@ async function main(): Promise<number> {
     'indexing code (search.indexChunksWithoutRefresh, 500 per request, 2 in flight, then one refreshChunks) — no embedder, ' +
     `no API. Queried through the API (knowledge_base_ids = [scale KB]) with ${options.scaleQueries} test queries, sequentially.`;
   const scale: BenchResult['scale'] = { method: scaleMethod, knowledge_base_id: '', templates: 0, steps: [], p50_ratio: null };
-  endMemory = memoryPhase(api, canResetPeak);
   try {
     const scaleKnowledgeBaseId = await newKnowledgeBase('bench-scale');
     scale.knowledge_base_id = scaleKnowledgeBaseId;
@@ -296,40 +304,46 @@ async function main(): Promise<number> {
     let loaded = 0;
     for (const target of options.scaleSteps) {
       log(`scale: loading ${target - loaded} perturbed copies of ${templates.length} real chunks (KB → ${target} chunks)`);
-      const fill = await loadPerturbedCopies(search, templates, scaleKnowledgeBaseId, loaded, target - loaded, (() => {
-        const report = progress('  scale load', 10);
-        return (done: number, total: number, rate: number) => report(done, total, ` (${rate.toFixed(0)} chunks/s)`);
-      })());
+      const index = search;
+      const report = progress('  scale load', 10);
+      const fill = await phase(`scale: bulk load to ${target} chunks (no API)`, () =>
+        loadPerturbedCopies(index, templates, scaleKnowledgeBaseId, loaded, target - loaded, (done, total, rate) =>
+          report(done, total, ` (${rate.toFixed(0)} chunks/s)`),
+        ),
+      );
       loaded = target;
       const inKb = await search.countChunks({ knowledge_base_id: scaleKnowledgeBaseId });
       log(`scale: ${fill.chunks} chunks loaded in ${fill.seconds} s (${fill.chunks_per_s}/s, refresh ${fill.refresh_seconds} s); KB holds ${inKb}`);
-      const queries = await runSequentialQueries({ url: api.url, apiKey, bodies: scaleBodies, warmup: 10 });
+      const queries = await phase(`scale: queries at ${inKb} chunks`, () =>
+        runSequentialQueries({ url: runningApi.url, apiKey, bodies: scaleBodies, warmup: 10 }),
+      );
       scale.steps.push({ chunks: inKb, load: fill, queries } satisfies ScaleStep);
       log(`scale @${inKb}: p50 ${queries.latency.p50_ms} ms, p95 ${queries.latency.p95_ms} ms (search p50 ${queries.stages.search?.p50_ms} ms)`);
     }
     if (scale.steps.length >= 2) {
       scale.p50_ratio = round(scale.steps[scale.steps.length - 1].queries.latency.p50_ms / scale.steps[0].queries.latency.p50_ms, 3);
-      log(`scale: p50 ratio ${scale.p50_ratio}`);
+      const searchP50 = (step: ScaleStep) => step.queries.stages.search?.p50_ms ?? Number.NaN;
+      scale.search_p50_ratio = round(searchP50(scale.steps[scale.steps.length - 1]) / searchP50(scale.steps[0]), 3);
+      log(`scale: p50 ratio ${scale.p50_ratio} (search stage alone: ${scale.search_p50_ratio})`);
     }
   } catch (error) {
     scale.error = error instanceof Error ? error.message : String(error);
     log(`scale step failed: ${scale.error}`);
   }
-  phases['scale (queries)'] = endMemory();
 
   // --- the auth path: GET /me, 32 connections
   let auth: BenchResult['auth'];
-  endMemory = memoryPhase(api, canResetPeak);
   try {
     log(`auth: autocannon GET /api/v1/me, ${options.authConnections} connections, ${options.authSeconds} s`);
-    const result: LoadResult = await runLoad({ url: api.url, apiKey, method: 'GET', path: '/api/v1/me', connections: options.authConnections, durationSeconds: options.authSeconds });
+    const result: LoadResult = await phase('auth: GET /me', () =>
+      runLoad({ url: runningApi.url, apiKey, method: 'GET', path: '/api/v1/me', connections: options.authConnections, durationSeconds: options.authSeconds }),
+    );
     auth = { ...result, latencies_ms: [] };
     log(`auth: ${result.requests_per_s} req/s, non-2xx ${result.non_2xx}, errors ${result.errors}, p50 ${result.latency.p50_ms} ms, p99 ${result.latency.p99_ms} ms`);
   } catch (error) {
     auth = { error: error instanceof Error ? error.message : String(error) };
     log(`auth step failed: ${auth.error}`);
   }
-  phases.auth = endMemory();
 
   // --- report
   const partial: Omit<BenchResult, 'targets' | 'charts' | 'finished_at'> = {
@@ -351,11 +365,16 @@ async function main(): Promise<number> {
     },
     machine: { ...machine, load_average_at_end: os.loadavg().map((value) => round(value, 2)) },
     ingest: { dataset: dataset.name, documents: documents.length, api: ingestRuns, raw_embedder: raw, api4_to_raw_ratio: ratio },
-    memory: {
-      method: canResetPeak
-        ? 'Peak RSS is VmHWM from /proc/<pid>/status, reset (clear_refs) at the start of each phase; VmRSS is also sampled every 200 ms.'
-        : 'Peak RSS is VmHWM from /proc/<pid>/status since the process started (clear_refs was refused); VmRSS is also sampled every 200 ms.',
+    resources: {
+      method:
+        (canResetPeak
+          ? 'API peak RSS is VmHWM from /proc/<pid>/status, reset (clear_refs) at the start of each phase; VmRSS is also sampled every 200 ms. '
+          : 'API peak RSS is VmHWM from /proc/<pid>/status since the process started (clear_refs was refused); VmRSS is also sampled every 200 ms. ') +
+        `CPU is utime + stime from /proc/<pid>/stat over the phase, in % of one core (the machine has ${machine.cores}); ` +
+        '`bench` is this process (clients, autocannon, the raw embedder). OpenSearch and FerretDB are the shared stack: ' +
+        'their CPU includes whatever other clients asked of them during the phase.',
       startup_peak_mb: startupPeak,
+      ingest_peak_rss_mb: round(ingestPeakMb),
       phases,
     },
     query: { knowledge_base_id: queryKnowledgeBaseId, chunks_in_kb: ingestRuns[1].chunks, sequential, concurrent },
@@ -416,6 +435,7 @@ async function main(): Promise<number> {
     charts.push([
       'ndcg',
       ndcgChart(
+        evalResult.dataset,
         Object.entries(evalResult.modes).map(([mode, metrics]) => ({ mode, ndcg_at_10: metrics.ndcg_at_10 })),
         `${evalResult.file} · ${evalResult.documents} documents, ${evalResult.queries} queries`,
       ),
@@ -453,6 +473,8 @@ async function main(): Promise<number> {
 
 main()
   .catch((error: unknown) => {
+    // After Ctrl-C the clean-up stops the API under the running phase, which then fails: that is not news.
+    if (interrupted) return 1;
     console.error(`[bench] failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     if (api) console.error(`[bench] last API output:\n${api.tail()}`);
     return 1;

@@ -104,6 +104,8 @@ test('ingest → list → query round trip: shapes, title, source, chunk count, 
   t.is(stored?.source, 'api');
   t.is(stored?.knowledge_base_id, kb);
   t.is(await app.deps.search.countChunks({ document_id: document.id }), 1);
+  // The original text is kept, so chunks can be rebuilt.
+  t.is(await app.deps.store.findDocumentContent(document.id), content);
 
   // Listed.
   const listed = await documentsOf(app, user.key, kb);

@@ -49,6 +49,7 @@ async function assertNothingStored(t: ExecutionContext<Context>, kbId: string) {
   const { direct, user } = t.context;
   t.deepEqual((await direct.deps.store.listDocuments(kbId, {})).items, [], 'no document record');
   t.is(await direct.deps.search.countChunks({ knowledge_base_id: kbId }), 0, 'no chunk');
+  t.deepEqual(await direct.deps.store.listDocumentContentIds(kbId), [], 'no stored content');
   const listed = await direct.call('GET', `/api/v1/knowledge-bases/${kbId}/documents`, { key: user.key });
   t.deepEqual(listed.body, { documents: [] });
   const counted = await direct.call('GET', '/api/v1/knowledge-bases', { key: user.key });
@@ -125,8 +126,8 @@ test.serial('the store write succeeds but its acknowledgement is lost: 503, the 
   const kb = await createKb(proxied, user.key, 'lost ack');
   const store = proxied.deps.store;
   const original = store.insertDocument;
-  store.insertDocument = async (record) => {
-    await original(record);
+  store.insertDocument = async (record, content) => {
+    await original(record, content);
     throw new Error('injected: connection lost after the write');
   };
   let response;

@@ -63,11 +63,10 @@ async function addDocument(app: TestApp, knowledgeBaseId: string, filename = 'no
     filename,
     title: filename.replace(/\.[^.]+$/, ''),
     source: 'api',
-    content: text,
     chunks: 1,
     total_chunks: 1,
     created_at: created,
-  });
+  }, text);
   if (recordOnly) return id;
   const [embedding] = await rag.embedder.embedDocuments([text]);
   await search.indexChunks([

@@ -85,7 +85,8 @@ export async function ingestCorpus(
       async (entry) => {
         const { filename, content } = corpusDocument(entry);
         if (content.trim().length === 0) return;
-        chunks += (await client.ingestDocument(knowledgeBaseId, filename, content)).chunks;
+        const document = await client.ingestDocument(knowledgeBaseId, filename, content);
+        chunks += document.chunks; // after the await: `chunks += await …` would read a stale total
       },
       () => bar.tick(),
     );

@@ -42,7 +42,6 @@ export async function ingestDocument(
     filename: input.filename,
     title,
     source: 'api',
-    content: input.content,
     chunks: segments.length,
     total_chunks: total,
     created_at: new Date(),
@@ -63,7 +62,7 @@ export async function ingestDocument(
 
   try {
     await deps.search.indexChunks(chunks);
-    await deps.store.insertDocument(record);
+    await deps.store.insertDocument(record, input.content);
   } catch (error) {
     await removePartialIngest(deps, record._id);
     if (error instanceof UpstreamUnavailableError) throw error;

@@ -10,7 +10,7 @@ export function presentIngestedDocument(record: DocumentRecord) {
   };
 }
 
-export function presentDocumentListItem(record: Omit<DocumentRecord, 'content'>) {
+export function presentDocumentListItem(record: DocumentRecord) {
   return {
     id: record._id,
     filename: record.filename,

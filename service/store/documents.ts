@@ -3,23 +3,35 @@ import { storeCall } from './mongo.ts';
 import { NEWEST_FIRST, afterCursor, toPage, type Page } from './pagination.ts';
 import type { DocumentRecord } from './records.ts';
 
-// Listings never carry `content` (up to several MiB per document).
-const WITHOUT_CONTENT = { projection: { content: 0 } } as const;
-
 export function documentsStore(collections: Collections) {
-  const documents = collections.documents;
+  const { documents, documentContents } = collections;
   return {
-    insertDocument: (record: DocumentRecord) => storeCall(() => documents.insertOne(record)),
+    /** The content first, then the record: a document is listed only once its text is safely stored. */
+    async insertDocument(record: DocumentRecord, content: string): Promise<void> {
+      await storeCall(() => documentContents.insertOne({ _id: record._id, knowledge_base_id: record.knowledge_base_id, content }));
+      await storeCall(() => documents.insertOne(record));
+    },
     async deleteDocument(id: string): Promise<void> {
       await storeCall(() => documents.deleteOne({ _id: id }));
+      await storeCall(() => documentContents.deleteOne({ _id: id }));
     },
     findDocument: (id: string) => storeCall(() => documents.findOne({ _id: id })),
+    /** Ids of the documents of a KB whose text is stored: what a chunk rebuild walks. */
+    async listDocumentContentIds(knowledgeBaseId: string): Promise<string[]> {
+      const records = await storeCall(() =>
+        documentContents.find({ knowledge_base_id: knowledgeBaseId }, { projection: { _id: 1 } }).toArray(),
+      );
+      return records.map((record) => record._id);
+    },
+    async findDocumentContent(id: string): Promise<string | null> {
+      return (await storeCall(() => documentContents.findOne({ _id: id })))?.content ?? null;
+    },
 
-    async listDocuments(knowledgeBaseId: string, page: { limit?: number; cursor?: string }): Promise<Page<Omit<DocumentRecord, 'content'>>> {
+    async listDocuments(knowledgeBaseId: string, page: { limit?: number; cursor?: string }): Promise<Page<DocumentRecord>> {
       const filter = page.cursor
         ? { $and: [{ knowledge_base_id: knowledgeBaseId }, afterCursor<DocumentRecord>(page.cursor)] }
         : { knowledge_base_id: knowledgeBaseId };
-      let cursor = documents.find(filter, WITHOUT_CONTENT).sort(NEWEST_FIRST);
+      let cursor = documents.find(filter).sort(NEWEST_FIRST);
       if (page.limit !== undefined) cursor = cursor.limit(page.limit + 1);
       const records = await storeCall(() => cursor.toArray());
       return toPage(records, page.limit);
@@ -41,6 +53,7 @@ export function documentsStore(collections: Collections) {
 
     async deleteDocumentsOfKnowledgeBase(knowledgeBaseId: string): Promise<number> {
       const result = await storeCall(() => documents.deleteMany({ knowledge_base_id: knowledgeBaseId }));
+      await storeCall(() => documentContents.deleteMany({ knowledge_base_id: knowledgeBaseId }));
       return result.deletedCount;
     },
   };

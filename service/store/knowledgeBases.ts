@@ -30,8 +30,16 @@ export function knowledgeBasesStore(collections: Collections) {
     /** Any KB by id, deleted or not: for the admin CLI (restore, purge). */
     findKnowledgeBaseIncludingDeleted: (id: string) => storeCall(() => knowledgeBases.findOne({ _id: id })),
 
-    findLiveKnowledgeBases: (ids: string[]) =>
-      storeCall(() => knowledgeBases.find({ _id: { $in: ids }, deleted_at: null }).toArray()),
+    /**
+     * One _id lookup per id (at most 100, the query limit) rather than one $in: FerretDB's SQLite backend pushes
+     * only _id equality down to SQL and would scan the collection for $in; MongoDB serves both from the _id index.
+     */
+    async findLiveKnowledgeBases(ids: string[]): Promise<KnowledgeBaseRecord[]> {
+      const found = await Promise.all(
+        ids.map((id) => storeCall(() => knowledgeBases.findOne({ _id: id, deleted_at: null }))),
+      );
+      return found.filter((record): record is KnowledgeBaseRecord => record !== null);
+    },
 
     async listReachableKnowledgeBases(reader: Reader, page: { limit?: number; cursor?: string }): Promise<Page<KnowledgeBaseRecord>> {
       const filter: Filter<KnowledgeBaseRecord> = page.cursor

@@ -5,6 +5,7 @@ import { MongoClient, MongoError, MongoNetworkError, MongoServerSelectionError, 
 import { UpstreamUnavailableError } from '../errors.ts';
 import type {
   ApiKeyRecord,
+  DocumentContentRecord,
   DocumentRecord,
   KnowledgeBaseRecord,
   OrganisationRecord,
@@ -17,6 +18,7 @@ export interface Collections {
   apiKeys: Collection<ApiKeyRecord>;
   knowledgeBases: Collection<KnowledgeBaseRecord>;
   documents: Collection<DocumentRecord>;
+  documentContents: Collection<DocumentContentRecord>;
 }
 
 export interface MongoConnection {
@@ -42,6 +44,7 @@ export async function connectMongo(url: string, timeoutMs: number): Promise<Mong
     apiKeys: db.collection<ApiKeyRecord>('api_keys'),
     knowledgeBases: db.collection<KnowledgeBaseRecord>('knowledge_bases'),
     documents: db.collection<DocumentRecord>('documents'),
+    documentContents: db.collection<DocumentContentRecord>('document_contents'),
   };
   await storeCall(() => ensureIndexes(collections));
   return { client, db, collections, close: () => client.close() };
@@ -60,6 +63,7 @@ async function ensureIndexes(collections: Collections): Promise<void> {
   await collections.knowledgeBases.createIndex({ is_library: 1 }, { name: 'is_library' });
   await collections.knowledgeBases.createIndex({ deleted_at: 1 }, { name: 'deleted_at' });
   await collections.documents.createIndex({ knowledge_base_id: 1, created_at: -1 }, { name: 'knowledge_base_id_created_at' });
+  await collections.documentContents.createIndex({ knowledge_base_id: 1 }, { name: 'knowledge_base_id' });
 }
 
 export const DUPLICATE_KEY = 11000;

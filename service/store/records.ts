@@ -46,9 +46,19 @@ export interface DocumentRecord {
   filename: string;
   title: string;
   source: 'api' | 'upload';
-  /** The original text, kept so every chunk can be rebuilt (re-chunking, a new embedder, a new mapping). */
-  content: string;
   chunks: number;
   total_chunks: number;
   created_at: Date;
+}
+
+/**
+ * A document's original text, kept so every chunk can be rebuilt (re-chunking, a new embedder, a new mapping).
+ * A collection of its own: listing and counting documents never reads megabytes of text (FerretDB's SQLite
+ * backend scans whole records for filters other than _id).
+ */
+export interface DocumentContentRecord {
+  /** The document's id. */
+  _id: string;
+  knowledge_base_id: string;
+  content: string;
 }

@@ -203,13 +203,13 @@ export class BgeOnnxEmbeddings extends Embeddings {
    * Same model, session and tokenizer (nothing is reloaded), different batching. E.g.
    * `embedder.withBatchMode('padded')` for latency-sensitive embedding of many short texts.
    */
-  withBatchMode(batchMode: BgeBatchMode, batchSize: number = this.batchSize): BgeOnnxEmbeddings {
+  withBatchMode(batchMode: BgeBatchMode, batchSize: number = this.batchSize, maxTokens: number = this.maxTokens): BgeOnnxEmbeddings {
     if (batchMode !== 'exact' && batchMode !== 'padded') throw new RangeError(`Unknown batchMode ${String(batchMode)}`);
     return new BgeOnnxEmbeddings({
       session: this.#session,
       tokenizer: this.#tokenizer,
       batchSize: positiveInt(batchSize, 16, 'batchSize'),
-      maxTokens: this.maxTokens,
+      maxTokens: Math.min(positiveInt(maxTokens, this.maxTokens, 'maxTokens'), this.maxTokens),
       batchMode,
       clsId: this.#clsId,
       sepId: this.#sepId,

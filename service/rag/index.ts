@@ -41,7 +41,9 @@ export async function loadRag(config: Config): Promise<Rag> {
     batchSize: config.embedder.batchSize,
     ...(config.embedder.threads > 0 ? { threads: config.embedder.threads } : {}),
   });
-  const sentenceEmbedder = typeof embedder.withBatchMode === 'function' ? embedder.withBatchMode('padded') : embedder;
+  // The extractive answerer embeds a handful of candidate sentences on every query: one padded batch, each
+  // sentence cut at 64 tokens (an answer sentence's gist fits; the cost of a batch grows with its longest row).
+  const sentenceEmbedder = embedder.withBatchMode('padded', 8, 64);
   const answerModels = buildAnswerModels(config, sentenceEmbedder);
   const splitterOptions = {
     chunkTokens: config.chunking.chunkTokens,

@@ -212,17 +212,18 @@ test('keys are stored as a SHA-256 digest and a masked form, never in the clear'
   const user = await makeUser(app.deps.store, { label: 'auth-stored' });
   const record = await app.deps.store.findApiKeyById(user.keyId);
   t.truthy(record);
-  t.deepEqual(Object.keys(record!).sort(), ['_id', 'created_at', 'digest', 'last_used_at', 'masked', 'name', 'revoked_at', 'user_id']);
+  t.deepEqual(Object.keys(record!).sort(), ['_id', 'created_at', 'id', 'last_used_at', 'masked', 'name', 'revoked_at', 'user_id']);
   for (const [field, value] of Object.entries(record!)) {
     t.not(value, user.key, `field ${field} holds the key`);
     if (typeof value === 'string') t.false(value.includes(user.key.slice('kbqa_live_'.length)), `field ${field} holds the secret`);
   }
-  t.is(record!.digest, createHash('sha256').update(user.key, 'utf8').digest('hex'));
-  t.regex(record!.digest, /^[0-9a-f]{64}$/);
+  // The digest is the record's _id: authentication is one primary-key lookup.
+  t.is(record!._id, createHash('sha256').update(user.key, 'utf8').digest('hex'));
+  t.regex(record!._id, /^[0-9a-f]{64}$/);
   t.is(record!.masked, `${user.key.slice(0, 14)}…${user.key.slice(-4)}`);
   t.regex(record!.masked, /^kbqa_live_[0-9A-Za-z]{4}…[0-9A-Za-z]{4}$/);
   t.is(record!.user_id, user.id);
-  t.regex(record!._id, UUID);
+  t.regex(record!.id, UUID);
   t.regex(user.key, /^kbqa_live_[0-9A-Za-z]{32,}$/);
 
   const listed = await app.deps.store.listApiKeysOfUser(user.id);

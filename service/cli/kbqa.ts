@@ -75,13 +75,13 @@ async function runAdmin(group: string, action: string, options: Options, service
     }
     case 'keys create': {
       const { record, key } = await createApiKey(await services.store(), required(options, 'email'), options.name ?? 'default');
-      return { json: { id: record._id, key, name: record.name }, text: `${key}\n(key id ${record._id}; shown once — store it now)` };
+      return { json: { id: record.id, key, name: record.name }, text: `${key}\n(key id ${record.id}; shown once — store it now)` };
     }
     case 'keys list': {
       const keys = await listApiKeys(await services.store(), required(options, 'email'));
       const json = {
         keys: keys.map((key) => ({
-          id: key._id,
+          id: key.id,
           name: key.name,
           masked: key.masked,
           created_at: key.created_at.toISOString(),

@@ -46,8 +46,8 @@ export async function authenticateApiKey(store: Store, authorization: string, lo
   if (!record) throw new UnauthorizedError();
   const user = await store.findUserById(record.user_id);
   if (!user) throw new UnauthorizedError();
-  store.touchApiKey(record, new Date()).catch((error: unknown) => logger.warn({ err: error, apiKeyId: record._id }, 'last_used_at update failed'));
-  return { user, apiKeyId: record._id };
+  store.touchApiKey(record, new Date()).catch((error: unknown) => logger.warn({ err: error, apiKeyId: record.id }, 'last_used_at update failed'));
+  return { user, apiKeyId: record.id };
 }
 
 export async function createApiKey(store: Store, email: string, name: string): Promise<{ record: ApiKeyRecord; key: string }> {
@@ -55,10 +55,10 @@ export async function createApiKey(store: Store, email: string, name: string): P
   if (!user) throw new NotFoundError(`no user with email ${email}`);
   const key = generateApiKey();
   const record: ApiKeyRecord = {
-    _id: randomUUID(),
+    _id: digestApiKey(key),
+    id: randomUUID(),
     user_id: user._id,
     name,
-    digest: digestApiKey(key),
     masked: maskApiKey(key),
     created_at: new Date(),
     last_used_at: null,

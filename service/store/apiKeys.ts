@@ -10,13 +10,19 @@ export function apiKeysStore(collections: Collections) {
   const apiKeys = collections.apiKeys;
   return {
     insertApiKey: (record: ApiKeyRecord) => storeCall(() => apiKeys.insertOne(record)),
-    /** The live (not revoked) key with this digest. Looked up by digest, so no secret is ever compared in JS. */
-    findLiveApiKeyByDigest: (digest: string) => storeCall(() => apiKeys.findOne({ digest, revoked_at: null })),
+    /**
+     * The live (not revoked) key with this digest: one _id lookup, no secret ever compared in JS. Revocation is
+     * checked here, not in the filter, so the lookup stays a primary-key probe.
+     */
+    async findLiveApiKeyByDigest(digest: string): Promise<ApiKeyRecord | null> {
+      const record = await storeCall(() => apiKeys.findOne({ _id: digest }));
+      return record && record.revoked_at === null ? record : null;
+    },
     listApiKeysOfUser: (userId: string) =>
       storeCall(() => apiKeys.find({ user_id: userId }).sort({ created_at: -1, _id: -1 }).toArray()),
-    findApiKeyById: (id: string) => storeCall(() => apiKeys.findOne({ _id: id })),
+    findApiKeyById: (id: string) => storeCall(() => apiKeys.findOne({ id })),
     async revokeApiKey(id: string): Promise<boolean> {
-      const result = await storeCall(() => apiKeys.updateOne({ _id: id, revoked_at: null }, { $set: { revoked_at: new Date() } }));
+      const result = await storeCall(() => apiKeys.updateOne({ id, revoked_at: null }, { $set: { revoked_at: new Date() } }));
       return result.modifiedCount === 1;
     },
     async touchApiKey(record: ApiKeyRecord, now: Date): Promise<void> {

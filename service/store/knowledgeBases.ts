@@ -24,8 +24,14 @@ export function knowledgeBasesStore(collections: Collections) {
   return {
     insertKnowledgeBase: (record: KnowledgeBaseRecord) => storeCall(() => knowledgeBases.insertOne(record)),
 
-    /** A live KB by id (soft-deleted ones are invisible to the API). */
-    findLiveKnowledgeBase: (id: string) => storeCall(() => knowledgeBases.findOne({ _id: id, deleted_at: null })),
+    /**
+     * A live KB by id (soft-deleted ones are invisible to the API). Deletion is checked here, not in the filter,
+     * so the lookup stays a primary-key probe (FerretDB's SQLite backend pushes down nothing but bare _id).
+     */
+    async findLiveKnowledgeBase(id: string): Promise<KnowledgeBaseRecord | null> {
+      const record = await storeCall(() => knowledgeBases.findOne({ _id: id }));
+      return record && record.deleted_at === null ? record : null;
+    },
 
     /** Any KB by id, deleted or not: for the admin CLI (restore, purge). */
     findKnowledgeBaseIncludingDeleted: (id: string) => storeCall(() => knowledgeBases.findOne({ _id: id })),
@@ -35,10 +41,8 @@ export function knowledgeBasesStore(collections: Collections) {
      * only _id equality down to SQL and would scan the collection for $in; MongoDB serves both from the _id index.
      */
     async findLiveKnowledgeBases(ids: string[]): Promise<KnowledgeBaseRecord[]> {
-      const found = await Promise.all(
-        ids.map((id) => storeCall(() => knowledgeBases.findOne({ _id: id, deleted_at: null }))),
-      );
-      return found.filter((record): record is KnowledgeBaseRecord => record !== null);
+      const found = await Promise.all(ids.map((id) => storeCall(() => knowledgeBases.findOne({ _id: id }))));
+      return found.filter((record): record is KnowledgeBaseRecord => record !== null && record.deleted_at === null);
     },
 
     async listReachableKnowledgeBases(reader: Reader, page: { limit?: number; cursor?: string }): Promise<Page<KnowledgeBaseRecord>> {

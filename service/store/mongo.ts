@@ -55,7 +55,7 @@ async function ensureIndexes(collections: Collections): Promise<void> {
   await collections.users.createIndex({ email: 1 }, { unique: true, name: 'email_unique' });
   await collections.users.createIndex({ organisation_id: 1 }, { name: 'organisation_id' });
   await collections.organisations.createIndex({ name: 1 }, { unique: true, name: 'name_unique' });
-  await collections.apiKeys.createIndex({ digest: 1 }, { unique: true, name: 'digest_unique' });
+  await collections.apiKeys.createIndex({ id: 1 }, { unique: true, name: 'id_unique' });
   await collections.apiKeys.createIndex({ user_id: 1 }, { name: 'user_id' });
   await collections.knowledgeBases.createIndex({ owner_id: 1, created_at: -1 }, { name: 'owner_id_created_at' });
   await collections.knowledgeBases.createIndex({ shared_user_ids: 1 }, { name: 'shared_user_ids' });

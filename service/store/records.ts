@@ -14,11 +14,15 @@ export interface OrganisationRecord {
 }
 
 export interface ApiKeyRecord {
+  /**
+   * SHA-256 of the full key, hex: the key itself is never stored. It is the _id so that authentication is one
+   * primary-key lookup on every server (FerretDB's SQLite backend indexes nothing else).
+   */
   _id: string;
+  /** The key's public id (UUID), used to list and revoke it. */
+  id: string;
   user_id: string;
   name: string;
-  /** SHA-256 of the full key, hex. The key itself is never stored. */
-  digest: string;
   /** What listings show, e.g. kbqa_live_ab12…9xYz. */
   masked: string;
   created_at: Date;

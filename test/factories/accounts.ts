@@ -20,7 +20,7 @@ export async function makeUser(store: Store, options: { organisation?: string; l
   const email = uniqueEmail(options.label);
   const { user, defaultKnowledgeBase } = await createUser(store, email, options.organisation);
   const { record, key } = await createApiKey(store, email, 'test');
-  return { id: user._id, email: user.email, key, keyId: record._id, defaultKnowledgeBaseId: defaultKnowledgeBase._id };
+  return { id: user._id, email: user.email, key, keyId: record.id, defaultKnowledgeBaseId: defaultKnowledgeBase._id };
 }
 
 export async function makeOrganisation(store: Store): Promise<string> {

@@ -218,7 +218,7 @@ async function main(): Promise<number> {
   const { user, defaultKnowledgeBase } = await createUser(store, email);
   createdUser = { userId: user._id, defaultKnowledgeBaseId: defaultKnowledgeBase._id };
   const { record: keyRecord, key: apiKey } = await createApiKey(store, email, 'bench');
-  createdUser.apiKeyId = keyRecord._id;
+  createdUser.apiKeyId = keyRecord.id;
   log(`created user ${email} and an API key`);
 
   log('starting the API process…');

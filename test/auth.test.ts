@@ -212,7 +212,7 @@ test('keys are stored as a SHA-256 digest and a masked form, never in the clear'
   const user = await makeUser(app.deps.store, { label: 'auth-stored' });
   const record = await app.deps.store.findApiKeyById(user.keyId);
   t.truthy(record);
-  t.deepEqual(Object.keys(record!).sort(), ['_id', 'created_at', 'id', 'last_used_at', 'masked', 'name', 'revoked_at', 'user_id']);
+  t.deepEqual(Object.keys(record!).sort(), ['_id', 'created_at', 'id', 'masked', 'name', 'organisation_id', 'revoked_at', 'user_email', 'user_id']);
   for (const [field, value] of Object.entries(record!)) {
     t.not(value, user.key, `field ${field} holds the key`);
     if (typeof value === 'string') t.false(value.includes(user.key.slice('kbqa_live_'.length)), `field ${field} holds the secret`);
@@ -271,6 +271,8 @@ test('CLI: keys create prints {id,key,name} once; keys list never shows the key;
   t.is(listed.keys[0].id, issued.id);
   t.is(listed.keys[0].masked, `${issued.key.slice(0, 14)}…${issued.key.slice(-4)}`);
   t.is(listed.keys[0].revoked_at, null);
+  // The GET /me above recorded the key's use (written in the background; the CLI starts well after it lands).
+  t.regex(listed.keys[0].last_used_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
 
   const textList = await cli('keys', 'list', '--email', email);
   t.false(textList.includes(issued.key));

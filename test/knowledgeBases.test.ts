@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { setKnowledgeBaseLibrary, shareKnowledgeBase } from '../service/commands/accounts.ts';
 import { purgeKnowledgeBase, restoreKnowledgeBase } from '../service/commands/knowledgeBases.ts';
 import type { KnowledgeBaseRole } from '../service/policies/knowledgeBases.ts';
-import { makeOrganisation, makeUser, type TestUser } from './factories/accounts.ts';
+import { addOrganisationMember, makeOrganisation, makeUser, type TestUser } from './factories/accounts.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
 type Who = 'owner' | 'viewer' | 'member' | 'stranger';
@@ -615,4 +615,19 @@ test.serial('CLI: kbs purge --older-than removes soft-deleted KBs past retention
   t.is(await app.deps.search.countChunks({ knowledge_base_id: doomed.id }), 0);
   t.truthy(await app.deps.store.findLiveKnowledgeBase(live.id));
   t.is((await app.call('GET', `/api/v1/knowledge-bases/${live.id}`, { key: users.owner.key })).status, 200);
+});
+
+test('joining an organisation reaches the keys the user already has: org-shared KBs appear as org-member at once', async (t) => {
+  const { store } = t.context.app.deps;
+  const organisation = await makeOrganisation(store);
+  const owner = await makeUser(store, { label: 'org-owner' });
+  const joiner = await makeUser(store, { label: 'org-joiner' });
+  const kb = (await t.context.app.call('POST', '/api/v1/knowledge-bases', { key: owner.key, body: { name: 'org shared' } })).body.knowledge_base;
+  await shareKnowledgeBase(store, kb.id, { organisation }, true);
+  t.is((await t.context.app.call('GET', `/api/v1/knowledge-bases/${kb.id}`, { key: joiner.key })).status, 404);
+
+  await addOrganisationMember(store, organisation, joiner.email);
+  const seen = await t.context.app.call('GET', `/api/v1/knowledge-bases/${kb.id}`, { key: joiner.key });
+  t.is(seen.status, 200);
+  t.is(seen.body.knowledge_base.role, 'org-member');
 });

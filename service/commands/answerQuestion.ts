@@ -4,7 +4,7 @@ import { toPassageDocument } from '../rag/answerChain.ts';
 import type { Citation } from '../rag/answerChain.ts';
 import type { Rag } from '../rag/index.ts';
 import type { RetrievedChunk, SearchIndex } from '../search/index.ts';
-import type { Store, UserRecord } from '../store/index.ts';
+import type { Store, Principal } from '../store/index.ts';
 
 export const NO_KNOWLEDGE_BASE_ANSWER = 'You have no knowledge bases to search: create one or ask for one to be shared with you.';
 export const NOTHING_RELEVANT_ANSWER = 'The knowledge bases you can access hold nothing on this question.';
@@ -35,7 +35,7 @@ export interface QueryResult {
   timings: QueryTimings;
 }
 
-export async function resolveSearchedKnowledgeBases(store: Store, user: UserRecord, requested: string[] | undefined): Promise<string[]> {
+export async function resolveSearchedKnowledgeBases(store: Store, user: Principal, requested: string[] | undefined): Promise<string[]> {
   if (requested === undefined) return store.listReachableKnowledgeBaseIds(user);
   const unique = [...new Set(requested)];
   return authorizeQuery(user, requested, await store.findLiveKnowledgeBases(unique));
@@ -43,7 +43,7 @@ export async function resolveSearchedKnowledgeBases(store: Store, user: UserReco
 
 export async function answerQuestion(
   deps: { store: Store; search: SearchIndex; rag: Rag; relevanceFloor: number },
-  user: UserRecord,
+  user: Principal,
   input: QueryInput,
 ): Promise<QueryResult> {
   const model = input.model ?? deps.rag.answerModels.defaultModel;

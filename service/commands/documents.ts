@@ -4,7 +4,7 @@ import { BadRequestError, UpstreamUnavailableError } from '../errors.ts';
 import { authorizeRead, authorizeWriteDocuments } from '../policies/knowledgeBases.ts';
 import type { Rag } from '../rag/index.ts';
 import type { ChunkDocument, SearchIndex } from '../search/index.ts';
-import type { DocumentRecord, Store, UserRecord } from '../store/index.ts';
+import type { DocumentRecord, Store, Principal } from '../store/index.ts';
 import type { Logger } from 'pino';
 
 /** The filename without its extension ("notes.v2.md" → "notes.v2"); a dot-file keeps its name. */
@@ -25,7 +25,7 @@ export interface IngestInput {
  */
 export async function ingestDocument(
   deps: { store: Store; search: SearchIndex; rag: Rag; logger: Logger },
-  user: UserRecord,
+  user: Principal,
   input: IngestInput,
 ): Promise<DocumentRecord> {
   const knowledgeBase = authorizeWriteDocuments(user, await deps.store.findLiveKnowledgeBase(input.kb_id), input.kb_id);
@@ -83,7 +83,7 @@ async function removePartialIngest(deps: { store: Store; search: SearchIndex; lo
   }
 }
 
-export async function listDocuments(store: Store, user: UserRecord, knowledgeBaseId: string, page: { limit?: number; cursor?: string }) {
+export async function listDocuments(store: Store, user: Principal, knowledgeBaseId: string, page: { limit?: number; cursor?: string }) {
   authorizeRead(user, await store.findLiveKnowledgeBase(knowledgeBaseId), knowledgeBaseId);
   return store.listDocuments(knowledgeBaseId, page);
 }

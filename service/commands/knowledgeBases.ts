@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import { authorizeDelete, authorizeRead, roleOf, type KnowledgeBaseRole } from '../policies/knowledgeBases.ts';
 import type { SearchIndex } from '../search/index.ts';
-import type { KnowledgeBaseRecord, Page, Store, UserRecord } from '../store/index.ts';
+import type { KnowledgeBaseRecord, Page, Store, Principal } from '../store/index.ts';
 
 export const DEFAULT_KNOWLEDGE_BASE_NAME = 'Default';
 
@@ -28,7 +28,7 @@ export function newKnowledgeBaseRecord(ownerId: string, name: string, descriptio
   };
 }
 
-export async function createKnowledgeBase(store: Store, user: UserRecord, input: { name: string; description?: string }) {
+export async function createKnowledgeBase(store: Store, user: Principal, input: { name: string; description?: string }) {
   const record = newKnowledgeBaseRecord(user._id, input.name, input.description ?? '', false);
   await store.insertKnowledgeBase(record);
   return record;
@@ -36,7 +36,7 @@ export async function createKnowledgeBase(store: Store, user: UserRecord, input:
 
 export async function listKnowledgeBases(
   store: Store,
-  user: UserRecord,
+  user: Principal,
   page: { limit?: number; cursor?: string },
 ): Promise<Page<ReachableKnowledgeBase>> {
   const { items, nextCursor } = await store.listReachableKnowledgeBases(user, page);
@@ -51,7 +51,7 @@ export async function listKnowledgeBases(
   };
 }
 
-export async function getKnowledgeBase(store: Store, user: UserRecord, id: string) {
+export async function getKnowledgeBase(store: Store, user: Principal, id: string) {
   const record = await store.findLiveKnowledgeBase(id);
   const role = authorizeRead(user, record, id);
   return { record: record as KnowledgeBaseRecord, role };
@@ -61,7 +61,7 @@ export async function getKnowledgeBase(store: Store, user: UserRecord, id: strin
 export async function deleteKnowledgeBase(
   store: Store,
   search: SearchIndex,
-  user: UserRecord,
+  user: Principal,
   id: string,
   permanent: boolean,
 ): Promise<'soft' | 'hard'> {

@@ -1,12 +1,12 @@
 // Who may do what to a knowledge base. Pure functions; the store's reachability filter
 // (store/knowledgeBases.ts) selects exactly the KBs for which roleOf returns a role.
 import { ForbiddenError, NotFoundError } from '../errors.ts';
-import type { KnowledgeBaseRecord, UserRecord } from '../store/index.ts';
+import type { KnowledgeBaseRecord, Principal } from '../store/index.ts';
 
 export type KnowledgeBaseRole = 'owner' | 'viewer' | 'org-member' | 'library';
 
 /** The first role that applies, in this order; null when the KB is invisible to the user. */
-export function roleOf(user: UserRecord, knowledgeBase: KnowledgeBaseRecord): KnowledgeBaseRole | null {
+export function roleOf(user: Principal, knowledgeBase: KnowledgeBaseRecord): KnowledgeBaseRole | null {
   if (knowledgeBase.deleted_at !== null) return null;
   if (knowledgeBase.owner_id === user._id) return 'owner';
   if (knowledgeBase.shared_user_ids.includes(user._id)) return 'viewer';
@@ -16,27 +16,27 @@ export function roleOf(user: UserRecord, knowledgeBase: KnowledgeBaseRecord): Kn
 }
 
 /** Reads (get, list, documents list, query) need any role. Unknown and invisible look the same: 404. */
-export function authorizeRead(user: UserRecord, knowledgeBase: KnowledgeBaseRecord | null, id: string): KnowledgeBaseRole {
+export function authorizeRead(user: Principal, knowledgeBase: KnowledgeBaseRecord | null, id: string): KnowledgeBaseRole {
   const role = knowledgeBase ? roleOf(user, knowledgeBase) : null;
   if (role === null) throw NotFoundError.knowledgeBase(id);
   return role;
 }
 
 /** Deleting needs `owner`; a KB the caller can see but not own is 403, one it cannot see is 404. */
-export function authorizeDelete(user: UserRecord, knowledgeBase: KnowledgeBaseRecord | null, id: string): KnowledgeBaseRecord {
+export function authorizeDelete(user: Principal, knowledgeBase: KnowledgeBaseRecord | null, id: string): KnowledgeBaseRecord {
   const role = authorizeRead(user, knowledgeBase, id);
   if (role !== 'owner') throw ForbiddenError.knowledgeBase(id);
   return knowledgeBase as KnowledgeBaseRecord;
 }
 
 /** Writing documents needs `owner`; any other id, visible or not, existing or not, is 403 (as the contract says). */
-export function authorizeWriteDocuments(user: UserRecord, knowledgeBase: KnowledgeBaseRecord | null, id: string): KnowledgeBaseRecord {
+export function authorizeWriteDocuments(user: Principal, knowledgeBase: KnowledgeBaseRecord | null, id: string): KnowledgeBaseRecord {
   if (!knowledgeBase || roleOf(user, knowledgeBase) !== 'owner') throw ForbiddenError.knowledgeBase(id);
   return knowledgeBase;
 }
 
 /** Querying named KBs: every one must be readable, else 403 naming the first that is not. */
-export function authorizeQuery(user: UserRecord, requestedIds: string[], found: KnowledgeBaseRecord[]): string[] {
+export function authorizeQuery(user: Principal, requestedIds: string[], found: KnowledgeBaseRecord[]): string[] {
   const byId = new Map(found.map((knowledgeBase) => [knowledgeBase._id, knowledgeBase]));
   for (const id of requestedIds) {
     const knowledgeBase = byId.get(id);

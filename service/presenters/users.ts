@@ -1,5 +1,5 @@
-import type { UserRecord } from '../store/index.ts';
+import type { Principal } from '../store/index.ts';
 
-export function presentMe(user: UserRecord) {
+export function presentMe(user: Principal) {
   return { id: user._id, email: user.email };
 }

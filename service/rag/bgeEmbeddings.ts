@@ -154,6 +154,10 @@ export class BgeOnnxEmbeddings extends Embeddings {
       interOpNumThreads: 1,
       executionMode: 'sequential',
       graphOptimizationLevel: 'all',
+      // ONNX Runtime's intra-op threads busy-wait between kernels by default. Beside OpenSearch and FerretDB on
+      // the same cores that spinning steals the CPU the other servers need (measured: ingest through the API ran
+      // 2× slower with spinning threads than with one thread). Sleep instead.
+      extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
     });
 
     const embedder = new BgeOnnxEmbeddings({

@@ -63,7 +63,7 @@ export async function applySearchAssets(client: SearchClient, settings: SearchAs
 
   const index = chunkIndexName(settings.embedderName);
   const template = readAsset('index-templates', 'kbqa-chunks.v1.json') as {
-    template: { mappings: { properties: { embedding: { dimension: number } } } };
+    template: { mappings: { properties: { embedding: { dimension: number } } & Record<string, unknown> } };
   };
   const templateDimensions = template.template.mappings.properties.embedding.dimension;
   if (templateDimensions !== settings.dimensions) {
@@ -78,6 +78,9 @@ export async function applySearchAssets(client: SearchClient, settings: SearchAs
       body: { settings: { number_of_shards: settings.shards, number_of_replicas: settings.replicas } },
     });
   }
+  // Additive mapping changes of the same template version (a new field) reach an existing index in place; a
+  // conflicting change fails here, loudly, and needs a new template version and a reindex.
+  await client.request('PUT', `/${index}/_mapping`, { body: { properties: template.template.mappings.properties } });
   const aliases = await client.request<Record<string, unknown>>('GET', `/_alias/${CHUNKS_ALIAS}`, { acceptStatuses: [404] });
   if (!aliases || !(index in aliases)) {
     await client.request('POST', '/_aliases', {

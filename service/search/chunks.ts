@@ -16,6 +16,20 @@ export interface ChunkDocument {
   created_at: string;
 }
 
+/** The vector as little-endian float32, base64 (see retrieval.ts: reading it back is cheap, deriving the knn_vector is not). */
+export function encodeEmbedding(embedding: number[]): string {
+  return Buffer.from(Float32Array.from(embedding).buffer).toString('base64');
+}
+
+function bulkLines(chunks: ChunkDocument[]): unknown[] {
+  const lines: unknown[] = [];
+  for (const chunk of chunks) {
+    lines.push({ index: { _index: CHUNKS_ALIAS, _id: chunk.chunk_id } });
+    lines.push({ ...chunk, embedding_b64: encodeEmbedding(chunk.embedding) });
+  }
+  return lines;
+}
+
 interface BulkResponse {
   errors: boolean;
   items: Array<Record<string, { status: number; error?: { type: string; reason: string } }>>;
@@ -31,11 +45,7 @@ export class ChunkIndexingError extends Error {}
  */
 export async function indexChunks(client: SearchClient, chunks: ChunkDocument[]): Promise<void> {
   if (chunks.length === 0) return;
-  const lines: unknown[] = [];
-  for (const chunk of chunks) {
-    lines.push({ index: { _index: CHUNKS_ALIAS, _id: chunk.chunk_id } });
-    lines.push(chunk);
-  }
+  const lines = bulkLines(chunks);
   const response = await client.request<BulkResponse>('POST', '/_bulk', { bulkBody: lines, querystring: { refresh: 'true' } });
   if (response.errors) {
     const failure = response.items.map((item) => Object.values(item)[0]).find((result) => result.error);
@@ -45,9 +55,7 @@ export async function indexChunks(client: SearchClient, chunks: ChunkDocument[])
 
 /** Bulk-loads chunks without waiting for a refresh (benchmarks' scale fill); refresh once at the end. */
 export async function indexChunksWithoutRefresh(client: SearchClient, chunks: ChunkDocument[]): Promise<void> {
-  const lines: unknown[] = [];
-  for (const chunk of chunks) lines.push({ index: { _index: CHUNKS_ALIAS, _id: chunk.chunk_id } }, chunk);
-  const response = await client.request<BulkResponse>('POST', '/_bulk', { bulkBody: lines });
+  const response = await client.request<BulkResponse>('POST', '/_bulk', { bulkBody: bulkLines(chunks) });
   if (response.errors) throw new ChunkIndexingError('chunk bulk load failed');
 }
 

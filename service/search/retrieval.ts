@@ -16,7 +16,7 @@ const RETURNED_FIELDS = [
   'heading_path',
   'chunk_index',
   'text',
-  'embedding',
+  'embedding_b64',
 ];
 
 export interface RetrievalRequest {
@@ -50,7 +50,7 @@ export interface RetrievedChunk {
 interface Hit {
   _id: string;
   _score: number;
-  _source: Omit<RetrievedChunk, 'score' | 'similarity' | 'bm25_rank' | 'vector_rank'> & { embedding: number[] };
+  _source: Omit<RetrievedChunk, 'score' | 'similarity' | 'bm25_rank' | 'vector_rank'> & { embedding_b64?: string; embedding?: number[] };
   _explanation?: Explanation;
 }
 
@@ -82,14 +82,20 @@ function vectorQuery(request: RetrievalRequest, k: number) {
 }
 
 /** Vectors are unit length, so the dot product is the cosine; clamp into [0, 1] as the API promises. */
-function cosine(a: number[], b: number[]): number {
+function cosine(a: number[], b: Float32Array | number[]): number {
   let dot = 0;
   for (let index = 0; index < a.length; index += 1) dot += a[index] * b[index];
   return Math.min(1, Math.max(0, dot));
 }
 
+function decodeEmbedding(base64: string): Float32Array {
+  const bytes = Buffer.from(base64, 'base64');
+  // Copy into a fresh buffer: a Float32Array view needs 4-byte alignment, which a pooled Buffer may not have.
+  return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+}
+
 function toChunk(hit: Hit, request: RetrievalRequest, ranks: { bm25: number | null; vector: number | null }): RetrievedChunk {
-  const { embedding, ...source } = hit._source;
+  const { embedding_b64: encoded, embedding: derived, ...source } = hit._source;
   return {
     chunk_id: source.chunk_id,
     knowledge_base_id: source.knowledge_base_id,
@@ -100,7 +106,7 @@ function toChunk(hit: Hit, request: RetrievalRequest, ranks: { bm25: number | nu
     chunk_index: source.chunk_index,
     text: source.text,
     score: hit._score,
-    similarity: cosine(request.vector, embedding),
+    similarity: cosine(request.vector, encoded ? decodeEmbedding(encoded) : (derived ?? [])),
     bm25_rank: ranks.bm25,
     vector_rank: ranks.vector,
   };
@@ -124,6 +130,21 @@ export function sideRanksFromExplanation(explanation: Explanation | undefined, r
   return ranks;
 }
 
+/**
+ * Chunks indexed before embedding_b64 existed carry only the knn_vector: read those vectors (derived source, slower)
+ * so their similarity is still right.
+ */
+async function withVectors(client: SearchClient, hits: Hit[]): Promise<Hit[]> {
+  const missing = hits.filter((hit) => hit._source.embedding_b64 === undefined).map((hit) => hit._id);
+  if (missing.length === 0) return hits;
+  const response = await client.request<{ docs: Array<{ _id: string; _source?: { embedding: number[] } }> }>('POST', `/${CHUNKS_ALIAS}/_mget`, {
+    body: { ids: missing },
+    querystring: { _source_includes: 'embedding' },
+  });
+  const vectors = new Map(response.docs.map((doc) => [doc._id, doc._source?.embedding]));
+  return hits.map((hit) => (hit._source.embedding_b64 === undefined ? { ...hit, _source: { ...hit._source, embedding: vectors.get(hit._id) } } : hit));
+}
+
 export async function hybridSearch(
   client: SearchClient,
   request: RetrievalRequest,
@@ -142,7 +163,8 @@ export async function hybridSearch(
       query: { hybrid: { pagination_depth: depth, queries: [lexicalQuery(request), vectorQuery(request, depth)] } },
     },
   });
-  return response.hits.hits.map((hit) =>
+  const hits = await withVectors(client, response.hits.hits);
+  return hits.map((hit) =>
     toChunk(hit, request, request.withSideRanks ? sideRanksFromExplanation(hit._explanation, rankConstant) : { bm25: null, vector: null }),
   );
 }
@@ -152,7 +174,7 @@ export async function lexicalSearch(client: SearchClient, request: RetrievalRequ
   const response = await client.request<SearchResponse>('POST', `/${CHUNKS_ALIAS}/_search`, {
     body: { size: request.size, _source: RETURNED_FIELDS, query: lexicalQuery(request) },
   });
-  return response.hits.hits.map((hit, index) => toChunk(hit, request, { bm25: index + 1, vector: null }));
+  return (await withVectors(client, response.hits.hits)).map((hit, index) => toChunk(hit, request, { bm25: index + 1, vector: null }));
 }
 
 export async function vectorSearch(client: SearchClient, request: RetrievalRequest): Promise<RetrievedChunk[]> {
@@ -160,5 +182,5 @@ export async function vectorSearch(client: SearchClient, request: RetrievalReque
   const response = await client.request<SearchResponse>('POST', `/${CHUNKS_ALIAS}/_search`, {
     body: { size: request.size, _source: RETURNED_FIELDS, query: vectorQuery(request, Math.max(request.size, request.depth)) },
   });
-  return response.hits.hits.map((hit, index) => toChunk(hit, request, { bm25: null, vector: index + 1 }));
+  return (await withVectors(client, response.hits.hits)).map((hit, index) => toChunk(hit, request, { bm25: null, vector: index + 1 }));
 }

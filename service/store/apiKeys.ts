@@ -2,12 +2,13 @@ import type { Collections } from './mongo.ts';
 import { storeCall } from './mongo.ts';
 import type { ApiKeyRecord } from './records.ts';
 
-// last_used_at is advisory; writing it on every request would double the auth path's cost, so it is refreshed
-// at most once a minute per key.
+// last_used_at is advisory; writing it on every request would double the auth path's cost, so each process
+// writes it at most once a minute per key (this map throttles writes; it never answers an authentication).
 const LAST_USED_RESOLUTION_MS = 60_000;
 
 export function apiKeysStore(collections: Collections) {
-  const apiKeys = collections.apiKeys;
+  const { apiKeys, apiKeyUsage } = collections;
+  const lastWritten = new Map<string, number>();
   return {
     insertApiKey: (record: ApiKeyRecord) => storeCall(() => apiKeys.insertOne(record)),
     /**
@@ -25,9 +26,14 @@ export function apiKeysStore(collections: Collections) {
       const result = await storeCall(() => apiKeys.updateOne({ id, revoked_at: null }, { $set: { revoked_at: new Date() } }));
       return result.modifiedCount === 1;
     },
-    async touchApiKey(record: ApiKeyRecord, now: Date): Promise<void> {
-      if (record.last_used_at && now.getTime() - record.last_used_at.getTime() < LAST_USED_RESOLUTION_MS) return;
-      await storeCall(() => apiKeys.updateOne({ _id: record._id }, { $set: { last_used_at: now } }));
+    async touchApiKey(keyId: string, now: Date): Promise<void> {
+      const previous = lastWritten.get(keyId);
+      if (previous !== undefined && now.getTime() - previous < LAST_USED_RESOLUTION_MS) return;
+      lastWritten.set(keyId, now.getTime());
+      await storeCall(() => apiKeyUsage.updateOne({ _id: keyId }, { $set: { last_used_at: now } }, { upsert: true }));
+    },
+    async findApiKeyLastUsed(keyId: string): Promise<Date | null> {
+      return (await storeCall(() => apiKeyUsage.findOne({ _id: keyId })))?.last_used_at ?? null;
     },
   };
 }

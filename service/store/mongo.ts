@@ -5,6 +5,7 @@ import { MongoClient, MongoError, MongoNetworkError, MongoServerSelectionError, 
 import { UpstreamUnavailableError } from '../errors.ts';
 import type {
   ApiKeyRecord,
+  ApiKeyUsageRecord,
   DocumentContentRecord,
   DocumentRecord,
   KnowledgeBaseRecord,
@@ -16,6 +17,7 @@ export interface Collections {
   users: Collection<UserRecord>;
   organisations: Collection<OrganisationRecord>;
   apiKeys: Collection<ApiKeyRecord>;
+  apiKeyUsage: Collection<ApiKeyUsageRecord>;
   knowledgeBases: Collection<KnowledgeBaseRecord>;
   documents: Collection<DocumentRecord>;
   documentContents: Collection<DocumentContentRecord>;
@@ -42,6 +44,7 @@ export async function connectMongo(url: string, timeoutMs: number): Promise<Mong
     users: db.collection<UserRecord>('users'),
     organisations: db.collection<OrganisationRecord>('organisations'),
     apiKeys: db.collection<ApiKeyRecord>('api_keys'),
+    apiKeyUsage: db.collection<ApiKeyUsageRecord>('api_key_usage'),
     knowledgeBases: db.collection<KnowledgeBaseRecord>('knowledge_bases'),
     documents: db.collection<DocumentRecord>('documents'),
     documentContents: db.collection<DocumentContentRecord>('document_contents'),

@@ -7,6 +7,9 @@ export interface UserRecord {
   created_at: Date;
 }
 
+/** Who a request acts as: what authorization needs of a user. */
+export type Principal = Pick<UserRecord, '_id' | 'email' | 'organisation_id'>;
+
 export interface OrganisationRecord {
   _id: string;
   name: string;
@@ -22,12 +25,27 @@ export interface ApiKeyRecord {
   /** The key's public id (UUID), used to list and revoke it. */
   id: string;
   user_id: string;
+  /**
+   * The key's user as authorization sees them, copied onto the key so authenticating is ONE primary-key lookup.
+   * The users collection stays the source of truth; setUserOrganisation updates both.
+   */
+  user_email: string;
+  organisation_id: string | null;
   name: string;
   /** What listings show, e.g. kbqa_live_ab12…9xYz. */
   masked: string;
   created_at: Date;
-  last_used_at: Date | null;
   revoked_at: Date | null;
+}
+
+/**
+ * When a key was last used, apart from the key record: requests write it, and a write racing an admin change to
+ * the key record would otherwise lose one of them (FerretDB rewrites whole documents on update).
+ */
+export interface ApiKeyUsageRecord {
+  /** The key's public id. */
+  _id: string;
+  last_used_at: Date;
 }
 
 export interface KnowledgeBaseRecord {

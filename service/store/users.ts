@@ -20,8 +20,10 @@ export function usersStore(collections: Collections) {
     },
     findUserById: (id: string) => storeCall(() => users.findOne({ _id: id })),
     findUserByEmail: (email: string) => storeCall(() => users.findOne({ email: email.toLowerCase() })),
+    /** The user's organisation, and the copy of it every key of the user carries (records.ts: ApiKeyRecord). */
     async setUserOrganisation(userId: string, organisationId: string | null): Promise<void> {
       await storeCall(() => users.updateOne({ _id: userId }, { $set: { organisation_id: organisationId } }));
+      await storeCall(() => collections.apiKeys.updateMany({ user_id: userId }, { $set: { organisation_id: organisationId } }));
     },
     deleteUser: (id: string) => storeCall(() => users.deleteOne({ _id: id })),
   };

@@ -15,9 +15,9 @@
  * MIN_RELATIVE_SCORE of the best and are not near-duplicates.
  * Deterministic: stable sorts with explicit tie-breakers, no randomness.
  *
- * Latency: the only model call is one embedDocuments over <= maxCandidates (5) short sentences.
+ * Latency: the only model call is one embedDocuments over <= maxCandidates (4) short sentences.
  * The service passes `embedder.withBatchMode('padded', 8, 64)` (same session): one padded inference
- * call with every sentence cut at 64 tokens (rag/index.ts).
+ * call with every sentence cut at 48 tokens (rag/index.ts).
  */
 
 /** n is the 1-based passage number; similarity = cosine(question, passage) in [0,1]. */
@@ -39,7 +39,7 @@ export interface ExtractiveAnswerOptions {
   maxSentences?: number;
   /** Leading passages considered (default 3). */
   maxPassages?: number;
-  /** Candidate sentences embedded (default 5, in one embedDocuments call). */
+  /** Candidate sentences embedded (default 4, in one embedDocuments call). */
   maxCandidates?: number;
 }
 
@@ -49,7 +49,7 @@ export interface SentenceEmbedder {
 
 const DEFAULT_MAX_SENTENCES = 3;
 const DEFAULT_MAX_PASSAGES = 3;
-const DEFAULT_MAX_CANDIDATES = 5;
+const DEFAULT_MAX_CANDIDATES = 4;
 
 const MIN_WORDS = 3;
 const MAX_SENTENCE_WORDS = 80;

@@ -42,8 +42,8 @@ export async function loadRag(config: Config): Promise<Rag> {
     ...(config.embedder.threads > 0 ? { threads: config.embedder.threads } : {}),
   });
   // The extractive answerer embeds a handful of candidate sentences on every query: one padded batch, each
-  // sentence cut at 64 tokens (an answer sentence's gist fits; the cost of a batch grows with its longest row).
-  const sentenceEmbedder = embedder.withBatchMode('padded', 8, 64);
+  // sentence cut at 48 tokens (an answer sentence's gist fits; the cost of a batch grows with its longest row).
+  const sentenceEmbedder = embedder.withBatchMode('padded', 8, 48);
   const answerModels = buildAnswerModels(config, sentenceEmbedder);
   const splitterOptions = {
     chunkTokens: config.chunking.chunkTokens,

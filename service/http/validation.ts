@@ -21,10 +21,10 @@ export const jsonObject = <T extends z.ZodRawShape>(shape: T) => z.object(shape,
 /** ?limit=&cursor= paging shared by every list endpoint. Without limit the whole list comes back. */
 export const pageQuery = z.object({
   limit: z
-    .string()
+    .string({ error: 'must be one integer from 1 to 1000' })
     .regex(/^\d+$/, 'must be an integer from 1 to 1000')
     .transform(Number)
     .pipe(z.number().int().min(1, 'must be an integer from 1 to 1000').max(1000, 'must be an integer from 1 to 1000'))
     .optional(),
-  cursor: z.string().min(1, 'must not be empty').max(512, 'is not a cursor this API issued').optional(),
+  cursor: z.string({ error: 'must be one cursor string' }).min(1, 'must not be empty').max(512, 'is not a cursor this API issued').optional(),
 });

@@ -1,6 +1,7 @@
 // Reading chunks back: the hybrid (BM25 + k-NN, fused by RRF in a search pipeline) query the API uses, and the
 // single-sided BM25 and k-NN queries that `kbqa eval --ablate` compares it with. All three share one filter and
 // one field set, so an ablation measures the fusion and nothing else.
+import type { ChunkDocument } from './chunks.ts';
 import type { SearchClient } from './client.ts';
 import { CHUNKS_ALIAS, HYBRID_EXPLAIN_SEARCH_PIPELINE, HYBRID_SEARCH_PIPELINE } from './assets.ts';
 
@@ -30,15 +31,8 @@ export interface RetrievalRequest {
   withSideRanks?: boolean;
 }
 
-export interface RetrievedChunk {
-  chunk_id: string;
-  knowledge_base_id: string;
-  document_id: string;
-  filename: string;
-  title: string;
-  heading_path: string[];
-  chunk_index: number;
-  text: string;
+/** A chunk as a search returns it: the stored fields without the vector, plus how it ranked. */
+export interface RetrievedChunk extends Omit<ChunkDocument, 'embedding' | 'embedder' | 'created_at'> {
   /** Fused (or single-sided) score as OpenSearch returned it. */
   score: number;
   /** Cosine similarity of the chunk's embedding to the question's, in [0, 1]. */

@@ -42,7 +42,7 @@ async function stackUp(config: Config, paths: StackPaths): Promise<string[]> {
 }
 
 async function stackDown(paths: StackPaths, names: string[]): Promise<void> {
-  // OpenSearch first: it takes longest to stop, and nothing depends on it stopping last.
+  // In parallel: nothing depends on the order, and OpenSearch alone takes seconds to stop.
   await Promise.all(
     names.map(async (name) => {
       if (await stopServer(paths, name)) console.log(`[kbqa] ${name} stopped`);

@@ -2,12 +2,13 @@
 // outages.
 import anyTest, { type TestFn } from 'ava';
 import { request as httpRequest } from 'node:http';
-import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { loadConfig } from '../service/config.ts';
 import { UpstreamUnavailableError } from '../service/errors.ts';
 import { openStore } from '../service/store/index.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { startTcpRelay } from './helpers/tcpRelay.ts';
 
 interface Context {
   app: TestApp;
@@ -287,33 +288,11 @@ test('MongoDB unreachable at startup: openStore fails fast with an upstream-unav
   t.true(Date.now() - started < 10_000);
 });
 
-/** A TCP relay to FerretDB that can be cut, to make the metadata store unreachable under a running app. */
-async function startRelay(port = 0) {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(27017, '127.0.0.1');
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => socket.destroy());
-      socket.on('close', () => sockets.delete(socket));
-    }
-    client.pipe(upstream);
-    upstream.pipe(client);
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve());
-  });
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    async cut() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const socket of sockets) socket.destroy();
-      });
-    },
-  };
-}
+/** A relay to the real FerretDB that a test can cut, to make the metadata store unreachable under a running app. */
+const startRelay = (port = 0) => {
+  const mongodb = new URL(loadConfig().mongodb.url);
+  return startTcpRelay({ host: mongodb.hostname, port: Number(mongodb.port || 27017) }, port);
+};
 
 test('MongoDB unreachable while running → 503 server_error envelope; missing key still 401; recovers afterwards', async (t) => {
   let relay = await startRelay();

@@ -1,8 +1,8 @@
 // /healthz and /readyz: ready against the real stack; 503 naming OpenSearch when it cannot be reached.
-import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import anyTest, { type TestFn } from 'ava';
 import { loadConfig } from '../service/config.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { startTcpRelay } from './helpers/tcpRelay.ts';
 
 const test = anyTest as TestFn<{ app: TestApp }>;
 
@@ -31,32 +31,11 @@ test('readyz is 503 naming opensearch when OpenSearch is unreachable', async (t)
   t.true(app instanceof Error, 'start-up fails without OpenSearch');
 });
 
-/** A TCP forwarder to the real OpenSearch that can be cut, standing in for "OpenSearch was killed". */
-async function startForwarder(target: URL): Promise<{ url: string; cut(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    const upstream = connect(Number(target.port), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => socket.destroy());
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    cut: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 test('readyz turns 503 naming opensearch when OpenSearch goes away after start-up', async (t) => {
-  const forwarder = await startForwarder(new URL(loadConfig().opensearch.url));
-  const app = await startTestApp({ KBQA_OPENSEARCH_URL: forwarder.url, KBQA_OPENSEARCH_TIMEOUT_MS: '1000' });
+  const opensearch = new URL(loadConfig().opensearch.url);
+  // Cutting a relay in front of the real OpenSearch stands in for "OpenSearch was killed".
+  const forwarder = await startTcpRelay({ host: opensearch.hostname, port: Number(opensearch.port) });
+  const app = await startTestApp({ KBQA_OPENSEARCH_URL: `http://127.0.0.1:${forwarder.port}`, KBQA_OPENSEARCH_TIMEOUT_MS: '1000' });
   try {
     t.is((await app.call('GET', '/readyz')).status, 200);
     await forwarder.cut();
@@ -67,6 +46,24 @@ test('readyz turns 503 naming opensearch when OpenSearch goes away after start-u
     t.is(response.body.components.mongodb, 'ok');
     t.not(response.body.components.opensearch, 'ok');
   } finally {
+    await app.close();
+  }
+});
+
+test('readyz is 503 naming the embedder when it cannot run an inference', async (t) => {
+  const app = await startTestApp();
+  const embedder = app.deps.rag.embedder;
+  const original = embedder.embedQuery;
+  embedder.embedQuery = async () => {
+    throw new Error('injected: the ONNX session failed');
+  };
+  try {
+    const response = await app.call('GET', '/readyz');
+    t.is(response.status, 503);
+    t.regex(response.body.error.message, /embedder/);
+    t.deepEqual(response.body.components, { opensearch: 'ok', mongodb: 'ok', embedder: 'injected: the ONNX session failed' });
+  } finally {
+    embedder.embedQuery = original;
     await app.close();
   }
 });

@@ -92,27 +92,34 @@ for (const fault of ['bulk-503', 'bulk-destroy', 'bulk-destroy-after-forward'] a
   });
 }
 
+/** Ingests the drill document while `object[method]` is replaced by `replacement`; the original is always restored. */
+async function ingestWhileReplaced<T extends object, K extends keyof T>(
+  app: TestApp,
+  key: string,
+  kb: string,
+  object: T,
+  method: K,
+  replacement: T[K],
+) {
+  const original = object[method];
+  object[method] = replacement;
+  try {
+    return await app.call('POST', '/api/v1/documents', { key, body: { kb_id: kb, filename: 'storm-drill.md', content: CONTENT } });
+  } finally {
+    object[method] = original;
+  }
+}
+
 test.serial('the document record cannot be written after the chunks were indexed: 503, the chunks are removed', async (t) => {
   const { proxied, direct, user } = t.context;
   const kb = await createKb(proxied, user.key, 'store fault');
-  const store = proxied.deps.store;
-  const original = store.insertDocument;
   let attempts = 0;
   let chunksWhenInsertFailed = -1;
-  store.insertDocument = async (record) => {
+  const response = await ingestWhileReplaced(proxied, user.key, kb, proxied.deps.store, 'insertDocument', async (record) => {
     attempts += 1;
     chunksWhenInsertFailed = await direct.deps.search.countChunks({ document_id: record._id });
     throw new Error('injected: the store refused the write');
-  };
-  let response;
-  try {
-    response = await proxied.call('POST', '/api/v1/documents', {
-      key: user.key,
-      body: { kb_id: kb, filename: 'storm-drill.md', content: CONTENT },
-    });
-  } finally {
-    store.insertDocument = original;
-  }
+  });
   t.is(attempts, 1);
   t.true(chunksWhenInsertFailed > 0, 'the chunks really were in OpenSearch when the store write failed');
   t.is(response.status, 503, JSON.stringify(response.body));
@@ -126,19 +133,10 @@ test.serial('the store write succeeds but its acknowledgement is lost: 503, the 
   const kb = await createKb(proxied, user.key, 'lost ack');
   const store = proxied.deps.store;
   const original = store.insertDocument;
-  store.insertDocument = async (record, content) => {
+  const response = await ingestWhileReplaced(proxied, user.key, kb, store, 'insertDocument', async (record, content) => {
     await original(record, content);
     throw new Error('injected: connection lost after the write');
-  };
-  let response;
-  try {
-    response = await proxied.call('POST', '/api/v1/documents', {
-      key: user.key,
-      body: { kb_id: kb, filename: 'storm-drill.md', content: CONTENT },
-    });
-  } finally {
-    store.insertDocument = original;
-  }
+  });
   t.is(response.status, 503, JSON.stringify(response.body));
   t.is(response.body.error.code, 'server_error');
   await assertNothingStored(t, kb);
@@ -148,21 +146,10 @@ test.serial('embedding fails: 503 server_error and nothing is written', async (t
   const { proxied, proxy, user } = t.context;
   const kb = await createKb(proxied, user.key, 'embedder fault');
   // The ONNX embedder itself fails (rag.embedSegments classifies its failures).
-  const embedder = proxied.deps.rag.embedder;
-  const original = embedder.embedDocuments;
   const seenBefore = proxy.seen.length;
-  embedder.embedDocuments = async () => {
+  const response = await ingestWhileReplaced(proxied, user.key, kb, proxied.deps.rag.embedder, 'embedDocuments', async () => {
     throw new Error('injected: the embedder crashed');
-  };
-  let response;
-  try {
-    response = await proxied.call('POST', '/api/v1/documents', {
-      key: user.key,
-      body: { kb_id: kb, filename: 'storm-drill.md', content: CONTENT },
-    });
-  } finally {
-    embedder.embedDocuments = original;
-  }
+  });
   t.is(response.status, 503, JSON.stringify(response.body));
   t.deepEqual(response.body, { error: { code: 'server_error', message: 'the embedder is unavailable; retry later' } });
   t.false(proxy.seen.slice(seenBefore).includes('POST /_bulk'), 'nothing was sent to OpenSearch');

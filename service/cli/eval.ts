@@ -144,7 +144,7 @@ export async function runEval(options: EvalOptions): Promise<EvalResult> {
         for (const queryId of judged) {
           const text = dataset.queries.get(queryId) ?? '';
           const vector = mode === 'dense' ? await rag.embedQuestion(text) : [];
-          const chunks = await searchSide({ text, vector: vector.length ? vector : new Array(384).fill(0), knowledgeBaseIds: [knowledgeBaseId], size: RETRIEVAL_DEPTH, depth: RETRIEVAL_DEPTH });
+          const chunks = await searchSide({ text, vector: vector.length ? vector : new Array(rag.embedder.dimensions).fill(0), knowledgeBaseIds: [knowledgeBaseId], size: RETRIEVAL_DEPTH, depth: RETRIEVAL_DEPTH });
           rankings.push({ ranked: collapseToDocuments(chunks.map((chunk) => corpusIdFromFilename(chunk.filename))), relevant: dataset.qrels.get(queryId) ?? new Map() });
           sideBar.tick();
         }

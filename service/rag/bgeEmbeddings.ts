@@ -19,8 +19,8 @@
  * onnxruntime-node runs inference synchronously on the JS thread, short per-sequence calls
  * also keep event-loop stalls short. `batchMode: 'padded'` is kept for hardware where padded
  * batches are clearly faster and bit-level batch invariance does not matter, and for many
- * SHORT texts (e.g. the extractive answerer's 8 candidate sentences: ~18 ms padded vs ~35 ms
- * exact), where single-row matrix products are inefficient. `withBatchMode('padded')` gives
+ * SHORT texts (e.g. the extractive answerer's few candidate sentences: measured ~18 ms padded vs
+ * ~35 ms exact for 8), where single-row matrix products are inefficient. `withBatchMode('padded')` gives
  * such a view over the same loaded session.
  */
 import { constants as fsConstants } from 'node:fs';

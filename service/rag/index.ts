@@ -10,8 +10,8 @@ import type { Document } from '@langchain/core/documents';
 export interface Rag {
   embedder: BgeOnnxEmbeddings;
   answerModels: AnswerModels;
-  /** For /readyz: null when the embedder is loaded. */
-  embedderProblem(): string | null;
+  /** For /readyz: null when the embedder answers a one-word inference (a few ms), else what failed. */
+  embedderProblem(): Promise<string | null>;
   split(content: string, filename: string): Promise<SplitResult>;
   /** Passage vectors for a document's segments (title and heading path give each segment its context). */
   embedSegments(title: string, segments: TextSegment[]): Promise<number[][]>;
@@ -54,7 +54,14 @@ export async function loadRag(config: Config): Promise<Rag> {
   return {
     embedder,
     answerModels,
-    embedderProblem: () => null,
+    async embedderProblem() {
+      try {
+        await embedder.embedQuery('ready');
+        return null;
+      } catch (error) {
+        return error instanceof Error ? error.message : String(error);
+      }
+    },
     split: (content, filename) => splitDocument(content, isMarkdownFilename(filename), splitterOptions),
     embedSegments: (title, segments) =>
       embedderCall(() => embedder.embedDocuments(segments.map((segment) => embeddingInput(title, segment)))),

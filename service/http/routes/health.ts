@@ -8,14 +8,14 @@ export function healthRoutes(deps: AppDeps): Router<AppState> {
     ctx.body = { status: 'ok' };
   });
   router.get('/readyz', async (ctx) => {
-    const [opensearch, mongodb] = await Promise.all([
+    const [opensearch, mongodb, embedder] = await Promise.all([
       deps.search.problem(),
       deps.store.ping().then(
         () => null,
         (error: unknown) => (error instanceof Error ? error.message : String(error)),
       ),
+      deps.rag.embedderProblem(),
     ]);
-    const embedder = deps.rag.embedderProblem();
     const components = {
       opensearch: opensearch ?? 'ok',
       mongodb: mongodb ?? 'ok',

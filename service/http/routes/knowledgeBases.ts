@@ -1,5 +1,4 @@
 // /api/v1/knowledge-bases: list, create, get, delete.
-import Router from '@koa/router';
 import {
   createKnowledgeBase,
   deleteKnowledgeBase,
@@ -11,39 +10,40 @@ import {
   presentKnowledgeBase,
   presentKnowledgeBaseListItem,
 } from '../../presenters/knowledgeBases.ts';
-import type { AppDeps, AppState } from '../../app.ts';
+import { authenticated, newRouter, type AppDeps, type AppState } from '../context.ts';
+import type Router from '@koa/router';
 import { pageQuery, parseInput } from '../validation.ts';
 import { createKnowledgeBaseBody, deleteKnowledgeBaseQuery } from './knowledgeBases.schema.ts';
 
 export function knowledgeBaseRoutes(deps: AppDeps): Router<AppState> {
-  const router = new Router<AppState>();
+  const router = newRouter();
 
-  router.get('/knowledge-bases', async (ctx) => {
+  router.get('/knowledge-bases', authenticated(async (ctx, caller) => {
     const page = parseInput(pageQuery, ctx.query, 'query');
-    const { items, nextCursor } = await listKnowledgeBases(deps.store, ctx.state.caller.user, page);
+    const { items, nextCursor } = await listKnowledgeBases(deps.store, caller.user, page);
     ctx.body = {
       knowledge_bases: items.map((item) => presentKnowledgeBaseListItem(item.record, item.role, item.documentCount)),
       ...(page.limit !== undefined ? { next_cursor: nextCursor } : {}),
     };
-  });
+  }));
 
-  router.post('/knowledge-bases', async (ctx) => {
+  router.post('/knowledge-bases', authenticated(async (ctx, caller) => {
     const input = parseInput(createKnowledgeBaseBody, ctx.request.body, 'body');
-    const record = await createKnowledgeBase(deps.store, ctx.state.caller.user, input);
+    const record = await createKnowledgeBase(deps.store, caller.user, input);
     ctx.status = 201;
     ctx.body = { knowledge_base: presentCreatedKnowledgeBase(record) };
-  });
+  }));
 
-  router.get('/knowledge-bases/:id', async (ctx) => {
-    const { record, role } = await getKnowledgeBase(deps.store, ctx.state.caller.user, ctx.params.id);
+  router.get('/knowledge-bases/:id', authenticated(async (ctx, caller) => {
+    const { record, role } = await getKnowledgeBase(deps.store, caller.user, ctx.params.id);
     ctx.body = { knowledge_base: presentKnowledgeBase(record, role) };
-  });
+  }));
 
-  router.delete('/knowledge-bases/:id', async (ctx) => {
+  router.delete('/knowledge-bases/:id', authenticated(async (ctx, caller) => {
     const { permanent } = parseInput(deleteKnowledgeBaseQuery, ctx.query, 'query');
-    const mode = await deleteKnowledgeBase(deps.store, deps.search, ctx.state.caller.user, ctx.params.id, permanent === 'true');
+    const mode = await deleteKnowledgeBase(deps.store, deps.search, caller.user, ctx.params.id, permanent === 'true');
     ctx.body = { deleted: true, mode };
-  });
+  }));
 
   return router;
 }

@@ -1,12 +1,12 @@
 // /api/v1/me: who the key acts as.
-import Router from '@koa/router';
-import type { AppState } from '../../app.ts';
+import { authenticated, newRouter, type AppState } from '../context.ts';
+import type Router from '@koa/router';
 import { presentMe } from '../../presenters/users.ts';
 
 export function meRoutes(): Router<AppState> {
-  const router = new Router<AppState>();
-  router.get('/me', (ctx) => {
-    ctx.body = presentMe(ctx.state.caller.user);
-  });
+  const router = newRouter();
+  router.get('/me', authenticated((ctx, caller) => {
+    ctx.body = presentMe(caller.user);
+  }));
   return router;
 }

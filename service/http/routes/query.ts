@@ -1,20 +1,20 @@
 // POST /api/v1/query: a cited answer from the KBs the key can reach.
-import Router from '@koa/router';
-import type { AppDeps, AppState } from '../../app.ts';
+import { authenticated, newRouter, type AppDeps, type AppState } from '../context.ts';
+import type Router from '@koa/router';
 import { answerQuestion } from '../../commands/answerQuestion.ts';
 import { presentQueryResult } from '../../presenters/query.ts';
 import { parseInput } from '../validation.ts';
 import { queryBody } from './query.schema.ts';
 
 export function queryRoutes(deps: AppDeps): Router<AppState> {
-  const router = new Router<AppState>();
+  const router = newRouter();
   const bodySchema = queryBody(deps.rag.answerModels.names);
 
-  router.post('/query', async (ctx) => {
+  router.post('/query', authenticated(async (ctx, caller) => {
     const input = parseInput(bodySchema, ctx.request.body, 'body');
     const result = await answerQuestion(
       { store: deps.store, search: deps.search, rag: deps.rag, relevanceFloor: deps.config.retrieval.relevanceFloor },
-      ctx.state.caller.user,
+      caller.user,
       input,
     );
     // Per-stage timings for operators and benchmarks (not part of the JSON contract).
@@ -23,7 +23,7 @@ export function queryRoutes(deps: AppDeps): Router<AppState> {
       `embed;dur=${result.timings.embedMs.toFixed(1)}, search;dur=${result.timings.searchMs.toFixed(1)}, answer;dur=${result.timings.answerMs.toFixed(1)}`,
     );
     ctx.body = presentQueryResult(result);
-  });
+  }));
 
   return router;
 }

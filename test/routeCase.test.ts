@@ -1,0 +1,110 @@
+// Issue 8 §2: paths are case-sensitive, and no handler runs without an authenticated caller. Every /api/v1 route
+// (read from the router itself, so a new route is covered the day it is added) × case variants × with and without
+// a key: a variant is a 404 in the envelope, never a 500, and never reaches a handler.
+import anyTest, { type TestFn } from 'ava';
+import { buildApiRouter } from '../service/app.ts';
+import { UnauthorizedError } from '../service/errors.ts';
+import { authenticated, type AppContext } from '../service/http/context.ts';
+import { startTestApp, type TestApp } from './helpers/app.ts';
+import { createKb } from './helpers/documentsApi.ts';
+import { makeUser, type TestUser } from './factories/accounts.ts';
+
+const test = anyTest as TestFn<{ app: TestApp; user: TestUser; kbId: string }>;
+
+test.before(async (t) => {
+  t.context.app = await startTestApp();
+  t.context.user = await makeUser(t.context.app.deps.store, { label: 'routecase' });
+  t.context.kbId = await createKb(t.context.app, t.context.user.key, 'route case');
+});
+
+test.after.always(async (t) => {
+  await t.context.app?.close();
+});
+
+interface Route {
+  method: string;
+  path: string;
+}
+
+function apiRoutes(app: TestApp, kbId: string): Route[] {
+  const routes: Route[] = [];
+  for (const layer of buildApiRouter(app.deps).stack) {
+    for (const method of layer.methods) {
+      if (method === 'HEAD') continue;
+      routes.push({ method, path: layer.path.replace(':id', kbId) });
+    }
+  }
+  return routes;
+}
+
+/** Spellings of a lower-case path that differ only in letter case: the prefix, the resource, the whole path. */
+function caseVariants(path: string): string[] {
+  const [, api, version, ...rest] = path.split('/');
+  const resource = rest.join('/');
+  const capitalised = resource.replace(/(^|[/-])([a-z])/g, (_match, sep: string, letter: string) => `${sep}${letter.toUpperCase()}`);
+  return [
+    path.toUpperCase(),
+    `/${api.toUpperCase()}/${version.toUpperCase()}/${resource}`,
+    `/Api/${version}/${resource}`,
+    `/${api}/${version.toUpperCase()}/${resource}`,
+    `/${api}/${version}/${capitalised}`,
+  ].filter((variant) => variant !== path);
+}
+
+test('the route table is what the contract lists', (t) => {
+  const listed = apiRoutes(t.context.app, ':id').map((route) => `${route.method} ${route.path}`).sort();
+  t.deepEqual(listed, [
+    'DELETE /api/v1/knowledge-bases/:id',
+    'GET /api/v1/knowledge-bases',
+    'GET /api/v1/knowledge-bases/:id',
+    'GET /api/v1/knowledge-bases/:id/documents',
+    'GET /api/v1/me',
+    'POST /api/v1/documents',
+    'POST /api/v1/knowledge-bases',
+    'POST /api/v1/query',
+  ]);
+});
+
+test('every route in its contract spelling: 401 without a key, never a 5xx with one', async (t) => {
+  for (const route of apiRoutes(t.context.app, t.context.kbId)) {
+    const body = route.method === 'POST' ? {} : undefined;
+    const anonymous = await t.context.app.call(route.method, route.path, { body });
+    t.is(anonymous.status, 401, `${route.method} ${route.path}`);
+    t.is(anonymous.body?.error?.code, 'unauthorized');
+    // Reads only: a DELETE with a key would delete the KB the other routes use.
+    if (route.method === 'DELETE') continue;
+    const keyed = await t.context.app.call(route.method, route.path, { key: t.context.user.key, body });
+    t.true(keyed.status < 500, `${route.method} ${route.path} → ${keyed.status}`);
+  }
+});
+
+test('case variants of every route are 404 in the envelope, with or without a key, and touch nothing', async (t) => {
+  let checked = 0;
+  for (const route of apiRoutes(t.context.app, t.context.kbId)) {
+    for (const variant of caseVariants(route.path)) {
+      for (const key of [null, t.context.user.key]) {
+        const query = route.method === 'DELETE' ? '?permanent=true' : '';
+        const response = await t.context.app.call(route.method, `${variant}${query}`, { key, body: route.method === 'POST' ? { name: 'x' } : undefined });
+        t.is(response.status, 404, `${route.method} ${variant} (key: ${key ? 'yes' : 'no'})`);
+        t.is(response.body?.error?.code, 'not_found');
+        checked += 1;
+      }
+    }
+  }
+  t.true(checked >= 60, `${checked} requests`);
+  // The DELETE …?permanent=true variants reached no handler: the KB is still there.
+  const kb = await t.context.app.call('GET', `/api/v1/knowledge-bases/${t.context.kbId}`, { key: t.context.user.key });
+  t.is(kb.status, 200);
+});
+
+test('a handler never runs without a caller, whatever ran before it', async (t) => {
+  let ran = false;
+  const guarded = authenticated(() => {
+    ran = true;
+  });
+  for (const state of [{}, { caller: undefined }, { caller: {} }, { caller: { user: {} } }]) {
+    const ctx = { state: { requestId: 'r', ...state } } as unknown as AppContext;
+    await t.throwsAsync(guarded(ctx), { instanceOf: UnauthorizedError });
+  }
+  t.false(ran);
+});

@@ -45,6 +45,7 @@ const environmentSchema = z.object({
   KBQA_EMBED_THREADS: integer(0, 0, 256),
   KBQA_CHUNK_TOKENS: integer(256, 32, 510),
   KBQA_CHUNK_OVERLAP_TOKENS: integer(32, 0, 256),
+  KBQA_CHUNK_MAX_CHARS: integer(4096, 256, 65536),
   // bge-small cosines of unrelated text reach ~0.57; answerable questions' best passages sit at ≥ 0.62 on the
   // fixture corpus. Measured, not guessed: see README.
   KBQA_RELEVANCE_FLOOR: number(0.6, 0, 1),
@@ -78,7 +79,7 @@ export interface Config {
   };
   mongodb: { url: string; timeoutMs: number };
   embedder: { modelDir: string; batchSize: number; threads: number };
-  chunking: { chunkTokens: number; overlapTokens: number };
+  chunking: { chunkTokens: number; overlapTokens: number; maxChars: number };
   retrieval: { relevanceFloor: number };
   limits: { maxBodyBytes: number; maxContentBytes: number };
   answerModels: {
@@ -141,7 +142,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       batchSize: env.KBQA_EMBED_BATCH_SIZE,
       threads: env.KBQA_EMBED_THREADS,
     },
-    chunking: { chunkTokens: env.KBQA_CHUNK_TOKENS, overlapTokens: env.KBQA_CHUNK_OVERLAP_TOKENS },
+    chunking: { chunkTokens: env.KBQA_CHUNK_TOKENS, overlapTokens: env.KBQA_CHUNK_OVERLAP_TOKENS, maxChars: env.KBQA_CHUNK_MAX_CHARS },
     retrieval: { relevanceFloor: env.KBQA_RELEVANCE_FLOOR },
     limits: { maxBodyBytes: env.KBQA_MAX_BODY_BYTES, maxContentBytes: env.KBQA_MAX_CONTENT_BYTES },
     answerModels: { defaultModel, available, openai },

@@ -69,3 +69,19 @@ export class UpstreamUnavailableError extends ApiError {
     if (options?.cause !== undefined) this.cause = options.cause;
   }
 }
+
+/**
+ * What a log line may say about an error: its class, message and codes, never the request or response bodies that
+ * client libraries attach (an OpenSearch error's meta carries the query and its vector, a failed bulk the text).
+ */
+export function errorSummary(error: unknown): { name: string; message: string; code?: unknown; status?: unknown; upstream?: string } {
+  if (!(error instanceof Error)) return { name: typeof error, message: String(error).slice(0, 500) };
+  const { code, status, statusCode } = error as { code?: unknown; status?: unknown; statusCode?: unknown };
+  return {
+    name: error.name,
+    message: error.message.slice(0, 500),
+    ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}),
+    ...(typeof (status ?? statusCode) === 'number' ? { status: status ?? statusCode } : {}),
+    ...(error instanceof UpstreamUnavailableError ? { upstream: error.upstream } : {}),
+  };
+}

@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   });
   const shutdown = () => {
     server.close();
-    void Promise.allSettled([store.close(), search.close()]).then(() => process.exit(0));
+    void Promise.allSettled([store.close(), search.close(), rag.close()]).then(() => process.exit(0));
   };
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);

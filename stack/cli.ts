@@ -87,6 +87,24 @@ function runForeground(command: string, args: string[], env: NodeJS.ProcessEnv =
   });
 }
 
+/**
+ * The lint (eslint.config.mjs: no regular expression that can run super-linearly on its input). Needs no stack, so
+ * `npm test` runs it before starting anything and a ReDoS-prone pattern fails the run in seconds.
+ */
+async function lint(args: string[] = []): Promise<number> {
+  const code = await runForeground(process.execPath, [join('node_modules', 'eslint', 'bin', 'eslint.js'), ...args]);
+  // ESLint exits 1 when rules report problems, 2 when it could not run (configuration error, crash).
+  if (code === 0) {
+    console.log('[kbqa] lint passed: no regular expression that can take super-linear time');
+  } else if (code === 1) {
+    console.error('[kbqa] lint failed: each regular expression above can take super-linear time on its input (ReDoS);');
+    console.error('[kbqa] rewrite it to run in linear time (eslint.config.mjs says why).');
+  } else {
+    console.error(`[kbqa] lint could not run (eslint exited ${code}); see its message above.`);
+  }
+  return code;
+}
+
 async function main(): Promise<number> {
   const [command, ...rest] = process.argv.slice(2);
   const config = loadConfig();
@@ -107,7 +125,14 @@ async function main(): Promise<number> {
       await stackDown(paths, started);
       return code;
     }
+    case 'lint':
+      return lint(rest);
     case 'test': {
+      const linted = await lint();
+      if (linted !== 0) {
+        console.error('[kbqa] tests not run: the lint must pass first (npm run lint runs it alone).');
+        return linted;
+      }
       const started = await stackUp(config, paths);
       const code = await runForeground(process.execPath, [join('node_modules', 'ava', 'entrypoints', 'cli.mjs'), ...rest]);
       await stackDown(paths, started);
@@ -118,7 +143,7 @@ async function main(): Promise<number> {
       return code;
     }
     default:
-      console.error('usage: stack/cli.ts start|test|bench|stack:up|stack:down|stack:status');
+      console.error('usage: stack/cli.ts start|test|lint|bench|stack:up|stack:down|stack:status');
       return 2;
   }
 }

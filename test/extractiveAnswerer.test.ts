@@ -55,7 +55,9 @@ async function buildInput(question: string, raw: Array<Omit<AnswerPassage, 'simi
 /** Splits "Sentence one [1]. Sentence two [3]?" into [{ text, n }]. */
 function parseAnswer(answer: string): Array<{ text: string; n: number }> {
   const out: Array<{ text: string; n: number }> = [];
-  const re = /\s*(.+?) \[(\d+)\]([.!?…]*)/gy;
+  // The text may not start with a blank or hold a "[": with /\s*(.+?) …/ the blanks could go to either group, which
+  // the lint (regexp/no-super-linear-backtracking) rightly rejects even in a test.
+  const re = /\s*([^\s[][^[]*?) \[(\d+)\]([.!?…]*)/gy;
   let m: RegExpExecArray | null;
   while ((m = re.exec(answer)) !== null) out.push({ text: m[1] + m[3], n: Number(m[2]) });
   return out;

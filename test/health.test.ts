@@ -1,8 +1,26 @@
-// /healthz and /readyz: ready against the real stack; 503 naming OpenSearch when it cannot be reached.
+// /healthz and /readyz: ready against the real stack; 503 naming OpenSearch when it cannot be reached. /readyz is
+// public: it shows each component's state only (the reason goes to the log), and one probe serves callers for
+// READINESS_TTL_MS.
 import anyTest, { type TestFn } from 'ava';
+import { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pino from 'pino';
 import { loadConfig } from '../service/config.ts';
+import { READINESS_TTL_MS } from '../service/http/routes/health.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { startTcpRelay } from './helpers/tcpRelay.ts';
+
+/** A pino logger whose JSON lines land in `lines`. */
+function capturingLogger() {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+  return { logger: pino({ level: 'info' }, stream), lines };
+}
 
 const test = anyTest as TestFn<{ app: TestApp }>;
 
@@ -39,19 +57,22 @@ test('readyz turns 503 naming opensearch when OpenSearch goes away after start-u
   try {
     t.is((await app.call('GET', '/readyz')).status, 200);
     await forwarder.cut();
+    // The last probe answers for READINESS_TTL_MS; after it, the next call probes again.
+    await sleep(READINESS_TTL_MS + 100);
     const response = await app.call('GET', '/readyz');
     t.is(response.status, 503);
-    t.is(response.body.error.code, 'server_error');
-    t.regex(response.body.error.message, /opensearch/);
-    t.is(response.body.components.mongodb, 'ok');
-    t.not(response.body.components.opensearch, 'ok');
+    t.deepEqual(response.body, {
+      error: { code: 'server_error', message: 'not ready: opensearch unavailable' },
+      components: { opensearch: 'unavailable', mongodb: 'ok', embedder: 'ok' },
+    });
   } finally {
     await app.close();
   }
 });
 
-test('readyz is 503 naming the embedder when it cannot run an inference', async (t) => {
-  const app = await startTestApp();
+test('readyz is 503 naming the embedder when it cannot run an inference; the reason is logged, not sent', async (t) => {
+  const { logger, lines } = capturingLogger();
+  const app = await startTestApp({}, { logger });
   const embedder = app.deps.rag.embedder;
   const original = embedder.embedQuery;
   embedder.embedQuery = async () => {
@@ -61,9 +82,45 @@ test('readyz is 503 naming the embedder when it cannot run an inference', async 
     const response = await app.call('GET', '/readyz');
     t.is(response.status, 503);
     t.regex(response.body.error.message, /embedder/);
-    t.deepEqual(response.body.components, { opensearch: 'ok', mongodb: 'ok', embedder: 'injected: the ONNX session failed' });
+    t.deepEqual(response.body.components, { opensearch: 'ok', mongodb: 'ok', embedder: 'unavailable' });
+    t.false(JSON.stringify(response.body).includes('injected'), 'the dependency\'s message stays on the server');
+    const warnings = lines.map((line) => JSON.parse(line)).filter((entry) => entry.msg === 'not ready');
+    t.is(warnings.length, 1);
+    t.is(warnings[0].level, 40, 'logged at warn');
+    t.deepEqual(warnings[0].components, { embedder: 'injected: the ONNX session failed' });
   } finally {
     embedder.embedQuery = original;
     await app.close();
+  }
+});
+
+test('readyz: concurrent callers share one probe, and its result answers for READINESS_TTL_MS', async (t) => {
+  const app = await startTestApp();
+  const original = app.deps.rag.embedderProblem;
+  let probes = 0;
+  app.deps.rag.embedderProblem = async () => {
+    probes += 1;
+    return original();
+  };
+  try {
+    const responses = await Promise.all(Array.from({ length: 20 }, () => app.call('GET', '/readyz')));
+    t.deepEqual(responses.map((response) => response.status), Array(20).fill(200));
+    t.is(probes, 1, 'twenty parallel calls, one embedder inference');
+    t.is((await app.call('GET', '/readyz')).status, 200);
+    t.is(probes, 1, 'a call within the window reuses the result');
+    await sleep(READINESS_TTL_MS + 100);
+    t.is((await app.call('GET', '/readyz')).status, 200);
+    t.is(probes, 2, 'after the window, a new probe');
+  } finally {
+    app.deps.rag.embedderProblem = original;
+    await app.close();
+  }
+});
+
+test('health paths are case-sensitive: /READYZ and /Healthz are no route', async (t) => {
+  for (const path of ['/READYZ', '/Readyz', '/HEALTHZ', '/Healthz']) {
+    const response = await t.context.app.call('GET', path);
+    t.is(response.status, 404, path);
+    t.is(response.body.error.code, 'not_found', path);
   }
 });

@@ -4,6 +4,7 @@
 // leaves neither a document record nor a chunk behind. Serial: the proxy's fault switch is shared.
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import { makeUser, type TestUser } from './factories/accounts.ts';
+import { UpstreamUnavailableError } from '../service/errors.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { createKb, ingest } from './helpers/documentsApi.ts';
 import { startFaultyProxy, type BulkFault, type FaultyProxy } from './helpers/faultyProxy.ts';
@@ -56,7 +57,8 @@ async function assertNothingStored(t: ExecutionContext<Context>, kbId: string) {
   t.is(counted.body.knowledge_bases.find((item: { id: string }) => item.id === kbId)?.document_count, 0);
 }
 
-const INDEXING_FAILED = /^(the document could not be indexed; nothing was stored; retry later|the search engine is unavailable; retry later)$/;
+const INDEXING_FAILED = /^the search engine is unavailable; retry later$/;
+const STORE_UNAVAILABLE = { code: 'server_error', message: 'the metadata store is unavailable; retry later' };
 
 for (const fault of ['bulk-503', 'bulk-destroy', 'bulk-destroy-after-forward'] as BulkFault[]) {
   test.serial(`bulk indexing fails (${fault}): 503 server_error, no document record, no chunk`, async (t) => {
@@ -110,7 +112,7 @@ async function ingestWhileReplaced<T extends object, K extends keyof T>(
   }
 }
 
-test.serial('the document record cannot be written after the chunks were indexed: 503, the chunks are removed', async (t) => {
+test.serial('MongoDB fails after the chunks were indexed: 503 naming the metadata store, the chunks are removed', async (t) => {
   const { proxied, direct, user } = t.context;
   const kb = await createKb(proxied, user.key, 'store fault');
   let attempts = 0;
@@ -118,13 +120,12 @@ test.serial('the document record cannot be written after the chunks were indexed
   const response = await ingestWhileReplaced(proxied, user.key, kb, proxied.deps.store, 'insertDocument', async (record) => {
     attempts += 1;
     chunksWhenInsertFailed = await direct.deps.search.countChunks({ document_id: record._id });
-    throw new Error('injected: the store refused the write');
+    throw new UpstreamUnavailableError('mongodb', 'the metadata store is unavailable; retry later');
   });
   t.is(attempts, 1);
   t.true(chunksWhenInsertFailed > 0, 'the chunks really were in OpenSearch when the store write failed');
   t.is(response.status, 503, JSON.stringify(response.body));
-  t.is(response.body.error.code, 'server_error');
-  t.regex(response.body.error.message, INDEXING_FAILED);
+  t.deepEqual(response.body, { error: STORE_UNAVAILABLE }, 'the failing component is named, not OpenSearch');
   await assertNothingStored(t, kb);
 });
 
@@ -135,10 +136,22 @@ test.serial('the store write succeeds but its acknowledgement is lost: 503, the 
   const original = store.insertDocument;
   const response = await ingestWhileReplaced(proxied, user.key, kb, store, 'insertDocument', async (record, content) => {
     await original(record, content);
-    throw new Error('injected: connection lost after the write');
+    throw new UpstreamUnavailableError('mongodb', 'the metadata store is unavailable; retry later');
   });
   t.is(response.status, 503, JSON.stringify(response.body));
+  t.deepEqual(response.body, { error: STORE_UNAVAILABLE });
+  await assertNothingStored(t, kb);
+});
+
+test.serial('a deterministic failure is not 503: a defect answers 500 with the request id, and nothing is stored', async (t) => {
+  const { proxied, user } = t.context;
+  const kb = await createKb(proxied, user.key, 'defect');
+  const response = await ingestWhileReplaced(proxied, user.key, kb, proxied.deps.store, 'insertDocument', async () => {
+    throw new TypeError('injected: a bug, which a retry would only repeat');
+  });
+  t.is(response.status, 500, JSON.stringify(response.body));
   t.is(response.body.error.code, 'server_error');
+  t.regex(response.body.error.message, /^internal error \(request id [\w-]+\)$/);
   await assertNothingStored(t, kb);
 });
 

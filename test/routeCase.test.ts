@@ -31,7 +31,7 @@ function apiRoutes(app: TestApp, kbId: string): Route[] {
   for (const layer of buildApiRouter(app.deps).stack) {
     for (const method of layer.methods) {
       if (method === 'HEAD') continue;
-      routes.push({ method, path: layer.path.replace(':id', kbId) });
+      routes.push({ method, path: String(layer.path).replace(':id', kbId) });
     }
   }
   return routes;

@@ -1,6 +1,6 @@
 // The markdown-aware splitter: heading paths, heading-only sections, fenced code, dropped segments.
 import test from 'ava';
-import { markdownSections, splitDocument } from '../service/rag/splitter.ts';
+import { atxHeading, markdownSections, splitDocument } from '../service/rag/splitter.ts';
 
 const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
 
@@ -34,8 +34,57 @@ test('hashes inside fenced code are not headings', (t) => {
 test('splitDocument keeps chunks within the token budget, drops contentless and duplicate pieces', async (t) => {
   const paragraph = Array.from({ length: 60 }, (_, index) => `word${index}`).join(' ');
   const markdown = `# T\n${paragraph}\n\n${paragraph}\n\n---\n\n# T\n${paragraph}`;
-  const result = await splitDocument(markdown, true, { chunkTokens: 64, overlapTokens: 0, countTokens: words });
+  const result = await splitDocument(markdown, true, { chunkTokens: 64, overlapTokens: 0, maxChars: 4096, countTokens: words });
   for (const segment of result.segments) t.true(words(segment.text) <= 64);
   t.true(result.segments.every((segment) => /\w/.test(segment.text)));
   t.true(result.segments.length < result.total, `${result.segments.length} of ${result.total}`);
+});
+
+test('atxHeading reads ATX headings: 1–6 #, a blank, the text without its closing #s', (t) => {
+  t.deepEqual(atxHeading('# Title'), { level: 1, text: 'Title' });
+  t.deepEqual(atxHeading('## Title ##'), { level: 2, text: 'Title' });
+  t.deepEqual(atxHeading('###   spaced   '), { level: 3, text: 'spaced' });
+  t.deepEqual(atxHeading('######\tTabbed\t#\t'), { level: 6, text: 'Tabbed' });
+  t.deepEqual(atxHeading('## a # b ##'), { level: 2, text: 'a # b' });
+  t.is(atxHeading('#no-space'), null);
+  t.is(atxHeading('####### seven'), null);
+  t.is(atxHeading(' # indented'), null);
+  t.is(atxHeading('#'), null);
+  t.is(atxHeading('# '), null);
+  t.is(atxHeading('plain text'), null);
+  // Kept exactly as the former regex read them (CommonMark differs on the first two):
+  t.deepEqual(atxHeading('# About C#'), { level: 1, text: 'About C' }); // closing #s need no blank before them
+  t.deepEqual(atxHeading('#  '), { level: 1, text: '' }); // two blanks and nothing else: a heading with no text
+  t.deepEqual(atxHeading('# #'), { level: 1, text: '#' }); // the text keeps at least one character
+  t.is(atxHeading('# Title\rmore'), null); // a lone carriage return: not a heading
+});
+
+test('atxHeading agrees with the regex it replaced on every short line', (t) => {
+  // The oracle: the former pattern, polynomial on long lines (issue 8), harmless on these ≤ 6-character ones.
+  // eslint-disable-next-line regexp/no-super-linear-backtracking -- the replaced regex as oracle, on short lines only
+  const FORMER = /^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$/;
+  const alphabet = ['#', ' ', '\t', 'a', '\u00a0', '\r'];
+  let lines = [''];
+  let compared = 0;
+  for (let length = 1; length <= 6; length += 1) {
+    lines = lines.flatMap((line) => alphabet.map((character) => line + character));
+    for (const line of lines) {
+      const match = FORMER.exec(line);
+      const expected = match ? { level: match[1].length, text: match[2].trim() } : null;
+      const actual = atxHeading(line);
+      if (JSON.stringify(actual) !== JSON.stringify(expected)) {
+        t.fail(`${JSON.stringify(line)}: ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`);
+      }
+      compared += 1;
+    }
+  }
+  t.is(compared, 6 + 6 ** 2 + 6 ** 3 + 6 ** 4 + 6 ** 5 + 6 ** 6);
+});
+
+test('lines inside ``` and ~~~ fences are not headings', (t) => {
+  const sections = markdownSections('# Real\nbefore\n```\n# not a heading\n```\n~~~\n## nor this\n~~~\n## Sub\nafter');
+  t.deepEqual(sections, [
+    { heading_path: ['Real'], body: 'before\n```\n# not a heading\n```\n~~~\n## nor this\n~~~' },
+    { heading_path: ['Real', 'Sub'], body: 'after' },
+  ]);
 });

@@ -6,7 +6,9 @@ import { ApiError } from '../errors.ts';
 import { addOrganisationMember, createOrganisation, createUser, setKnowledgeBaseLibrary, shareKnowledgeBase } from '../commands/accounts.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../commands/apiKeys.ts';
 import { purgeDeletedKnowledgeBases, restoreKnowledgeBase } from '../commands/knowledgeBases.ts';
+import { formatDoctorReport, runDoctor } from '../commands/doctor.ts';
 import { BGE_SMALL_EN } from '../rag/bgeEmbeddings.ts';
+import { loadRag, type Rag } from '../rag/index.ts';
 import { openConfiguredSearchIndex, type SearchIndex } from '../search/index.ts';
 import { DuplicateEmailError, DuplicateOrganisationError, openStore, type Store } from '../store/index.ts';
 
@@ -22,6 +24,8 @@ const USAGE = `usage: kbqa <command> [options] [--json]
   kbs library --kb ID [--off]
   kbs restore --kb ID                         undo a soft delete
   kbs purge --older-than 30d                  hard-delete soft-deleted KBs past retention
+  doctor [--fix] [--kb ID] [--grace 15m]      find (and with --fix remove or rebuild) chunks, contents and
+                                              documents whose document or KB record is missing
   eval beir DIR [--url U] [--api-key K] [--kb ID] [--ablate] [--split test] [--limit N] [--out FILE]`;
 
 class UsageError extends Error {}
@@ -35,6 +39,8 @@ const OPTIONS = {
   kb: { type: 'string' },
   off: { type: 'boolean' },
   'older-than': { type: 'string' },
+  fix: { type: 'boolean' },
+  grace: { type: 'string' },
   url: { type: 'string' },
   'api-key': { type: 'string' },
   ablate: { type: 'boolean' },
@@ -53,9 +59,9 @@ function required(options: Options, name: keyof Options): string {
   return value;
 }
 
-export function parseDuration(text: string): number {
+export function parseDuration(text: string, option = 'older-than'): number {
   const match = /^(\d+)(d|h|m|s)$/.exec(text);
-  if (!match) throw new UsageError(`--older-than: ${text} is not a duration like 30d, 12h, 15m or 90s`);
+  if (!match) throw new UsageError(`--${option}: ${text} is not a duration like 30d, 12h, 15m or 90s`);
   const unit = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1_000 }[match[2] as 'd' | 'h' | 'm' | 's'];
   return Number(match[1]) * unit;
 }
@@ -63,10 +69,11 @@ export function parseDuration(text: string): number {
 interface Services {
   store(): Promise<Store>;
   search(): SearchIndex;
+  rag(): Promise<Rag>;
 }
 
 async function runAdmin(group: string, action: string, options: Options, services: Services): Promise<{ json: unknown; text: string }> {
-  const command = `${group} ${action}`;
+  const command = action ? `${group} ${action}` : group;
   switch (command) {
     case 'users create': {
       const { user, defaultKnowledgeBase } = await createUser(await services.store(), required(options, 'email'), options.org);
@@ -128,6 +135,17 @@ async function runAdmin(group: string, action: string, options: Options, service
       const purged = await purgeDeletedKnowledgeBases(await services.store(), services.search(), olderThan);
       return { json: { purged }, text: `purged ${purged.length} knowledge base(s)` };
     }
+    case 'doctor': {
+      const report = await runDoctor(
+        { store: await services.store(), search: services.search(), ...(options.fix ? { rag: await services.rag() } : {}) },
+        {
+          fix: options.fix === true,
+          ...(options.kb ? { knowledgeBaseIds: [options.kb] } : {}),
+          ...(options.grace ? { graceMs: parseDuration(options.grace, 'grace') } : {}),
+        },
+      );
+      return { json: report, text: formatDoctorReport(report) };
+    }
     default:
       throw new UsageError(`unknown command: ${command}`);
   }
@@ -156,10 +174,12 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig();
   let store: Store | null = null;
   let search: SearchIndex | null = null;
+  let rag: Rag | null = null;
   const services: Services = {
     store: async () => (store ??= await openStore(config.mongodb.url, config.mongodb.timeoutMs)),
     search: () =>
       (search ??= openConfiguredSearchIndex(config, BGE_SMALL_EN)),
+    rag: async () => (rag ??= await loadRag(config)),
   };
   try {
     const { json, text } = await runAdmin(group, action ?? '', options, services);
@@ -174,7 +194,7 @@ async function main(argv: string[]): Promise<number> {
     console.error(`kbqa: ${error instanceof Error ? error.message : String(error)}${error instanceof UsageError ? `\n${USAGE}` : ''}`);
     return known ? (error instanceof UsageError ? 2 : 1) : 1;
   } finally {
-    await Promise.allSettled([(store as Store | null)?.close(), (search as SearchIndex | null)?.close()]);
+    await Promise.allSettled([(store as Store | null)?.close(), (search as SearchIndex | null)?.close(), (rag as Rag | null)?.close()]);
   }
 }
 

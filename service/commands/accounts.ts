@@ -3,7 +3,9 @@ import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { OrganisationRecord, Store, UserRecord } from '../store/index.ts';
 import { DEFAULT_KNOWLEDGE_BASE_NAME, newKnowledgeBaseRecord } from './knowledgeBases.ts';
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+// Linear: the domain's first dot is found once ([^\s@.]* cannot trade dots with the part after it), unlike
+// /^[^\s@]+@[^\s@]+\.[^\s@]+$/, which backtracked polynomially on "a@" + ".".repeat(n) + "@". Same strings accepted.
+const EMAIL = /^[^\s@]+@[^\s@][^\s@.]*\.[^\s@]+$/;
 
 async function organisationNamed(store: Store, name: string): Promise<OrganisationRecord> {
   const organisation = await store.findOrganisationByName(name);

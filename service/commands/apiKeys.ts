@@ -2,7 +2,7 @@
 // as a SHA-256 digest, listed by a masked form.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { NotFoundError, UnauthorizedError } from '../errors.ts';
+import { NotFoundError, UnauthorizedError, errorSummary } from '../errors.ts';
 import type { ApiKeyRecord, Principal, Store } from '../store/index.ts';
 
 export const API_KEY_PREFIX = 'kbqa_live_';
@@ -46,7 +46,7 @@ export async function authenticateApiKey(store: Store, authorization: string, lo
   if (!record) throw new UnauthorizedError();
   // The key carries its user's id, email and organisation: no second lookup on the path every request takes.
   const user: Principal = { _id: record.user_id, email: record.user_email, organisation_id: record.organisation_id };
-  store.touchApiKey(record.id, new Date()).catch((error: unknown) => logger.warn({ err: error, apiKeyId: record.id }, 'last_used_at update failed'));
+  store.touchApiKey(record.id, new Date()).catch((error: unknown) => logger.warn({ err: errorSummary(error), apiKeyId: record.id }, 'last_used_at update failed'));
   return { user, apiKeyId: record.id };
 }
 

@@ -1,8 +1,9 @@
 // Ingesting a document (all or nothing) and listing a KB's documents.
 import { randomUUID } from 'node:crypto';
-import { BadRequestError, UpstreamUnavailableError } from '../errors.ts';
+import { BadRequestError, NotFoundError, errorSummary } from '../errors.ts';
 import { authorizeRead, authorizeWriteDocuments } from '../policies/knowledgeBases.ts';
 import type { Rag } from '../rag/index.ts';
+import type { TextSegment } from '../rag/splitter.ts';
 import type { ChunkDocument, SearchIndex } from '../search/index.ts';
 import type { DocumentRecord, Store, Principal } from '../store/index.ts';
 import type { Logger } from 'pino';
@@ -20,8 +21,14 @@ export interface IngestInput {
 }
 
 /**
- * Split → embed → index all chunks in one bulk request (searchable on return) → record the document. If any step
- * fails, whatever was written is removed again, so a failed ingest leaves no document and no chunk behind.
+ * Split → embed → index all chunks (searchable on return) → record the document → re-check the KB. If any step
+ * fails, whatever was written is removed again, so a failed ingest leaves no document and no chunk behind; the
+ * error names the component that failed (503 when it is unavailable, never a blanket "retry later" for a failure
+ * that would repeat).
+ *
+ * The re-check closes the race with a delete: a KB deleted (soft or permanent) while this ingest was working is
+ * already invisible when the ingest looks again, so the ingest removes what it wrote and answers 404. A delete
+ * that lands after the re-check finds the document and chunks already written and removes them itself.
  */
 export async function ingestDocument(
   deps: { store: Store; search: SearchIndex; rag: Rag; logger: Logger },
@@ -46,39 +53,66 @@ export async function ingestDocument(
     total_chunks: total,
     created_at: new Date(),
   };
-  const chunks: ChunkDocument[] = segments.map((segment, index) => ({
-    chunk_id: `${record._id}:${index}`,
-    knowledge_base_id: record.knowledge_base_id,
-    document_id: record._id,
-    filename: record.filename,
-    title,
-    heading_path: segment.heading_path,
-    chunk_index: index,
-    text: segment.text,
-    embedding: vectors[index],
-    embedder: deps.rag.embedder.modelName,
-    created_at: record.created_at.toISOString(),
-  }));
+  const chunks = chunkDocuments(record, segments, vectors, deps.rag.embedder.modelName);
 
+  let stillLive: boolean;
   try {
     await deps.search.indexChunks(chunks);
     await deps.store.insertDocument(record, input.content);
+    stillLive = (await deps.store.findLiveKnowledgeBase(knowledgeBase._id)) !== null;
   } catch (error) {
-    await removePartialIngest(deps, record._id);
-    if (error instanceof UpstreamUnavailableError) throw error;
-    throw new UpstreamUnavailableError('opensearch', 'the document could not be indexed; nothing was stored; retry later', {
-      cause: error,
-    });
+    await removeIngest(deps, record._id);
+    throw error;
+  }
+  if (!stillLive) {
+    await removeIngest(deps, record._id);
+    throw NotFoundError.knowledgeBase(knowledgeBase._id);
   }
   return record;
 }
 
-async function removePartialIngest(deps: { store: Store; search: SearchIndex; logger: Logger }, documentId: string): Promise<void> {
+/** A document's chunks as indexed. Chunk ids derive from the document id, so indexing them again overwrites. */
+function chunkDocuments(record: DocumentRecord, segments: TextSegment[], vectors: number[][], embedder: string): ChunkDocument[] {
+  return segments.map((segment, index) => ({
+    chunk_id: `${record._id}:${index}`,
+    knowledge_base_id: record.knowledge_base_id,
+    document_id: record._id,
+    filename: record.filename,
+    title: record.title,
+    heading_path: segment.heading_path,
+    chunk_index: index,
+    text: segment.text,
+    embedding: vectors[index],
+    embedder,
+    created_at: record.created_at.toISOString(),
+  }));
+}
+
+/**
+ * Rebuilds a recorded document's chunks from its stored original content (re-split, re-embed, replace). Returns
+ * false when no content is stored. For `kbqa doctor --fix`, and the place a re-index starts from.
+ */
+export async function rebuildDocumentChunks(deps: { store: Store; search: SearchIndex; rag: Rag }, record: DocumentRecord): Promise<boolean> {
+  const content = await deps.store.findDocumentContent(record._id);
+  if (content === null) return false;
+  const { total, segments } = await deps.rag.split(content, record.filename);
+  const vectors = await deps.rag.embedSegments(record.title, segments);
+  await deps.search.deleteChunksOfDocument(record._id);
+  await deps.search.indexChunks(chunkDocuments(record, segments, vectors, deps.rag.embedder.modelName));
+  // The splitter may have changed since the document was ingested: the record says what is indexed now.
+  if (segments.length !== record.chunks || total !== record.total_chunks) {
+    await deps.store.setDocumentChunkCounts(record._id, segments.length, total);
+  }
+  return true;
+}
+
+/** Removes one document's chunks, record and content, whichever exist. Chunk ids derive from the document id. */
+async function removeIngest(deps: { store: Store; search: SearchIndex; logger: Logger }, documentId: string): Promise<void> {
   const results = await Promise.allSettled([deps.search.deleteChunksOfDocument(documentId), deps.store.deleteDocument(documentId)]);
   for (const result of results) {
     if (result.status === 'rejected') {
-      // Both stores down at once: the chunk ids are derived from the document id, so this line is enough to clean up.
-      deps.logger.error({ err: result.reason, documentId }, 'could not remove a failed ingest; remove its chunks by document_id');
+      // A store is down as well: `kbqa doctor --fix` finds and removes what is left (chunks by document_id).
+      deps.logger.error({ err: errorSummary(result.reason), documentId }, 'could not remove an ingest that did not complete; run kbqa doctor --fix');
     }
   }
 }

@@ -1,7 +1,7 @@
 // Knowledge-base use cases: create, list, get, delete (soft or permanent), restore, purge, sharing.
 import { randomUUID } from 'node:crypto';
 import { BadRequestError, NotFoundError } from '../errors.ts';
-import { authorizeDelete, authorizeRead, roleOf, type KnowledgeBaseRole } from '../policies/knowledgeBases.ts';
+import { authorizeDelete, authorizePermanentDelete, authorizeRead, roleOf, type KnowledgeBaseRole } from '../policies/knowledgeBases.ts';
 import type { SearchIndex } from '../search/index.ts';
 import type { KnowledgeBaseRecord, Page, Store, Principal } from '../store/index.ts';
 
@@ -57,7 +57,10 @@ export async function getKnowledgeBase(store: Store, user: Principal, id: string
   return { record: record as KnowledgeBaseRecord, role };
 }
 
-/** Soft by default: the KB and everything in it stay stored, invisible everywhere, until restored or purged. */
+/**
+ * Soft by default: the KB and everything in it stay stored, invisible everywhere, until restored or purged.
+ * Permanent: the owner may repeat it on a KB already soft-deleted (a purge that failed half-way is retried).
+ */
 export async function deleteKnowledgeBase(
   store: Store,
   search: SearchIndex,
@@ -65,16 +68,22 @@ export async function deleteKnowledgeBase(
   id: string,
   permanent: boolean,
 ): Promise<'soft' | 'hard'> {
-  const record = authorizeDelete(user, await store.findLiveKnowledgeBase(id), id);
+  const record = permanent
+    ? authorizePermanentDelete(user, await store.findKnowledgeBaseIncludingDeleted(id), id)
+    : authorizeDelete(user, await store.findLiveKnowledgeBase(id), id);
   if (record.is_default) throw new BadRequestError(`knowledge base ${id} is the default knowledge base and cannot be deleted`);
-  // Invisible first, so nothing reads a half-deleted KB; then, for a permanent delete, remove the data.
-  await store.softDeleteKnowledgeBase(id, new Date());
+  // Invisible first, so nothing reads a half-deleted KB and every ingest still in flight sees it gone when it
+  // re-checks (commands/documents.ts); then, for a permanent delete, remove the data.
+  if (record.deleted_at === null) await store.softDeleteKnowledgeBase(id, new Date());
   if (!permanent) return 'soft';
   await purgeKnowledgeBase(store, search, id);
   return 'hard';
 }
 
-/** Removes a KB for good: chunks, then documents, then the KB record (so a failure leaves it retryable). */
+/**
+ * Removes a KB for good: everything carrying its id, chunks first, then documents and contents, then the KB record
+ * last, so a failure half-way leaves a soft-deleted KB whose purge can simply run again.
+ */
 export async function purgeKnowledgeBase(store: Store, search: SearchIndex, id: string): Promise<void> {
   await search.deleteChunksOfKnowledgeBase(id);
   await store.deleteDocumentsOfKnowledgeBase(id);

@@ -45,7 +45,10 @@ export async function loadBeirDataset(directory: string, split = 'test'): Promis
     if (!qrels.has(queryId)) qrels.set(queryId, new Map());
     qrels.get(queryId)?.set(documentId, Number(score));
   }
-  const name = directory.replace(/\/+$/, '').split('/').pop() ?? 'dataset';
+  // Trailing slashes dropped by a walk back from the end: /\/+$/ would rescan a run of slashes from each of them.
+  let end = directory.length;
+  while (end > 0 && directory[end - 1] === '/') end -= 1;
+  const name = directory.slice(0, end).split('/').pop() ?? 'dataset';
   return { name, corpus, queries, qrels };
 }
 

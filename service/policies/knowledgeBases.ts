@@ -29,6 +29,15 @@ export function authorizeDelete(user: Principal, knowledgeBase: KnowledgeBaseRec
   return knowledgeBase as KnowledgeBaseRecord;
 }
 
+/**
+ * A permanent delete also takes a KB its owner already soft-deleted: erasing what was deleted is the point, and a
+ * purge that failed half-way must be retryable. A soft-deleted KB stays invisible (404) to everyone else.
+ */
+export function authorizePermanentDelete(user: Principal, knowledgeBase: KnowledgeBaseRecord | null, id: string): KnowledgeBaseRecord {
+  if (knowledgeBase && knowledgeBase.deleted_at !== null && knowledgeBase.owner_id === user._id) return knowledgeBase;
+  return authorizeDelete(user, knowledgeBase, id);
+}
+
 /** Writing documents needs `owner`; any other id, visible or not, existing or not, is 403 (as the contract says). */
 export function authorizeWriteDocuments(user: Principal, knowledgeBase: KnowledgeBaseRecord | null, id: string): KnowledgeBaseRecord {
   if (!knowledgeBase || roleOf(user, knowledgeBase) !== 'owner') throw ForbiddenError.knowledgeBase(id);

@@ -156,6 +156,30 @@ export function contentTerms(text: string): Set<string> {
 }
 
 // ---------------------------------------------------------------------------------------
+// Linear text helpers. Passage text is user input, so every pattern here must run in time linear in it. A pattern
+// that ends a quantified run at `$` (or at a character that may never come) and is tried from every start position,
+// like /\s+$/ or /(\S+)$/, rescans the same run from each of its characters: quadratic in the run's length. Trailing
+// runs are therefore found by walking back from the end, and run-matching patterns start only where a run starts.
+
+const isSpace = (char: string) => /\s/.test(char);
+
+/** Start of the run of characters satisfying `inRun` that ends at `end` (scanning no further back than `floor`). */
+function trailingRunStart(text: string, inRun: (char: string) => boolean, end = text.length, floor = 0): number {
+  let index = end;
+  while (index > floor && inRun(text[index - 1])) index -= 1;
+  return index;
+}
+
+/** "Title ##" → "Title": a closing run of # with whitespace before it (and maybe after) is dropped. */
+function withoutClosingHashes(text: string): string {
+  const afterHashes = trailingRunStart(text, isSpace);
+  const hashes = trailingRunStart(text, (char) => char === '#', afterHashes);
+  if (hashes === afterHashes) return text;
+  const blanks = trailingRunStart(text, isSpace, hashes);
+  return blanks === hashes ? text : text.slice(0, blanks);
+}
+
+// ---------------------------------------------------------------------------------------
 // Sentence splitting
 
 interface RawSentence {
@@ -166,7 +190,10 @@ interface RawSentence {
 /** Splits a line at ., ! or ? (optionally followed by closing quotes/brackets) + whitespace. */
 function splitLine(line: string): string[] {
   const out: string[] = [];
-  const re = /[.!?]+["'”’)\]]*\s+/g;
+  // The lookbehind starts a match only at the first of a run of terminators: tried from inside a run like "!!!!x",
+  // the greedy run would be rescanned from each "!" (quadratic); a match from inside a run ends where one from its
+  // first character would, so the matches are unchanged.
+  const re = /(?<![.!?])[.!?]+["'”’)\]]*\s+/g;
   let start = 0;
   let m: RegExpExecArray | null;
   while ((m = re.exec(line)) !== null) {
@@ -175,8 +202,10 @@ function splitLine(line: string): string[] {
     // The next sentence should not start lower-case ("e.g. the", "approx. five").
     if (next !== undefined && /\p{Ll}/u.test(next)) continue;
     if (line[m.index] === '.') {
-      const before = line.slice(start, m.index);
-      const lastWord = (before.match(/(\S+)$/)?.[1] ?? '').toLowerCase().replace(/^[("'“‘[]+/, '');
+      // The word before the period, found by walking back: /(\S+)$/ on the text so far would rescan it from every
+      // position, for every period in a long line.
+      const wordStart = trailingRunStart(line, (char) => !isSpace(char), m.index, start);
+      const lastWord = line.slice(wordStart, m.index).toLowerCase().replace(/^[("'“‘[]+/, '');
       // Abbreviations and single-letter initials ("J. Smith", "Dr. Who").
       if (ABBREVIATIONS.has(lastWord) || /^\p{L}$/u.test(lastWord)) continue;
     }
@@ -213,7 +242,7 @@ export function splitSentences(text: string): RawSentence[] {
     const h = /^#{1,6}\s+/.exec(line);
     if (h) {
       heading = true;
-      line = line.slice(h[0].length).replace(/\s+#+\s*$/, '');
+      line = withoutClosingHashes(line.slice(h[0].length));
     }
     line = line
       .replace(/^(?:>\s*)+/, '') // blockquote
@@ -270,12 +299,15 @@ function byScore(a: Candidate, b: Candidate): number {
 
 /** "Cats sleep a lot." → "Cats sleep a lot [1]." ; "Is it safe?" → "Is it safe [2]?" */
 function withMarker(sentence: string, n: number): string {
-  const m = /^(.*?)([.!?…]+)$/s.exec(sentence);
-  if (m && m[1].trim()) return `${m[1].trimEnd()} [${n}]${m[2]}`;
+  // The terminal punctuation run, found from the end (/^(.*?)([.!?…]+)$/s retried the run at every character).
+  const terminal = trailingRunStart(sentence, (char) => '.!?…'.includes(char));
+  const body = sentence.slice(0, terminal);
+  if (terminal < sentence.length && body.trim()) return `${body.trimEnd()} [${n}]${sentence.slice(terminal)}`;
   // Punctuation inside a closing quote/bracket: 'He said "hi."' → 'He said "hi." [1]'
   if (/[.!?…]["'”’)\]]+$/.test(sentence)) return `${sentence} [${n}]`;
-  // No terminal punctuation (list items, headings).
-  return `${sentence.replace(/[,;:\s]+$/, '')} [${n}].`;
+  // No terminal punctuation (list items, headings): drop trailing separators, as trimEnd drops whitespace.
+  const separators = trailingRunStart(sentence, (char) => ',;:'.includes(char) || isSpace(char));
+  return `${sentence.slice(0, separators)} [${n}].`;
 }
 
 // ---------------------------------------------------------------------------------------

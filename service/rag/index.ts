@@ -4,7 +4,8 @@ import { UpstreamUnavailableError } from '../errors.ts';
 import { KnowledgeBaseRetriever, mapCitations, type ChainAnswer, type PassageMetadata } from './answerChain.ts';
 import { buildAnswerModels, type AnswerModels } from './answerModels.ts';
 import { BgeOnnxEmbeddings } from './bgeEmbeddings.ts';
-import { embeddingInput, isMarkdownFilename, splitDocument, type SplitResult, type TextSegment } from './splitter.ts';
+import { embeddingInput, isMarkdownFilename, type SplitResult, type TextSegment } from './splitter.ts';
+import { startSplitterPool } from './splitterPool.ts';
 import type { Document } from '@langchain/core/documents';
 
 export interface Rag {
@@ -12,6 +13,7 @@ export interface Rag {
   answerModels: AnswerModels;
   /** For /readyz: null when the embedder answers a one-word inference (a few ms), else what failed. */
   embedderProblem(): Promise<string | null>;
+  /** Splits in a worker thread: never on the event loop. */
   split(content: string, filename: string): Promise<SplitResult>;
   /** Passage vectors for a document's segments (title and heading path give each segment its context). */
   embedSegments(title: string, segments: TextSegment[]): Promise<number[][]>;
@@ -25,6 +27,8 @@ export interface Rag {
     model: string;
     retrieve: (question: string) => Promise<Document<PassageMetadata>[]>;
   }): Promise<ChainAnswer & { passages: Document<PassageMetadata>[]; answerMs: number }>;
+  /** Stops the worker threads. */
+  close(): Promise<void>;
 }
 
 async function embedderCall<T>(operation: () => Promise<T>): Promise<T> {
@@ -45,11 +49,12 @@ export async function loadRag(config: Config): Promise<Rag> {
   // sentence cut at 48 tokens (an answer sentence's gist fits; the cost of a batch grows with its longest row).
   const sentenceEmbedder = embedder.withBatchMode('padded', 8, 48);
   const answerModels = buildAnswerModels(config, sentenceEmbedder);
-  const splitterOptions = {
+  const splitter = startSplitterPool({
+    modelDir: config.embedder.modelDir,
     chunkTokens: config.chunking.chunkTokens,
     overlapTokens: config.chunking.overlapTokens,
-    countTokens: (text: string) => embedder.countTokens(text),
-  };
+    maxChars: config.chunking.maxChars,
+  });
 
   return {
     embedder,
@@ -62,7 +67,7 @@ export async function loadRag(config: Config): Promise<Rag> {
         return error instanceof Error ? error.message : String(error);
       }
     },
-    split: (content, filename) => splitDocument(content, isMarkdownFilename(filename), splitterOptions),
+    split: (content, filename) => splitter.split(content, isMarkdownFilename(filename)),
     embedSegments: (title, segments) =>
       embedderCall(() => embedder.embedDocuments(segments.map((segment) => embeddingInput(title, segment)))),
     embedQuestion: (question) => embedderCall(() => embedder.embedQuery(question)),
@@ -76,5 +81,6 @@ export async function loadRag(config: Config): Promise<Rag> {
       const mapped = mapCitations(raw, passages, request.question);
       return { ...mapped, passages, answerMs: performance.now() - started };
     },
+    close: () => splitter.close(),
   };
 }

@@ -18,11 +18,52 @@ export interface SplitResult {
 export interface SplitterOptions {
   chunkTokens: number;
   overlapTokens: number;
+  /**
+   * A chunk's size in characters is capped too, not only in tokens: the tokenizer maps a word of 5,000 characters
+   * to one [UNK] token, so a token cap alone let a 1 MB document of long "words" become one 1 MB chunk.
+   */
+  maxChars: number;
   countTokens(text: string): number;
 }
 
-const HEADING = /^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$/;
 const FENCE = /^(```|~~~)/;
+
+export interface AtxHeading {
+  level: number;
+  text: string;
+}
+
+const isBlank = (char: string) => char === ' ' || char === '\t';
+// Characters a regex `.` does not match: the regex this scan replaced rejected a line holding one after the #s.
+const isLineTerminator = (char: string) => char === '\r' || char === '\u2028' || char === '\u2029';
+
+/**
+ * An ATX heading line → its level and text, or null. A hand-written scan on purpose: the regex it replaces,
+ * /^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$/, let its lazy text group and the blank runs around the closing #s share
+ * characters, so one line of spaces took polynomial time (issue 8: a 3.2 KB heading line blocked the event loop
+ * for seconds). Here each character is visited a constant number of times, and the result is the old regex's,
+ * case for case: 1–6 #, then at least one space or tab, then the text with a closing run of # (and the blanks
+ * around it) removed; a line whose #s are followed by blanks alone is a heading with empty text when there are two
+ * or more blanks.
+ */
+export function atxHeading(line: string): AtxHeading | null {
+  let level = 0;
+  while (level < line.length && line[level] === '#') level += 1;
+  if (level < 1 || level > 6) return null;
+  let start = level;
+  while (start < line.length && isBlank(line[start])) start += 1;
+  if (start === level) return null;
+  for (let index = start; index < line.length; index += 1) if (isLineTerminator(line[index])) return null;
+  // Only blanks after the #s: the regex gave its one-character text group the last blank, if one was left over.
+  if (start === line.length) return start - level >= 2 ? { level, text: '' } : null;
+  // The closing sequence, from the right: trailing blanks, the #s, the blanks before them. The text keeps at least
+  // its first character ("# #" is a heading whose text is "#"), as the regex's `.+?` did.
+  let end = line.length;
+  while (end > start && isBlank(line[end - 1])) end -= 1;
+  while (end > start && line[end - 1] === '#') end -= 1;
+  while (end > start && isBlank(line[end - 1])) end -= 1;
+  return { level, text: line.slice(start, Math.max(end, start + 1)).trim() };
+}
 
 interface Section {
   heading_path: string[];
@@ -51,19 +92,19 @@ export function markdownSections(markdown: string): Section[] {
   };
   for (const line of markdown.split(/\r?\n/)) {
     if (FENCE.test(line.trim())) inFence = !inFence;
-    const heading = inFence ? null : HEADING.exec(line);
+    const heading = inFence ? null : atxHeading(line);
     if (!heading) {
       lines.push(line);
       continue;
     }
-    const level = heading[1].length;
+    const { level } = heading;
     flush(level);
     while (levels.length > 0 && levels[levels.length - 1] >= level) {
       levels.pop();
       path.pop();
     }
     levels = [...levels, level];
-    path.push(heading[2].trim());
+    path.push(heading.text);
   }
   flush(0);
   return sections;
@@ -73,34 +114,68 @@ export function isMarkdownFilename(filename: string): boolean {
   return /\.(md|markdown)$/i.test(filename);
 }
 
+/**
+ * Cuts every run of non-blank characters longer than `limit` into pieces of `limit` characters separated by a
+ * space: a word longer than a chunk cannot be kept whole, and pre-cutting (one linear pass) spares the recursive
+ * splitter from falling back to single characters for it.
+ */
+export function cutLongWords(text: string, limit: number): string {
+  let result = '';
+  let copiedUpTo = 0;
+  let runStart = 0;
+  for (let index = 0; index <= text.length; index += 1) {
+    const char = text[index];
+    const blank = char === undefined || char === ' ' || char === '\n' || char === '\t' || char === '\r';
+    if (!blank) continue;
+    if (index - runStart > limit) {
+      result += text.slice(copiedUpTo, runStart);
+      for (let start = runStart; start < index; start += limit) {
+        result += (start > runStart ? ' ' : '') + text.slice(start, Math.min(start + limit, index));
+      }
+      copiedUpTo = index;
+    }
+    runStart = index + 1;
+  }
+  return copiedUpTo === 0 ? text : result + text.slice(copiedUpTo);
+}
+
 export async function splitDocument(content: string, markdown: boolean, options: SplitterOptions): Promise<SplitResult> {
+  // Length is the larger of the token count and the characters scaled to tokens, so a piece the splitter accepts
+  // has at most chunkTokens tokens AND at most maxChars characters.
+  const charsPerToken = options.maxChars / options.chunkTokens;
   const common = {
     chunkSize: options.chunkTokens,
     chunkOverlap: options.overlapTokens,
-    lengthFunction: (text: string) => options.countTokens(text),
+    lengthFunction: (text: string) => Math.max(options.countTokens(text), Math.ceil(text.length / charsPerToken)),
   };
   const splitter = markdown
     ? RecursiveCharacterTextSplitter.fromLanguage('markdown', common)
     : new RecursiveCharacterTextSplitter(common);
   const sections: Section[] = markdown ? markdownSections(content) : [{ heading_path: [], body: content }];
+  const wordLimit = Math.floor(options.maxChars / 2);
 
   let total = 0;
   const seen = new Set<string>();
   const segments: TextSegment[] = [];
   for (const section of sections) {
-    const pieces = await splitter.splitText(section.body);
+    const pieces = await splitter.splitText(cutLongWords(section.body, wordLimit));
+    // Headings are capped as well: each one is repeated in every chunk of its section (and in what is embedded).
+    const headingPath = section.heading_path.map((heading) => (heading.length > MAX_HEADING_CHARS ? heading.slice(0, MAX_HEADING_CHARS) : heading));
     total += pieces.length;
     for (const piece of pieces) {
       const text = piece.trim();
-      const key = `${section.heading_path.join('\u0000')}\u0001${text}`;
+      const key = `${headingPath.join('\u0000')}\u0001${text}`;
       // A piece with no letter or digit (a bare code fence, a rule) carries nothing to retrieve.
       if (!/[\p{L}\p{N}]/u.test(text) || seen.has(key)) continue;
       seen.add(key);
-      segments.push({ text, heading_path: section.heading_path });
+      segments.push({ text, heading_path: headingPath });
     }
   }
   return { total, segments };
 }
+
+/** A heading longer than this is cut in heading_path (it is metadata, repeated per chunk). */
+export const MAX_HEADING_CHARS = 200;
 
 /**
  * What the embedder sees for a chunk: its document title and heading path, then the text, so a chunk that says

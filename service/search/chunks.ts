@@ -1,5 +1,6 @@
 // Writing and removing chunks. Reads are in retrieval.ts.
-import type { SearchClient } from './client.ts';
+import { safeReason, type SearchClient } from './client.ts';
+import { UpstreamUnavailableError } from '../errors.ts';
 import { CHUNKS_ALIAS } from './assets.ts';
 
 export interface ChunkDocument {
@@ -30,33 +31,90 @@ function bulkLines(chunks: ChunkDocument[]): unknown[] {
   return lines;
 }
 
-interface BulkResponse {
-  errors: boolean;
-  items: Array<Record<string, { status: number; error?: { type: string; reason: string } }>>;
+/**
+ * Bulk requests are bounded in bytes, not only in chunks: OpenSearch refuses bodies over http.max_content_length
+ * (100 MB by default), and a 5 MiB document of tiny sentences makes ~23,000 chunks (~250 MB of bulk with vectors).
+ * 8 MiB per request keeps each one well inside the limit and the heap.
+ */
+export const MAX_BULK_BYTES = 8 * 1024 * 1024;
+
+/** Splits bulk lines (action, source pairs) into batches of at most maxBytes of serialised NDJSON each. */
+export function bulkBatches(lines: unknown[], maxBytes = MAX_BULK_BYTES): unknown[][] {
+  const batches: unknown[][] = [];
+  let batch: unknown[] = [];
+  let bytes = 0;
+  for (let index = 0; index < lines.length; index += 2) {
+    const size = Buffer.byteLength(JSON.stringify(lines[index])) + Buffer.byteLength(JSON.stringify(lines[index + 1])) + 2;
+    if (batch.length > 0 && bytes + size > maxBytes) {
+      batches.push(batch);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(lines[index], lines[index + 1]);
+    bytes += size;
+  }
+  if (batch.length > 0) batches.push(batch);
+  return batches;
 }
 
+interface BulkItemError {
+  type: string;
+  reason: string;
+}
+
+interface BulkResponse {
+  errors: boolean;
+  items: Array<Record<string, { status: number; error?: BulkItemError }>>;
+}
+
+/** A chunk OpenSearch refused for a reason that would repeat (a mapping conflict, say): a defect, not an outage. */
 export class ChunkIndexingError extends Error {}
 
 /**
- * Indexes a document's chunks in ONE bulk request through the chunk ingest pipeline, returning once they are
- * searchable. refresh=true rather than wait_for: wait_for parks every request until the next scheduled refresh
- * (up to refresh_interval), which caps ingest at concurrency ÷ 1 s; an explicit refresh of a small bulk costs a
- * few ms. Throws if any chunk was rejected; the caller then removes the document's chunks.
+ * Names why a bulk failed. Overload (429), a node's trouble (5xx) and a write block (a full disk makes OpenSearch
+ * mark indices read-only) pass: they are 503s naming OpenSearch. Anything else is deterministic and not retried.
+ */
+function bulkFailure(response: BulkResponse): Error {
+  const failed = response.items.map((item) => Object.values(item)[0]).find((result) => result.error);
+  const error = failed?.error ?? { type: 'unknown', reason: '' };
+  if (error.type === 'cluster_block_exception') {
+    return new UpstreamUnavailableError(
+      'opensearch',
+      'the search index is read-only (OpenSearch blocks writes, usually because a disk is full); nothing was stored; retry once an operator has freed space',
+    );
+  }
+  if (failed && (failed.status === 429 || failed.status >= 500)) {
+    return new UpstreamUnavailableError('opensearch', 'the search engine is overloaded or failing; nothing was stored; retry later');
+  }
+  return new ChunkIndexingError(`chunk indexing failed: ${error.type}: ${safeReason(error.reason) ?? ''}`);
+}
+
+/**
+ * Indexes a document's chunks through the chunk ingest pipeline in byte-bounded bulk requests, returning once they
+ * are searchable. Only the last request refreshes (a refresh makes every earlier batch visible too). refresh=true
+ * rather than wait_for: wait_for parks every request until the next scheduled refresh (up to refresh_interval),
+ * which caps ingest at concurrency ÷ 1 s; an explicit refresh costs a few ms. Throws if any chunk was rejected;
+ * the caller then removes the document's chunks.
  */
 export async function indexChunks(client: SearchClient, chunks: ChunkDocument[]): Promise<void> {
   if (chunks.length === 0) return;
-  const lines = bulkLines(chunks);
-  const response = await client.request<BulkResponse>('POST', '/_bulk', { bulkBody: lines, querystring: { refresh: 'true' } });
-  if (response.errors) {
-    const failure = response.items.map((item) => Object.values(item)[0]).find((result) => result.error);
-    throw new ChunkIndexingError(`chunk indexing failed: ${failure?.error?.type ?? 'unknown'}: ${failure?.error?.reason ?? ''}`);
+  const batches = bulkBatches(bulkLines(chunks));
+  for (const [index, batch] of batches.entries()) {
+    const last = index === batches.length - 1;
+    const response = await client.request<BulkResponse>('POST', '/_bulk', {
+      bulkBody: batch,
+      ...(last ? { querystring: { refresh: 'true' } } : {}),
+    });
+    if (response.errors) throw bulkFailure(response);
   }
 }
 
 /** Bulk-loads chunks without waiting for a refresh (benchmarks' scale fill); refresh once at the end. */
 export async function indexChunksWithoutRefresh(client: SearchClient, chunks: ChunkDocument[]): Promise<void> {
-  const response = await client.request<BulkResponse>('POST', '/_bulk', { bulkBody: bulkLines(chunks) });
-  if (response.errors) throw new ChunkIndexingError('chunk bulk load failed');
+  for (const batch of bulkBatches(bulkLines(chunks))) {
+    const response = await client.request<BulkResponse>('POST', '/_bulk', { bulkBody: batch });
+    if (response.errors) throw bulkFailure(response);
+  }
 }
 
 export async function refreshChunks(client: SearchClient): Promise<void> {
@@ -83,4 +141,52 @@ export async function countChunks(client: SearchClient, filter: { document_id?: 
     body: { query: terms.length > 0 ? { bool: { filter: terms } } : { match_all: {} } },
   });
   return response.count;
+}
+
+export interface ChunkGroup {
+  document_id: string;
+  knowledge_base_id: string;
+  chunks: number;
+  /** When the newest chunk of the group was indexed (ms since epoch): an ingest may still be in flight. */
+  last_indexed_ms: number;
+}
+
+/**
+ * Chunk counts per (document, KB) over the whole index, or some KBs, paged with a composite aggregation: what
+ * `kbqa doctor` compares with the document records. An admin scan, never on a request path.
+ */
+export async function listChunkGroups(client: SearchClient, knowledgeBaseIds?: string[]): Promise<ChunkGroup[]> {
+  const groups: ChunkGroup[] = [];
+  let after: Record<string, string> | undefined;
+  for (;;) {
+    const response = await client.request<{
+      aggregations: {
+        groups: {
+          after_key?: Record<string, string>;
+          buckets: Array<{ key: { document_id: string; knowledge_base_id: string }; doc_count: number; last_indexed: { value: number | null } }>;
+        };
+      };
+    }>('POST', `/${CHUNKS_ALIAS}/_search`, {
+      body: {
+        size: 0,
+        query: knowledgeBaseIds ? { terms: { knowledge_base_id: knowledgeBaseIds } } : { match_all: {} },
+        aggs: {
+          groups: {
+            composite: {
+              size: 1000,
+              sources: [{ document_id: { terms: { field: 'document_id' } } }, { knowledge_base_id: { terms: { field: 'knowledge_base_id' } } }],
+              ...(after ? { after } : {}),
+            },
+            aggs: { last_indexed: { max: { field: 'indexed_at' } } },
+          },
+        },
+      },
+    });
+    const { buckets, after_key: afterKey } = response.aggregations.groups;
+    for (const bucket of buckets) {
+      groups.push({ ...bucket.key, chunks: bucket.doc_count, last_indexed_ms: bucket.last_indexed.value ?? 0 });
+    }
+    if (buckets.length === 0 || !afterKey) return groups;
+    after = afterKey;
+  }
 }

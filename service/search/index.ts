@@ -1,7 +1,7 @@
 // The search module: everything the service asks OpenSearch, bound to one client. Only this folder talks to it.
 import type { Config } from '../config.ts';
 import { applySearchAssets, chunkIndexName, type SearchAssetSettings } from './assets.ts';
-import { countChunks, deleteChunksOfDocument, deleteChunksOfKnowledgeBase, indexChunks, indexChunksWithoutRefresh, refreshChunks, type ChunkDocument } from './chunks.ts';
+import { countChunks, deleteChunksOfDocument, listChunkGroups, deleteChunksOfKnowledgeBase, indexChunks, indexChunksWithoutRefresh, refreshChunks, type ChunkDocument } from './chunks.ts';
 import { createSearchClient } from './client.ts';
 import { listPluginsAndModules, searchEngineProblem } from './readiness.ts';
 import { hybridSearch, lexicalSearch, vectorSearch, type RetrievalRequest } from './retrieval.ts';
@@ -38,6 +38,7 @@ export function openSearchIndex(options: SearchIndexOptions) {
     refreshChunks: () => refreshChunks(client),
     deleteChunksOfDocument: (documentId: string) => deleteChunksOfDocument(client, documentId),
     deleteChunksOfKnowledgeBase: (knowledgeBaseId: string) => deleteChunksOfKnowledgeBase(client, knowledgeBaseId),
+    listChunkGroups: (knowledgeBaseIds?: string[]) => listChunkGroups(client, knowledgeBaseIds),
     countChunks: (filter?: { document_id?: string; knowledge_base_id?: string }) => countChunks(client, filter),
     hybridSearch: (request: RetrievalRequest) => hybridSearch(client, request, options.rrfRankConstant),
     lexicalSearch: (request: RetrievalRequest) => lexicalSearch(client, request),
@@ -50,5 +51,5 @@ export function openSearchIndex(options: SearchIndexOptions) {
   };
 }
 
-export type { ChunkDocument } from './chunks.ts';
+export type { ChunkDocument, ChunkGroup } from './chunks.ts';
 export type { RetrievalRequest, RetrievedChunk } from './retrieval.ts';

@@ -62,10 +62,47 @@ function knowledgeBaseFilter(ids: string[]) {
   return { terms: { knowledge_base_id: ids } };
 }
 
+/**
+ * The most terms the BM25 side sends. OpenSearch builds one clause per analysed term occurrence and field searched,
+ * and refuses a query past indices.query.bool.max_clause_count (1024) with too_many_clauses or
+ * too_many_nested_clauses; a valid 4,000-character question holds ~800 words. 256 terms × 2 LEXICAL_FIELDS = 512
+ * clauses leaves room to spare. Questions up to the cap (every ordinary one) are sent exactly as typed.
+ */
+export const MAX_LEXICAL_TERMS = 256;
+
+/** Lucene's English stopwords, the index analyzer's `_english_` list: they would be dropped anyway. */
+const STOPWORDS = new Set(
+  'a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with'.split(' '),
+);
+
+/**
+ * A term about as the index's standard tokenizer cuts one, never fewer: a Han, Hiragana, emoji or flag-half character
+ * alone (it emits those one by one), else a run of letters, marks and digits. Linear: one character class per step,
+ * no nested quantifier.
+ */
+const TERM =
+  /[\p{Script=Han}\p{Script=Hiragana}\p{Extended_Pictographic}\p{Regional_Indicator}]|(?:(?![\p{Script=Han}\p{Script=Hiragana}\p{Extended_Pictographic}\p{Regional_Indicator}])[\p{L}\p{M}\p{N}])+/gu;
+
+/**
+ * The BM25 side's query text: the question as typed, or, past MAX_LEXICAL_TERMS terms (repeats count: each occurrence
+ * is a clause), its MAX_LEXICAL_TERMS most informative distinct terms. Longest first stands in for "rarest"; the
+ * sort is stable, so ties keep their first occurrence's order.
+ */
+export function lexicalQueryText(question: string): string {
+  const terms = question.toLowerCase().match(TERM) ?? [];
+  if (terms.length <= MAX_LEXICAL_TERMS) return question;
+  const distinct = [...new Set(terms)];
+  const informative = distinct.filter((term) => !STOPWORDS.has(term));
+  return (informative.length > 0 ? informative : distinct)
+    .sort((a, b) => b.length - a.length)
+    .slice(0, MAX_LEXICAL_TERMS)
+    .join(' ');
+}
+
 function lexicalQuery(request: RetrievalRequest) {
   return {
     bool: {
-      must: { multi_match: { query: request.text, fields: LEXICAL_FIELDS } },
+      must: { multi_match: { query: lexicalQueryText(request.text), fields: LEXICAL_FIELDS } },
       filter: knowledgeBaseFilter(request.knowledgeBaseIds),
     },
   };

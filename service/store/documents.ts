@@ -51,6 +51,32 @@ export function documentsStore(collections: Collections) {
       return new Map(rows.map((row) => [row._id, row.count]));
     },
 
+    /**
+     * Every document record (or those of some KBs), id, KB and chunk count only: what `kbqa doctor` compares with
+     * the chunk index. An admin scan, never on a request path.
+     */
+    listDocumentSummaries: (knowledgeBaseIds?: string[]) =>
+      storeCall(() =>
+        documents
+          .find(knowledgeBaseIds ? { knowledge_base_id: { $in: knowledgeBaseIds } } : {}, {
+            projection: { _id: 1, knowledge_base_id: 1, chunks: 1, filename: 1 },
+          })
+          .toArray(),
+      ),
+    /** Every stored original content's id and KB (never the text), for `kbqa doctor`. */
+    listDocumentContentSummaries: (knowledgeBaseIds?: string[]) =>
+      storeCall(() =>
+        documentContents
+          .find(knowledgeBaseIds ? { knowledge_base_id: { $in: knowledgeBaseIds } } : {}, { projection: { _id: 1, knowledge_base_id: 1 } })
+          .toArray(),
+      ),
+    async setDocumentChunkCounts(id: string, chunks: number, totalChunks: number): Promise<void> {
+      await storeCall(() => documents.updateOne({ _id: id }, { $set: { chunks, total_chunks: totalChunks } }));
+    },
+    async deleteDocumentContent(id: string): Promise<void> {
+      await storeCall(() => documentContents.deleteOne({ _id: id }));
+    },
+
     async deleteDocumentsOfKnowledgeBase(knowledgeBaseId: string): Promise<number> {
       const result = await storeCall(() => documents.deleteMany({ knowledge_base_id: knowledgeBaseId }));
       await storeCall(() => documentContents.deleteMany({ knowledge_base_id: knowledgeBaseId }));

@@ -37,11 +37,15 @@ export function knowledgeBasesStore(collections: Collections) {
     findKnowledgeBaseIncludingDeleted: (id: string) => storeCall(() => knowledgeBases.findOne({ _id: id })),
 
     /**
-     * One _id lookup per id (at most 100, the query limit) rather than one $in: FerretDB's SQLite backend pushes
-     * only _id equality down to SQL and would scan the collection for $in; MongoDB serves both from the _id index.
+     * The live KBs among `ids` (a query names at most 100), in ONE round trip: one id (the common case) is a
+     * primary-key probe; several are one `$in` on _id, which MongoDB serves from the _id index. (FerretDB's SQLite
+     * backend scans for `$in`, but one scan beats a hundred parallel probes of the same pool.)
      */
     async findLiveKnowledgeBases(ids: string[]): Promise<KnowledgeBaseRecord[]> {
-      const found = await Promise.all(ids.map((id) => storeCall(() => knowledgeBases.findOne({ _id: id }))));
+      if (ids.length === 0) return [];
+      const found = ids.length === 1
+        ? [await storeCall(() => knowledgeBases.findOne({ _id: ids[0] }))]
+        : await storeCall(() => knowledgeBases.find({ _id: { $in: ids } }).toArray());
       return found.filter((record): record is KnowledgeBaseRecord => record !== null && record.deleted_at === null);
     },
 
@@ -90,6 +94,11 @@ export function knowledgeBasesStore(collections: Collections) {
     },
     async setLibrary(id: string, isLibrary: boolean): Promise<void> {
       await storeCall(() => knowledgeBases.updateOne({ _id: id }, { $set: { is_library: isLibrary } }));
+    },
+    /** Every KB id, deleted or not, for `kbqa doctor`: a record that exists at all still owns its data. */
+    async listAllKnowledgeBaseIds(): Promise<string[]> {
+      const records = await storeCall(() => knowledgeBases.find({}, { projection: { _id: 1 } }).toArray());
+      return records.map((record) => record._id);
     },
     listKnowledgeBasesOwnedBy: (ownerId: string) => storeCall(() => knowledgeBases.find({ owner_id: ownerId }).toArray()),
   };

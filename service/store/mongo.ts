@@ -75,6 +75,20 @@ export function isDuplicateKeyError(error: unknown): boolean {
   return error instanceof MongoError && error.code === DUPLICATE_KEY;
 }
 
+/**
+ * What a log may keep of a driver error: name, code, codeName and message. Never the error itself, whose
+ * keyValue, errInfo and command documents can carry the records being written.
+ */
+function mongoFailure(error: MongoError): { name: string; code?: number | string; codeName?: string; message: string } {
+  const { codeName } = error as { codeName?: unknown };
+  return {
+    name: error.name,
+    ...(error.code !== undefined ? { code: error.code } : {}),
+    ...(typeof codeName === 'string' ? { codeName } : {}),
+    message: error.message,
+  };
+}
+
 /** Runs a store operation, turning "the database cannot be reached" into a 503 for the caller. */
 export async function storeCall<T>(operation: () => Promise<T>): Promise<T> {
   try {
@@ -85,8 +99,10 @@ export async function storeCall<T>(operation: () => Promise<T>): Promise<T> {
       error instanceof MongoServerSelectionError ||
       (error instanceof MongoError && /topology|connection|closed|ECONNREFUSED|must be connected/i.test(error.message))
     ) {
-      throw new UpstreamUnavailableError('mongodb', 'the metadata store is unavailable; retry later', { cause: error });
+      throw new UpstreamUnavailableError('mongodb', 'the metadata store is unavailable; retry later', { cause: mongoFailure(error) });
     }
+    // Other errors go up as they are: callers classify them (isDuplicateKeyError), and the error middleware logs
+    // only their name, code and message.
     throw error;
   }
 }

@@ -2,7 +2,7 @@
 // ephemeral port. One app per test file (ava runs files in separate processes); nothing is mocked.
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { buildApp, type AppDeps } from '../../service/app.ts';
 import { loadConfig, type Config } from '../../service/config.ts';
 import { loadRag } from '../../service/rag/index.ts';
@@ -17,9 +17,14 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startTestApp(environment: Record<string, string> = {}): Promise<TestApp> {
+export interface TestAppOptions {
+  /** The app's logger (default: pino at KBQA_LOG_LEVEL, silent in tests); pass one writing to a stream to read its lines. */
+  logger?: Logger;
+}
+
+export async function startTestApp(environment: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const config: Config = loadConfig({ ...process.env, KBQA_LOG_LEVEL: 'silent', ...environment });
-  const logger = pino({ level: config.logLevel });
+  const logger = options.logger ?? pino({ level: config.logLevel });
   const rag = await loadRag(config);
   const store = await openStore(config.mongodb.url, config.mongodb.timeoutMs);
   const search = openConfiguredSearchIndex(config, rag.embedder);
@@ -57,7 +62,7 @@ export async function startTestApp(environment: Record<string, string> = {}): Pr
     },
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await Promise.allSettled([store.close(), search.close()]);
+      await Promise.allSettled([store.close(), search.close(), rag.close()]);
     },
   };
 }

@@ -1,7 +1,7 @@
 // The one place failures become the envelope { "error": { "code", "message" } }.
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { ApiError, BadRequestError, PayloadTooLargeError, UpstreamUnavailableError } from '../../errors.ts';
+import { ApiError, BadRequestError, PayloadTooLargeError, UpstreamUnavailableError, errorSummary } from '../../errors.ts';
 import { InvalidCursorError } from '../../store/pagination.ts';
 
 interface HttpishError {
@@ -39,6 +39,36 @@ function toApiError(error: unknown, maxBodyBytes: number): ApiError | null {
   return null;
 }
 
+/** Fields a cause built by the layer that caught a failure may carry (OpenSearchFailure, mongoFailure). */
+const CAUSE_FIELDS = ['name', 'status', 'type', 'reason', 'code', 'codeName', 'message'];
+
+function pick(source: object, fields: string[]): Record<string, unknown> {
+  const picked: Record<string, unknown> = {};
+  for (const field of fields) {
+    const value = (source as Record<string, unknown>)[field];
+    if (typeof value === 'string' || typeof value === 'number') picked[field] = value;
+  }
+  return picked;
+}
+
+/**
+ * An error as a log line may show it: its summary (name, message, code, status), the OpenSearch type and reason or
+ * the Mongo codeName it names, its cause reduced to the same fields, and for the unexpected its stack. Never the
+ * error object itself: client libraries hang request and response bodies on theirs (question text, vectors,
+ * document text, the records being written). Logged under `error`, not `err`: pino's err serializer would fold the
+ * cause into the message and drop its fields.
+ */
+function loggableError(error: unknown, withStack: boolean): Record<string, unknown> {
+  const logged: Record<string, unknown> = { ...errorSummary(error) };
+  if (!(error instanceof Error)) return logged;
+  Object.assign(logged, pick(error, ['type', 'reason', 'codeName']));
+  const cause = error.cause;
+  if (cause instanceof Error) logged.cause = { ...errorSummary(cause), ...pick(cause, ['type', 'reason', 'codeName']) };
+  else if (typeof cause === 'object' && cause !== null) logged.cause = pick(cause, CAUSE_FIELDS);
+  if (withStack && error.stack) logged.stack = error.stack;
+  return logged;
+}
+
 export function errorEnvelope(logger: Logger, maxBodyBytes: number): Middleware {
   return async (ctx, next) => {
     try {
@@ -48,14 +78,14 @@ export function errorEnvelope(logger: Logger, maxBodyBytes: number): Middleware 
       const requestId = ctx.state.requestId as string | undefined;
       if (known) {
         if (known instanceof UpstreamUnavailableError) {
-          logger.warn({ requestId, upstream: known.upstream, err: known.cause ?? known }, 'upstream unavailable');
+          logger.warn({ requestId, upstream: known.upstream, error: loggableError(known, false) }, 'upstream unavailable');
         }
         ctx.status = known.status;
         ctx.body = { error: { code: known.code, message: known.message } };
         return;
       }
-      // Unexpected: log everything, reveal nothing but the id that finds the log line.
-      logger.error({ requestId, err: error, method: ctx.method, path: ctx.path }, 'unhandled error');
+      // Unexpected: log what identifies it (never its bodies), reveal nothing but the id that finds the log line.
+      logger.error({ requestId, error: loggableError(error, true), method: ctx.method, path: ctx.path }, 'unhandled error');
       ctx.status = 500;
       ctx.body = { error: { code: 'server_error', message: `internal error (request id ${requestId ?? 'unknown'})` } };
     }

@@ -1,15 +1,16 @@
 import { z } from 'zod';
-import { jsonObject, requiredString } from '../validation.ts';
+import { jsonObject, nameCharacterProblem, requiredString } from '../validation.ts';
 
 export const ACCEPTED_EXTENSIONS = ['.txt', '.text', '.md', '.markdown'];
-// Control characters (C0, DEL, C1) have no place in a name shown in listings and citations.
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 export function filenameProblem(filename: string): string | null {
   if (filename.length < 1 || filename.length > 255) return 'must be 1–255 characters';
   if (/[\\/]/.test(filename)) return 'must not contain path separators';
-  if (CONTROL.test(filename)) return 'must not contain control characters';
+  const characterProblem = nameCharacterProblem(filename);
+  if (characterProblem) return characterProblem;
   if (filename.trim().length === 0) return 'must not be blank';
+  // "." and ".." name a directory, not a file, wherever a filename ends up (a download, an export).
+  if (filename === '.' || filename === '..') return 'must not be . or ..';
   const dot = filename.lastIndexOf('.');
   if (dot <= 0) return null;
   const extension = filename.slice(dot).toLowerCase();

@@ -1,27 +1,76 @@
 // /healthz (the process is alive) and /readyz (every dependency answers). Unauthenticated, outside /api/v1.
-import Router from '@koa/router';
-import type { AppDeps, AppState } from '../../app.ts';
+import type Router from '@koa/router';
+import { newRouter, type AppDeps, type AppState } from '../context.ts';
+import { errorSummary } from '../../errors.ts';
+
+/**
+ * How long one readiness probe answers for. /readyz is unauthenticated and may be polled several times a second
+ * (load balancers, orchestrators); each probe runs an embedder inference and a round trip to each store. Within
+ * this window every caller gets the last result, and concurrent callers share the probe in flight.
+ */
+export const READINESS_TTL_MS = 1500;
+
+const COMPONENTS = ['opensearch', 'mongodb', 'embedder'] as const;
+type Component = (typeof COMPONENTS)[number];
+
+interface Readiness {
+  /** Per component: null when it answers, else what is wrong (logged, never sent: /readyz is public). */
+  problems: Record<Component, string | null>;
+}
+
+/** A check that never throws: a thrown error is the problem it reports. */
+async function problemOf(check: () => Promise<string | null>): Promise<string | null> {
+  try {
+    return await check();
+  } catch (error) {
+    const summary = errorSummary(error);
+    // A store error's cause is the plain { name, code, message } the store layer kept: what actually failed.
+    const cause = (error as { cause?: { message?: unknown } } | null)?.cause;
+    return `${summary.name}: ${summary.message}${typeof cause?.message === 'string' ? ` (${cause.message})` : ''}`;
+  }
+}
+
+function readinessProbe(deps: AppDeps): () => Promise<Readiness> {
+  let last: { at: number; readiness: Readiness } | null = null;
+  let inFlight: Promise<Readiness> | null = null;
+
+  const probe = async (): Promise<Readiness> => {
+    const [opensearch, mongodb, embedder] = await Promise.all([
+      problemOf(() => deps.search.problem()),
+      problemOf(() => deps.store.ping().then(() => null)),
+      problemOf(() => deps.rag.embedderProblem()),
+    ]);
+    const problems = { opensearch, mongodb, embedder };
+    const failing = Object.fromEntries(Object.entries(problems).filter(([, problem]) => problem !== null));
+    if (Object.keys(failing).length > 0) deps.logger.warn({ components: failing }, 'not ready');
+    return { problems };
+  };
+
+  return () => {
+    if (last !== null && performance.now() - last.at < READINESS_TTL_MS) return Promise.resolve(last.readiness);
+    inFlight ??= probe()
+      .then((readiness) => {
+        last = { at: performance.now(), readiness };
+        return readiness;
+      })
+      .finally(() => {
+        inFlight = null;
+      });
+    return inFlight;
+  };
+}
 
 export function healthRoutes(deps: AppDeps): Router<AppState> {
-  const router = new Router<AppState>();
+  // Case-sensitive like every router (http/context.ts newRouter): /READYZ is no route.
+  const router = newRouter();
+  const readiness = readinessProbe(deps);
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
   });
   router.get('/readyz', async (ctx) => {
-    const [opensearch, mongodb, embedder] = await Promise.all([
-      deps.search.problem(),
-      deps.store.ping().then(
-        () => null,
-        (error: unknown) => (error instanceof Error ? error.message : String(error)),
-      ),
-      deps.rag.embedderProblem(),
-    ]);
-    const components = {
-      opensearch: opensearch ?? 'ok',
-      mongodb: mongodb ?? 'ok',
-      embedder: embedder ?? 'ok',
-    };
-    const failing = Object.entries(components).filter(([, state]) => state !== 'ok').map(([name]) => name);
+    const { problems } = await readiness();
+    const components = Object.fromEntries(COMPONENTS.map((name) => [name, problems[name] === null ? 'ok' : 'unavailable']));
+    const failing = COMPONENTS.filter((name) => problems[name] !== null);
     if (failing.length === 0) {
       ctx.body = { status: 'ready', components };
       return;

@@ -1,0 +1,42 @@
+// The lint step of `npm test` and `npm run lint`. It exists for one class of bug: a regular expression whose
+// matching time grows faster than linearly with its input (ReDoS). Every regex here may one day see a user's
+// document, question or file, and a single super-linear match blocks the event loop for every request (issue 8:
+// a 3.2 KB markdown heading took 5.4 s to ingest). Only the two rules that catch it are on, as errors, so the
+// lint stays quiet about style and a failure always means "this pattern can backtrack or move super-linearly".
+import tsParser from '@typescript-eslint/parser';
+import regexp from 'eslint-plugin-regexp';
+
+export default [
+  {
+    // Provisioned servers, dependencies and generated benchmark output are not ours to lint.
+    ignores: ['.local/**', 'node_modules/**', 'bench/results/**'],
+  },
+  {
+    files: [
+      'service/**/*.ts',
+      'stack/**/*.ts',
+      'bench/**/*.ts',
+      'test/**/*.ts',
+      'scripts/**/*.mjs',
+      'bin/**',
+      'eslint.config.mjs',
+    ],
+    languageOptions: {
+      parser: tsParser,
+      ecmaVersion: 'latest',
+      sourceType: 'module',
+    },
+    linterOptions: {
+      // A disable comment that no longer suppresses anything is a stale excuse: fail on it too.
+      reportUnusedDisableDirectives: 'error',
+    },
+    plugins: { regexp },
+    rules: {
+      // Nested or adjacent quantifiers that can match the same text: exponential or polynomial backtracking.
+      'regexp/no-super-linear-backtracking': 'error',
+      // A pattern not anchored at the start whose failing attempt scans to the end from every start position
+      // (e.g. /\s+$/): quadratic over the whole input even without backtracking inside one attempt.
+      'regexp/no-super-linear-move': 'error',
+    },
+  },
+];

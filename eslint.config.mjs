@@ -2,7 +2,8 @@
 // matching time grows faster than linearly with its input (ReDoS). Every regex here may one day see a user's
 // document, question or file, and a single super-linear match blocks the event loop for every request (issue 8:
 // a 3.2 KB markdown heading took 5.4 s to ingest). Only the two rules that catch it are on, as errors, so the
-// lint stays quiet about style and a failure always means "this pattern can backtrack or move super-linearly".
+// lint stays quiet about style and a failure always means "this pattern can backtrack or move super-linearly"
+// (or cannot be checked: a RegExp built at run time).
 import tsParser from '@typescript-eslint/parser';
 import regexp from 'eslint-plugin-regexp';
 
@@ -37,6 +38,17 @@ export default [
       // A pattern not anchored at the start whose failing attempt scans to the end from every start position
       // (e.g. /\s+$/): quadratic over the whole input even without backtracking inside one attempt.
       'regexp/no-super-linear-move': 'error',
+      // Alternatives that can match the same text inside a quantifier, e.g. /^(\w|\d)+x/ or /^(a|a)*$/: exponential
+      // backtracking the two rules above do not see. 'all' reports every overlap, not only inside a quantifier.
+      'regexp/no-dupe-disjunctions': ['error', { report: 'all' }],
+      // A pattern built at run time cannot be checked here at all: every regex must be a literal.
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='RegExp'], CallExpression[callee.name='RegExp']",
+          message: 'Build no regular expression at run time: the ReDoS lint can only check literals.',
+        },
+      ],
     },
   },
 ];

@@ -37,7 +37,11 @@ export interface ApiProcess {
 function readStatus(pid: number): { rssMb: number; peakMb: number } | null {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) / 1024;
+    // Lines like "VmRSS:     123456 kB".
+    const field = (name: string) => {
+      const line = status.split('\n').find((candidate) => candidate.startsWith(`${name}:`));
+      return (line ? Number.parseInt(line.slice(name.length + 1).trim(), 10) : Number.NaN) / 1024;
+    };
     return { rssMb: field('VmRSS'), peakMb: field('VmHWM') };
   } catch {
     return null;

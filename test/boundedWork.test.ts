@@ -1,7 +1,9 @@
 // Issue 8 §4: work per request is bounded in bytes, not only in tokens, and CPU-bound work on user content does
 // not run on the event loop.
 import anyTest, { type TestFn } from 'ava';
+import { resolveSearchedKnowledgeBases } from '../service/commands/answerQuestion.ts';
 import { newKnowledgeBaseRecord } from '../service/commands/knowledgeBases.ts';
+import { openStore } from '../service/store/index.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { createKb, ingest } from './helpers/documentsApi.ts';
@@ -65,7 +67,7 @@ test('splitting a 1 MiB document runs off the event loop: /healthz answers while
   t.true(result.segments.length > 100);
 });
 
-test('a query naming 100 knowledge bases is answered (one lookup for all of them)', async (t) => {
+test('a query naming 100 knowledge bases resolves them in one store round trip, and is answered', async (t) => {
   const { app, user } = t.context;
   const ids: string[] = [];
   for (let index = 0; index < 99; index += 1) {
@@ -74,6 +76,17 @@ test('a query naming 100 knowledge bases is answered (one lookup for all of them
     ids.push(record._id);
   }
   ids.push(user.defaultKnowledgeBaseId);
+  // Resolving the 100 ids is one round trip to the store, not one per id.
+  const commands: string[] = [];
+  const counted = await openStore(app.deps.config.mongodb.url, app.deps.config.mongodb.timeoutMs, { onCommand: (name) => commands.push(name) });
+  try {
+    commands.length = 0;
+    const resolved = await resolveSearchedKnowledgeBases(counted, { _id: user.id, email: user.email, organisation_id: null }, ids);
+    t.is(resolved.length, 100);
+    t.deepEqual(commands, ['find'], `store commands: ${commands.join(', ')}`);
+  } finally {
+    await counted.close();
+  }
   const response = await app.call('POST', '/api/v1/query', { key: user.key, body: { query: 'anything at all', knowledge_base_ids: ids } });
   t.is(response.status, 200, JSON.stringify(response.body));
   t.is(response.body.knowledge_base_ids.length, 100);

@@ -3,7 +3,7 @@
 // client is an interface, answered here the way OpenSearch answers.
 import test from 'ava';
 import { UpstreamUnavailableError } from '../service/errors.ts';
-import { ChunkIndexingError, MAX_BULK_BYTES, bulkBatches, indexChunks, type ChunkDocument } from '../service/search/chunks.ts';
+import { ChunkIndexingError, MAX_BULK_BYTES, bulkBatches, chunkBytesUpperBound, indexChunks, type ChunkDocument } from '../service/search/chunks.ts';
 import type { RequestOptions, SearchClient } from '../service/search/client.ts';
 
 function chunk(index: number, text: string): ChunkDocument {
@@ -50,11 +50,15 @@ test('a 5 MiB document of tiny chunks goes out in byte-bounded bulk requests; on
   t.is(lines, chunks.length * 2, 'every chunk sent once, action and source together');
 });
 
-test('bulkBatches keeps action and source lines together and never returns an empty batch', (t) => {
-  const lines = Array.from({ length: 10 }, (_, index) => (index % 2 === 0 ? { index: { _id: String(index) } } : { text: 'x'.repeat(100) }));
-  const batches = bulkBatches(lines, 150);
-  t.true(batches.every((batch) => batch.length > 0 && batch.length % 2 === 0));
-  t.deepEqual(batches.flat(), lines);
+test('the size bound never underestimates a chunk, whatever its text needs escaped', (t) => {
+  for (const text of ['plain words', '"quotes" and \\ backslashes', '\u0001\u0002 control characters', 'ünïcödé ✓ 漢字 😀', 'x'.repeat(4096)]) {
+    const sample = { ...chunk(1, text), heading_path: [text, 'b'] };
+    const actual = Buffer.byteLength(JSON.stringify({ index: { _index: 'kbqa-chunks', _id: sample.chunk_id } })) + Buffer.byteLength(JSON.stringify({ ...sample, embedding_b64: 'A'.repeat(2048) })) + 2;
+    t.true(chunkBytesUpperBound(sample) >= actual, `${text.slice(0, 20)}: ${chunkBytesUpperBound(sample)} < ${actual}`);
+  }
+  const batches = bulkBatches(Array.from({ length: 10 }, (_, index) => chunk(index, 'x')), 30_000);
+  t.true(batches.length > 1 && batches.every((batch) => batch.length > 0));
+  t.deepEqual(batches.flat().map((item) => item.chunk_index), [...Array(10).keys()]);
 });
 
 const itemFailure = (status: number, type: string) => () => ({

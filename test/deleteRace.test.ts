@@ -149,6 +149,32 @@ test.serial('a permanent delete that failed half-way (503) can be retried, and t
   t.is((await app.call('DELETE', `/api/v1/knowledge-bases/${kb}?permanent=true`, { key: user.key })).status, 404);
 });
 
+test.serial('removing a document\'s chunks also removes chunks acknowledged but not yet refreshed (a failed multi-batch ingest)', async (t) => {
+  const { app, user } = t.context;
+  const { search, rag } = app.deps;
+  const kb = await createKb(app, user.key, 'unrefreshed');
+  const documentId = randomUUID();
+  const vector = await rag.embedQuestion('unrefreshed chunk');
+  const chunks = Array.from({ length: 5 }, (_, index) => ({
+    chunk_id: `${documentId}:${index}`,
+    knowledge_base_id: kb,
+    document_id: documentId,
+    filename: 'partial.txt',
+    title: 'partial',
+    heading_path: [],
+    chunk_index: index,
+    text: `partial chunk ${index}`,
+    embedding: vector,
+    embedder: rag.embedder.modelName,
+    created_at: new Date().toISOString(),
+  }));
+  // An earlier batch of an ingest: acknowledged, not refreshed (only the last batch refreshes).
+  await search.indexChunksWithoutRefresh(chunks);
+  await search.deleteChunksOfDocument(documentId);
+  await search.refreshChunks();
+  t.is(await search.countChunks({ document_id: documentId }), 0);
+});
+
 test.serial('kbqa doctor finds orphan chunks, orphan contents, documents without a KB and documents missing chunks; --fix mends all four', async (t) => {
   const { app, user } = t.context;
   const { store, search } = app.deps;

@@ -38,7 +38,7 @@ test('healthz answers while the process lives', async (t) => {
 test('readyz is 200 with every component ok against the real stack', async (t) => {
   const response = await t.context.app.call('GET', '/readyz');
   t.is(response.status, 200);
-  t.deepEqual(response.body.components, { opensearch: 'ok', mongodb: 'ok', embedder: 'ok' });
+  t.deepEqual(response.body.components, { opensearch: 'ok', mongodb: 'ok', embedder: 'ok', splitter: 'ok' });
 });
 
 test('readyz is 503 naming opensearch when OpenSearch is unreachable', async (t) => {
@@ -63,7 +63,7 @@ test('readyz turns 503 naming opensearch when OpenSearch goes away after start-u
     t.is(response.status, 503);
     t.deepEqual(response.body, {
       error: { code: 'server_error', message: 'not ready: opensearch unavailable' },
-      components: { opensearch: 'unavailable', mongodb: 'ok', embedder: 'ok' },
+      components: { opensearch: 'unavailable', mongodb: 'ok', embedder: 'ok', splitter: 'ok' },
     });
   } finally {
     await app.close();
@@ -82,7 +82,7 @@ test('readyz is 503 naming the embedder when it cannot run an inference; the rea
     const response = await app.call('GET', '/readyz');
     t.is(response.status, 503);
     t.regex(response.body.error.message, /embedder/);
-    t.deepEqual(response.body.components, { opensearch: 'ok', mongodb: 'ok', embedder: 'unavailable' });
+    t.deepEqual(response.body.components, { opensearch: 'ok', mongodb: 'ok', embedder: 'unavailable', splitter: 'ok' });
     t.false(JSON.stringify(response.body).includes('injected'), 'the dependency\'s message stays on the server');
     const warnings = lines.map((line) => JSON.parse(line)).filter((entry) => entry.msg === 'not ready');
     t.is(warnings.length, 1);

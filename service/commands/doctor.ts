@@ -37,12 +37,14 @@ export interface DoctorOptions {
 export async function runDoctor(deps: { store: Store; search: SearchIndex; rag?: Rag }, options: DoctorOptions = {}): Promise<DoctorReport> {
   const scope = options.knowledgeBaseIds;
   const cutoff = (options.now ?? new Date()).getTime() - (options.graceMs ?? DEFAULT_GRACE_MS);
-  const [knowledgeBaseIds, documents, contents, chunkGroups] = await Promise.all([
-    deps.store.listAllKnowledgeBaseIds(),
-    deps.store.listDocumentSummaries(scope),
-    deps.store.listDocumentContentSummaries(scope),
-    deps.search.listChunkGroups(scope),
-  ]);
+  // Read in the reverse of the order things are written (KB → chunks → content → document record), one after the
+  // other: whatever an ingest writes after a read began is then seen where it is harmless. A document read before
+  // its KB list cannot miss its KB; a content or chunk written after the document list was read has chunks indexed
+  // within the grace period, and is left alone.
+  const documents = await deps.store.listDocumentSummaries(scope);
+  const knowledgeBaseIds = await deps.store.listAllKnowledgeBaseIds();
+  const contents = await deps.store.listDocumentContentSummaries(scope);
+  const chunkGroups = await deps.search.listChunkGroups(scope);
   const knowledgeBases = new Set(knowledgeBaseIds);
   const documentsById = new Map(documents.map((document) => [document._id, document]));
   const chunksByDocument = new Map<string, { chunks: number; recent: boolean }>();
@@ -53,7 +55,7 @@ export async function runDoctor(deps: { store: Store; search: SearchIndex; rag?:
 
   const findings: DoctorFindings = { orphan_chunks: [], orphan_contents: [], documents_without_knowledge_base: [], documents_missing_chunks: [] };
   for (const group of chunkGroups) {
-    if (documentsById.has(group.document_id) || group.last_indexed_ms > cutoff) continue;
+    if (documentsById.has(group.document_id) || chunksByDocument.get(group.document_id)?.recent) continue;
     findings.orphan_chunks.push({ document_id: group.document_id, knowledge_base_id: group.knowledge_base_id, chunks: group.chunks });
   }
   for (const content of contents) {
@@ -81,16 +83,21 @@ async function fix(
   documentsById: Map<string, Pick<DocumentRecord, '_id' | 'knowledge_base_id' | 'chunks' | 'filename'>>,
 ): Promise<NonNullable<DoctorReport['fixed']>> {
   const fixed = { chunks_removed_for_documents: 0, contents_removed: 0, documents_removed: 0, documents_rebuilt: 0, not_rebuildable: [] as string[] };
+  // Each finding is checked again right before it is acted on: the report is a snapshot, and a record may have
+  // been written (or a KB restored) since.
   for (const orphan of findings.orphan_chunks) {
+    if (await deps.store.findDocument(orphan.document_id)) continue;
     await deps.search.deleteChunksOfDocument(orphan.document_id);
     fixed.chunks_removed_for_documents += 1;
   }
   for (const orphan of findings.orphan_contents) {
+    if (await deps.store.findDocument(orphan.document_id)) continue;
     await deps.store.deleteDocumentContent(orphan.document_id);
     fixed.contents_removed += 1;
   }
   // The KB is gone for good: its documents go the way a permanent delete would have taken them.
   for (const orphan of findings.documents_without_knowledge_base) {
+    if (await deps.store.findKnowledgeBaseIncludingDeleted(orphan.knowledge_base_id)) continue;
     await deps.search.deleteChunksOfDocument(orphan.document_id);
     await deps.store.deleteDocument(orphan.document_id);
     fixed.documents_removed += 1;
@@ -99,7 +106,9 @@ async function fix(
   for (const missing of findings.documents_missing_chunks) {
     const record = deps.rag ? await deps.store.findDocument(missing.document_id) : null;
     if (record && deps.rag && (await rebuildDocumentChunks({ store: deps.store, search: deps.search, rag: deps.rag }, record))) {
-      fixed.documents_rebuilt += 1;
+      // A delete may have removed the document while it was rebuilt: then the rebuilt chunks go too.
+      if (!(await deps.store.findDocument(record._id))) await deps.search.deleteChunksOfDocument(record._id);
+      else fixed.documents_rebuilt += 1;
     } else {
       fixed.not_rebuildable.push(documentsById.get(missing.document_id)?._id ?? missing.document_id);
     }

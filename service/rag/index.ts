@@ -13,6 +13,8 @@ export interface Rag {
   answerModels: AnswerModels;
   /** For /readyz: null when the embedder answers a one-word inference (a few ms), else what failed. */
   embedderProblem(): Promise<string | null>;
+  /** For /readyz: null when a splitter worker (its thread and tokenizer) splits a word, else what failed. */
+  splitterProblem(): Promise<string | null>;
   /** Splits in a worker thread: never on the event loop. */
   split(content: string, filename: string): Promise<SplitResult>;
   /** Passage vectors for a document's segments (title and heading path give each segment its context). */
@@ -62,6 +64,14 @@ export async function loadRag(config: Config): Promise<Rag> {
     async embedderProblem() {
       try {
         await embedder.embedQuery('ready');
+        return null;
+      } catch (error) {
+        return error instanceof Error ? error.message : String(error);
+      }
+    },
+    async splitterProblem() {
+      try {
+        await splitter.split('ready', false);
         return null;
       } catch (error) {
         return error instanceof Error ? error.message : String(error);

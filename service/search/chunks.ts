@@ -38,19 +38,31 @@ function bulkLines(chunks: ChunkDocument[]): unknown[] {
  */
 export const MAX_BULK_BYTES = 8 * 1024 * 1024;
 
-/** Splits bulk lines (action, source pairs) into batches of at most maxBytes of serialised NDJSON each. */
-export function bulkBatches(lines: unknown[], maxBytes = MAX_BULK_BYTES): unknown[][] {
-  const batches: unknown[][] = [];
-  let batch: unknown[] = [];
+/**
+ * An upper bound of one chunk's NDJSON bytes (action and source lines), computed without serialising it: JSON
+ * escaping turns one UTF-16 unit into at most 6 bytes (\\uXXXX), a float into at most 25 characters, and the base64
+ * copy of the vector is 4/3 of its float32 bytes. Serialising every chunk just to measure it would block the event
+ * loop for seconds on a big document.
+ */
+export function chunkBytesUpperBound(chunk: ChunkDocument): number {
+  const strings = chunk.text.length + chunk.title.length + chunk.filename.length + chunk.heading_path.reduce((sum, heading) => sum + heading.length + 3, 0);
+  const ids = chunk.chunk_id.length * 2 + chunk.document_id.length + chunk.knowledge_base_id.length + chunk.embedder.length;
+  return 6 * strings + 6 * ids + chunk.embedding.length * (25 + 6) + 512;
+}
+
+/** Groups chunks into bulk batches of at most maxBytes of NDJSON each (by the upper bound above). */
+export function bulkBatches(chunks: ChunkDocument[], maxBytes = MAX_BULK_BYTES): ChunkDocument[][] {
+  const batches: ChunkDocument[][] = [];
+  let batch: ChunkDocument[] = [];
   let bytes = 0;
-  for (let index = 0; index < lines.length; index += 2) {
-    const size = Buffer.byteLength(JSON.stringify(lines[index])) + Buffer.byteLength(JSON.stringify(lines[index + 1])) + 2;
+  for (const chunk of chunks) {
+    const size = chunkBytesUpperBound(chunk);
     if (batch.length > 0 && bytes + size > maxBytes) {
       batches.push(batch);
       batch = [];
       bytes = 0;
     }
-    batch.push(lines[index], lines[index + 1]);
+    batch.push(chunk);
     bytes += size;
   }
   if (batch.length > 0) batches.push(batch);
@@ -98,11 +110,11 @@ function bulkFailure(response: BulkResponse): Error {
  */
 export async function indexChunks(client: SearchClient, chunks: ChunkDocument[]): Promise<void> {
   if (chunks.length === 0) return;
-  const batches = bulkBatches(bulkLines(chunks));
+  const batches = bulkBatches(chunks);
   for (const [index, batch] of batches.entries()) {
     const last = index === batches.length - 1;
     const response = await client.request<BulkResponse>('POST', '/_bulk', {
-      bulkBody: batch,
+      bulkBody: bulkLines(batch),
       ...(last ? { querystring: { refresh: 'true' } } : {}),
     });
     if (response.errors) throw bulkFailure(response);
@@ -111,8 +123,8 @@ export async function indexChunks(client: SearchClient, chunks: ChunkDocument[])
 
 /** Bulk-loads chunks without waiting for a refresh (benchmarks' scale fill); refresh once at the end. */
 export async function indexChunksWithoutRefresh(client: SearchClient, chunks: ChunkDocument[]): Promise<void> {
-  for (const batch of bulkBatches(bulkLines(chunks))) {
-    const response = await client.request<BulkResponse>('POST', '/_bulk', { bulkBody: batch });
+  for (const batch of bulkBatches(chunks)) {
+    const response = await client.request<BulkResponse>('POST', '/_bulk', { bulkBody: bulkLines(batch) });
     if (response.errors) throw bulkFailure(response);
   }
 }
@@ -121,7 +133,12 @@ export async function refreshChunks(client: SearchClient): Promise<void> {
   await client.request('POST', `/${CHUNKS_ALIAS}/_refresh`);
 }
 
+/**
+ * Deletes by query after a refresh: chunks acknowledged by a bulk request that did not refresh (an earlier batch
+ * of an ingest that then failed) are not yet visible to search, and _delete_by_query only deletes what it finds.
+ */
 async function deleteChunksWhere(client: SearchClient, field: string, value: string): Promise<number> {
+  await client.request('POST', `/${CHUNKS_ALIAS}/_refresh`);
   const response = await client.request<{ deleted: number }>('POST', `/${CHUNKS_ALIAS}/_delete_by_query`, {
     querystring: { refresh: true, conflicts: 'proceed' },
     body: { query: { term: { [field]: value } } },

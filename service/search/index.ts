@@ -4,7 +4,7 @@ import { applySearchAssets, chunkIndexName, type SearchAssetSettings } from './a
 import { countChunks, deleteChunksOfDocument, listChunkGroups, deleteChunksOfKnowledgeBase, indexChunks, indexChunksWithoutRefresh, refreshChunks, type ChunkDocument } from './chunks.ts';
 import { createSearchClient } from './client.ts';
 import { listPluginsAndModules, searchEngineProblem } from './readiness.ts';
-import { hybridSearch, lexicalSearch, vectorSearch, type RetrievalRequest } from './retrieval.ts';
+import { hybridSearch, lexicalQueryText, lexicalSearch, vectorSearch, type RetrievalRequest } from './retrieval.ts';
 
 export interface SearchIndexOptions extends SearchAssetSettings {
   url: string;
@@ -42,6 +42,8 @@ export function openSearchIndex(options: SearchIndexOptions) {
     countChunks: (filter?: { document_id?: string; knowledge_base_id?: string }) => countChunks(client, filter),
     hybridSearch: (request: RetrievalRequest) => hybridSearch(client, request, options.rrfRankConstant),
     lexicalSearch: (request: RetrievalRequest) => lexicalSearch(client, request),
+    /** What the BM25 side sends for a question (bounded to MAX_LEXICAL_TERMS terms). */
+    lexicalQueryText: (question: string) => lexicalQueryText(client, question),
     vectorSearch: (request: RetrievalRequest) => vectorSearch(client, request),
     problem: () => searchEngineProblem(client),
     listPluginsAndModules: () => listPluginsAndModules(client),

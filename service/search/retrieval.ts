@@ -65,44 +65,44 @@ function knowledgeBaseFilter(ids: string[]) {
 /**
  * The most terms the BM25 side sends. OpenSearch builds one clause per analysed term occurrence and field searched,
  * and refuses a query past indices.query.bool.max_clause_count (1024) with too_many_clauses or
- * too_many_nested_clauses; a valid 4,000-character question holds ~800 words. 256 terms × 2 LEXICAL_FIELDS = 512
- * clauses leaves room to spare. Questions up to the cap (every ordinary one) are sent exactly as typed.
+ * too_many_nested_clauses; a valid 4,000-character question holds ~800 words (or 4,000 CJK characters, each a
+ * token). 256 terms × 2 LEXICAL_FIELDS = 512 clauses leaves room to spare.
  */
 export const MAX_LEXICAL_TERMS = 256;
 
-/** Lucene's English stopwords, the index analyzer's `_english_` list: they would be dropped anyway. */
-const STOPWORDS = new Set(
-  'a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with'.split(' '),
-);
+interface AnalyzedToken {
+  token: string;
+  start_offset: number;
+  end_offset: number;
+}
 
 /**
- * A term about as the index's standard tokenizer cuts one, never fewer: a Han, Hiragana, emoji or flag-half character
- * alone (it emits those one by one), else a run of letters, marks and digits. Linear: one character class per step,
- * no nested quantifier.
+ * The BM25 side's query text. A question of at most MAX_LEXICAL_TERMS characters cannot hold more tokens than that
+ * (every token is at least one character), so it is sent exactly as typed: every ordinary question. A longer one
+ * is analysed by the index itself (`_analyze` with the `text` field's analyzer: the very tokenizer, stopwords and
+ * stemmer the query would use, so the count is exact in every script); past the cap, the BM25 side gets its
+ * MAX_LEXICAL_TERMS most informative distinct terms, as the question spelled them. Longest first stands in for
+ * "rarest"; the sort is stable, so ties keep their first occurrence's order.
  */
-const TERM =
-  /[\p{Script=Han}\p{Script=Hiragana}\p{Extended_Pictographic}\p{Regional_Indicator}]|(?:(?![\p{Script=Han}\p{Script=Hiragana}\p{Extended_Pictographic}\p{Regional_Indicator}])[\p{L}\p{M}\p{N}])+/gu;
-
-/**
- * The BM25 side's query text: the question as typed, or, past MAX_LEXICAL_TERMS terms (repeats count: each occurrence
- * is a clause), its MAX_LEXICAL_TERMS most informative distinct terms. Longest first stands in for "rarest"; the
- * sort is stable, so ties keep their first occurrence's order.
- */
-export function lexicalQueryText(question: string): string {
-  const terms = question.toLowerCase().match(TERM) ?? [];
-  if (terms.length <= MAX_LEXICAL_TERMS) return question;
-  const distinct = [...new Set(terms)];
-  const informative = distinct.filter((term) => !STOPWORDS.has(term));
-  return (informative.length > 0 ? informative : distinct)
-    .sort((a, b) => b.length - a.length)
+export async function lexicalQueryText(client: SearchClient, question: string): Promise<string> {
+  if (question.length <= MAX_LEXICAL_TERMS) return question;
+  const { tokens } = await client.request<{ tokens: AnalyzedToken[] }>('POST', `/${CHUNKS_ALIAS}/_analyze`, {
+    body: { field: 'text', text: question },
+  });
+  if (tokens.length <= MAX_LEXICAL_TERMS) return question;
+  const firstOfEach = new Map<string, AnalyzedToken>();
+  for (const token of tokens) if (!firstOfEach.has(token.token)) firstOfEach.set(token.token, token);
+  return [...firstOfEach.values()]
+    .sort((a, b) => b.token.length - a.token.length)
     .slice(0, MAX_LEXICAL_TERMS)
+    .map((token) => question.slice(token.start_offset, token.end_offset))
     .join(' ');
 }
 
-function lexicalQuery(request: RetrievalRequest) {
+function lexicalQuery(request: RetrievalRequest, text: string) {
   return {
     bool: {
-      must: { multi_match: { query: lexicalQueryText(request.text), fields: LEXICAL_FIELDS } },
+      must: { multi_match: { query: text, fields: LEXICAL_FIELDS } },
       filter: knowledgeBaseFilter(request.knowledgeBaseIds),
     },
   };
@@ -191,7 +191,7 @@ export async function hybridSearch(
     body: {
       size: request.size,
       _source: RETURNED_FIELDS,
-      query: { hybrid: { pagination_depth: depth, queries: [lexicalQuery(request), vectorQuery(request, depth)] } },
+      query: { hybrid: { pagination_depth: depth, queries: [lexicalQuery(request, await lexicalQueryText(client, request.text)), vectorQuery(request, depth)] } },
     },
   });
   const hits = await withVectors(client, response.hits.hits);
@@ -203,7 +203,7 @@ export async function hybridSearch(
 export async function lexicalSearch(client: SearchClient, request: RetrievalRequest): Promise<RetrievedChunk[]> {
   if (request.knowledgeBaseIds.length === 0) return [];
   const response = await client.request<SearchResponse>('POST', `/${CHUNKS_ALIAS}/_search`, {
-    body: { size: request.size, _source: RETURNED_FIELDS, query: lexicalQuery(request) },
+    body: { size: request.size, _source: RETURNED_FIELDS, query: lexicalQuery(request, await lexicalQueryText(client, request.text)) },
   });
   return (await withVectors(client, response.hits.hits)).map((hit, index) => toChunk(hit, request, { bm25: index + 1, vector: null }));
 }

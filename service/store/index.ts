@@ -2,7 +2,7 @@
 import { apiKeysStore } from './apiKeys.ts';
 import { documentsStore } from './documents.ts';
 import { knowledgeBasesStore } from './knowledgeBases.ts';
-import { connectMongo, storeCall, type MongoConnection } from './mongo.ts';
+import { connectMongo, storeCall, type ConnectOptions, type MongoConnection } from './mongo.ts';
 import { organisationsStore } from './organisations.ts';
 import { usersStore } from './users.ts';
 
@@ -24,8 +24,8 @@ function buildStore(connection: MongoConnection) {
   };
 }
 
-export async function openStore(url: string, timeoutMs: number): Promise<Store> {
-  return buildStore(await connectMongo(url, timeoutMs));
+export async function openStore(url: string, timeoutMs: number, options: ConnectOptions = {}): Promise<Store> {
+  return buildStore(await connectMongo(url, timeoutMs, options));
 }
 
 export type { Reader } from './knowledgeBases.ts';

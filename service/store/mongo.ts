@@ -30,14 +30,24 @@ export interface MongoConnection {
   close(): Promise<void>;
 }
 
-export async function connectMongo(url: string, timeoutMs: number): Promise<MongoConnection> {
+export interface ConnectOptions {
+  /** Called with each command's name as it is sent: for tests and benchmarks that count round trips. */
+  onCommand?: (commandName: string) => void;
+}
+
+export async function connectMongo(url: string, timeoutMs: number, options: ConnectOptions = {}): Promise<MongoConnection> {
   const client = new MongoClient(url, {
     serverSelectionTimeoutMS: timeoutMs,
     connectTimeoutMS: timeoutMs,
     // FerretDB does not implement retryable writes' session machinery the way MongoDB does.
     retryWrites: false,
     maxPoolSize: 32,
+    monitorCommands: options.onCommand !== undefined,
   });
+  if (options.onCommand) {
+    const onCommand = options.onCommand;
+    client.on('commandStarted', (event) => onCommand(event.commandName));
+  }
   await storeCall(() => client.connect());
   const db = client.db();
   const collections: Collections = {

@@ -10,7 +10,7 @@ import { errorSummary } from '../../errors.ts';
  */
 export const READINESS_TTL_MS = 1500;
 
-const COMPONENTS = ['opensearch', 'mongodb', 'embedder'] as const;
+const COMPONENTS = ['opensearch', 'mongodb', 'embedder', 'splitter'] as const;
 type Component = (typeof COMPONENTS)[number];
 
 interface Readiness {
@@ -35,12 +35,13 @@ function readinessProbe(deps: AppDeps): () => Promise<Readiness> {
   let inFlight: Promise<Readiness> | null = null;
 
   const probe = async (): Promise<Readiness> => {
-    const [opensearch, mongodb, embedder] = await Promise.all([
+    const [opensearch, mongodb, embedder, splitter] = await Promise.all([
       problemOf(() => deps.search.problem()),
       problemOf(() => deps.store.ping().then(() => null)),
       problemOf(() => deps.rag.embedderProblem()),
+      problemOf(() => deps.rag.splitterProblem()),
     ]);
-    const problems = { opensearch, mongodb, embedder };
+    const problems = { opensearch, mongodb, embedder, splitter };
     const failing = Object.fromEntries(Object.entries(problems).filter(([, problem]) => problem !== null));
     if (Object.keys(failing).length > 0) deps.logger.warn({ components: failing }, 'not ready');
     return { problems };

@@ -1,6 +1,7 @@
 // Deterministic fuzz of every endpoint that takes input. Seeded PRNG, ~300 cases. Whatever is sent, the service
 // never answers 5xx, and every failure is the contract's envelope { error: { code, message } } with a known code.
 // Reproduce a run with KBQA_FUZZ_SEED=<seed>; failures are logged with the case that caused them.
+import { mulberry32, type Rng } from './helpers/random.ts';
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import { request as httpRequest } from 'node:http';
 import { makeUser, type TestUser } from './factories/accounts.ts';
@@ -33,18 +34,6 @@ const MB = 1024 * 1024;
 
 // ── PRNG and value generators ────────────────────────────────────────────────────────────────────────────────────
 
-type Rng = () => number;
-
-function mulberry32(seed: number): Rng {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const int = (rng: Rng, max: number) => Math.floor(rng() * max);
 const pick = <T>(rng: Rng, items: readonly T[]): T => items[int(rng, items.length)];

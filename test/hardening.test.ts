@@ -3,8 +3,6 @@
 import anyTest, { type TestFn } from 'ava';
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { loadConfig } from '../service/config.ts';
 import { UpstreamUnavailableError } from '../service/errors.ts';
 import { formatPassages, toPassageDocument, type PassageMetadata } from '../service/rag/answerChain.ts';
@@ -16,6 +14,8 @@ import { startTestApp, type TestApp } from './helpers/app.ts';
 import { QUERY_FIELDS, ingest, sortedKeys } from './helpers/documentsApi.ts';
 import { startFaultyProxy } from './helpers/faultyProxy.ts';
 import { startTcpRelay } from './helpers/tcpRelay.ts';
+import { capturingLogger } from './helpers/logCapture.ts';
+import { mulberry32 } from './helpers/random.ts';
 
 const test = anyTest as TestFn<{ app: TestApp; user: TestUser }>;
 
@@ -28,21 +28,9 @@ test.after.always(async (t) => {
   await t.context.app?.close();
 });
 
-/** mulberry32: a tiny seeded PRNG, so a failing input can be reproduced. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** A question of exactly `length` characters made of distinct random lower-case words (3–5 letters). */
 function manyWordQuestion(seed: number, length = 4000): { question: string; distinct: number } {
-  const random = seededRandom(seed);
+  const random = mulberry32(seed);
   const words = new Set<string>();
   let size = 0;
   while (size < length + 10) {
@@ -58,17 +46,6 @@ function manyWordQuestion(seed: number, length = 4000): { question: string; dist
   return { question, distinct: new Set(question.split(' ')).size };
 }
 
-/** A pino logger writing into memory: every JSON line the app logs. */
-function capturingLogger() {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(...String(chunk).split('\n').filter(Boolean));
-      done();
-    },
-  });
-  return { logger: pino({ level: 'debug' }, stream), lines };
-}
 
 // 1. Passage delimiters ------------------------------------------------------------------------------------------
 
@@ -266,7 +243,7 @@ const VECTOR_NUMBER = /-?\d\.\d{6,}/;
 test('an OpenSearch outage during a query logs neither the question nor its vector', async (t) => {
   const opensearch = new URL(loadConfig().opensearch.url);
   const relay = await startTcpRelay({ host: opensearch.hostname, port: Number(opensearch.port) });
-  const { logger, lines } = capturingLogger();
+  const { logger, lines } = capturingLogger('debug');
   const app = await startTestApp({ KBQA_OPENSEARCH_URL: `http://127.0.0.1:${relay.port}`, KBQA_OPENSEARCH_TIMEOUT_MS: '1000' }, { logger });
   try {
     const user = await makeUser(app.deps.store, { label: 'logq' });
@@ -289,7 +266,7 @@ test('an OpenSearch outage during a query logs neither the question nor its vect
 
 test('a failed bulk index logs none of the document text', async (t) => {
   const proxy = await startFaultyProxy(loadConfig().opensearch.url);
-  const { logger, lines } = capturingLogger();
+  const { logger, lines } = capturingLogger('debug');
   const app = await startTestApp({ KBQA_OPENSEARCH_URL: proxy.url }, { logger });
   try {
     const user = await makeUser(app.deps.store, { label: 'logbulk' });

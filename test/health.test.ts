@@ -2,25 +2,13 @@
 // public: it shows each component's state only (the reason goes to the log), and one probe serves callers for
 // READINESS_TTL_MS.
 import anyTest, { type TestFn } from 'ava';
-import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pino from 'pino';
 import { loadConfig } from '../service/config.ts';
 import { READINESS_TTL_MS } from '../service/http/routes/health.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { startTcpRelay } from './helpers/tcpRelay.ts';
+import { capturingLogger } from './helpers/logCapture.ts';
 
-/** A pino logger whose JSON lines land in `lines`. */
-function capturingLogger() {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(...String(chunk).split('\n').filter(Boolean));
-      done();
-    },
-  });
-  return { logger: pino({ level: 'info' }, stream), lines };
-}
 
 const test = anyTest as TestFn<{ app: TestApp }>;
 

@@ -13,7 +13,7 @@ export interface Rag {
   answerModels: AnswerModels;
   /** For /readyz: null when the embedder answers a one-word inference (a few ms), else what failed. */
   embedderProblem(): Promise<string | null>;
-  /** For /readyz: null when a splitter worker (its thread and tokenizer) splits a word, else what failed. */
+  /** For /readyz: null when a splitter worker (its thread and tokenizer) splits a word; throws what failed. */
   splitterProblem(): Promise<string | null>;
   /** Splits in a worker thread: never on the event loop. */
   split(content: string, filename: string): Promise<SplitResult>;
@@ -69,14 +69,8 @@ export async function loadRag(config: Config): Promise<Rag> {
         return error instanceof Error ? error.message : String(error);
       }
     },
-    async splitterProblem() {
-      try {
-        await splitter.split('ready', false);
-        return null;
-      } catch (error) {
-        return error instanceof Error ? error.message : String(error);
-      }
-    },
+    // A failure throws: /readyz reports a thrown error as the problem.
+    splitterProblem: () => splitter.split('ready', false).then(() => null),
     split: (content, filename) => splitter.split(content, isMarkdownFilename(filename)),
     embedSegments: (title, segments) =>
       embedderCall(() => embedder.embedDocuments(segments.map((segment) => embeddingInput(title, segment)))),

@@ -139,6 +139,9 @@ export function cutLongWords(text: string, limit: number): string {
   return copiedUpTo === 0 ? text : result + text.slice(copiedUpTo);
 }
 
+/** A heading longer than this is cut in heading_path (it is metadata, repeated per chunk). */
+export const MAX_HEADING_CHARS = 200;
+
 export async function splitDocument(content: string, markdown: boolean, options: SplitterOptions): Promise<SplitResult> {
   // Length is the larger of the token count and the characters scaled to tokens, so a piece the splitter accepts
   // has at most chunkTokens tokens AND at most maxChars characters.
@@ -160,7 +163,7 @@ export async function splitDocument(content: string, markdown: boolean, options:
   for (const section of sections) {
     const pieces = await splitter.splitText(cutLongWords(section.body, wordLimit));
     // Headings are capped as well: each one is repeated in every chunk of its section (and in what is embedded).
-    const headingPath = section.heading_path.map((heading) => (heading.length > MAX_HEADING_CHARS ? heading.slice(0, MAX_HEADING_CHARS) : heading));
+    const headingPath = section.heading_path.map((heading) => heading.slice(0, MAX_HEADING_CHARS));
     total += pieces.length;
     for (const piece of pieces) {
       const text = piece.trim();
@@ -173,9 +176,6 @@ export async function splitDocument(content: string, markdown: boolean, options:
   }
   return { total, segments };
 }
-
-/** A heading longer than this is cut in heading_path (it is metadata, repeated per chunk). */
-export const MAX_HEADING_CHARS = 200;
 
 /**
  * What the embedder sees for a chunk: its document title and heading path, then the text, so a chunk that says

@@ -74,7 +74,7 @@ interface BulkItemError {
   reason: string;
 }
 
-interface BulkResponse {
+export interface BulkResponse {
   errors: boolean;
   items: Array<Record<string, { status: number; error?: BulkItemError }>>;
 }
@@ -86,7 +86,7 @@ export class ChunkIndexingError extends Error {}
  * Names why a bulk failed. Overload (429), a node's trouble (5xx) and a write block (a full disk makes OpenSearch
  * mark indices read-only) pass: they are 503s naming OpenSearch. Anything else is deterministic and not retried.
  */
-function bulkFailure(response: BulkResponse): Error {
+export function bulkFailure(response: BulkResponse): Error {
   const failed = response.items.map((item) => Object.values(item)[0]).find((result) => result.error);
   const error = failed?.error ?? { type: 'unknown', reason: '' };
   if (error.type === 'cluster_block_exception') {

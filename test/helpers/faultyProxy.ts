@@ -21,6 +21,8 @@ export interface FaultyProxy {
   readonly seen: string[];
   /** How many `POST /_bulk` requests were failed on purpose. */
   readonly failedBulks: number;
+  /** Every `POST /_bulk` forwarded: its body's size in bytes and its query string. */
+  readonly bulks: Array<{ bytes: number; query: string }>;
   /** Stops listening and drops every open connection: afterwards the port refuses connections like a dead server. */
   close(): Promise<void>;
 }
@@ -32,6 +34,7 @@ export async function startFaultyProxy(target = process.env.KBQA_OPENSEARCH_URL 
   let fault: BulkFault | null = null;
   let failedBulks = 0;
   const seen: string[] = [];
+  const bulks: Array<{ bytes: number; query: string }> = [];
   const sockets = new Set<Socket>();
 
   const forward = (request: IncomingMessage, response: ServerResponse, onUpstreamDone?: () => void) => {
@@ -83,6 +86,11 @@ export async function startFaultyProxy(target = process.env.KBQA_OPENSEARCH_URL 
       forward(request, response, () => request.socket.destroy());
       return;
     }
+    if (isBulk(request)) {
+      const bulk = { bytes: 0, query: (request.url ?? '').split('?')[1] ?? '' };
+      bulks.push(bulk);
+      request.on('data', (chunk: Buffer) => (bulk.bytes += chunk.length));
+    }
     forward(request, response);
   });
   server.on('connection', (socket) => {
@@ -106,6 +114,9 @@ export async function startFaultyProxy(target = process.env.KBQA_OPENSEARCH_URL 
     },
     get failedBulks() {
       return failedBulks;
+    },
+    get bulks() {
+      return bulks;
     },
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

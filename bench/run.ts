@@ -292,7 +292,7 @@ async function main(): Promise<number> {
   const scaleMethod =
     `Synthetic: the KB is filled with perturbed copies of the real chunks of the concurrency-4 ingest KB (each vector + N(0, ${SCALE_NOISE_SIGMA}²) ` +
     'per dimension, re-normalised; same text; new chunk and document ids), bulk-loaded straight through the service\'s ' +
-    'indexing code (search.indexChunksWithoutRefresh, 500 per request, 2 in flight, then one refreshChunks) — no embedder, ' +
+    'indexing code (search.indexChunks, 500 per request, 2 in flight, then one refreshChunks) — no embedder, ' +
     `no API. Queried through the API (knowledge_base_ids = [scale KB]) with ${options.scaleQueries} test queries, sequentially.`;
   const scale: BenchResult['scale'] = { method: scaleMethod, knowledge_base_id: '', templates: 0, steps: [], p50_ratio: null };
   try {

@@ -1,6 +1,6 @@
 // Scale fill: a dedicated KB grown to N chunks by bulk-loading PERTURBED COPIES of real chunks (their vectors plus
 // small gaussian noise, re-normalised; the same texts; new chunk and document ids) straight through the service's
-// own indexing code (search.indexChunksWithoutRefresh, then one refreshChunks). No embedder runs: this measures
+// own indexing code (search.indexChunks, then one refreshChunks). No embedder runs: this measures
 // query latency against a bigger index, not ingest.
 import { randomUUID } from 'node:crypto';
 import { CHUNKS_ALIAS } from '../service/search/assets.ts';
@@ -67,7 +67,7 @@ export async function loadPerturbedCopies(
   await Promise.all(
     Array.from({ length: PARALLEL_BULKS }, async () => {
       for (let batch = nextBatch(); batch; batch = nextBatch()) {
-        await search.indexChunksWithoutRefresh(batch);
+        await search.indexChunks(batch);
         loaded += batch.length;
         onProgress?.(loaded, count, loaded / ((performance.now() - started) / 1000));
       }

@@ -1,5 +1,6 @@
 // Environment → typed configuration. Every knob is one env var with a default that runs locally; the README lists
 // them all (keep the two in step).
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 
@@ -41,14 +42,28 @@ const environmentSchema = z.object({
   KBQA_MONGODB_TIMEOUT_MS: integer(5_000, 100, 600_000),
 
   KBQA_MODEL_DIR: z.string().optional(),
-  KBQA_EMBED_BATCH_SIZE: integer(16, 1, 256),
-  KBQA_EMBED_THREADS: integer(0, 0, 256),
+  // Passages per task handed to a model worker: small, so a question waits behind at most one task.
+  KBQA_EMBED_BATCH_SIZE: integer(4, 1, 256),
+  // Model worker threads (0: one per core), each with its own ONNX session of KBQA_EMBED_THREADS intra-op threads.
+  KBQA_MODEL_WORKERS: integer(0, 0, 64),
+  KBQA_EMBED_THREADS: integer(1, 1, 64),
   KBQA_CHUNK_TOKENS: integer(256, 32, 510),
   KBQA_CHUNK_OVERLAP_TOKENS: integer(32, 0, 256),
   KBQA_CHUNK_MAX_CHARS: integer(4096, 256, 65536),
   // bge-small cosines of unrelated text reach ~0.57; answerable questions' best passages sit at ≥ 0.62 on the
   // fixture corpus. Measured, not guessed: see README.
   KBQA_RELEVANCE_FLOOR: number(0.6, 0, 1),
+
+  // Ingestion jobs (see commands/ingestJobs.ts).
+  KBQA_INGEST_CONCURRENCY: integer(4, 1, 64),
+  KBQA_JOB_LEASE_MS: integer(30_000, 1_000, 3_600_000),
+  KBQA_JOB_POLL_MS: integer(1_000, 50, 60_000),
+  KBQA_INGEST_MAX_ATTEMPTS: integer(5, 1, 100),
+  KBQA_SHUTDOWN_GRACE_MS: integer(10_000, 0, 600_000),
+  // A replaced version's chunks stay (hidden) this long after the swap, for queries that read the hidden list before it.
+  KBQA_VERSION_RETIRE_DELAY_MS: integer(2_000, 0, 600_000),
+  // Refreshes of the chunk index are shared by every ingest finishing meanwhile, at most one per this interval.
+  KBQA_REFRESH_INTERVAL_MS: integer(50, 0, 10_000),
 
   KBQA_MAX_BODY_BYTES: integer(10 * MiB, 1024, 1024 * MiB),
   KBQA_MAX_CONTENT_BYTES: integer(5 * MiB, 1, 1024 * MiB),
@@ -78,7 +93,16 @@ export interface Config {
     rrfWeights: [number, number];
   };
   mongodb: { url: string; timeoutMs: number };
-  embedder: { modelDir: string; batchSize: number; threads: number };
+  embedder: { modelDir: string; batchSize: number; workers: number; threads: number };
+  ingestion: {
+    concurrency: number;
+    leaseMs: number;
+    pollMs: number;
+    maxAttempts: number;
+    shutdownGraceMs: number;
+    retireDelayMs: number;
+    refreshIntervalMs: number;
+  };
   chunking: { chunkTokens: number; overlapTokens: number; maxChars: number };
   retrieval: { relevanceFloor: number };
   limits: { maxBodyBytes: number; maxContentBytes: number };
@@ -140,7 +164,17 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     embedder: {
       modelDir: resolve(env.KBQA_MODEL_DIR ?? `${localDir}/models/bge-small-en-v1.5-q`),
       batchSize: env.KBQA_EMBED_BATCH_SIZE,
+      workers: env.KBQA_MODEL_WORKERS > 0 ? env.KBQA_MODEL_WORKERS : availableParallelism(),
       threads: env.KBQA_EMBED_THREADS,
+    },
+    ingestion: {
+      concurrency: env.KBQA_INGEST_CONCURRENCY,
+      leaseMs: env.KBQA_JOB_LEASE_MS,
+      pollMs: env.KBQA_JOB_POLL_MS,
+      maxAttempts: env.KBQA_INGEST_MAX_ATTEMPTS,
+      shutdownGraceMs: env.KBQA_SHUTDOWN_GRACE_MS,
+      retireDelayMs: env.KBQA_VERSION_RETIRE_DELAY_MS,
+      refreshIntervalMs: env.KBQA_REFRESH_INTERVAL_MS,
     },
     chunking: { chunkTokens: env.KBQA_CHUNK_TOKENS, overlapTokens: env.KBQA_CHUNK_OVERLAP_TOKENS, maxChars: env.KBQA_CHUNK_MAX_CHARS },
     retrieval: { relevanceFloor: env.KBQA_RELEVANCE_FLOOR },

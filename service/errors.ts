@@ -6,6 +6,7 @@ export type ErrorCode =
   | 'unauthorized'
   | 'forbidden'
   | 'not_found'
+  | 'conflict'
   | 'payload_too_large'
   | 'server_error';
 
@@ -54,6 +55,13 @@ export class NotFoundError extends ApiError {
   }
 }
 
+/** The resource is in a state that does not allow the request yet (a document still ingesting, say). */
+export class ConflictError extends ApiError {
+  constructor(message: string) {
+    super(409, 'conflict', message);
+  }
+}
+
 export class PayloadTooLargeError extends ApiError {
   constructor(limitBytes: number) {
     super(413, 'payload_too_large', `request body exceeds the limit of ${limitBytes} bytes`);
@@ -67,6 +75,13 @@ export class UpstreamUnavailableError extends ApiError {
     super(503, 'server_error', message);
     this.upstream = upstream;
     if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
+
+/** This process is shutting down (SIGTERM) and let go of the work a request waited on; another process finishes it. */
+export class ServiceStoppingError extends ApiError {
+  constructor(message: string) {
+    super(503, 'server_error', message);
   }
 }
 

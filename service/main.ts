@@ -1,6 +1,7 @@
 // Reads config, connects the stores, bootstraps OpenSearch assets, then listens.
 import pino from 'pino';
 import { buildApp } from './app.ts';
+import { IngestRunner } from './commands/ingestJobs.ts';
 import { loadConfig } from './config.ts';
 import { loadRag } from './rag/index.ts';
 import { openConfiguredSearchIndex } from './search/index.ts';
@@ -15,16 +16,31 @@ async function main(): Promise<void> {
   const { index } = await search.applyAssets();
   logger.info({ index }, 'search assets applied');
 
-  const app = buildApp({ config, logger, store, search, rag });
+  const jobs = new IngestRunner({ store, search, rag, logger, config });
+  const app = buildApp({ config, logger, store, search, rag, jobs });
   const server = app.listen(config.port, config.host, () => {
     logger.info(`kbqa API listening on http://${config.host}:${config.port}`);
   });
-  const shutdown = () => {
+  jobs.start();
+
+  // SIGTERM: stop accepting connections, finish the ingestion jobs in hand within the grace period or give them
+  // back (their leases are released, so another process takes them at once), then close the stores and exit.
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal, jobs: jobs.runningJobs().length }, 'shutting down');
     server.close();
-    void Promise.allSettled([store.close(), search.close(), rag.close()]).then(() => process.exit(0));
+    void jobs
+      .stop()
+      .then(() => new Promise((resolve) => server.close(() => resolve(undefined))))
+      .finally(() => {
+        server.closeAllConnections();
+        void Promise.allSettled([store.close(), search.close(), rag.close()]).then(() => process.exit(0));
+      });
   };
-  process.on('SIGINT', shutdown);
-  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
 }
 
 main().catch((error: unknown) => {

@@ -169,7 +169,7 @@ test.serial('removing a document\'s chunks also removes chunks acknowledged but 
     created_at: new Date().toISOString(),
   }));
   // An earlier batch of an ingest: acknowledged, not refreshed (only the last batch refreshes).
-  await search.indexChunksWithoutRefresh(chunks);
+  await search.indexChunks(chunks);
   await search.deleteChunksOfDocument(documentId);
   await search.refreshChunks();
   t.is(await search.countChunks({ document_id: documentId }), 0);

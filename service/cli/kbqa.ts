@@ -7,6 +7,10 @@ import { addOrganisationMember, createOrganisation, createUser, setKnowledgeBase
 import { createApiKey, listApiKeys, revokeApiKey } from '../commands/apiKeys.ts';
 import { purgeDeletedKnowledgeBases, restoreKnowledgeBase } from '../commands/knowledgeBases.ts';
 import { formatDoctorReport, runDoctor } from '../commands/doctor.ts';
+import { reindexDocuments } from '../commands/documents.ts';
+import { IngestRunner } from '../commands/ingestJobs.ts';
+import type { Config } from '../config.ts';
+import pino from 'pino';
 import { BGE_SMALL_EN } from '../rag/bgeEmbeddings.ts';
 import { loadRag, type Rag } from '../rag/index.ts';
 import { openConfiguredSearchIndex, type SearchIndex } from '../search/index.ts';
@@ -24,8 +28,10 @@ const USAGE = `usage: kbqa <command> [options] [--json]
   kbs library --kb ID [--off]
   kbs restore --kb ID                         undo a soft delete
   kbs purge --older-than 30d                  hard-delete soft-deleted KBs past retention
-  doctor [--fix] [--kb ID] [--grace 15m]      find (and with --fix remove or rebuild) chunks, contents and
-                                              documents whose document or KB record is missing
+  doctor [--fix] [--kb ID] [--grace 15m]      find (and with --fix remove, queue again or rebuild) chunks,
+                                              contents, jobs and documents that do not match their records
+  docs reindex (--kb ID | --all)              rebuild documents' chunks from their stored text, as ingestion
+                                              jobs (running API processes share them), with a progress bar
   eval beir DIR [--url U] [--api-key K] [--kb ID] [--ablate] [--split test] [--limit N] [--out FILE]`;
 
 class UsageError extends Error {}
@@ -40,6 +46,7 @@ const OPTIONS = {
   off: { type: 'boolean' },
   'older-than': { type: 'string' },
   fix: { type: 'boolean' },
+  all: { type: 'boolean' },
   grace: { type: 'string' },
   url: { type: 'string' },
   'api-key': { type: 'string' },
@@ -67,9 +74,36 @@ export function parseDuration(text: string, option = 'older-than'): number {
 }
 
 interface Services {
+  config: Config;
   store(): Promise<Store>;
   search(): SearchIndex;
   rag(): Promise<Rag>;
+  /** An ingestion runner in this process, for the jobs it queues (API processes take them too). */
+  jobs(): Promise<IngestRunner>;
+}
+
+/** A progress bar on a terminal, a line per tenth otherwise (stderr: stdout stays the result). */
+function progressBar(label: string): (finished: number, total: number) => void {
+  let lastTenth = -1;
+  return (finished, total) => {
+    if (total === 0) return;
+    if (process.stderr.isTTY) {
+      const width = 30;
+      const filled = Math.round((finished / total) * width);
+      process.stderr.write(`\r${label} [${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${finished}/${total}${finished === total ? '\n' : ''}`);
+      return;
+    }
+    const tenth = Math.floor((finished / total) * 10);
+    if (tenth !== lastTenth) {
+      lastTenth = tenth;
+      process.stderr.write(`${label}: ${finished}/${total}\n`);
+    }
+  };
+}
+
+async function documentDeps(services: Services) {
+  const [store, rag, jobs] = [await services.store(), await services.rag(), await services.jobs()];
+  return { store, search: services.search(), rag, jobs, logger: pino({ level: 'warn' }), config: services.config };
 }
 
 async function runAdmin(group: string, action: string, options: Options, services: Services): Promise<{ json: unknown; text: string }> {
@@ -135,11 +169,26 @@ async function runAdmin(group: string, action: string, options: Options, service
       const purged = await purgeDeletedKnowledgeBases(await services.store(), services.search(), olderThan);
       return { json: { purged }, text: `purged ${purged.length} knowledge base(s)` };
     }
+    case 'docs reindex': {
+      if (!options.all && !options.kb) throw new UsageError('docs reindex needs --kb ID or --all');
+      const deps = await documentDeps(services);
+      const documents = await deps.store.listDocumentSummaries(options.all ? undefined : [required(options, 'kb')]);
+      const outcome = await reindexDocuments(deps, documents.map((document) => document._id), progressBar('reindex'));
+      return {
+        json: outcome,
+        text: `rebuilt ${outcome.rebuilt.length}, failed ${outcome.failed.length}, skipped ${outcome.skipped.length} (no live version or text, or in flight)`,
+      };
+    }
     case 'doctor': {
       const report = await runDoctor(
-        { store: await services.store(), search: services.search(), ...(options.fix ? { rag: await services.rag() } : {}) },
+        { store: await services.store(), search: services.search() },
         {
           fix: options.fix === true,
+          leaseMs: services.config.ingestion.leaseMs,
+          rebuild: async (ids) => {
+            const outcome = await reindexDocuments(await documentDeps(services), ids, progressBar('rebuild'));
+            return [...outcome.failed, ...outcome.skipped];
+          },
           ...(options.kb ? { knowledgeBaseIds: [options.kb] } : {}),
           ...(options.grace ? { graceMs: parseDuration(options.grace, 'grace') } : {}),
         },
@@ -175,11 +224,20 @@ async function main(argv: string[]): Promise<number> {
   let store: Store | null = null;
   let search: SearchIndex | null = null;
   let rag: Rag | null = null;
+  let jobs: IngestRunner | null = null;
   const services: Services = {
+    config,
     store: async () => (store ??= await openStore(config.mongodb.url, config.mongodb.timeoutMs)),
     search: () =>
       (search ??= openConfiguredSearchIndex(config, BGE_SMALL_EN)),
     rag: async () => (rag ??= await loadRag(config)),
+    async jobs() {
+      if (!jobs) {
+        jobs = new IngestRunner({ store: await services.store(), search: services.search(), rag: await services.rag(), logger: pino({ level: 'warn' }), config }, { claims: 'own' });
+        jobs.start();
+      }
+      return jobs;
+    },
   };
   try {
     const { json, text } = await runAdmin(group, action ?? '', options, services);
@@ -194,6 +252,7 @@ async function main(argv: string[]): Promise<number> {
     console.error(`kbqa: ${error instanceof Error ? error.message : String(error)}${error instanceof UsageError ? `\n${USAGE}` : ''}`);
     return known ? (error instanceof UsageError ? 2 : 1) : 1;
   } finally {
+    await (jobs as IngestRunner | null)?.stop();
     await Promise.allSettled([(store as Store | null)?.close(), (search as SearchIndex | null)?.close(), (rag as Rag | null)?.close()]);
   }
 }

@@ -60,7 +60,11 @@ export async function answerQuestion(
   if (knowledgeBaseIds.length === 0) return empty(NO_KNOWLEDGE_BASE_ANSWER, []);
 
   let started = performance.now();
-  const questionEmbedding = await deps.rag.embedQuestion(input.query);
+  // Chunk versions still being built (or being retired) are excluded; read while the question is embedded.
+  const [questionEmbedding, hidden] = await Promise.all([
+    deps.rag.embedQuestion(input.query),
+    deps.store.listHiddenChunkVersions(knowledgeBaseIds),
+  ]);
   timings.embedMs = performance.now() - started;
 
   let retrieved: RetrievedChunk[] = [];
@@ -74,6 +78,7 @@ export async function answerQuestion(
         text: question,
         vector: questionEmbedding,
         knowledgeBaseIds,
+        hidden,
         size: input.max_results,
         depth: HYBRID_DEPTH,
         withSideRanks: input.include_chunks,

@@ -1,29 +1,47 @@
-// `kbqa doctor [--fix]`: the reconciler between MongoDB (KB and document records, original contents) and the chunk
-// index. Everything the service writes carries its KB and document ids, so whatever a crash, an outage during a
-// cleanup, or a race left behind can be found by comparing the two sides and removed (or rebuilt).
-import type { Rag } from '../rag/index.ts';
+// `kbqa doctor [--fix]`: the reconciler between MongoDB (KB and document records, original contents, ingestion
+// jobs) and the chunk index. Everything the service writes carries its KB id, document id and version, so whatever
+// a crash, an outage during a clean-up, or a race left behind is found by comparing the sides, and removed (or
+// rebuilt, or queued again).
 import type { SearchIndex } from '../search/index.ts';
-import type { DocumentRecord, Store } from '../store/index.ts';
-import { rebuildDocumentChunks } from './documents.ts';
+import type { DocumentRecord, IngestJobRecord, Store } from '../store/index.ts';
+import { pendingContentId } from '../store/index.ts';
+import { newJob } from './ingestJobs.ts';
 
-/** Chunks indexed this recently may belong to an ingest still in flight (chunks are written before the record). */
+/** Chunks indexed this recently may belong to an ingest still in flight (legacy ingests wrote chunks before records). */
 export const DEFAULT_GRACE_MS = 15 * 60_000;
 
+type DocumentRef = { document_id: string; knowledge_base_id: string };
+
 export interface DoctorFindings {
-  /** Documents with chunks in the index but no document record: `{ document_id, knowledge_base_id, chunks }`. */
-  orphan_chunks: Array<{ document_id: string; knowledge_base_id: string; chunks: number }>;
+  /** Documents with chunks in the index but no document record. */
+  orphan_chunks: Array<DocumentRef & { chunks: number }>;
+  /** Chunks of a version that is neither live nor being built or retired by a job (a clean-up that failed). */
+  stale_chunk_versions: Array<DocumentRef & { version: number; chunks: number }>;
   /** Stored original contents with no document record. */
-  orphan_contents: Array<{ document_id: string; knowledge_base_id: string }>;
+  orphan_contents: Array<DocumentRef & { content_id: string }>;
   /** Document records whose KB record is gone (a hard delete raced something). */
-  documents_without_knowledge_base: Array<{ document_id: string; knowledge_base_id: string }>;
-  /** Document records whose indexed chunk count differs from what the record says (0 when all are missing). */
-  documents_missing_chunks: Array<{ document_id: string; knowledge_base_id: string; expected: number; indexed: number }>;
+  documents_without_knowledge_base: DocumentRef[];
+  /** Ready documents whose live version's indexed chunk count differs from what the record says. */
+  documents_missing_chunks: Array<DocumentRef & { expected: number; indexed: number }>;
+  /** Documents queued or processing with no job to do it (a crash between the two writes). */
+  documents_without_job: Array<DocumentRef & { version: number }>;
+  /** Jobs whose document record is gone. */
+  orphan_jobs: Array<DocumentRef & { version: number }>;
 }
 
 export interface DoctorReport extends DoctorFindings {
   clean: boolean;
-  /** What --fix did: removed and rebuilt counts, and documents it could not rebuild (no stored content). */
-  fixed?: { chunks_removed_for_documents: number; contents_removed: number; documents_removed: number; documents_rebuilt: number; not_rebuildable: string[] };
+  /** What --fix did. Documents with missing chunks are rebuilt by re-index jobs (`rebuild`). */
+  fixed?: {
+    chunks_removed_for_documents: number;
+    stale_versions_removed: number;
+    contents_removed: number;
+    documents_removed: number;
+    documents_requeued: number;
+    jobs_removed: number;
+    documents_rebuilt: number;
+    not_rebuildable: string[];
+  };
 }
 
 export interface DoctorOptions {
@@ -32,110 +50,191 @@ export interface DoctorOptions {
   knowledgeBaseIds?: string[];
   graceMs?: number;
   now?: Date;
+  /** Rebuilds ready documents' chunks (queues re-index jobs and waits for them): returns those it could not. */
+  rebuild?: (documentIds: string[]) => Promise<string[]>;
+  leaseMs?: number;
 }
 
-export async function runDoctor(deps: { store: Store; search: SearchIndex; rag?: Rag }, options: DoctorOptions = {}): Promise<DoctorReport> {
+type DocumentSummary = Pick<DocumentRecord, '_id' | 'knowledge_base_id' | 'chunks' | 'status' | 'version' | 'live_version'>;
+
+export async function runDoctor(deps: { store: Store; search: SearchIndex }, options: DoctorOptions = {}): Promise<DoctorReport> {
   const scope = options.knowledgeBaseIds;
   const cutoff = (options.now ?? new Date()).getTime() - (options.graceMs ?? DEFAULT_GRACE_MS);
-  // Read in the reverse of the order things are written (KB → chunks → content → document record), one after the
-  // other: whatever an ingest writes after a read began is then seen where it is harmless. A document read before
-  // its KB list cannot miss its KB; a content or chunk written after the document list was read has chunks indexed
-  // within the grace period, and is left alone.
-  const documents = await deps.store.listDocumentSummaries(scope);
+  // Read in the reverse of the order things are written (KB → content → document record → job → chunks), one
+  // after the other: whatever is written after a read began is then seen where it is harmless.
+  const documents = (await deps.store.listDocumentSummaries(scope)) as DocumentSummary[];
   const knowledgeBaseIds = await deps.store.listAllKnowledgeBaseIds();
   const contents = await deps.store.listDocumentContentSummaries(scope);
+  const jobs = await deps.store.listJobs(scope);
   const chunkGroups = await deps.search.listChunkGroups(scope);
+
   const knowledgeBases = new Set(knowledgeBaseIds);
   const documentsById = new Map(documents.map((document) => [document._id, document]));
-  const chunksByDocument = new Map<string, { chunks: number; recent: boolean }>();
-  for (const group of chunkGroups) {
-    const seen = chunksByDocument.get(group.document_id) ?? { chunks: 0, recent: false };
-    chunksByDocument.set(group.document_id, { chunks: seen.chunks + group.chunks, recent: seen.recent || group.last_indexed_ms > cutoff });
-  }
+  const jobsById = new Map(jobs.map((job) => [job._id, job]));
+  const recentChunks = new Set(chunkGroups.filter((group) => group.last_indexed_ms > cutoff).map((group) => group.document_id));
+  const liveChunks = new Map<string, number>();
 
-  const findings: DoctorFindings = { orphan_chunks: [], orphan_contents: [], documents_without_knowledge_base: [], documents_missing_chunks: [] };
+  const findings: DoctorFindings = {
+    orphan_chunks: [],
+    stale_chunk_versions: [],
+    orphan_contents: [],
+    documents_without_knowledge_base: [],
+    documents_missing_chunks: [],
+    documents_without_job: [],
+    orphan_jobs: [],
+  };
+  const orphanChunks = new Map<string, DocumentRef & { chunks: number }>();
   for (const group of chunkGroups) {
-    if (documentsById.has(group.document_id) || chunksByDocument.get(group.document_id)?.recent) continue;
-    findings.orphan_chunks.push({ document_id: group.document_id, knowledge_base_id: group.knowledge_base_id, chunks: group.chunks });
-  }
-  for (const content of contents) {
-    if (documentsById.has(content._id) || chunksByDocument.get(content._id)?.recent) continue;
-    findings.orphan_contents.push({ document_id: content._id, knowledge_base_id: content.knowledge_base_id });
-  }
-  for (const document of documents) {
-    if (!knowledgeBases.has(document.knowledge_base_id)) {
-      findings.documents_without_knowledge_base.push({ document_id: document._id, knowledge_base_id: document.knowledge_base_id });
+    const document = documentsById.get(group.document_id);
+    if (!document) {
+      if (recentChunks.has(group.document_id) || jobsById.has(group.document_id)) continue;
+      const seen = orphanChunks.get(group.document_id) ?? { document_id: group.document_id, knowledge_base_id: group.knowledge_base_id, chunks: 0 };
+      seen.chunks += group.chunks;
+      orphanChunks.set(group.document_id, seen);
       continue;
     }
-    const indexed = chunksByDocument.get(document._id)?.chunks ?? 0;
-    if (indexed !== document.chunks) {
-      findings.documents_missing_chunks.push({ document_id: document._id, knowledge_base_id: document.knowledge_base_id, expected: document.chunks, indexed });
+    if (group.document_version === document.live_version) {
+      liveChunks.set(document._id, (liveChunks.get(document._id) ?? 0) + group.chunks);
+      continue;
     }
+    const job = jobsById.get(document._id);
+    if (job && (job.version === group.document_version || job.replaces === group.document_version)) continue;
+    findings.stale_chunk_versions.push({ document_id: document._id, knowledge_base_id: document.knowledge_base_id, version: group.document_version, chunks: group.chunks });
   }
+  findings.orphan_chunks = [...orphanChunks.values()];
+  for (const content of contents) {
+    const documentId = content.document_id ?? content._id;
+    if (documentsById.has(documentId) || recentChunks.has(documentId) || jobsById.has(documentId)) continue;
+    findings.orphan_contents.push({ document_id: documentId, knowledge_base_id: content.knowledge_base_id, content_id: content._id });
+  }
+  for (const document of documents) {
+    const ref = { document_id: document._id, knowledge_base_id: document.knowledge_base_id };
+    if (!knowledgeBases.has(document.knowledge_base_id)) {
+      findings.documents_without_knowledge_base.push(ref);
+      continue;
+    }
+    const job = jobsById.get(document._id);
+    if ((document.status === 'queued' || document.status === 'processing') && !job) {
+      findings.documents_without_job.push({ ...ref, version: document.version });
+    }
+    if (document.live_version === null || job) continue;
+    const indexed = liveChunks.get(document._id) ?? 0;
+    if (indexed !== document.chunks) findings.documents_missing_chunks.push({ ...ref, expected: document.chunks, indexed });
+  }
+  for (const job of jobs) {
+    if (!documentsById.has(job._id)) findings.orphan_jobs.push({ document_id: job._id, knowledge_base_id: job.knowledge_base_id, version: job.version });
+  }
+
   const clean = Object.values(findings).every((list) => list.length === 0);
   if (!options.fix || clean) return { ...findings, clean };
-  return { ...findings, clean, fixed: await fix(deps, findings, documentsById) };
+  return { ...findings, clean, fixed: await fix(deps, findings, options) };
 }
 
-async function fix(
-  deps: { store: Store; search: SearchIndex; rag?: Rag },
-  findings: DoctorFindings,
-  documentsById: Map<string, Pick<DocumentRecord, '_id' | 'knowledge_base_id' | 'chunks' | 'filename'>>,
-): Promise<NonNullable<DoctorReport['fixed']>> {
-  const fixed = { chunks_removed_for_documents: 0, contents_removed: 0, documents_removed: 0, documents_rebuilt: 0, not_rebuildable: [] as string[] };
+async function fix(deps: { store: Store; search: SearchIndex }, findings: DoctorFindings, options: DoctorOptions): Promise<NonNullable<DoctorReport['fixed']>> {
+  const { store, search } = deps;
+  const fixed = {
+    chunks_removed_for_documents: 0,
+    stale_versions_removed: 0,
+    contents_removed: 0,
+    documents_removed: 0,
+    documents_requeued: 0,
+    jobs_removed: 0,
+    documents_rebuilt: 0,
+    not_rebuildable: [] as string[],
+  };
   // Each finding is checked again right before it is acted on: the report is a snapshot, and a record may have
   // been written (or a KB restored) since.
   for (const orphan of findings.orphan_chunks) {
-    if (await deps.store.findDocument(orphan.document_id)) continue;
-    await deps.search.deleteChunksOfDocument(orphan.document_id);
+    if ((await store.findDocument(orphan.document_id)) || (await store.findJob(orphan.document_id))) continue;
+    await search.deleteChunksOfDocument(orphan.document_id);
     fixed.chunks_removed_for_documents += 1;
   }
+  for (const stale of findings.stale_chunk_versions) {
+    const document = await store.findDocument(stale.document_id);
+    const job = await store.findJob(stale.document_id);
+    if (document?.live_version === stale.version || job?.version === stale.version || job?.replaces === stale.version) continue;
+    await search.deleteChunksOfDocumentVersion(stale.document_id, stale.version);
+    fixed.stale_versions_removed += 1;
+  }
   for (const orphan of findings.orphan_contents) {
-    if (await deps.store.findDocument(orphan.document_id)) continue;
-    await deps.store.deleteDocumentContent(orphan.document_id);
+    if ((await store.findDocument(orphan.document_id)) || (await store.findJob(orphan.document_id))) continue;
+    await store.deleteDocumentContent(orphan.content_id);
     fixed.contents_removed += 1;
+  }
+  for (const orphan of findings.orphan_jobs) {
+    const job = await store.findJob(orphan.document_id);
+    if (!job || (await store.findDocument(orphan.document_id))) continue;
+    await search.deleteChunksOfDocumentVersion(job._id, job.version);
+    if (job.content_id !== job._id) await store.deleteDocumentContent(job.content_id);
+    await store.deleteJob(job._id);
+    fixed.jobs_removed += 1;
   }
   // The KB is gone for good: its documents go the way a permanent delete would have taken them.
   for (const orphan of findings.documents_without_knowledge_base) {
-    if (await deps.store.findKnowledgeBaseIncludingDeleted(orphan.knowledge_base_id)) continue;
-    await deps.search.deleteChunksOfDocument(orphan.document_id);
-    await deps.store.deleteDocument(orphan.document_id);
+    if (await store.findKnowledgeBaseIncludingDeleted(orphan.knowledge_base_id)) continue;
+    await store.deleteJob(orphan.document_id);
+    await search.deleteChunksOfDocument(orphan.document_id);
+    await store.deleteDocument(orphan.document_id);
     fixed.documents_removed += 1;
   }
-  // A recorded document whose chunks are missing is rebuilt from its stored original: nothing the owner gave is lost.
-  for (const missing of findings.documents_missing_chunks) {
-    const record = deps.rag ? await deps.store.findDocument(missing.document_id) : null;
-    if (record && deps.rag && (await rebuildDocumentChunks({ store: deps.store, search: deps.search, rag: deps.rag }, record))) {
-      // A delete may have removed the document while it was rebuilt: then the rebuilt chunks go too.
-      if (!(await deps.store.findDocument(record._id))) await deps.search.deleteChunksOfDocument(record._id);
-      else fixed.documents_rebuilt += 1;
-    } else {
-      fixed.not_rebuildable.push(documentsById.get(missing.document_id)?._id ?? missing.document_id);
-    }
+  // Queued with no job: queue it again (its text is stored: nothing the owner gave is lost).
+  for (const stuck of findings.documents_without_job) {
+    const document = await store.findDocument(stuck.document_id);
+    if (!document || document.version !== stuck.version || (await store.findJob(document._id))) continue;
+    if (document.status !== 'queued' && document.status !== 'processing') continue;
+    await store.insertJob(requeuedJob(document, await store.findDocumentContent(pendingContentId(document._id, document.version)) !== null, options.leaseMs ?? 30_000));
+    fixed.documents_requeued += 1;
+  }
+  // A ready document whose chunks are missing is rebuilt from its stored original.
+  const missing = findings.documents_missing_chunks.map((finding) => finding.document_id);
+  if (missing.length > 0) {
+    const failed = options.rebuild ? await options.rebuild(missing) : missing;
+    fixed.documents_rebuilt = missing.length - failed.length;
+    fixed.not_rebuildable = failed;
   }
   return fixed;
+}
+
+function requeuedJob(document: DocumentRecord, hasPendingContent: boolean, leaseMs: number): IngestJobRecord {
+  return newJob(
+    document,
+    {
+      version: document.version,
+      content_id: hasPendingContent ? pendingContentId(document._id, document.version) : document._id,
+      filename: document.filename,
+      title: document.title,
+      replaces: document.live_version,
+    },
+    'async',
+    null,
+    leaseMs,
+  );
 }
 
 /** The report as lines a person reads. */
 export function formatDoctorReport(report: DoctorReport): string {
   const lines = [
     `orphan chunks (no document record): ${report.orphan_chunks.length} document(s), ${report.orphan_chunks.reduce((sum, orphan) => sum + orphan.chunks, 0)} chunk(s)`,
+    `stale chunk versions (neither live nor in flight): ${report.stale_chunk_versions.length}`,
     `orphan contents (no document record): ${report.orphan_contents.length}`,
     `documents whose knowledge base is gone: ${report.documents_without_knowledge_base.length}`,
     `documents whose chunks are missing or incomplete: ${report.documents_missing_chunks.length}`,
+    `documents queued with no ingestion job: ${report.documents_without_job.length}`,
+    `ingestion jobs whose document is gone: ${report.orphan_jobs.length}`,
   ];
   for (const orphan of report.orphan_chunks.slice(0, 20)) lines.push(`  chunks of document ${orphan.document_id} (kb ${orphan.knowledge_base_id}): ${orphan.chunks}`);
   for (const missing of report.documents_missing_chunks.slice(0, 20)) {
     lines.push(`  document ${missing.document_id} (kb ${missing.knowledge_base_id}): ${missing.indexed} of ${missing.expected} chunks indexed`);
   }
-  if (report.clean) lines.push('clean: every chunk, content and document belongs to a record that exists');
-  else if (!report.fixed) lines.push('run `kbqa doctor --fix` to remove orphans and rebuild missing chunks from the stored contents');
+  if (report.clean) lines.push('clean: every chunk, content, job and document belongs to a record that exists');
+  else if (!report.fixed) lines.push('run `kbqa doctor --fix` to remove orphans, queue stuck documents again and rebuild missing chunks from the stored contents');
   else {
     const f = report.fixed;
     lines.push(
-      `fixed: removed the chunks of ${f.chunks_removed_for_documents} document(s), ${f.contents_removed} content(s), ${f.documents_removed} document(s); rebuilt ${f.documents_rebuilt}`,
+      `fixed: removed the chunks of ${f.chunks_removed_for_documents} document(s), ${f.stale_versions_removed} stale version(s), ${f.contents_removed} content(s), ` +
+        `${f.documents_removed} document(s), ${f.jobs_removed} job(s); queued ${f.documents_requeued} again; rebuilt ${f.documents_rebuilt}`,
     );
-    if (f.not_rebuildable.length > 0) lines.push(`not rebuildable (no stored content): ${f.not_rebuildable.join(', ')}`);
+    if (f.not_rebuildable.length > 0) lines.push(`not rebuilt: ${f.not_rebuildable.join(', ')}`);
   }
   return lines.join('\n');
 }

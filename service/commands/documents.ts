@@ -1,12 +1,11 @@
-// Ingesting a document (all or nothing) and listing a KB's documents.
+// The document lifecycle: ingest (waiting for the document, or queued: Prefer: respond-async), read, replace,
+// retry, delete, list, re-index. The work itself is an ingestion job (ingestJobs.ts).
 import { randomUUID } from 'node:crypto';
-import { BadRequestError, NotFoundError, errorSummary } from '../errors.ts';
+import { ConflictError, NotFoundError } from '../errors.ts';
 import { authorizeRead, authorizeWriteDocuments } from '../policies/knowledgeBases.ts';
-import type { Rag } from '../rag/index.ts';
-import type { TextSegment } from '../rag/splitter.ts';
-import type { ChunkDocument, SearchIndex } from '../search/index.ts';
-import type { DocumentRecord, Store, Principal } from '../store/index.ts';
-import type { Logger } from 'pino';
+import type { DocumentRecord, KnowledgeBaseRecord, Principal, Store } from '../store/index.ts';
+import { pendingContentId } from '../store/index.ts';
+import { newJob, type IngestDeps, type IngestRunner } from './ingestJobs.ts';
 
 /** The filename without its extension ("notes.v2.md" → "notes.v2"); a dot-file keeps its name. */
 export function titleFromFilename(filename: string): string {
@@ -20,104 +19,207 @@ export interface IngestInput {
   content: string;
 }
 
-/**
- * Split → embed → index all chunks (searchable on return) → record the document → re-check the KB. If any step
- * fails, whatever was written is removed again, so a failed ingest leaves no document and no chunk behind; the
- * error names the component that failed (503 when it is unavailable, never a blanket "retry later" for a failure
- * that would repeat).
- *
- * The re-check closes the race with a delete: a KB deleted (soft or permanent) while this ingest was working is
- * already invisible when the ingest looks again, so the ingest removes what it wrote and answers 404. A delete
- * that lands after the re-check finds the document and chunks already written and removes them itself.
- */
-export async function ingestDocument(
-  deps: { store: Store; search: SearchIndex; rag: Rag; logger: Logger },
-  user: Principal,
-  input: IngestInput,
-): Promise<DocumentRecord> {
-  const knowledgeBase = authorizeWriteDocuments(user, await deps.store.findLiveKnowledgeBase(input.kb_id), input.kb_id);
-  const title = titleFromFilename(input.filename);
-  const { total, segments } = await deps.rag.split(input.content, input.filename);
-  if (segments.length === 0) {
-    throw new BadRequestError('content: has no text to index (no letters or digits)');
-  }
-  const vectors = await deps.rag.embedSegments(title, segments);
+export interface DocumentDeps extends IngestDeps {
+  jobs: IngestRunner;
+}
 
+/** 'wait': answer once the document is searchable (or failed: then nothing of it remains). 'queue': answer at once. */
+export type IngestMode = 'wait' | 'queue';
+
+/**
+ * Stores the text, records the document (`queued`) and its job. Waiting, this process runs the job itself and
+ * answers with the ready document; queued, any process's runner takes it and the caller follows the status.
+ */
+export async function ingestDocument(deps: DocumentDeps, user: Principal, input: IngestInput, mode: IngestMode): Promise<DocumentRecord> {
+  const knowledgeBase = authorizeWriteDocuments(user, await deps.store.findLiveKnowledgeBase(input.kb_id), input.kb_id);
+  const now = new Date();
   const record: DocumentRecord = {
     _id: randomUUID(),
     knowledge_base_id: knowledgeBase._id,
     filename: input.filename,
-    title,
+    title: titleFromFilename(input.filename),
     source: 'api',
-    chunks: segments.length,
-    total_chunks: total,
-    created_at: new Date(),
+    chunks: 0,
+    total_chunks: 0,
+    created_at: now,
+    updated_at: now,
+    status: 'queued',
+    version: 1,
+    live_version: null,
+    progress: null,
+    error: null,
   };
-  const chunks = chunkDocuments(record, segments, vectors, deps.rag.embedder.modelName);
+  const job = newJob(
+    record,
+    { version: 1, content_id: record._id, filename: record.filename, title: record.title, replaces: null },
+    mode === 'wait' ? 'sync' : 'async',
+    mode === 'wait' ? deps.jobs.owner : null,
+    deps.config.ingestion.leaseMs,
+  );
+  await deps.store.insertDocumentWithJob(record, input.content, job);
+  return startJob(deps, record, job, mode);
+}
 
-  let stillLive: boolean;
-  try {
-    await deps.search.indexChunks(chunks);
-    await deps.store.insertDocument(record, input.content);
-    stillLive = (await deps.store.findLiveKnowledgeBase(knowledgeBase._id)) !== null;
-  } catch (error) {
-    await removeIngest(deps, record._id);
-    throw error;
-  }
-  if (!stillLive) {
-    await removeIngest(deps, record._id);
-    throw NotFoundError.knowledgeBase(knowledgeBase._id);
-  }
+async function startJob(deps: DocumentDeps, record: DocumentRecord, job: ReturnType<typeof newJob>, mode: IngestMode): Promise<DocumentRecord> {
+  if (mode === 'wait') return deps.jobs.runHeld(job);
+  deps.jobs.nudge(record._id);
   return record;
 }
 
-/** A document's chunks as indexed. Chunk ids derive from the document id, so indexing them again overwrites. */
-function chunkDocuments(record: DocumentRecord, segments: TextSegment[], vectors: number[][], embedder: string): ChunkDocument[] {
-  return segments.map((segment, index) => ({
-    chunk_id: `${record._id}:${index}`,
-    knowledge_base_id: record.knowledge_base_id,
-    document_id: record._id,
-    filename: record.filename,
-    title: record.title,
-    heading_path: segment.heading_path,
-    chunk_index: index,
-    text: segment.text,
-    embedding: vectors[index],
-    embedder,
-    created_at: record.created_at.toISOString(),
-  }));
+/** A document the caller reaches (any role on a live KB); otherwise 404, whether it exists or not. */
+async function reachableDocument(store: Store, user: Principal, id: string): Promise<{ document: DocumentRecord; knowledgeBase: KnowledgeBaseRecord }> {
+  const document = await store.findDocument(id);
+  const knowledgeBase = document ? await store.findLiveKnowledgeBase(document.knowledge_base_id) : null;
+  if (!document || !knowledgeBase) throw new NotFoundError(`document ${id} not found`);
+  try {
+    authorizeRead(user, knowledgeBase, knowledgeBase._id);
+  } catch {
+    throw new NotFoundError(`document ${id} not found`);
+  }
+  return { document, knowledgeBase };
+}
+
+/** A document the caller may change: the KB's owner. Others who can read it get 403; the rest 404. */
+async function ownedDocument(store: Store, user: Principal, id: string): Promise<DocumentRecord> {
+  const { document, knowledgeBase } = await reachableDocument(store, user, id);
+  authorizeWriteDocuments(user, knowledgeBase, knowledgeBase._id);
+  return document;
+}
+
+export async function getDocument(store: Store, user: Principal, id: string): Promise<DocumentRecord> {
+  return (await reachableDocument(store, user, id)).document;
+}
+
+function inFlight(document: DocumentRecord): ConflictError {
+  return new ConflictError(`document ${document._id} is ${document.status}: wait until it is ready or failed (GET /api/v1/documents/${document._id})`);
 }
 
 /**
- * Rebuilds a recorded document's chunks from its stored original content (re-split, re-embed, replace). Returns
- * false when no content is stored. For `kbqa doctor --fix`, and the place a re-index starts from.
+ * A new version under the same id. The old version stays searchable until the new one is ready, then one write
+ * swaps them; a failure leaves the old one live and the document `failed`.
  */
-export async function rebuildDocumentChunks(deps: { store: Store; search: SearchIndex; rag: Rag }, record: DocumentRecord): Promise<boolean> {
-  const content = await deps.store.findDocumentContent(record._id);
-  if (content === null) return false;
-  const { total, segments } = await deps.rag.split(content, record.filename);
-  const vectors = await deps.rag.embedSegments(record.title, segments);
-  await deps.search.deleteChunksOfDocument(record._id);
-  await deps.search.indexChunks(chunkDocuments(record, segments, vectors, deps.rag.embedder.modelName));
-  // The splitter may have changed since the document was ingested: the record says what is indexed now.
-  if (segments.length !== record.chunks || total !== record.total_chunks) {
-    await deps.store.setDocumentChunkCounts(record._id, segments.length, total);
-  }
-  return true;
+export async function replaceDocument(
+  deps: DocumentDeps,
+  user: Principal,
+  id: string,
+  input: { content: string; filename?: string },
+  mode: IngestMode,
+): Promise<DocumentRecord> {
+  const document = await ownedDocument(deps.store, user, id);
+  if (document.status === 'queued' || document.status === 'processing') throw inFlight(document);
+  const version = document.version + 1;
+  const filename = input.filename ?? document.filename;
+  const contentId = pendingContentId(id, version);
+  await deps.store.insertPendingContent(id, document.knowledge_base_id, version, input.content);
+  return queueVersion(deps, document, { version, content_id: contentId, filename, title: titleFromFilename(filename) }, mode);
 }
 
-/** Removes one document's chunks, record and content, whichever exist. Chunk ids derive from the document id. */
-async function removeIngest(deps: { store: Store; search: SearchIndex; logger: Logger }, documentId: string): Promise<void> {
-  const results = await Promise.allSettled([deps.search.deleteChunksOfDocument(documentId), deps.store.deleteDocument(documentId)]);
-  for (const result of results) {
-    if (result.status === 'rejected') {
-      // A store is down as well: `kbqa doctor --fix` finds and removes what is left (chunks by document_id).
-      deps.logger.error({ err: errorSummary(result.reason), documentId }, 'could not remove an ingest that did not complete; run kbqa doctor --fix');
-    }
+/** Runs a failed document's ingestion again from its stored text. */
+export async function retryDocument(deps: DocumentDeps, user: Principal, id: string, mode: IngestMode): Promise<DocumentRecord> {
+  const document = await ownedDocument(deps.store, user, id);
+  if (document.status !== 'failed') throw new ConflictError(`document ${id} is ${document.status}; only a failed document is retried`);
+  const pending = pendingContentId(id, document.version);
+  const contentId = (await deps.store.findDocumentContent(pending)) !== null ? pending : id;
+  const job = await queueVersion(deps, document, { version: document.version + 1, content_id: contentId, filename: document.filename, title: document.title }, mode);
+  return job;
+}
+
+/**
+ * Queues (or runs) the next version of an existing document: compare-and-set on its version, so two concurrent
+ * replacements cannot both start; the loser gets 409.
+ */
+async function queueVersion(
+  deps: DocumentDeps,
+  document: DocumentRecord,
+  next: { version: number; content_id: string; filename: string; title: string },
+  mode: IngestMode,
+): Promise<DocumentRecord> {
+  if (!(await deps.store.startDocumentVersion(document._id, next.version - 1, new Date()))) {
+    throw inFlight({ ...document, status: 'processing' });
   }
+  const job = newJob(document, { ...next, replaces: document.live_version }, mode === 'wait' ? 'sync' : 'async', mode === 'wait' ? deps.jobs.owner : null, deps.config.ingestion.leaseMs);
+  await deps.store.insertJob(job);
+  const queued: DocumentRecord = { ...document, version: next.version, status: 'queued', progress: null, error: null };
+  return startJob(deps, queued, job, mode);
+}
+
+/**
+ * Removes a document for good: its job first (a running one stops and removes what it writes after), the record,
+ * every chunk, every stored text.
+ */
+export async function deleteDocument(deps: Pick<DocumentDeps, 'store' | 'search'>, user: Principal, id: string): Promise<void> {
+  await ownedDocument(deps.store, user, id);
+  await deps.store.deleteJob(id);
+  await deps.store.deleteDocument(id);
+  await deps.search.deleteChunksOfDocument(id);
 }
 
 export async function listDocuments(store: Store, user: Principal, knowledgeBaseId: string, page: { limit?: number; cursor?: string }) {
   authorizeRead(user, await store.findLiveKnowledgeBase(knowledgeBaseId), knowledgeBaseId);
   return store.listDocuments(knowledgeBaseId, page);
+}
+
+/**
+ * Queues a rebuild of a ready document's chunks from its stored text (a chunking or model change, a repair): a new
+ * version, built beside the live one and swapped like a replacement. False when it has no live version or text,
+ * or is already in flight.
+ */
+export async function queueReindex(deps: DocumentDeps, document: Pick<DocumentRecord, '_id'>): Promise<boolean> {
+  const current = await deps.store.findDocument(document._id);
+  if (!current || current.live_version === null || current.status === 'queued' || current.status === 'processing') return false;
+  if ((await deps.store.findDocumentContent(current._id)) === null) return false;
+  if (!(await deps.store.startDocumentVersion(current._id, current.version, new Date()))) return false;
+  const job = newJob(
+    current,
+    { version: current.version + 1, content_id: current._id, filename: current.filename, title: current.title, replaces: current.live_version },
+    'async',
+    null,
+    deps.config.ingestion.leaseMs,
+  );
+  await deps.store.insertJob(job);
+  deps.jobs.nudge(current._id);
+  return true;
+}
+
+export interface ReindexOutcome {
+  /** Rebuilt: a new version from the stored text is live. */
+  rebuilt: string[];
+  /** Not queued: no live version, no stored text, or an ingestion already in flight. */
+  skipped: string[];
+  /** Queued, and the rebuild failed (the old version stays live; the document shows the error). */
+  failed: string[];
+}
+
+/**
+ * Re-indexes documents from their stored text as jobs (any running API process shares the work with the caller's
+ * runner), and waits for every one to end, reporting progress as documents finish.
+ */
+export async function reindexDocuments(
+  deps: DocumentDeps,
+  documentIds: string[],
+  onProgress: (finished: number, total: number) => void = () => {},
+  pollMs = 500,
+): Promise<ReindexOutcome> {
+  const outcome: ReindexOutcome = { rebuilt: [], skipped: [], failed: [] };
+  const waiting = new Map<string, number>();
+  for (const id of documentIds) {
+    const before = await deps.store.findDocument(id);
+    if (before && (await queueReindex(deps, before))) waiting.set(id, before.version + 1);
+    else outcome.skipped.push(id);
+  }
+  const total = waiting.size;
+  onProgress(0, total);
+  while (waiting.size > 0) {
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+    for (const [id, version] of waiting) {
+      const document = await deps.store.findDocument(id);
+      if (!document || document.version !== version) outcome.failed.push(id);
+      else if (document.status === 'ready' && document.live_version === version && (await deps.store.findJob(id)) === null) outcome.rebuilt.push(id);
+      else if (document.status === 'failed') outcome.failed.push(id);
+      else continue;
+      waiting.delete(id);
+      onProgress(total - waiting.size, total);
+    }
+  }
+  return outcome;
 }

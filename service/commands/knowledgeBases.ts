@@ -85,6 +85,8 @@ export async function deleteKnowledgeBase(
  * last, so a failure half-way leaves a soft-deleted KB whose purge can simply run again.
  */
 export async function purgeKnowledgeBase(store: Store, search: SearchIndex, id: string): Promise<void> {
+  // Jobs first: an ingestion still running finds its job gone, stops, and removes what it wrote after this point.
+  await store.deleteJobsOfKnowledgeBase(id);
   await search.deleteChunksOfKnowledgeBase(id);
   await store.deleteDocumentsOfKnowledgeBase(id);
   await store.deleteKnowledgeBaseRecord(id);

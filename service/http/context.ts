@@ -4,6 +4,7 @@
 import Router, { type RouterContext } from '@koa/router';
 import type { Logger } from 'pino';
 import type { Caller } from '../commands/apiKeys.ts';
+import type { IngestRunner } from '../commands/ingestJobs.ts';
 import type { Config } from '../config.ts';
 import { UnauthorizedError } from '../errors.ts';
 import type { Rag } from '../rag/index.ts';
@@ -16,6 +17,8 @@ export interface AppDeps {
   store: Store;
   search: SearchIndex;
   rag: Rag;
+  /** This process's ingestion job engine. */
+  jobs: IngestRunner;
 }
 
 export interface AppState {

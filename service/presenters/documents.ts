@@ -1,5 +1,6 @@
 import type { DocumentRecord } from '../store/index.ts';
 
+/** POST / PUT answered once the document is searchable (201): the contract's fields. */
 export function presentIngestedDocument(record: DocumentRecord) {
   return {
     id: record._id,
@@ -10,6 +11,7 @@ export function presentIngestedDocument(record: DocumentRecord) {
   };
 }
 
+/** The KB's documents list: exactly the contract's fields. */
 export function presentDocumentListItem(record: DocumentRecord) {
   return {
     id: record._id,
@@ -17,5 +19,28 @@ export function presentDocumentListItem(record: DocumentRecord) {
     title: record.title,
     source: record.source,
     created_at: record.created_at.toISOString(),
+  };
+}
+
+/**
+ * GET /documents/{id}, and the 202 of a queued ingestion. filename, title and the chunk counts are those of the
+ * searchable (live) version; status, progress and error those of the newest ingestion.
+ */
+export function presentDocument(record: DocumentRecord) {
+  return {
+    id: record._id,
+    knowledge_base_id: record.knowledge_base_id,
+    filename: record.filename,
+    title: record.title,
+    source: record.source,
+    status: record.status,
+    chunks: record.chunks,
+    total_chunks: record.total_chunks,
+    created_at: record.created_at.toISOString(),
+    updated_at: (record.updated_at ?? record.created_at).toISOString(),
+    ...(record.status === 'queued' || record.status === 'processing'
+      ? { progress: { embedded: record.progress?.embedded ?? 0, total: record.progress?.total ?? 0 } }
+      : {}),
+    ...(record.status === 'failed' ? { error: record.error ?? 'the ingestion failed' } : {}),
   };
 }

@@ -1,21 +1,24 @@
-// The RAG module: the embedder, the splitters and the answer models. Only service/rag/ talks to models.
+// The RAG module: the model pool (embedder and splitter in worker threads), and the answer models. Only service/rag/
+// talks to models, and no inference runs on the event loop.
 import type { Config } from '../config.ts';
 import { UpstreamUnavailableError } from '../errors.ts';
 import { KnowledgeBaseRetriever, mapCitations, type ChainAnswer, type PassageMetadata } from './answerChain.ts';
 import { buildAnswerModels, type AnswerModels } from './answerModels.ts';
-import { BgeOnnxEmbeddings } from './bgeEmbeddings.ts';
+import { BGE_SMALL_EN } from './bgeEmbeddings.ts';
+import { startModelPool, type ModelPool } from './modelPool.ts';
 import { embeddingInput, isMarkdownFilename, type SplitResult, type TextSegment } from './splitter.ts';
-import { startSplitterPool } from './splitterPool.ts';
 import type { Document } from '@langchain/core/documents';
 
 export interface Rag {
-  embedder: BgeOnnxEmbeddings;
+  /** Which vectors this service makes (the chunk index is named after it). */
+  embedder: { modelName: string; dimensions: number };
+  /** The worker threads every inference and split runs in. */
+  models: ModelPool;
   answerModels: AnswerModels;
-  /** For /readyz: null when the embedder answers a one-word inference (a few ms), else what failed. */
+  /** For /readyz: null when the embedder answers a one-word inference (a few ms); throws what failed. */
   embedderProblem(): Promise<string | null>;
   /** For /readyz: null when a splitter worker (its thread and tokenizer) splits a word; throws what failed. */
   splitterProblem(): Promise<string | null>;
-  /** Splits in a worker thread: never on the event loop. */
   split(content: string, filename: string): Promise<SplitResult>;
   /** Passage vectors for a document's segments (title and heading path give each segment its context). */
   embedSegments(title: string, segments: TextSegment[]): Promise<number[][]>;
@@ -42,49 +45,47 @@ async function embedderCall<T>(operation: () => Promise<T>): Promise<T> {
 }
 
 export async function loadRag(config: Config): Promise<Rag> {
-  const embedder = await BgeOnnxEmbeddings.load({
+  const models = startModelPool({
     modelDir: config.embedder.modelDir,
-    batchSize: config.embedder.batchSize,
-    ...(config.embedder.threads > 0 ? { threads: config.embedder.threads } : {}),
-  });
-  // The extractive answerer embeds a handful of candidate sentences on every query: one padded batch, each
-  // sentence cut at 48 tokens (an answer sentence's gist fits; the cost of a batch grows with its longest row).
-  const sentenceEmbedder = embedder.withBatchMode('padded', 8, 48);
-  const answerModels = buildAnswerModels(config, sentenceEmbedder);
-  const splitter = startSplitterPool({
-    modelDir: config.embedder.modelDir,
+    workers: config.embedder.workers,
+    threadsPerWorker: config.embedder.threads,
     chunkTokens: config.chunking.chunkTokens,
     overlapTokens: config.chunking.overlapTokens,
     maxChars: config.chunking.maxChars,
   });
-
-  return {
-    embedder,
-    answerModels,
-    async embedderProblem() {
-      try {
-        await embedder.embedQuery('ready');
-        return null;
-      } catch (error) {
-        return error instanceof Error ? error.message : String(error);
-      }
-    },
-    // A failure throws: /readyz reports a thrown error as the problem.
-    splitterProblem: () => splitter.split('ready', false).then(() => null),
-    split: (content, filename) => splitter.split(content, isMarkdownFilename(filename)),
+  const passagesPerTask = config.embedder.batchSize;
+  const rag: Rag = {
+    embedder: BGE_SMALL_EN,
+    models,
+    // The extractive answerer's sentences go through the pool's interactive lane, like the question.
+    answerModels: buildAnswerModels(config, { embedDocuments: (texts) => rag.models.embedSentences(texts) }),
+    embedderProblem: () => rag.embedQuestion('ready').then(() => null),
+    splitterProblem: () => rag.models.countTokens('ready').then(() => null),
+    split: (content, filename) => rag.models.split(content, isMarkdownFilename(filename)),
+    // Small tasks, all submitted at once: they spread over every worker, and a question waits behind at most one.
     embedSegments: (title, segments) =>
-      embedderCall(() => embedder.embedDocuments(segments.map((segment) => embeddingInput(title, segment)))),
-    embedQuestion: (question) => embedderCall(() => embedder.embedQuery(question)),
+      embedderCall(async () => {
+        const inputs = segments.map((segment) => embeddingInput(title, segment));
+        const tasks: Promise<number[][]>[] = [];
+        for (let start = 0; start < inputs.length; start += passagesPerTask) {
+          tasks.push(rag.models.embedPassages(inputs.slice(start, start + passagesPerTask)));
+        }
+        return (await Promise.all(tasks)).flat();
+      }),
+    embedQuestion: (question) => embedderCall(() => rag.models.embedQuery(question)),
     async answer(request) {
       const retriever = new KnowledgeBaseRetriever(request.retrieve);
       const passages = (await retriever.invoke(request.question)) as Document<PassageMetadata>[];
       const started = performance.now();
       const raw = passages.length > 0
-        ? await answerModels.run(request.model, { question: request.question, questionEmbedding: request.questionEmbedding, passages })
+        ? await rag.answerModels.run(request.model, { question: request.question, questionEmbedding: request.questionEmbedding, passages })
         : '';
       const mapped = mapCitations(raw, passages, request.question);
       return { ...mapped, passages, answerMs: performance.now() - started };
     },
-    close: () => splitter.close(),
+    close: () => models.close(),
   };
+  // Loads every worker's session before the service reports ready (and fails start-up if the model is missing).
+  await Promise.all(Array.from({ length: models.workers }, () => models.embedQuery('warm up')));
+  return rag;
 }

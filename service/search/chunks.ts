@@ -7,6 +7,8 @@ export interface ChunkDocument {
   chunk_id: string;
   knowledge_base_id: string;
   document_id: string;
+  /** The document version these chunks belong to: a replacement is built beside the live one, then swapped. */
+  document_version: number;
   filename: string;
   title: string;
   heading_path: string[];
@@ -102,27 +104,11 @@ export function bulkFailure(response: BulkResponse): Error {
 }
 
 /**
- * Indexes a document's chunks through the chunk ingest pipeline in byte-bounded bulk requests, returning once they
- * are searchable. Only the last request refreshes (a refresh makes every earlier batch visible too). refresh=true
- * rather than wait_for: wait_for parks every request until the next scheduled refresh (up to refresh_interval),
- * which caps ingest at concurrency ÷ 1 s; an explicit refresh costs a few ms. Throws if any chunk was rejected;
- * the caller then removes the document's chunks.
+ * Indexes chunks through the chunk ingest pipeline in byte-bounded bulk requests, without forcing a refresh: an
+ * ingestion makes its chunks searchable once, at its end, through the shared refresher (refresher.ts). A forced
+ * refresh per bulk would write a tiny segment, each with its own HNSW graph, that merges then rebuild.
  */
 export async function indexChunks(client: SearchClient, chunks: ChunkDocument[]): Promise<void> {
-  if (chunks.length === 0) return;
-  const batches = bulkBatches(chunks);
-  for (const [index, batch] of batches.entries()) {
-    const last = index === batches.length - 1;
-    const response = await client.request<BulkResponse>('POST', '/_bulk', {
-      bulkBody: bulkLines(batch),
-      ...(last ? { querystring: { refresh: 'true' } } : {}),
-    });
-    if (response.errors) throw bulkFailure(response);
-  }
-}
-
-/** Bulk-loads chunks without waiting for a refresh (benchmarks' scale fill); refresh once at the end. */
-export async function indexChunksWithoutRefresh(client: SearchClient, chunks: ChunkDocument[]): Promise<void> {
   for (const batch of bulkBatches(chunks)) {
     const response = await client.request<BulkResponse>('POST', '/_bulk', { bulkBody: bulkLines(batch) });
     if (response.errors) throw bulkFailure(response);
@@ -137,22 +123,35 @@ export async function refreshChunks(client: SearchClient): Promise<void> {
  * Deletes by query after a refresh: chunks acknowledged by a bulk request that did not refresh (an earlier batch
  * of an ingest that then failed) are not yet visible to search, and _delete_by_query only deletes what it finds.
  */
-async function deleteChunksWhere(client: SearchClient, field: string, value: string): Promise<number> {
+async function deleteChunksWhere(client: SearchClient, query: object): Promise<number> {
   await client.request('POST', `/${CHUNKS_ALIAS}/_refresh`);
   const response = await client.request<{ deleted: number }>('POST', `/${CHUNKS_ALIAS}/_delete_by_query`, {
     querystring: { refresh: true, conflicts: 'proceed' },
-    body: { query: { term: { [field]: value } } },
+    body: { query },
   });
   return response.deleted;
 }
 
+/**
+ * The chunks of one version of a document. Version 0 stands for chunks indexed before documents had versions
+ * (they carry no document_version).
+ */
+export function chunkVersionQuery(documentId: string, version: number): object {
+  return version === 0
+    ? { bool: { filter: [{ term: { document_id: documentId } }], must_not: [{ exists: { field: 'document_version' } }] } }
+    : { bool: { filter: [{ term: { document_id: documentId } }, { term: { document_version: version } }] } };
+}
+
 export const deleteChunksOfDocument = (client: SearchClient, documentId: string) =>
-  deleteChunksWhere(client, 'document_id', documentId);
+  deleteChunksWhere(client, { term: { document_id: documentId } });
+
+export const deleteChunksOfDocumentVersion = (client: SearchClient, documentId: string, version: number) =>
+  deleteChunksWhere(client, chunkVersionQuery(documentId, version));
 
 export const deleteChunksOfKnowledgeBase = (client: SearchClient, knowledgeBaseId: string) =>
-  deleteChunksWhere(client, 'knowledge_base_id', knowledgeBaseId);
+  deleteChunksWhere(client, { term: { knowledge_base_id: knowledgeBaseId } });
 
-export async function countChunks(client: SearchClient, filter: { document_id?: string; knowledge_base_id?: string } = {}): Promise<number> {
+export async function countChunks(client: SearchClient, filter: { document_id?: string; knowledge_base_id?: string; document_version?: number } = {}): Promise<number> {
   const terms = Object.entries(filter).map(([field, value]) => ({ term: { [field]: value } }));
   const response = await client.request<{ count: number }>('POST', `/${CHUNKS_ALIAS}/_count`, {
     body: { query: terms.length > 0 ? { bool: { filter: terms } } : { match_all: {} } },
@@ -163,24 +162,30 @@ export async function countChunks(client: SearchClient, filter: { document_id?: 
 export interface ChunkGroup {
   document_id: string;
   knowledge_base_id: string;
+  /** 0 for chunks indexed before documents had versions. */
+  document_version: number;
   chunks: number;
   /** When the newest chunk of the group was indexed (ms since epoch): an ingest may still be in flight. */
   last_indexed_ms: number;
 }
 
 /**
- * Chunk counts per (document, KB) over the whole index, or some KBs, paged with a composite aggregation: what
+ * Chunk counts per (document, KB, version) over the whole index, or some KBs, paged with a composite aggregation: what
  * `kbqa doctor` compares with the document records. An admin scan, never on a request path.
  */
 export async function listChunkGroups(client: SearchClient, knowledgeBaseIds?: string[]): Promise<ChunkGroup[]> {
   const groups: ChunkGroup[] = [];
-  let after: Record<string, string> | undefined;
+  let after: Record<string, unknown> | undefined;
   for (;;) {
     const response = await client.request<{
       aggregations: {
         groups: {
-          after_key?: Record<string, string>;
-          buckets: Array<{ key: { document_id: string; knowledge_base_id: string }; doc_count: number; last_indexed: { value: number | null } }>;
+          after_key?: Record<string, unknown>;
+          buckets: Array<{
+            key: { document_id: string; knowledge_base_id: string; document_version: number | null };
+            doc_count: number;
+            last_indexed: { value: number | null };
+          }>;
         };
       };
     }>('POST', `/${CHUNKS_ALIAS}/_search`, {
@@ -191,7 +196,11 @@ export async function listChunkGroups(client: SearchClient, knowledgeBaseIds?: s
           groups: {
             composite: {
               size: 1000,
-              sources: [{ document_id: { terms: { field: 'document_id' } } }, { knowledge_base_id: { terms: { field: 'knowledge_base_id' } } }],
+              sources: [
+                { document_id: { terms: { field: 'document_id' } } },
+                { knowledge_base_id: { terms: { field: 'knowledge_base_id' } } },
+                { document_version: { terms: { field: 'document_version', missing_bucket: true } } },
+              ],
               ...(after ? { after } : {}),
             },
             aggs: { last_indexed: { max: { field: 'indexed_at' } } },
@@ -201,7 +210,7 @@ export async function listChunkGroups(client: SearchClient, knowledgeBaseIds?: s
     });
     const { buckets, after_key: afterKey } = response.aggregations.groups;
     for (const bucket of buckets) {
-      groups.push({ ...bucket.key, chunks: bucket.doc_count, last_indexed_ms: bucket.last_indexed.value ?? 0 });
+      groups.push({ ...bucket.key, document_version: bucket.key.document_version ?? 0, chunks: bucket.doc_count, last_indexed_ms: bucket.last_indexed.value ?? 0 });
     }
     if (buckets.length === 0 || !afterKey) return groups;
     after = afterKey;

@@ -1,7 +1,7 @@
 // Reading chunks back: the hybrid (BM25 + k-NN, fused by RRF in a search pipeline) query the API uses, and the
 // single-sided BM25 and k-NN queries that `kbqa eval --ablate` compares it with. All three share one filter and
 // one field set, so an ablation measures the fusion and nothing else.
-import type { ChunkDocument } from './chunks.ts';
+import { chunkVersionQuery, type ChunkDocument } from './chunks.ts';
 import type { SearchClient } from './client.ts';
 import { CHUNKS_ALIAS, HYBRID_EXPLAIN_SEARCH_PIPELINE, HYBRID_SEARCH_PIPELINE } from './assets.ts';
 
@@ -24,6 +24,8 @@ export interface RetrievalRequest {
   text: string;
   vector: number[];
   knowledgeBaseIds: string[];
+  /** Chunk versions not to serve: ingestions in flight and replaced versions being retired. */
+  hidden?: Array<{ document_id: string; version: number }>;
   size: number;
   /** How deep each side looks before fusion (pagination_depth / k). */
   depth: number;
@@ -32,7 +34,7 @@ export interface RetrievalRequest {
 }
 
 /** A chunk as a search returns it: the stored fields without the vector, plus how it ranked. */
-export interface RetrievedChunk extends Omit<ChunkDocument, 'embedding' | 'embedder' | 'created_at'> {
+export interface RetrievedChunk extends Omit<ChunkDocument, 'embedding' | 'embedder' | 'created_at' | 'document_version'> {
   /** Fused (or single-sided) score as OpenSearch returned it. */
   score: number;
   /** Cosine similarity of the chunk's embedding to the question's, in [0, 1]. */
@@ -58,8 +60,11 @@ interface SearchResponse {
   hits: { hits: Hit[] };
 }
 
-function knowledgeBaseFilter(ids: string[]) {
-  return { terms: { knowledge_base_id: ids } };
+/** The chunks a request may see: its KBs, minus the hidden chunk versions. */
+function chunkFilter(request: RetrievalRequest) {
+  const kbs = { terms: { knowledge_base_id: request.knowledgeBaseIds } };
+  if (!request.hidden?.length) return kbs;
+  return { bool: { filter: [kbs], must_not: request.hidden.map((hidden) => chunkVersionQuery(hidden.document_id, hidden.version)) } };
 }
 
 /**
@@ -103,13 +108,13 @@ function lexicalQuery(request: RetrievalRequest, text: string) {
   return {
     bool: {
       must: { multi_match: { query: text, fields: LEXICAL_FIELDS } },
-      filter: knowledgeBaseFilter(request.knowledgeBaseIds),
+      filter: chunkFilter(request),
     },
   };
 }
 
 function vectorQuery(request: RetrievalRequest, k: number) {
-  return { knn: { embedding: { vector: request.vector, k, filter: knowledgeBaseFilter(request.knowledgeBaseIds) } } };
+  return { knn: { embedding: { vector: request.vector, k, filter: chunkFilter(request) } } };
 }
 
 /** Vectors are unit length, so the dot product is the cosine; clamp into [0, 1] as the API promises. */

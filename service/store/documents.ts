@@ -1,19 +1,45 @@
 import type { Collections } from './mongo.ts';
 import { storeCall } from './mongo.ts';
 import { NEWEST_FIRST, afterCursor, toPage, type Page } from './pagination.ts';
-import type { DocumentRecord } from './records.ts';
+import type { DocumentRecord, DocumentStatus, IngestJobRecord } from './records.ts';
+
+/** Documents retrieval serves: those with a live version (a replacement in flight keeps its old one). */
+const HAS_LIVE_VERSION = { live_version: { $ne: null } };
+
+/** Where a document version's original text is stored while it is not (yet) the live one. */
+export function pendingContentId(documentId: string, version: number): string {
+  return `${documentId}@${version}`;
+}
 
 export function documentsStore(collections: Collections) {
-  const { documents, documentContents } = collections;
+  const { documents, documentContents, ingestJobs } = collections;
   return {
-    /** The content first, then the record: a document is listed only once its text is safely stored. */
-    async insertDocument(record: DocumentRecord, content: string): Promise<void> {
-      await storeCall(() => documentContents.insertOne({ _id: record._id, knowledge_base_id: record.knowledge_base_id, content }));
+    /**
+     * A new document and its ingestion job: content first, then the record, then the job, so whatever exists
+     * always has what it points to. A crash between the record and the job leaves a `queued` document without a
+     * job, which `kbqa doctor --fix` queues again.
+     */
+    async insertDocumentWithJob(record: DocumentRecord, content: string, job: IngestJobRecord): Promise<void> {
+      await storeCall(() => documentContents.insertOne({ _id: job.content_id, document_id: record._id, knowledge_base_id: record.knowledge_base_id, content }));
       await storeCall(() => documents.insertOne(record));
+      await storeCall(() => ingestJobs.insertOne(job));
     },
+    /** Writes a replacement's text beside the live one (it becomes the live text when the new version is). */
+    async insertPendingContent(documentId: string, knowledgeBaseId: string, version: number, content: string): Promise<void> {
+      const _id = pendingContentId(documentId, version);
+      await storeCall(() => documentContents.replaceOne({ _id }, { document_id: documentId, knowledge_base_id: knowledgeBaseId, content }, { upsert: true }));
+    },
+    /** Makes a document's text the live one (idempotent: a re-run writes the same). */
+    async setLiveContent(documentId: string, knowledgeBaseId: string, content: string): Promise<void> {
+      await storeCall(() =>
+        documentContents.replaceOne({ _id: documentId }, { document_id: documentId, knowledge_base_id: knowledgeBaseId, content }, { upsert: true }),
+      );
+    },
+    /** The record, then every stored text of the document (live and pending). */
     async deleteDocument(id: string): Promise<void> {
       await storeCall(() => documents.deleteOne({ _id: id }));
       await storeCall(() => documentContents.deleteOne({ _id: id }));
+      await storeCall(() => documentContents.deleteMany({ document_id: id }));
     },
     findDocument: (id: string) => storeCall(() => documents.findOne({ _id: id })),
     /** Ids of the documents of a KB whose text is stored: what a chunk rebuild walks. */
@@ -27,23 +53,24 @@ export function documentsStore(collections: Collections) {
       return (await storeCall(() => documentContents.findOne({ _id: id })))?.content ?? null;
     },
 
+    /** A KB's documents that retrieval serves, newest first. */
     async listDocuments(knowledgeBaseId: string, page: { limit?: number; cursor?: string }): Promise<Page<DocumentRecord>> {
       const filter = page.cursor
-        ? { $and: [{ knowledge_base_id: knowledgeBaseId }, afterCursor<DocumentRecord>(page.cursor)] }
-        : { knowledge_base_id: knowledgeBaseId };
+        ? { $and: [{ knowledge_base_id: knowledgeBaseId }, HAS_LIVE_VERSION, afterCursor<DocumentRecord>(page.cursor)] }
+        : { $and: [{ knowledge_base_id: knowledgeBaseId }, HAS_LIVE_VERSION] };
       let cursor = documents.find(filter).sort(NEWEST_FIRST);
       if (page.limit !== undefined) cursor = cursor.limit(page.limit + 1);
       const records = await storeCall(() => cursor.toArray());
       return toPage(records, page.limit);
     },
 
-    /** Document counts per KB, one round trip. KBs without documents are absent from the map. */
+    /** Counts of the documents retrieval serves, per KB, one round trip. KBs without any are absent from the map. */
     async countDocumentsByKnowledgeBase(knowledgeBaseIds: string[]): Promise<Map<string, number>> {
       if (knowledgeBaseIds.length === 0) return new Map();
       const rows = await storeCall(() =>
         documents
           .aggregate<{ _id: string; count: number }>([
-            { $match: { knowledge_base_id: { $in: knowledgeBaseIds } } },
+            { $match: { $and: [{ knowledge_base_id: { $in: knowledgeBaseIds } }, HAS_LIVE_VERSION] } },
             { $group: { _id: '$knowledge_base_id', count: { $sum: 1 } } },
           ])
           .toArray(),
@@ -52,29 +79,70 @@ export function documentsStore(collections: Collections) {
     },
 
     /**
-     * Every document record (or those of some KBs), id, KB and chunk count only: what `kbqa doctor` compares with
-     * the chunk index. An admin scan, never on a request path.
+     * Every document record (or those of some KBs), without the text: what `kbqa doctor` compares with the chunk
+     * index, and what a re-index walks. An admin scan, never on a request path.
      */
     listDocumentSummaries: (knowledgeBaseIds?: string[]) =>
       storeCall(() =>
         documents
           .find(knowledgeBaseIds ? { knowledge_base_id: { $in: knowledgeBaseIds } } : {}, {
-            projection: { _id: 1, knowledge_base_id: 1, chunks: 1, filename: 1 },
+            projection: { _id: 1, knowledge_base_id: 1, chunks: 1, filename: 1, status: 1, version: 1, live_version: 1 },
           })
           .toArray(),
       ),
-    /** Every stored original content's id and KB (never the text), for `kbqa doctor`. */
+    /** Every stored original content's id, document and KB (never the text), for `kbqa doctor`. */
     listDocumentContentSummaries: (knowledgeBaseIds?: string[]) =>
       storeCall(() =>
         documentContents
-          .find(knowledgeBaseIds ? { knowledge_base_id: { $in: knowledgeBaseIds } } : {}, { projection: { _id: 1, knowledge_base_id: 1 } })
+          .find(knowledgeBaseIds ? { knowledge_base_id: { $in: knowledgeBaseIds } } : {}, { projection: { _id: 1, document_id: 1, knowledge_base_id: 1 } })
           .toArray(),
       ),
-    async setDocumentChunkCounts(id: string, chunks: number, totalChunks: number): Promise<void> {
-      await storeCall(() => documents.updateOne({ _id: id }, { $set: { chunks, total_chunks: totalChunks } }));
-    },
     async deleteDocumentContent(id: string): Promise<void> {
       await storeCall(() => documentContents.deleteOne({ _id: id }));
+    },
+
+    /** Records a new version asked for, unless another one is in flight (compare-and-set on the version). */
+    async startDocumentVersion(id: string, fromVersion: number, now: Date): Promise<boolean> {
+      const result = await storeCall(() =>
+        documents.updateOne(
+          { _id: id, version: fromVersion, status: { $in: ['ready', 'failed'] } },
+          { $set: { version: fromVersion + 1, status: 'queued', progress: null, error: null, updated_at: now } },
+        ),
+      );
+      return result.modifiedCount === 1;
+    },
+    /** Status and progress of one version's ingestion; false when the document or that version is gone. */
+    async setDocumentProgress(id: string, version: number, status: DocumentStatus, progress: DocumentRecord['progress']): Promise<boolean> {
+      const result = await storeCall(() => documents.updateOne({ _id: id, version }, { $set: { status, progress } }));
+      return result.matchedCount === 1;
+    },
+    /** The version is live: its filename, title and counts become the document's. False when it was deleted or superseded. */
+    async setDocumentReady(
+      id: string,
+      version: number,
+      live: { filename: string; title: string; chunks: number; total_chunks: number },
+      now: Date,
+    ): Promise<boolean> {
+      const result = await storeCall(() =>
+        documents.updateOne(
+          { _id: id, version },
+          { $set: { ...live, status: 'ready', live_version: version, progress: null, error: null, updated_at: now } },
+        ),
+      );
+      return result.matchedCount === 1;
+    },
+    async setDocumentFailed(id: string, version: number, error: string, now: Date): Promise<void> {
+      await storeCall(() => documents.updateOne({ _id: id, version }, { $set: { status: 'failed', progress: null, error, updated_at: now } }));
+    },
+    /** Records written before ingestion jobs existed are ready, version 0 (their chunks carry no version). */
+    async backfillDocumentVersions(): Promise<number> {
+      const result = await storeCall(() =>
+        documents.updateMany(
+          { status: { $exists: false } },
+          { $set: { status: 'ready', version: 0, live_version: 0, progress: null, error: null } },
+        ),
+      );
+      return result.modifiedCount;
     },
 
     async deleteDocumentsOfKnowledgeBase(knowledgeBaseId: string): Promise<number> {

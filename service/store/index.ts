@@ -1,6 +1,7 @@
 // The store: every MongoDB query the service makes, as small named functions grouped by collection.
 import { apiKeysStore } from './apiKeys.ts';
 import { documentsStore } from './documents.ts';
+import { ingestJobsStore } from './ingestJobs.ts';
 import { knowledgeBasesStore } from './knowledgeBases.ts';
 import { connectMongo, storeCall, type ConnectOptions, type MongoConnection } from './mongo.ts';
 import { organisationsStore } from './organisations.ts';
@@ -16,6 +17,7 @@ function buildStore(connection: MongoConnection) {
     ...apiKeysStore(collections),
     ...knowledgeBasesStore(collections),
     ...documentsStore(collections),
+    ...ingestJobsStore(collections),
     /** For /readyz: does the server answer? */
     async ping(): Promise<void> {
       await storeCall(() => connection.db.command({ ping: 1 }));
@@ -25,9 +27,13 @@ function buildStore(connection: MongoConnection) {
 }
 
 export async function openStore(url: string, timeoutMs: number, options: ConnectOptions = {}): Promise<Store> {
-  return buildStore(await connectMongo(url, timeoutMs, options));
+  const store = buildStore(await connectMongo(url, timeoutMs, options));
+  await store.backfillDocumentVersions();
+  return store;
 }
 
+export type { HiddenChunkVersion } from './ingestJobs.ts';
+export { pendingContentId } from './documents.ts';
 export type { Reader } from './knowledgeBases.ts';
 export type { Page } from './pagination.ts';
 export { InvalidCursorError } from './pagination.ts';

@@ -8,6 +8,7 @@ import type {
   ApiKeyUsageRecord,
   DocumentContentRecord,
   DocumentRecord,
+  IngestJobRecord,
   KnowledgeBaseRecord,
   OrganisationRecord,
   UserRecord,
@@ -21,6 +22,7 @@ export interface Collections {
   knowledgeBases: Collection<KnowledgeBaseRecord>;
   documents: Collection<DocumentRecord>;
   documentContents: Collection<DocumentContentRecord>;
+  ingestJobs: Collection<IngestJobRecord>;
 }
 
 export interface MongoConnection {
@@ -58,6 +60,7 @@ export async function connectMongo(url: string, timeoutMs: number, options: Conn
     knowledgeBases: db.collection<KnowledgeBaseRecord>('knowledge_bases'),
     documents: db.collection<DocumentRecord>('documents'),
     documentContents: db.collection<DocumentContentRecord>('document_contents'),
+    ingestJobs: db.collection<IngestJobRecord>('ingest_jobs'),
   };
   await storeCall(() => ensureIndexes(collections));
   return { client, db, collections, close: () => client.close() };
@@ -77,6 +80,7 @@ async function ensureIndexes(collections: Collections): Promise<void> {
   await collections.knowledgeBases.createIndex({ deleted_at: 1 }, { name: 'deleted_at' });
   await collections.documents.createIndex({ knowledge_base_id: 1, created_at: -1 }, { name: 'knowledge_base_id_created_at' });
   await collections.documentContents.createIndex({ knowledge_base_id: 1 }, { name: 'knowledge_base_id' });
+  await collections.documentContents.createIndex({ document_id: 1 }, { name: 'document_id' });
 }
 
 export const DUPLICATE_KEY = 11000;

@@ -62,6 +62,13 @@ export interface KnowledgeBaseRecord {
   deleted_at: Date | null;
 }
 
+export type DocumentStatus = 'queued' | 'processing' | 'ready' | 'failed';
+
+/**
+ * A document. Its filename, title and chunk counts describe the LIVE version (the one retrieval serves); `status`,
+ * `progress` and `error` describe the newest ingestion. A new document has no live version until its first
+ * ingestion is ready; a replacement keeps the old version live until the new one is ready.
+ */
 export interface DocumentRecord {
   _id: string;
   knowledge_base_id: string;
@@ -71,6 +78,51 @@ export interface DocumentRecord {
   chunks: number;
   total_chunks: number;
   created_at: Date;
+  updated_at: Date;
+  status: DocumentStatus;
+  /** The newest version asked for (1 for a new document, +1 per replacement). */
+  version: number;
+  /** The version whose chunks retrieval serves; null until the first ingestion is ready. */
+  live_version: number | null;
+  /** Segments embedded of total, while queued or processing. */
+  progress: { embedded: number; total: number } | null;
+  /** Why the newest ingestion failed, in words a user can act on. */
+  error: string | null;
+}
+
+/**
+ * An ingestion in flight: one per document at most, keyed by the document id, deleted when it ends (ready or
+ * failed). A query reads the `hidden` chunk versions of its KBs' jobs and excludes them, so a version is never
+ * seen half-built, and a replaced one never beside its successor. The collection only ever holds work in flight,
+ * so that read is small even where the server scans (FerretDB).
+ */
+export interface IngestJobRecord {
+  /** The document id. */
+  _id: string;
+  knowledge_base_id: string;
+  /** The version this job builds. */
+  version: number;
+  /** Where its original content is stored (document_contents _id). */
+  content_id: string;
+  filename: string;
+  title: string;
+  /** The live version this job replaces when it is ready (null for a new document). */
+  replaces: number | null;
+  /** 'build': embedding and indexing; 'retire': the new version is live, the replaced one is being removed. */
+  phase: 'build' | 'retire';
+  /** Chunk versions retrieval must not serve right now. */
+  hidden: number[];
+  /** Chunk counts of the built version, set when it goes live. */
+  built: { chunks: number; total_chunks: number } | null;
+  /** The process holding the job and until when (ms since epoch); null: free to claim. */
+  lease_owner: string | null;
+  lease_until: number | null;
+  /** Whether a client waits on the request (all or nothing) or follows the status (retried on outages). */
+  mode: 'sync' | 'async';
+  attempts: number;
+  /** Not claimed before this time (ms since epoch): the back-off after a transient failure. */
+  not_before: number;
+  created_at: Date;
 }
 
 /**
@@ -79,8 +131,10 @@ export interface DocumentRecord {
  * backend scans whole records for filters other than _id).
  */
 export interface DocumentContentRecord {
-  /** The document's id. */
+  /** The document's id for the live version's text; `<document id>@<version>` for a replacement in flight. */
   _id: string;
+  /** Absent on records written before replacements existed (their _id is the document id). */
+  document_id?: string;
   knowledge_base_id: string;
   content: string;
 }

@@ -5,6 +5,7 @@ import type { Server } from 'node:http';
 import pino, { type Logger } from 'pino';
 import { buildApp, type AppDeps } from '../../service/app.ts';
 import { loadConfig, type Config } from '../../service/config.ts';
+import { IngestRunner } from '../../service/commands/ingestJobs.ts';
 import { loadRag } from '../../service/rag/index.ts';
 import { openConfiguredSearchIndex } from '../../service/search/index.ts';
 import { openStore } from '../../service/store/index.ts';
@@ -20,6 +21,8 @@ export interface TestApp {
 export interface TestAppOptions {
   /** The app's logger (default: pino at KBQA_LOG_LEVEL, silent in tests); pass one writing to a stream to read its lines. */
   logger?: Logger;
+  /** Which queued jobs the app's runner takes: by default only its own (test files share one database). */
+  claims?: 'all' | 'own';
 }
 
 export async function startTestApp(environment: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
@@ -31,10 +34,12 @@ export async function startTestApp(environment: Record<string, string> = {}, opt
   try {
     await search.applyAssets();
   } catch (error) {
-    await Promise.allSettled([store.close(), search.close()]);
+    await Promise.allSettled([store.close(), search.close(), rag.close()]);
     throw error;
   }
-  const deps: AppDeps = { config, logger, store, search, rag };
+  const jobs = new IngestRunner({ store, search, rag, logger, config }, { claims: options.claims ?? 'own' });
+  jobs.start();
+  const deps: AppDeps = { config, logger, store, search, rag, jobs };
   const server: Server = buildApp(deps).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -61,6 +66,7 @@ export async function startTestApp(environment: Record<string, string> = {}, opt
       return { status: response.status, body: parsed, headers: response.headers };
     },
     async close() {
+      await jobs.stop(0);
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await Promise.allSettled([store.close(), search.close(), rag.close()]);
     },

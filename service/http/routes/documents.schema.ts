@@ -21,19 +21,44 @@ export function filenameProblem(filename: string): string | null {
   return null;
 }
 
+const filenameField = () =>
+  requiredString().superRefine((filename, context) => {
+    const problem = filenameProblem(filename);
+    if (problem) context.addIssue({ code: 'custom', message: problem });
+  });
+
+const contentField = (maxContentBytes: number) =>
+  requiredString().superRefine((content, context) => {
+    if (content.trim().length === 0) context.addIssue({ code: 'custom', message: 'must not be empty' });
+    else if (content.includes('\u0000')) context.addIssue({ code: 'custom', message: 'must be text (it contains NUL bytes)' });
+    else if (Buffer.byteLength(content, 'utf8') > maxContentBytes) {
+      context.addIssue({ code: 'custom', message: `must be at most ${maxContentBytes} bytes (UTF-8)` });
+    }
+  });
+
 export function ingestDocumentBody(maxContentBytes: number) {
   return jsonObject({
     kb_id: requiredString().min(1, 'must not be empty'),
-    filename: requiredString().superRefine((filename, context) => {
-      const problem = filenameProblem(filename);
-      if (problem) context.addIssue({ code: 'custom', message: problem });
-    }),
-    content: requiredString().superRefine((content, context) => {
-      if (content.trim().length === 0) context.addIssue({ code: 'custom', message: 'must not be empty' });
-      else if (content.includes('\u0000')) context.addIssue({ code: 'custom', message: 'must be text (it contains NUL bytes)' });
-      else if (Buffer.byteLength(content, 'utf8') > maxContentBytes) {
-        context.addIssue({ code: 'custom', message: `must be at most ${maxContentBytes} bytes (UTF-8)` });
-      }
-    }),
+    filename: filenameField(),
+    content: contentField(maxContentBytes),
   });
+}
+
+/** PUT /documents/{id}: the new text, and a new filename if it changes. */
+export function replaceDocumentBody(maxContentBytes: number) {
+  return jsonObject({
+    filename: filenameField().optional(),
+    content: contentField(maxContentBytes),
+  });
+}
+
+/**
+ * Whether a Prefer header (RFC 7240) asks for `respond-async`. Preferences are comma-separated tokens, each with
+ * optional `=value` and `;parameters`; tokens are case-insensitive. Parsed by splitting, no pattern matching.
+ */
+export function prefersRespondAsync(header: string | string[] | undefined): boolean {
+  const values = Array.isArray(header) ? header : header === undefined ? [] : [header];
+  return values.some((value) =>
+    value.split(',').some((preference) => preference.split(';')[0].split('=')[0].trim().toLowerCase() === 'respond-async'),
+  );
 }

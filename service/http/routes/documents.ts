@@ -1,20 +1,60 @@
-// POST /api/v1/documents (ingest) and GET /api/v1/knowledge-bases/{id}/documents (list).
-import { authenticated, newRouter, type AppDeps, type AppState } from '../context.ts';
+// The document lifecycle: POST /api/v1/documents (ingest), GET / PUT / DELETE /api/v1/documents/{id},
+// POST /api/v1/documents/{id}/retry, and GET /api/v1/knowledge-bases/{id}/documents (list).
+import { authenticated, newRouter, type AppContext, type AppDeps, type AppState } from '../context.ts';
 import type Router from '@koa/router';
-import { ingestDocument, listDocuments } from '../../commands/documents.ts';
-import { presentDocumentListItem, presentIngestedDocument } from '../../presenters/documents.ts';
+import { deleteDocument, getDocument, ingestDocument, listDocuments, replaceDocument, retryDocument, type IngestMode } from '../../commands/documents.ts';
+import type { DocumentRecord } from '../../store/index.ts';
+import { presentDocument, presentDocumentListItem, presentIngestedDocument } from '../../presenters/documents.ts';
 import { pageQuery, parseInput } from '../validation.ts';
-import { ingestDocumentBody } from './documents.schema.ts';
+import { ingestDocumentBody, prefersRespondAsync, replaceDocumentBody } from './documents.schema.ts';
+
+/** `Prefer: respond-async` (RFC 7240): answer 202 at once; otherwise wait until the document is searchable. */
+function ingestMode(ctx: AppContext): IngestMode {
+  return prefersRespondAsync(ctx.get('Prefer') || undefined) ? 'queue' : 'wait';
+}
+
+/** 201 with the contract's fields once searchable; 202 with the status to follow when queued. */
+function answerIngest(ctx: AppContext, mode: IngestMode, record: DocumentRecord): void {
+  if (mode === 'wait') {
+    ctx.status = 201;
+    ctx.body = { document: presentIngestedDocument(record) };
+    return;
+  }
+  ctx.status = 202;
+  ctx.set('Preference-Applied', 'respond-async');
+  ctx.set('Location', `/api/v1/documents/${record._id}`);
+  ctx.body = { document: presentDocument(record) };
+}
 
 export function documentRoutes(deps: AppDeps): Router<AppState> {
   const router = newRouter();
-  const bodySchema = ingestDocumentBody(deps.config.limits.maxContentBytes);
+  const ingestSchema = ingestDocumentBody(deps.config.limits.maxContentBytes);
+  const replaceSchema = replaceDocumentBody(deps.config.limits.maxContentBytes);
 
   router.post('/documents', authenticated(async (ctx, caller) => {
-    const input = parseInput(bodySchema, ctx.request.body, 'body');
-    const record = await ingestDocument(deps, caller.user, input);
-    ctx.status = 201;
-    ctx.body = { document: presentIngestedDocument(record) };
+    const input = parseInput(ingestSchema, ctx.request.body, 'body');
+    const mode = ingestMode(ctx);
+    answerIngest(ctx, mode, await ingestDocument(deps, caller.user, input, mode));
+  }));
+
+  router.get('/documents/:id', authenticated(async (ctx, caller) => {
+    ctx.body = { document: presentDocument(await getDocument(deps.store, caller.user, ctx.params.id)) };
+  }));
+
+  router.put('/documents/:id', authenticated(async (ctx, caller) => {
+    const input = parseInput(replaceSchema, ctx.request.body, 'body');
+    const mode = ingestMode(ctx);
+    answerIngest(ctx, mode, await replaceDocument(deps, caller.user, ctx.params.id, input, mode));
+  }));
+
+  router.post('/documents/:id/retry', authenticated(async (ctx, caller) => {
+    const mode = ingestMode(ctx);
+    answerIngest(ctx, mode, await retryDocument(deps, caller.user, ctx.params.id, mode));
+  }));
+
+  router.delete('/documents/:id', authenticated(async (ctx, caller) => {
+    await deleteDocument(deps, caller.user, ctx.params.id);
+    ctx.body = { deleted: true };
   }));
 
   router.get('/knowledge-bases/:id/documents', authenticated(async (ctx, caller) => {

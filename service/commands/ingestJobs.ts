@@ -1,0 +1,455 @@
+// Ingestion jobs: what turns a stored document version into searchable chunks, durably.
+//
+// A job is a record in MongoDB (store/ingestJobs.ts), one per document in flight, claimed with a lease by one
+// process at a time. Every step can run again: chunk ids derive from the document id and version, the swap and
+// the clean-ups are idempotent, so a process that dies anywhere leaves a job whose lease lapses and which another
+// process (or this one, restarted) finishes. The steps of a job:
+//
+//   build   split → embed in small groups → bulk-index (no refresh) → one shared refresh (refresher.ts)
+//           A new document then goes live (record `ready`, job deleted). A replacement swaps instead: ONE update
+//           of the job record hides the old version instead of the new one, so a query sees exactly one version.
+//   retire  the replaced version's text and chunks are removed after a short delay, then the job is deleted.
+//   clean   a failed version's chunks are removed before the failure is recorded (nothing failed is searchable).
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { ApiError, BadRequestError, NotFoundError, ServiceStoppingError, UpstreamUnavailableError, errorSummary } from '../errors.ts';
+import type { Rag } from '../rag/index.ts';
+import type { TextSegment } from '../rag/splitter.ts';
+import type { ChunkDocument, SearchIndex } from '../search/index.ts';
+import type { DocumentRecord, IngestJobRecord, Store } from '../store/index.ts';
+
+export interface IngestDeps {
+  store: Store;
+  search: SearchIndex;
+  rag: Rag;
+  logger: Logger;
+  config: Pick<Config, 'ingestion' | 'embedder'>;
+}
+
+/** Segments embedded and indexed per step: progress moves, and a lost lease or a shutdown is noticed, this often. */
+const SEGMENTS_PER_STEP = 32;
+const PROGRESS_EVERY_MS = 500;
+
+/** Why a running job stopped before its end (not a failure of the document). */
+type StopReason = 'shutdown' | 'lease-lost';
+
+class JobStopped extends Error {
+  readonly reason: StopReason;
+  constructor(reason: StopReason) {
+    super(`ingestion job stopped: ${reason}`);
+    this.reason = reason;
+  }
+}
+
+/** A job's document, KB or version went away while it ran (deleted, superseded): it removes what it wrote. */
+class JobCancelled extends Error {
+  readonly knowledgeBaseGone: boolean;
+  constructor(knowledgeBaseGone: boolean) {
+    super('ingestion job cancelled');
+    this.knowledgeBaseGone = knowledgeBaseGone;
+  }
+}
+
+/** A document's chunks as indexed. Chunk ids derive from the document id and version: indexing again overwrites. */
+export function chunkDocuments(
+  record: Pick<DocumentRecord, '_id' | 'knowledge_base_id' | 'filename' | 'title' | 'created_at'>,
+  version: number,
+  segments: TextSegment[],
+  vectors: number[][],
+  embedder: string,
+  firstIndex = 0,
+): ChunkDocument[] {
+  return segments.map((segment, offset) => {
+    const index = firstIndex + offset;
+    return {
+      chunk_id: `${record._id}:${version}:${index}`,
+      knowledge_base_id: record.knowledge_base_id,
+      document_id: record._id,
+      document_version: version,
+      filename: record.filename,
+      title: record.title,
+      heading_path: segment.heading_path,
+      chunk_index: index,
+      text: segment.text,
+      embedding: vectors[offset],
+      embedder,
+      created_at: record.created_at.toISOString(),
+    };
+  });
+}
+
+/** What a user reads in a failed document's `error`: actionable, never an internal detail. */
+export function failureMessage(error: unknown, jobId: string): string {
+  if ((error instanceof ApiError && error.status < 500) || error instanceof IngestionAbandonedError) return error.message;
+  if (error instanceof UpstreamUnavailableError) return `${error.message.replace(/; retry later$/, '')}; retry the document (POST /api/v1/documents/${jobId}/retry)`;
+  return `the document could not be indexed (an internal error, logged on the server for document ${jobId}); retry it, or ask an operator`;
+}
+
+/** A job whose process stopped too many times while running it (a document that crashes the process, say). */
+export class IngestionAbandonedError extends Error {}
+
+function isTransient(error: unknown): boolean {
+  return error instanceof UpstreamUnavailableError;
+}
+
+/** Back-off before the next attempt after a transient failure: 2 s, 4 s, … up to 5 min. */
+export function retryDelayMs(attempts: number): number {
+  return Math.min(300_000, 1_000 * 2 ** Math.max(1, attempts));
+}
+
+interface Running {
+  job: IngestJobRecord;
+  stop: (reason: StopReason) => void;
+  done: Promise<void>;
+}
+
+export interface LiveVersion {
+  document: DocumentRecord;
+}
+
+/**
+ * The job engine of one process: polls for claimable jobs, runs up to `concurrency` at once (plus the jobs of
+ * requests that wait for their document), renews their leases, and on stop() finishes or releases them.
+ */
+export class IngestRunner {
+  readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  readonly #deps: IngestDeps;
+  readonly #running = new Map<string, Running>();
+  /** With `claims: 'own'`, the queued jobs this runner may take (those queued through it). */
+  readonly #own: Set<string> | null;
+  #timer: NodeJS.Timeout | undefined;
+  #polling = false;
+  #stopping = false;
+  #started = false;
+
+  /**
+   * `claims: 'own'` takes only jobs queued through this runner (nudge(id)): for tests, where several apps share one
+   * database and some of them inject faults that must not reach another app's jobs. Services claim 'all'.
+   */
+  constructor(deps: IngestDeps, options: { claims?: 'all' | 'own' } = {}) {
+    this.#deps = deps;
+    this.#own = options.claims === 'own' ? new Set() : null;
+  }
+
+  get settings() {
+    return this.#deps.config.ingestion;
+  }
+
+  /** Starts polling for jobs (queued ones, and those whose holder died). */
+  start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    this.#schedule(0);
+  }
+
+  /** Look for work now (the job of this document was just queued). */
+  nudge(documentId: string): void {
+    this.#own?.add(documentId);
+    if (this.#started && !this.#stopping) this.#schedule(0);
+  }
+
+  /** Jobs running in this process. */
+  runningJobs(): string[] {
+    return [...this.#running.keys()];
+  }
+
+  get stopping(): boolean {
+    return this.#stopping;
+  }
+
+  /**
+   * A job this process already holds (its lease was written with the job): runs it now, resolving once its version
+   * is live (the retire step goes on in the background) and rejecting with the reason it failed.
+   */
+  runHeld(job: IngestJobRecord): Promise<DocumentRecord> {
+    if (this.#stopping) return Promise.reject(new ServiceStoppingError('the service is shutting down; retry the request'));
+    return new Promise<DocumentRecord>((resolve, reject) => {
+      this.#launch(job, { onLive: resolve, onFailed: reject });
+    });
+  }
+
+  /**
+   * Stops taking work, gives running jobs `graceMs` to finish, then stops the rest between two steps and releases
+   * their leases (another process, or this one restarted, picks them up at once).
+   */
+  async stop(graceMs = this.settings.shutdownGraceMs): Promise<void> {
+    this.#stopping = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    const all = () => Promise.allSettled([...this.#running.values()].map((running) => running.done));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([all(), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+    clearTimeout(timer);
+    for (const running of this.#running.values()) running.stop('shutdown');
+    await all();
+  }
+
+  #schedule(delayMs: number): void {
+    if (this.#stopping) return;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => void this.#poll(), delayMs);
+    this.#timer.unref();
+  }
+
+  async #poll(): Promise<void> {
+    if (this.#polling || this.#stopping) return;
+    this.#polling = true;
+    try {
+      const free = this.settings.concurrency - this.#running.size;
+      if (free > 0) {
+        const now = Date.now();
+        const candidates = await this.#deps.store.listClaimableJobs(now);
+        let claimed = 0;
+        for (const candidate of candidates) {
+          if (claimed >= free || this.#stopping) break;
+          if (this.#running.has(candidate._id) || (this.#own && !this.#own.has(candidate._id))) continue;
+          const job = await this.#deps.store.claimJob(candidate._id, candidate.lease_until ?? null, this.owner, now + this.settings.leaseMs);
+          if (!job) continue;
+          claimed += 1;
+          this.#launch(job, {});
+        }
+      }
+    } catch (error) {
+      this.#deps.logger.warn({ err: errorSummary(error) }, 'ingestion jobs: could not poll for work');
+    } finally {
+      this.#polling = false;
+      this.#schedule(this.settings.pollMs);
+    }
+  }
+
+  #launch(job: IngestJobRecord, callbacks: { onLive?: (document: DocumentRecord) => void; onFailed?: (error: unknown) => void }): void {
+    let stopReason: StopReason | null = null;
+    const checkpoint = () => {
+      if (stopReason) throw new JobStopped(stopReason);
+    };
+    const renewEvery = Math.max(250, Math.floor(this.settings.leaseMs / 3));
+    const renewal = setInterval(() => {
+      this.#deps.store.renewLease(job._id, this.owner, Date.now() + this.settings.leaseMs).then(
+        (held) => {
+          if (!held) stopReason ??= 'lease-lost';
+        },
+        (error: unknown) => this.#deps.logger.warn({ err: errorSummary(error), documentId: job._id }, 'ingestion jobs: could not renew a lease'),
+      );
+    }, renewEvery);
+    renewal.unref();
+
+    const done = (async () => {
+      try {
+        await executeJob(this.#deps, job, this.owner, checkpoint, (document) => callbacks.onLive?.(document));
+      } catch (error) {
+        await this.#settleFailure(job, error, callbacks.onFailed);
+      } finally {
+        clearInterval(renewal);
+        this.#running.delete(job._id);
+        if ((await this.#deps.store.findJob(job._id).catch(() => null)) === null) this.#own?.delete(job._id);
+        if (!this.#stopping) this.#schedule(0);
+      }
+    })();
+    this.#running.set(job._id, { job, stop: (reason) => (stopReason ??= reason), done });
+  }
+
+  async #settleFailure(job: IngestJobRecord, error: unknown, onFailed: ((error: unknown) => void) | undefined): Promise<void> {
+    const { store, logger } = this.#deps;
+    try {
+      if (error instanceof JobStopped) {
+        if (error.reason === 'shutdown') {
+          await store.releaseJob(job._id, this.owner, Date.now());
+          onFailed?.(
+            new ServiceStoppingError(
+              `the service is shutting down; document ${job._id} is stored and another instance finishes it: follow GET /api/v1/documents/${job._id}`,
+            ),
+          );
+        } else {
+          // Someone else holds it now, or it was deleted (the deleter removed the document; remove what we wrote since).
+          if ((await store.findJob(job._id)) === null) await removeVersionChunks(this.#deps, job);
+          onFailed?.(new NotFoundError(`document ${job._id} not found`));
+        }
+        return;
+      }
+      if (error instanceof JobCancelled) {
+        onFailed?.(error.knowledgeBaseGone ? NotFoundError.knowledgeBase(job.knowledge_base_id) : new NotFoundError(`document ${job._id} not found`));
+        return;
+      }
+      if (!(error instanceof ApiError)) logger.error({ err: errorSummary(error), documentId: job._id }, 'ingestion job failed');
+      if (job.mode === 'async' && isTransient(error) && job.attempts < this.settings.maxAttempts) {
+        await store.setDocumentProgress(job._id, job.version, 'queued', null);
+        await store.releaseJob(job._id, this.owner, Date.now() + retryDelayMs(job.attempts));
+        logger.warn({ err: errorSummary(error), documentId: job._id, attempts: job.attempts }, 'ingestion job will be retried');
+        return;
+      }
+      await failJob(this.#deps, job, error);
+      onFailed?.(error);
+    } catch (settleError) {
+      // The stores are failing too: the job keeps its record and lease, which lapses; the next holder settles it.
+      logger.error({ err: errorSummary(settleError), documentId: job._id }, 'ingestion jobs: could not record the end of a job; its lease will lapse and it runs again');
+      onFailed?.(error instanceof JobStopped ? new ServiceStoppingError('the service is shutting down; retry the request') : error);
+    }
+  }
+}
+
+/** Removes the chunks this job's version wrote (best effort is not enough: failures go up). */
+async function removeVersionChunks(deps: IngestDeps, job: IngestJobRecord): Promise<void> {
+  await deps.search.deleteChunksOfDocumentVersion(job._id, job.version);
+}
+
+/**
+ * A failure the job cannot get past. A request waiting on a NEW document gets all-or-nothing (as v1 promised):
+ * the document is removed entirely and the request answers the error. Otherwise the failed version's chunks are
+ * removed, and the document shows `failed` with the error until it is deleted or retried; a replaced version
+ * stays live.
+ */
+async function failJob(deps: IngestDeps, job: IngestJobRecord, error: unknown): Promise<void> {
+  await removeVersionChunks(deps, job);
+  if (job.mode === 'sync' && job.replaces === null) {
+    await deps.store.deleteJob(job._id);
+    await deps.store.deleteDocument(job._id);
+    return;
+  }
+  await deps.store.setDocumentFailed(job._id, job.version, failureMessage(error, job._id), new Date());
+  await deps.store.deleteJob(job._id);
+}
+
+/** Runs a held job from wherever it stands (a re-run after a crash continues the same way). */
+async function executeJob(
+  deps: IngestDeps,
+  job: IngestJobRecord,
+  owner: string,
+  checkpoint: () => void,
+  onLive: (document: DocumentRecord) => void,
+): Promise<void> {
+  if (job.attempts > deps.config.ingestion.maxAttempts) {
+    throw new IngestionAbandonedError(
+      `ingestion was interrupted ${job.attempts - 1} times (the process running it stopped each time); retry the document, or ask an operator to look at the server's logs`,
+    );
+  }
+  if (job.phase === 'build') await buildVersion(deps, job, owner, checkpoint, onLive);
+  if (job.replaces !== null) await retireReplacedVersion(deps, job, onLive);
+}
+
+async function buildVersion(
+  deps: IngestDeps,
+  job: IngestJobRecord,
+  owner: string,
+  checkpoint: () => void,
+  onLive: (document: DocumentRecord) => void,
+): Promise<void> {
+  const { store, search, rag } = deps;
+  const document = await store.findDocument(job._id);
+  const knowledgeBaseLive = (await store.findLiveKnowledgeBase(job.knowledge_base_id)) !== null;
+  if (!document || document.version !== job.version || !knowledgeBaseLive) {
+    await cancel(deps, job, !knowledgeBaseLive);
+  }
+  // An earlier attempt may have indexed some chunks (or more of them, before a splitter change): start clean.
+  if (job.attempts > 1) await search.deleteChunksOfDocumentVersion(job._id, job.version);
+  const content = await store.findDocumentContent(job.content_id);
+  if (content === null) throw new Error(`the stored text of document ${job._id} (version ${job.version}) is missing`);
+  await store.setDocumentProgress(job._id, job.version, 'processing', { embedded: 0, total: 0 });
+
+  const { total, segments } = await rag.split(content, job.filename);
+  checkpoint();
+  if (segments.length === 0) throw new BadRequestError('content: has no text to index (no letters or digits)');
+  const target = { _id: job._id, knowledge_base_id: job.knowledge_base_id, filename: job.filename, title: job.title, created_at: document!.created_at };
+  let lastProgress = 0;
+  for (let start = 0; start < segments.length; start += SEGMENTS_PER_STEP) {
+    const step = segments.slice(start, start + SEGMENTS_PER_STEP);
+    const vectors = await rag.embedSegments(job.title, step);
+    checkpoint();
+    await search.indexChunks(chunkDocuments(target, job.version, step, vectors, rag.embedder.modelName, start));
+    const embedded = start + step.length;
+    if (embedded === segments.length || Date.now() - lastProgress >= PROGRESS_EVERY_MS) {
+      lastProgress = Date.now();
+      if (!(await store.setDocumentProgress(job._id, job.version, 'processing', { embedded, total: segments.length }))) {
+        await cancel(deps, job, false);
+      }
+    }
+    checkpoint();
+  }
+  await search.chunksSearchable();
+  checkpoint();
+
+  const built = { chunks: segments.length, total_chunks: total };
+  if (job.replaces === null) {
+    const now = new Date();
+    if (!(await store.setDocumentReady(job._id, job.version, { filename: job.filename, title: job.title, ...built }, now))) {
+      await cancel(deps, job, false);
+    }
+    // The KB may have been deleted while this job worked: it is invisible now, so remove what was written.
+    if ((await store.findLiveKnowledgeBase(job.knowledge_base_id)) === null) await cancel(deps, job, true);
+    await store.deleteJob(job._id);
+    onLive({ ...document!, filename: job.filename, title: job.title, ...built, status: 'ready', live_version: job.version, progress: null, error: null, updated_at: now });
+    return;
+  }
+  // The swap: one write hides the replaced version instead of the new one.
+  if (!(await store.updateHeldJob(job._id, owner, { phase: 'retire', hidden: [job.replaces], built }))) throw new JobStopped('lease-lost');
+  job.phase = 'retire';
+  job.hidden = [job.replaces];
+  job.built = built;
+}
+
+/** The new version is live: its text becomes the document's, its record fields too; the old chunks go. */
+async function retireReplacedVersion(deps: IngestDeps, job: IngestJobRecord, onLive: (document: DocumentRecord) => void): Promise<void> {
+  const { store, search } = deps;
+  const built = job.built!;
+  if (job.content_id !== job._id) {
+    const content = await store.findDocumentContent(job.content_id);
+    if (content !== null) await store.setLiveContent(job._id, job.knowledge_base_id, content);
+  }
+  const now = new Date();
+  const ready = await store.setDocumentReady(job._id, job.version, { filename: job.filename, title: job.title, ...built }, now);
+  if (job.content_id !== job._id) await store.deleteDocumentContent(job.content_id);
+  const document = ready ? await store.findDocument(job._id) : null;
+  if (document) onLive(document);
+  // Queries that read the hidden versions just before the swap still exclude the new version and serve the old
+  // one for a moment; keeping the old chunks a little longer means such a query never finds neither.
+  await new Promise((resolve) => setTimeout(resolve, deps.config.ingestion.retireDelayMs));
+  await search.deleteChunksOfDocumentVersion(job._id, job.replaces!);
+  await store.deleteJob(job._id);
+  if (!ready) {
+    // Deleted meanwhile: the deleter removed what it found; this removes what was built after.
+    await search.deleteChunksOfDocument(job._id);
+    throw new JobCancelled(false);
+  }
+}
+
+/**
+ * The document, its version or its KB went away: remove this version's chunks (and, when the KB is gone and the
+ * document never went live, the whole document), delete the job, stop.
+ */
+async function cancel(deps: IngestDeps, job: IngestJobRecord, knowledgeBaseGone: boolean): Promise<never> {
+  await removeVersionChunks(deps, job);
+  const document = await deps.store.findDocument(job._id);
+  if (document && knowledgeBaseGone && document.live_version === null) {
+    await deps.store.deleteDocument(job._id);
+    await deps.search.deleteChunksOfDocument(job._id);
+  } else if (job.content_id !== job._id && (!document || document.version !== job.version)) {
+    await deps.store.deleteDocumentContent(job.content_id);
+  }
+  await deps.store.deleteJob(job._id);
+  throw new JobCancelled(knowledgeBaseGone);
+}
+
+/** A fresh job record for a version (held by `owner` when a request runs it, otherwise free to claim). */
+export function newJob(
+  document: Pick<DocumentRecord, '_id' | 'knowledge_base_id'>,
+  version: { version: number; content_id: string; filename: string; title: string; replaces: number | null },
+  mode: 'sync' | 'async',
+  owner: string | null,
+  leaseMs: number,
+): IngestJobRecord {
+  const now = Date.now();
+  return {
+    _id: document._id,
+    knowledge_base_id: document.knowledge_base_id,
+    ...version,
+    phase: 'build',
+    hidden: [version.version],
+    built: null,
+    lease_owner: owner,
+    lease_until: owner ? now + leaseMs : null,
+    mode,
+    attempts: owner ? 1 : 0,
+    not_before: 0,
+    created_at: new Date(now),
+  };
+}

@@ -1,0 +1,81 @@
+// Runs in a worker thread of the model pool (modelPool.ts): every inference and every split happens here, never on
+// the API's event loop. Each worker loads its own ONNX session and tokenizer once, on its first task.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Tokenizer } from '@huggingface/tokenizers';
+import { Piscina } from 'piscina';
+import { BGE_TOKENIZER_FILE, BgeOnnxEmbeddings } from './bgeEmbeddings.ts';
+import { splitDocument, type SplitResult } from './splitter.ts';
+
+export interface ModelSettings {
+  modelDir: string;
+  /** ONNX Runtime intra-op threads of this worker's session. */
+  threads: number;
+  chunkTokens: number;
+  overlapTokens: number;
+  maxChars: number;
+}
+
+export type ModelTask =
+  | { op: 'split'; settings: ModelSettings; content: string; markdown: boolean }
+  /** Passages: exact mode (each unpadded), so a chunk's vector never depends on its batch neighbours. */
+  | { op: 'embedPassages'; settings: ModelSettings; texts: string[] }
+  | { op: 'embedQuery'; settings: ModelSettings; text: string }
+  /** The extractive answerer's few candidate sentences: one padded call, each cut at 48 tokens. */
+  | { op: 'embedSentences'; settings: ModelSettings; texts: string[] }
+  | { op: 'countTokens'; settings: ModelSettings; text: string };
+
+/** Vectors travel back as one flat Float32Array (moved, not copied), `dimensions` floats per text. */
+export interface VectorsResult {
+  flat: Float32Array;
+  dimensions: number;
+}
+
+interface LoadedModels {
+  passages: BgeOnnxEmbeddings;
+  sentences: BgeOnnxEmbeddings;
+  tokenizer: Tokenizer;
+}
+
+let loaded: Promise<LoadedModels> | undefined;
+
+function models(settings: ModelSettings): Promise<LoadedModels> {
+  loaded ??= (async () => {
+    const passages = await BgeOnnxEmbeddings.load({ modelDir: settings.modelDir, threads: settings.threads });
+    const tokenizer = new Tokenizer(JSON.parse(readFileSync(path.join(settings.modelDir, BGE_TOKENIZER_FILE), 'utf8')) as object, {});
+    return { passages, sentences: passages.withBatchMode('padded', 8, 48), tokenizer };
+  })();
+  // A failed load is not cached: the next task tries again (the model file may have been provisioned since).
+  loaded.catch(() => {
+    loaded = undefined;
+  });
+  return loaded;
+}
+
+function flatten(vectors: number[][]): VectorsResult {
+  const dimensions = vectors[0]?.length ?? 0;
+  const flat = new Float32Array(vectors.length * dimensions);
+  vectors.forEach((vector, row) => flat.set(vector, row * dimensions));
+  return { flat: Piscina.move(flat) as Float32Array, dimensions };
+}
+
+export default async function run(task: ModelTask): Promise<SplitResult | VectorsResult | number> {
+  const { passages, sentences, tokenizer } = await models(task.settings);
+  switch (task.op) {
+    case 'split':
+      return splitDocument(task.content, task.markdown, {
+        chunkTokens: task.settings.chunkTokens,
+        overlapTokens: task.settings.overlapTokens,
+        maxChars: task.settings.maxChars,
+        countTokens: (text) => tokenizer.encode(text, { add_special_tokens: false }).ids.length,
+      });
+    case 'embedPassages':
+      return flatten(await passages.embedDocuments(task.texts));
+    case 'embedQuery':
+      return flatten([await passages.embedQuery(task.text)]);
+    case 'embedSentences':
+      return flatten(await sentences.embedDocuments(task.texts));
+    case 'countTokens':
+      return passages.countTokens(task.text);
+  }
+}

@@ -1,0 +1,53 @@
+// Group commit for the chunk index. An ingestion's chunks become searchable once, at its end, by a refresh that
+// started after its last bulk was acknowledged. Every ingestion finishing while a refresh runs (or within
+// `minIntervalMs` of the last one) shares the next refresh: one small segment for all of them instead of one per
+// document. `refresh=wait_for` would park each ingestion until the scheduled refresh (up to refresh_interval, 1 s),
+// and refresh=true per bulk writes a segment per request; the bench measures all three (see README).
+import type { SearchClient } from './client.ts';
+import { CHUNKS_ALIAS } from './assets.ts';
+
+export interface Refresher {
+  /** Resolves once a refresh that began after this call has completed. */
+  refreshed(): Promise<void>;
+  /** Refreshes the chunk index has run since start (for the bench). */
+  count(): number;
+}
+
+export function startRefresher(client: SearchClient, minIntervalMs: number): Refresher {
+  let waiting: Array<{ resolve: () => void; reject: (error: unknown) => void }> = [];
+  let running = false;
+  let lastStarted = 0;
+  let refreshes = 0;
+
+  async function cycle(): Promise<void> {
+    running = true;
+    try {
+      while (waiting.length > 0) {
+        const pause = lastStarted + minIntervalMs - Date.now();
+        if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
+        const batch = waiting;
+        waiting = [];
+        lastStarted = Date.now();
+        try {
+          await client.request('POST', `/${CHUNKS_ALIAS}/_refresh`);
+          refreshes += 1;
+          for (const waiter of batch) waiter.resolve();
+        } catch (error) {
+          for (const waiter of batch) waiter.reject(error);
+        }
+      }
+    } finally {
+      running = false;
+    }
+  }
+
+  return {
+    refreshed() {
+      return new Promise<void>((resolve, reject) => {
+        waiting.push({ resolve, reject });
+        if (!running) void cycle();
+      });
+    },
+    count: () => refreshes,
+  };
+}

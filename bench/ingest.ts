@@ -1,5 +1,6 @@
 // Ingest throughput: documents through POST /api/v1/documents at a given concurrency, and the raw embedder on the
-// very same chunks in this process (the ceiling the API's ingest can approach on this machine).
+// very same chunks in this process, on a model pool of the API's size kept as busy as the API keeps its own (the
+// ceiling the API's ingest can approach on this machine).
 import { titleFromFilename } from '../service/commands/documents.ts';
 import { forEachConcurrently, type KbqaClient } from '../service/eval/apiClient.ts';
 import type { Rag } from '../service/rag/index.ts';
@@ -58,6 +59,11 @@ export async function ingestThroughApi(
 }
 
 export interface RawEmbedRun {
+  /** Documents whose embedSegments were in flight at once (the API's ingest concurrency it is compared with). */
+  concurrency: number;
+  /** The model pool: worker threads, and ONNX intra-op threads per worker (the API process's own settings). */
+  workers: number;
+  threads_per_worker: number;
   documents: number;
   chunks: number;
   seconds: number;
@@ -65,23 +71,36 @@ export interface RawEmbedRun {
   split_seconds: number;
 }
 
-/** Splits every document as the API does, then times rag.embedSegments document by document (the API's unit). */
-export async function rawEmbedderThroughput(rag: Rag, documents: BenchDocument[]): Promise<RawEmbedRun> {
+/**
+ * The ceiling of the API's ingest: the same documents split as the API splits them, then rag.embedSegments (the
+ * API's call, in tasks of KBQA_EMBED_BATCH_SIZE passages submitted at once) for `concurrency` documents at a time,
+ * on a model pool of the API's size. Only the embedding is timed; splitting is reported beside it.
+ */
+export async function rawEmbedderThroughput(
+  rag: Rag,
+  documents: BenchDocument[],
+  pool: { concurrency: number; threadsPerWorker: number },
+): Promise<RawEmbedRun> {
   const splitStarted = performance.now();
-  const prepared: Array<{ title: string; segments: Awaited<ReturnType<Rag['split']>>['segments'] }> = [];
-  for (const document of documents) {
+  const prepared: Array<{ title: string; segments: Awaited<ReturnType<Rag['split']>>['segments'] }> = new Array(documents.length);
+  await forEachConcurrently(documents, pool.concurrency, async (document, index) => {
     let { segments } = await rag.split(document.content, document.filename);
     if (segments.length === 0) ({ segments } = await rag.split(document.content, ''));
-    prepared.push({ title: titleFromFilename(document.filename), segments });
-  }
+    prepared[index] = { title: titleFromFilename(document.filename), segments };
+  });
   const splitSeconds = (performance.now() - splitStarted) / 1000;
   let chunks = 0;
   const started = performance.now();
-  for (const { title, segments } of prepared) {
-    chunks += (await rag.embedSegments(title, segments)).length;
-  }
+  await forEachConcurrently(prepared, pool.concurrency, async ({ title, segments }) => {
+    // Read the count first: `chunks += await …` would add to the value `chunks` had before the await.
+    const embedded = (await rag.embedSegments(title, segments)).length;
+    chunks += embedded;
+  });
   const seconds = (performance.now() - started) / 1000;
   return {
+    concurrency: pool.concurrency,
+    workers: rag.models.workers,
+    threads_per_worker: pool.threadsPerWorker,
     documents: documents.length,
     chunks,
     seconds: round(seconds, 2),

@@ -5,7 +5,10 @@ import { join } from 'node:path';
 import type { ApiProcess } from './apiProcess.ts';
 import { round } from './stats.ts';
 
-/** utime + stime of a process, in seconds (null when it cannot be read). */
+/**
+ * utime + stime of a process and all its threads, in seconds (null when it cannot be read). The kernel counts in
+ * clock ticks (USER_HZ, 100 on Linux): a reading is exact to 10 ms.
+ */
 export function cpuSeconds(pid: number): number | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -36,6 +39,8 @@ export interface PhaseResources {
   api_sampled_max_rss_mb: number;
   /** CPU used over the phase, in % of ONE core (200 % = both cores of a 2-core machine). */
   cpu_percent: Record<string, number>;
+  /** The same CPU in milliseconds (for per-chunk figures). */
+  cpu_ms: Record<string, number>;
 }
 
 export function startPhase(api: ApiProcess, canResetPeak: boolean, stack: Record<string, number>): () => PhaseResources {
@@ -48,13 +53,18 @@ export function startPhase(api: ApiProcess, canResetPeak: boolean, stack: Record
   return () => {
     const seconds = (performance.now() - started) / 1000;
     const cpu: Record<string, number> = {};
+    const cpuMs: Record<string, number> = {};
     for (const [name, pid] of Object.entries(pids)) {
       const before = cpuAtStart[name];
       const after = cpuSeconds(pid);
-      if (before !== null && before !== undefined && after !== null) cpu[name] = round(((after - before) / seconds) * 100, 0);
+      if (before !== null && before !== undefined && after !== null) {
+        cpu[name] = round(((after - before) / seconds) * 100, 0);
+        cpuMs[name] = round((after - before) * 1000, 0);
+      }
     }
     const bench = process.cpuUsage(benchAtStart);
     cpu.bench = round(((bench.user + bench.system) / 1e6 / seconds) * 100, 0);
+    cpuMs.bench = round((bench.user + bench.system) / 1000, 0);
     const sampled = stopSampling();
     const peak = api.memory()?.peakMb ?? null;
     return {
@@ -62,6 +72,7 @@ export function startPhase(api: ApiProcess, canResetPeak: boolean, stack: Record
       api_peak_rss_mb: peak === null ? null : round(peak),
       api_sampled_max_rss_mb: round(sampled),
       cpu_percent: cpu,
+      cpu_ms: cpuMs,
     };
   };
 }

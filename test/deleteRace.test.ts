@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import { MongoClient } from 'mongodb';
 import { runDoctor } from '../service/commands/doctor.ts';
+import { reindexDocuments } from '../service/commands/documents.ts';
 import { UpstreamUnavailableError } from '../service/errors.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
@@ -156,9 +157,10 @@ test.serial('removing a document\'s chunks also removes chunks acknowledged but 
   const documentId = randomUUID();
   const vector = await rag.embedQuestion('unrefreshed chunk');
   const chunks = Array.from({ length: 5 }, (_, index) => ({
-    chunk_id: `${documentId}:${index}`,
+    chunk_id: `${documentId}:1:${index}`,
     knowledge_base_id: kb,
     document_id: documentId,
+    document_version: 1,
     filename: 'partial.txt',
     title: 'partial',
     heading_path: [],
@@ -216,8 +218,21 @@ test.serial('kbqa doctor finds orphan chunks, orphan contents, documents without
   t.false(cliReport.clean);
   t.deepEqual(cliReport.orphan_chunks.map((orphan: { document_id: string }) => orphan.document_id), [crashed.id]);
 
-  const fixed = await runDoctor({ ...app.deps }, { knowledgeBaseIds: scope, graceMs: 0, fix: true });
-  t.deepEqual(fixed.fixed, { chunks_removed_for_documents: 1, contents_removed: 2, documents_removed: 1, documents_rebuilt: 1, not_rebuildable: [] });
+  const rebuild = async (ids: string[]) => {
+    const outcome = await reindexDocuments(app.deps, ids);
+    return [...outcome.failed, ...outcome.skipped];
+  };
+  const fixed = await runDoctor(app.deps, { knowledgeBaseIds: scope, graceMs: 0, fix: true, rebuild });
+  t.deepEqual(fixed.fixed, {
+    chunks_removed_for_documents: 1,
+    stale_versions_removed: 0,
+    contents_removed: 2,
+    documents_removed: 1,
+    documents_requeued: 0,
+    jobs_removed: 0,
+    documents_rebuilt: 1,
+    not_rebuildable: [],
+  });
   const after = await runDoctor(app.deps, { knowledgeBaseIds: scope, graceMs: 0 });
   t.true(after.clean, JSON.stringify(after));
   t.is(await search.countChunks({ document_id: lost.id }), lost.chunks, 'the lost chunks were rebuilt from the stored original');

@@ -61,7 +61,7 @@ test('readyz turns 503 naming opensearch when OpenSearch goes away after start-u
 test('readyz is 503 naming the embedder when it cannot run an inference; the reason is logged, not sent', async (t) => {
   const { logger, lines } = capturingLogger();
   const app = await startTestApp({}, { logger });
-  const embedder = app.deps.rag.embedder;
+  const embedder = app.deps.rag.models;
   const original = embedder.embedQuery;
   embedder.embedQuery = async () => {
     throw new Error('injected: the ONNX session failed');
@@ -75,7 +75,7 @@ test('readyz is 503 naming the embedder when it cannot run an inference; the rea
     const warnings = lines.map((line) => JSON.parse(line)).filter((entry) => entry.msg === 'not ready');
     t.is(warnings.length, 1);
     t.is(warnings[0].level, 40, 'logged at warn');
-    t.deepEqual(warnings[0].components, { embedder: 'injected: the ONNX session failed' });
+    t.deepEqual(warnings[0].components, { embedder: 'Error: injected: the ONNX session failed' });
   } finally {
     embedder.embedQuery = original;
     await app.close();

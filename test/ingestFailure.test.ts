@@ -117,9 +117,9 @@ test.serial('MongoDB fails after the chunks were indexed: 503 naming the metadat
   const kb = await createKb(proxied, user.key, 'store fault');
   let attempts = 0;
   let chunksWhenInsertFailed = -1;
-  const response = await ingestWhileReplaced(proxied, user.key, kb, proxied.deps.store, 'insertDocument', async (record) => {
+  const response = await ingestWhileReplaced(proxied, user.key, kb, proxied.deps.store, 'setDocumentReady', async (id) => {
     attempts += 1;
-    chunksWhenInsertFailed = await direct.deps.search.countChunks({ document_id: record._id });
+    chunksWhenInsertFailed = await direct.deps.search.countChunks({ document_id: id });
     throw new UpstreamUnavailableError('mongodb', 'the metadata store is unavailable; retry later');
   });
   t.is(attempts, 1);
@@ -133,9 +133,9 @@ test.serial('the store write succeeds but its acknowledgement is lost: 503, the 
   const { proxied, user } = t.context;
   const kb = await createKb(proxied, user.key, 'lost ack');
   const store = proxied.deps.store;
-  const original = store.insertDocument;
-  const response = await ingestWhileReplaced(proxied, user.key, kb, store, 'insertDocument', async (record, content) => {
-    await original(record, content);
+  const original = store.setDocumentReady;
+  const response = await ingestWhileReplaced(proxied, user.key, kb, store, 'setDocumentReady', async (...args) => {
+    await original(...args);
     throw new UpstreamUnavailableError('mongodb', 'the metadata store is unavailable; retry later');
   });
   t.is(response.status, 503, JSON.stringify(response.body));
@@ -146,7 +146,7 @@ test.serial('the store write succeeds but its acknowledgement is lost: 503, the 
 test.serial('a deterministic failure is not 503: a defect answers 500 with the request id, and nothing is stored', async (t) => {
   const { proxied, user } = t.context;
   const kb = await createKb(proxied, user.key, 'defect');
-  const response = await ingestWhileReplaced(proxied, user.key, kb, proxied.deps.store, 'insertDocument', async () => {
+  const response = await ingestWhileReplaced(proxied, user.key, kb, proxied.deps.store, 'setDocumentReady', async () => {
     throw new TypeError('injected: a bug, which a retry would only repeat');
   });
   t.is(response.status, 500, JSON.stringify(response.body));
@@ -160,7 +160,7 @@ test.serial('embedding fails: 503 server_error and nothing is written', async (t
   const kb = await createKb(proxied, user.key, 'embedder fault');
   // The ONNX embedder itself fails (rag.embedSegments classifies its failures).
   const seenBefore = proxy.seen.length;
-  const response = await ingestWhileReplaced(proxied, user.key, kb, proxied.deps.rag.embedder, 'embedDocuments', async () => {
+  const response = await ingestWhileReplaced(proxied, user.key, kb, proxied.deps.rag.models, 'embedPassages', async () => {
     throw new Error('injected: the embedder crashed');
   });
   t.is(response.status, 503, JSON.stringify(response.body));

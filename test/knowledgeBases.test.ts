@@ -66,14 +66,21 @@ async function addDocument(app: TestApp, knowledgeBaseId: string, filename = 'no
     chunks: 1,
     total_chunks: 1,
     created_at: created,
+    updated_at: created,
+    status: 'ready',
+    version: 1,
+    live_version: 1,
+    progress: null,
+    error: null,
   }, text);
   if (recordOnly) return id;
-  const [embedding] = await rag.embedder.embedDocuments([text]);
+  const [embedding] = await rag.models.embedPassages([text]);
   await search.indexChunks([
     {
-      chunk_id: `${id}:0`,
+      chunk_id: `${id}:1:0`,
       knowledge_base_id: knowledgeBaseId,
       document_id: id,
+      document_version: 1,
       filename,
       title: filename.replace(/\.[^.]+$/, ''),
       heading_path: [],
@@ -84,6 +91,7 @@ async function addDocument(app: TestApp, knowledgeBaseId: string, filename = 'no
       created_at: created.toISOString(),
     },
   ]);
+  await search.refreshChunks();
   return id;
 }
 

@@ -51,23 +51,27 @@ function caseVariants(path: string): string[] {
   ].filter((variant) => variant !== path);
 }
 
-test('the route table is what the contract lists', (t) => {
+test('the route table is what the contract lists, plus the document lifecycle', (t) => {
   const listed = apiRoutes(t.context.app, ':id').map((route) => `${route.method} ${route.path}`).sort();
   t.deepEqual(listed, [
+    'DELETE /api/v1/documents/:id',
     'DELETE /api/v1/knowledge-bases/:id',
+    'GET /api/v1/documents/:id',
     'GET /api/v1/knowledge-bases',
     'GET /api/v1/knowledge-bases/:id',
     'GET /api/v1/knowledge-bases/:id/documents',
     'GET /api/v1/me',
     'POST /api/v1/documents',
+    'POST /api/v1/documents/:id/retry',
     'POST /api/v1/knowledge-bases',
     'POST /api/v1/query',
+    'PUT /api/v1/documents/:id',
   ]);
 });
 
 test('every route in its contract spelling: 401 without a key, never a 5xx with one', async (t) => {
   for (const route of apiRoutes(t.context.app, t.context.kbId)) {
-    const body = route.method === 'POST' ? {} : undefined;
+    const body = route.method === 'POST' || route.method === 'PUT' ? {} : undefined;
     const anonymous = await t.context.app.call(route.method, route.path, { body });
     t.is(anonymous.status, 401, `${route.method} ${route.path}`);
     t.is(anonymous.body?.error?.code, 'unauthorized');

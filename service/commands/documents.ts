@@ -57,11 +57,11 @@ export async function ingestDocument(deps: DocumentDeps, user: Principal, input:
     deps.config.ingestion.leaseMs,
   );
   await deps.store.insertDocumentWithJob(record, input.content, job);
-  return startJob(deps, record, job, mode);
+  return startJob(deps, record, job, mode, input.content);
 }
 
-async function startJob(deps: DocumentDeps, record: DocumentRecord, job: ReturnType<typeof newJob>, mode: IngestMode): Promise<DocumentRecord> {
-  if (mode === 'wait') return deps.jobs.runHeld(job);
+async function startJob(deps: DocumentDeps, record: DocumentRecord, job: ReturnType<typeof newJob>, mode: IngestMode, content?: string): Promise<DocumentRecord> {
+  if (mode === 'wait') return deps.jobs.runHeld(job, content === undefined ? undefined : { document: record, content });
   deps.jobs.nudge(record._id);
   return record;
 }
@@ -111,7 +111,7 @@ export async function replaceDocument(
   const filename = input.filename ?? document.filename;
   const contentId = pendingContentId(id, version);
   await deps.store.insertPendingContent(id, document.knowledge_base_id, version, input.content);
-  return queueVersion(deps, document, { version, content_id: contentId, filename, title: titleFromFilename(filename) }, mode);
+  return queueVersion(deps, document, { version, content_id: contentId, filename, title: titleFromFilename(filename) }, mode, input.content);
 }
 
 /** Runs a failed document's ingestion again from its stored text. */
@@ -133,6 +133,7 @@ async function queueVersion(
   document: DocumentRecord,
   next: { version: number; content_id: string; filename: string; title: string },
   mode: IngestMode,
+  content?: string,
 ): Promise<DocumentRecord> {
   if (!(await deps.store.startDocumentVersion(document._id, next.version - 1, new Date()))) {
     throw inFlight({ ...document, status: 'processing' });
@@ -140,7 +141,7 @@ async function queueVersion(
   const job = newJob(document, { ...next, replaces: document.live_version }, mode === 'wait' ? 'sync' : 'async', mode === 'wait' ? deps.jobs.owner : null, deps.config.ingestion.leaseMs);
   await deps.store.insertJob(job);
   const queued: DocumentRecord = { ...document, version: next.version, status: 'queued', progress: null, error: null };
-  return startJob(deps, queued, job, mode);
+  return startJob(deps, queued, job, mode, content);
 }
 
 /**

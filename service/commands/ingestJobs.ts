@@ -105,8 +105,13 @@ interface Running {
   done: Promise<void>;
 }
 
-export interface LiveVersion {
+/**
+ * What a request that just wrote the document hands its own job, so the job does not read back what is in memory
+ * (on FerretDB a read of a just-written record scans its table).
+ */
+export interface Prepared {
   document: DocumentRecord;
+  content: string;
 }
 
 /**
@@ -163,10 +168,10 @@ export class IngestRunner {
    * A job this process already holds (its lease was written with the job): runs it now, resolving once its version
    * is live (the retire step goes on in the background) and rejecting with the reason it failed.
    */
-  runHeld(job: IngestJobRecord): Promise<DocumentRecord> {
+  runHeld(job: IngestJobRecord, prepared?: Prepared): Promise<DocumentRecord> {
     if (this.#stopping) return Promise.reject(new ServiceStoppingError('the service is shutting down; retry the request'));
     return new Promise<DocumentRecord>((resolve, reject) => {
-      this.#launch(job, { onLive: resolve, onFailed: reject });
+      this.#launch(job, { onLive: resolve, onFailed: reject }, prepared);
     });
   }
 
@@ -218,7 +223,11 @@ export class IngestRunner {
     }
   }
 
-  #launch(job: IngestJobRecord, callbacks: { onLive?: (document: DocumentRecord) => void; onFailed?: (error: unknown) => void }): void {
+  #launch(
+    job: IngestJobRecord,
+    callbacks: { onLive?: (document: DocumentRecord) => void; onFailed?: (error: unknown) => void },
+    prepared?: Prepared,
+  ): void {
     let stopReason: StopReason | null = null;
     const checkpoint = () => {
       if (stopReason) throw new JobStopped(stopReason);
@@ -236,7 +245,7 @@ export class IngestRunner {
 
     const done = (async () => {
       try {
-        await executeJob(this.#deps, job, this.owner, checkpoint, (document) => callbacks.onLive?.(document));
+        await executeJob(this.#deps, job, this.owner, checkpoint, (document) => callbacks.onLive?.(document), prepared);
       } catch (error) {
         await this.#settleFailure(job, error, callbacks.onFailed);
       } finally {
@@ -263,17 +272,17 @@ export class IngestRunner {
         } else {
           // Someone else holds it now, or it was deleted (the deleter removed the document; remove what we wrote since).
           if ((await store.findJob(job._id)) === null) await removeVersionChunks(this.#deps, job);
-          onFailed?.(new NotFoundError(`document ${job._id} not found`));
+          onFailed?.(await goneError(this.#deps, job, false));
         }
         return;
       }
       if (error instanceof JobCancelled) {
-        onFailed?.(error.knowledgeBaseGone ? NotFoundError.knowledgeBase(job.knowledge_base_id) : new NotFoundError(`document ${job._id} not found`));
+        onFailed?.(await goneError(this.#deps, job, error.knowledgeBaseGone));
         return;
       }
       if (!(error instanceof ApiError)) logger.error({ err: errorSummary(error), documentId: job._id }, 'ingestion job failed');
       if (job.mode === 'async' && isTransient(error) && job.attempts < this.settings.maxAttempts) {
-        await store.setDocumentProgress(job._id, job.version, 'queued', null);
+        await store.setDocumentProgress(job._id, 'queued', null);
         await store.releaseJob(job._id, this.owner, Date.now() + retryDelayMs(job.attempts));
         logger.warn({ err: errorSummary(error), documentId: job._id, attempts: job.attempts }, 'ingestion job will be retried');
         return;
@@ -286,6 +295,12 @@ export class IngestRunner {
       onFailed?.(error instanceof JobStopped ? new ServiceStoppingError('the service is shutting down; retry the request') : error);
     }
   }
+}
+
+/** What a request waiting on a cancelled job hears: its KB is gone (deleted meanwhile), or its document is. */
+async function goneError(deps: IngestDeps, job: IngestJobRecord, knowledgeBaseGone: boolean): Promise<NotFoundError> {
+  if (knowledgeBaseGone || (await deps.store.findLiveKnowledgeBase(job.knowledge_base_id)) === null) return NotFoundError.knowledgeBase(job.knowledge_base_id);
+  return new NotFoundError(`document ${job._id} not found`);
 }
 
 /** Removes the chunks this job's version wrote (best effort is not enough: failures go up). */
@@ -306,7 +321,7 @@ async function failJob(deps: IngestDeps, job: IngestJobRecord, error: unknown): 
     await deps.store.deleteDocument(job._id);
     return;
   }
-  await deps.store.setDocumentFailed(job._id, job.version, failureMessage(error, job._id), new Date());
+  await deps.store.setDocumentFailed(job._id, failureMessage(error, job._id), new Date());
   await deps.store.deleteJob(job._id);
 }
 
@@ -317,13 +332,14 @@ async function executeJob(
   owner: string,
   checkpoint: () => void,
   onLive: (document: DocumentRecord) => void,
+  prepared: Prepared | undefined,
 ): Promise<void> {
   if (job.attempts > deps.config.ingestion.maxAttempts) {
     throw new IngestionAbandonedError(
       `ingestion was interrupted ${job.attempts - 1} times (the process running it stopped each time); retry the document, or ask an operator to look at the server's logs`,
     );
   }
-  if (job.phase === 'build') await buildVersion(deps, job, owner, checkpoint, onLive);
+  if (job.phase === 'build') await buildVersion(deps, job, owner, checkpoint, onLive, prepared);
   if (job.replaces !== null) await retireReplacedVersion(deps, job, onLive);
 }
 
@@ -333,35 +349,39 @@ async function buildVersion(
   owner: string,
   checkpoint: () => void,
   onLive: (document: DocumentRecord) => void,
+  prepared: Prepared | undefined,
 ): Promise<void> {
   const { store, search, rag } = deps;
-  const document = await store.findDocument(job._id);
-  const knowledgeBaseLive = (await store.findLiveKnowledgeBase(job.knowledge_base_id)) !== null;
-  if (!document || document.version !== job.version || !knowledgeBaseLive) {
-    await cancel(deps, job, !knowledgeBaseLive);
+  let document: DocumentRecord | null;
+  let content: string | null;
+  if (prepared) {
+    ({ document, content } = prepared);
+  } else {
+    document = await store.findDocument(job._id);
+    const knowledgeBaseLive = (await store.findLiveKnowledgeBase(job.knowledge_base_id)) !== null;
+    if (!document || document.version !== job.version || !knowledgeBaseLive) await cancel(deps, job, !knowledgeBaseLive);
+    // An earlier attempt may have indexed some chunks (or more of them, before a splitter change): start clean.
+    if (job.attempts > 1) await search.deleteChunksOfDocumentVersion(job._id, job.version);
+    content = await store.findDocumentContent(job.content_id);
   }
-  // An earlier attempt may have indexed some chunks (or more of them, before a splitter change): start clean.
-  if (job.attempts > 1) await search.deleteChunksOfDocumentVersion(job._id, job.version);
-  const content = await store.findDocumentContent(job.content_id);
   if (content === null) throw new Error(`the stored text of document ${job._id} (version ${job.version}) is missing`);
-  await store.setDocumentProgress(job._id, job.version, 'processing', { embedded: 0, total: 0 });
 
   const { total, segments } = await rag.split(content, job.filename);
   checkpoint();
   if (segments.length === 0) throw new BadRequestError('content: has no text to index (no letters or digits)');
+  // One document write per job start and per PROGRESS_EVERY_MS, not per step: writes are what FerretDB is slow at.
+  if (!(await store.setDocumentProgress(job._id, 'processing', { embedded: 0, total: segments.length }))) await cancel(deps, job, false);
   const target = { _id: job._id, knowledge_base_id: job.knowledge_base_id, filename: job.filename, title: job.title, created_at: document!.created_at };
-  let lastProgress = 0;
+  let lastProgress = Date.now();
   for (let start = 0; start < segments.length; start += SEGMENTS_PER_STEP) {
     const step = segments.slice(start, start + SEGMENTS_PER_STEP);
     const vectors = await rag.embedSegments(job.title, step);
     checkpoint();
     await search.indexChunks(chunkDocuments(target, job.version, step, vectors, rag.embedder.modelName, start));
     const embedded = start + step.length;
-    if (embedded === segments.length || Date.now() - lastProgress >= PROGRESS_EVERY_MS) {
+    if (embedded < segments.length && Date.now() - lastProgress >= PROGRESS_EVERY_MS) {
       lastProgress = Date.now();
-      if (!(await store.setDocumentProgress(job._id, job.version, 'processing', { embedded, total: segments.length }))) {
-        await cancel(deps, job, false);
-      }
+      if (!(await store.setDocumentProgress(job._id, 'processing', { embedded, total: segments.length }))) await cancel(deps, job, false);
     }
     checkpoint();
   }
@@ -374,8 +394,9 @@ async function buildVersion(
     if (!(await store.setDocumentReady(job._id, job.version, { filename: job.filename, title: job.title, ...built }, now))) {
       await cancel(deps, job, false);
     }
-    // The KB may have been deleted while this job worked: it is invisible now, so remove what was written.
-    if ((await store.findLiveKnowledgeBase(job.knowledge_base_id)) === null) await cancel(deps, job, true);
+    // The KB may have been deleted while this job worked: it is invisible now, so remove what was written (the
+    // document is new: nothing of it was live before this job).
+    if ((await store.findLiveKnowledgeBase(job.knowledge_base_id)) === null) await cancel(deps, job, true, true);
     await store.deleteJob(job._id);
     onLive({ ...document!, filename: job.filename, title: job.title, ...built, status: 'ready', live_version: job.version, progress: null, error: null, updated_at: now });
     return;
@@ -416,10 +437,10 @@ async function retireReplacedVersion(deps: IngestDeps, job: IngestJobRecord, onL
  * The document, its version or its KB went away: remove this version's chunks (and, when the KB is gone and the
  * document never went live, the whole document), delete the job, stop.
  */
-async function cancel(deps: IngestDeps, job: IngestJobRecord, knowledgeBaseGone: boolean): Promise<never> {
+async function cancel(deps: IngestDeps, job: IngestJobRecord, knowledgeBaseGone: boolean, newDocument = false): Promise<never> {
   await removeVersionChunks(deps, job);
   const document = await deps.store.findDocument(job._id);
-  if (document && knowledgeBaseGone && document.live_version === null) {
+  if (document && knowledgeBaseGone && (newDocument || document.live_version === null)) {
     await deps.store.deleteDocument(job._id);
     await deps.search.deleteChunksOfDocument(job._id);
   } else if (job.content_id !== job._id && (!document || document.version !== job.version)) {

@@ -59,7 +59,8 @@ export async function loadRag(config: Config): Promise<Rag> {
     models,
     // The extractive answerer's sentences go through the pool's interactive lane, like the question.
     answerModels: buildAnswerModels(config, { embedDocuments: (texts) => rag.models.embedSentences(texts) }),
-    embedderProblem: () => rag.embedQuestion('ready').then(() => null),
+    // The model's own error (not the 503 wrapper) is what the readiness log should name.
+    embedderProblem: () => rag.models.embedQuery('ready').then(() => null),
     splitterProblem: () => rag.models.countTokens('ready').then(() => null),
     split: (content, filename) => rag.models.split(content, isMarkdownFilename(filename)),
     // Small tasks, all submitted at once: they spread over every worker, and a question waits behind at most one.

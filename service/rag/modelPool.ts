@@ -37,11 +37,10 @@ interface Waiting {
   reject: (error: unknown) => void;
 }
 
-function rows(result: VectorsResult): number[][] {
+function rows(flat: VectorsResult, count: number): number[][] {
+  const dimensions = flat.length / count;
   const vectors: number[][] = [];
-  for (let offset = 0; offset < result.flat.length; offset += result.dimensions) {
-    vectors.push(Array.from(result.flat.subarray(offset, offset + result.dimensions)));
-  }
+  for (let offset = 0; offset < flat.length; offset += dimensions) vectors.push(Array.from(flat.subarray(offset, offset + dimensions)));
   return vectors;
 }
 
@@ -87,9 +86,11 @@ export function startModelPool(options: ModelPoolOptions): ModelPool {
   return {
     workers,
     split: (content, markdown) => submit<SplitResult>('background', { op: 'split', settings, content, markdown }),
-    embedPassages: async (texts) => (texts.length === 0 ? [] : rows(await submit<VectorsResult>('background', { op: 'embedPassages', settings, texts }))),
-    embedQuery: async (text) => rows(await submit<VectorsResult>('interactive', { op: 'embedQuery', settings, text }))[0],
-    embedSentences: async (texts) => (texts.length === 0 ? [] : rows(await submit<VectorsResult>('interactive', { op: 'embedSentences', settings, texts }))),
+    embedPassages: async (texts) =>
+      texts.length === 0 ? [] : rows(await submit<VectorsResult>('background', { op: 'embedPassages', settings, texts }), texts.length),
+    embedQuery: async (text) => rows(await submit<VectorsResult>('interactive', { op: 'embedQuery', settings, text }), 1)[0],
+    embedSentences: async (texts) =>
+      texts.length === 0 ? [] : rows(await submit<VectorsResult>('interactive', { op: 'embedSentences', settings, texts }), texts.length),
     countTokens: (text) => submit<number>('interactive', { op: 'countTokens', settings, text }),
     queued: () => ({ interactive: lanes.interactive.length, background: lanes.background.length }),
     async close() {

@@ -25,11 +25,11 @@ export type ModelTask =
   | { op: 'embedSentences'; settings: ModelSettings; texts: string[] }
   | { op: 'countTokens'; settings: ModelSettings; text: string };
 
-/** Vectors travel back as one flat Float32Array (moved, not copied), `dimensions` floats per text. */
-export interface VectorsResult {
-  flat: Float32Array;
-  dimensions: number;
-}
+/**
+ * Vectors travel back as one flat Float32Array, one row per text, moved rather than copied. (Piscina moves only a
+ * task's top-level result, so the array is the result itself.)
+ */
+export type VectorsResult = Float32Array;
 
 interface LoadedModels {
   passages: BgeOnnxEmbeddings;
@@ -56,7 +56,7 @@ function flatten(vectors: number[][]): VectorsResult {
   const dimensions = vectors[0]?.length ?? 0;
   const flat = new Float32Array(vectors.length * dimensions);
   vectors.forEach((vector, row) => flat.set(vector, row * dimensions));
-  return { flat: Piscina.move(flat) as Float32Array, dimensions };
+  return Piscina.move(flat) as Float32Array;
 }
 
 export default async function run(task: ModelTask): Promise<SplitResult | VectorsResult | number> {

@@ -24,6 +24,11 @@ export function documentsStore(collections: Collections) {
       await storeCall(() => documents.insertOne(record));
       await storeCall(() => ingestJobs.insertOne(job));
     },
+    /** A document with no job (one already ready): content first, then the record. For tests and restores. */
+    async insertDocument(record: DocumentRecord, content: string): Promise<void> {
+      await storeCall(() => documentContents.insertOne({ _id: record._id, document_id: record._id, knowledge_base_id: record.knowledge_base_id, content }));
+      await storeCall(() => documents.insertOne(record));
+    },
     /** Writes a replacement's text beside the live one (it becomes the live text when the new version is). */
     async insertPendingContent(documentId: string, knowledgeBaseId: string, version: number, content: string): Promise<void> {
       const _id = pendingContentId(documentId, version);
@@ -111,9 +116,12 @@ export function documentsStore(collections: Collections) {
       );
       return result.modifiedCount === 1;
     },
-    /** Status and progress of one version's ingestion; false when the document or that version is gone. */
-    async setDocumentProgress(id: string, version: number, status: DocumentStatus, progress: DocumentRecord['progress']): Promise<boolean> {
-      const result = await storeCall(() => documents.updateOne({ _id: id, version }, { $set: { status, progress } }));
+    /**
+     * Status and progress of the ingestion in flight; false when the document is gone. By bare _id (FerretDB pushes
+     * down nothing else): a document has one job at a time, and a new version only starts from ready or failed.
+     */
+    async setDocumentProgress(id: string, status: DocumentStatus, progress: DocumentRecord['progress']): Promise<boolean> {
+      const result = await storeCall(() => documents.updateOne({ _id: id }, { $set: { status, progress } }));
       return result.matchedCount === 1;
     },
     /** The version is live: its filename, title and counts become the document's. False when it was deleted or superseded. */
@@ -123,16 +131,14 @@ export function documentsStore(collections: Collections) {
       live: { filename: string; title: string; chunks: number; total_chunks: number },
       now: Date,
     ): Promise<boolean> {
+      // By bare _id, like setDocumentProgress; `version` is what goes live.
       const result = await storeCall(() =>
-        documents.updateOne(
-          { _id: id, version },
-          { $set: { ...live, status: 'ready', live_version: version, progress: null, error: null, updated_at: now } },
-        ),
+        documents.updateOne({ _id: id }, { $set: { ...live, status: 'ready', live_version: version, progress: null, error: null, updated_at: now } }),
       );
       return result.matchedCount === 1;
     },
-    async setDocumentFailed(id: string, version: number, error: string, now: Date): Promise<void> {
-      await storeCall(() => documents.updateOne({ _id: id, version }, { $set: { status: 'failed', progress: null, error, updated_at: now } }));
+    async setDocumentFailed(id: string, error: string, now: Date): Promise<void> {
+      await storeCall(() => documents.updateOne({ _id: id }, { $set: { status: 'failed', progress: null, error, updated_at: now } }));
     },
     /** Records written before ingestion jobs existed are ready, version 0 (their chunks carry no version). */
     async backfillDocumentVersions(): Promise<number> {

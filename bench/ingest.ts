@@ -4,6 +4,7 @@
 import { titleFromFilename } from '../service/commands/documents.ts';
 import { forEachConcurrently, type KbqaClient } from '../service/eval/apiClient.ts';
 import type { Rag } from '../service/rag/index.ts';
+import type { OpenSearchWork } from './indexStats.ts';
 import { round, summarize } from './stats.ts';
 
 export interface BenchDocument {
@@ -21,6 +22,8 @@ export interface IngestRun {
   chunks_per_s: number;
   request_p50_ms: number;
   request_p95_ms: number;
+  /** What OpenSearch spent on this ingest (filled in by run.ts, which holds the stack's pids). */
+  opensearch?: OpenSearchWork;
 }
 
 export async function ingestThroughApi(

@@ -1,13 +1,23 @@
 // The run's JSON shape, its targets, and the markdown summary.
+import type { DuringIngestResult } from './duringIngest.ts';
 import type { LoadResult } from './load.ts';
 import type { MachineInfo } from './machine.ts';
 import type { PhaseResources } from './phases.ts';
 import type { IngestRun, RawEmbedRun } from './ingest.ts';
+import type { RefreshPolicyComparison } from './refreshPolicies.ts';
+import { apiVariant, type SearchStageResult } from './searchStage.ts';
 import type { SequentialResult } from './sequential.ts';
 
 export interface ScaleStep {
   chunks: number;
   load: { chunks: number; seconds: number; chunks_per_s: number; refresh_seconds: number };
+  /** How long merges ran on after the load (waited for before querying, so they do not slow the queries). */
+  merge_wait_seconds: number;
+  /** The whole chunk index after the load (shared: other KBs' chunks are in it too). */
+  index: { documents: number; segments: number };
+  /** The search stage alone (search.hybridSearch from the bench process) and its variants. */
+  search_stage: SearchStageResult | null;
+  /** Whole queries through the API. */
   queries: SequentialResult;
 }
 
@@ -25,8 +35,12 @@ export interface Target {
   label: string;
   value: number | null;
   unit: string;
+  comparison: '≥' | '≤' | '=';
+  threshold: number;
   target: string;
   pass: boolean | null;
+  /** For a MISS: how far the value is from the target, absolute and relative. */
+  miss_by: string | null;
 }
 
 export interface BenchResult {
@@ -35,6 +49,8 @@ export interface BenchResult {
   stamp: string;
   quick: boolean;
   options: Record<string, number | boolean | string>;
+  /** The MongoDB database the bench and its API used (created for the run, dropped at its end). */
+  database: string;
   machine: MachineInfo & { load_average_at_end: number[] };
   ingest: {
     dataset: string;
@@ -43,10 +59,14 @@ export interface BenchResult {
     raw_embedder: RawEmbedRun;
     api4_to_raw_ratio: number;
   };
+  refresh_policies: RefreshPolicyComparison | { error: string };
   resources: {
     method: string;
     startup_peak_mb: number | null;
     ingest_peak_rss_mb: number;
+    /** The highest VmHWM of any phase (and start-up). */
+    api_peak_rss_mb: number;
+    api_peak_rss_phase: string;
     phases: Record<string, PhaseResources>;
   };
   query: {
@@ -54,8 +74,25 @@ export interface BenchResult {
     chunks_in_kb: number;
     sequential: SequentialResult;
     concurrent: LoadResult;
+    /** 8-connection queries/s ÷ sequential queries/s (both: completed queries ÷ wall-clock seconds). */
+    throughput_ratio: number;
+    during_ingest: DuringIngestResult | { error: string };
   };
-  scale: { method: string; knowledge_base_id: string; templates: number; steps: ScaleStep[]; p50_ratio: number | null; search_p50_ratio?: number; error?: string };
+  scale: {
+    method: string;
+    knowledge_base_id: string;
+    templates: number;
+    steps: ScaleStep[];
+    /** Whole API queries: p50 at the last step ÷ at the first. */
+    p50_ratio: number | null;
+    /** Server-Timing search stage through the API, same ratio. */
+    search_p50_ratio?: number;
+    /** The search stage measured directly (search.hybridSearch, client side), same ratio: the judged figure. */
+    search_stage_p50_ratio?: number;
+    /** The same by OpenSearch's `took`. */
+    search_stage_took_p50_ratio?: number;
+    error?: string;
+  };
   auth: (LoadResult & { error?: undefined }) | { error: string };
   eval: EvalSummary | null;
   targets: Target[];
@@ -66,47 +103,74 @@ const mark = (pass: boolean | null) => (pass === null ? '—' : pass ? '**PASS**
 const fmt = (value: number | null | undefined, digits = 1) =>
   value === null || value === undefined || !Number.isFinite(value) ? 'n/a' : value.toFixed(digits);
 
+const digitsFor = (unit: string) => (unit === '×' ? 2 : unit === '' ? 0 : 1);
+
+/** The ingest run at concurrency 4 (the one the ratio and the OpenSearch CPU target are about). */
+export const ingestAt = (result: Pick<BenchResult, 'ingest'>, concurrency: number) => result.ingest.api.find((run) => run.concurrency === concurrency);
+
 export function buildTargets(result: Omit<BenchResult, 'targets' | 'charts' | 'finished_at'>): Target[] {
   const seq = result.query.sequential.latency;
   const conc = result.query.concurrent;
-  const ingestPeak = result.resources.ingest_peak_rss_mb;
   const auth = 'error' in result.auth && result.auth.error ? null : (result.auth as LoadResult);
   const scaleSteps = result.scale.steps;
-  const scaleLabel = scaleSteps.length === 2 ? `p50@${scaleSteps[1].chunks / 1000}k ÷ p50@${scaleSteps[0].chunks / 1000}k` : 'p50 ratio';
-  const target = (id: string, label: string, value: number | null, unit: string, text: string, ok: (value: number) => boolean): Target => ({
-    id,
-    label,
-    value,
-    unit,
-    target: text,
-    pass: value === null || !Number.isFinite(value) ? null : ok(value),
-  });
+  const thousands = (chunks: number) => `${Math.round(chunks / 1000)}k`;
+  const scaleLabel = scaleSteps.length >= 2 ? `${thousands(scaleSteps[scaleSteps.length - 1].chunks)} ÷ ${thousands(scaleSteps[0].chunks)} chunks` : 'ratio';
+  const during = 'error' in result.query.during_ingest ? null : result.query.during_ingest;
+  const duringMiB = during ? `${(during.document.bytes / 1024 / 1024).toFixed(1)} MiB` : 'big';
+  const queriesFailed = conc.non_2xx + conc.errors > 0;
+  const target = (id: string, label: string, value: number | null, unit: string, comparison: Target['comparison'], threshold: number): Target => {
+    const known = value !== null && Number.isFinite(value);
+    const pass = !known ? null : comparison === '≥' ? value >= threshold : comparison === '≤' ? value <= threshold : value === threshold;
+    let missBy: string | null = null;
+    if (known && pass === false) {
+      const gap = Math.abs(value - threshold);
+      const relative = threshold !== 0 ? ` (${((gap / Math.abs(threshold)) * 100).toFixed(0)} %)` : '';
+      missBy = `${comparison === '≥' ? 'short by' : 'over by'} ${gap.toFixed(digitsFor(unit))}${unit ? ` ${unit}` : ''}${relative}`;
+    }
+    const thresholdText = `${comparison} ${threshold}${unit && unit !== '×' ? ` ${unit}` : ''}`;
+    return { id, label, value: known ? value : null, unit, comparison, threshold, target: thresholdText, pass, miss_by: missBy };
+  };
   return [
-    target('ingest_ratio', 'Ingest: API@4 ÷ raw embedder (chunks/s)', result.ingest.api4_to_raw_ratio, '×', '≥ 0.80', (v) => v >= 0.8),
-    target('ingest_peak_rss', 'Ingest: API peak RSS', ingestPeak, 'MB', '≤ 600 MB', (v) => v <= 600),
-    target('query_p50', 'Query (sequential): p50', seq.p50_ms, 'ms', '≤ 50 ms', (v) => v <= 50),
-    target('query_p95', 'Query (sequential): p95', seq.p95_ms, 'ms', '≤ 120 ms', (v) => v <= 120),
-    target('query_qps_c8', 'Query (8 connections): throughput', conc.non_2xx + conc.errors > 0 ? null : conc.requests_per_s, 'queries/s', '≥ 40 /s', (v) => v >= 40),
-    target('scale_ratio', `Scale: ${scaleLabel}`, result.scale.p50_ratio, '×', '≤ 2.0', (v) => v <= 2),
-    target('auth_rps', 'Auth path (GET /me, 32 conn.): throughput', auth ? auth.requests_per_s : null, 'req/s', '≥ 1500 /s', (v) => v >= 1500),
-    target('auth_non2xx', 'Auth path: non-2xx + errors', auth ? auth.non_2xx + auth.errors + auth.timeouts : null, '', '= 0', (v) => v === 0),
+    target('ingest_ratio', `Ingest: API at concurrency 4 ÷ raw embedder at 4, same pool (${result.ingest.raw_embedder.workers} workers)`, result.ingest.api4_to_raw_ratio, '×', '≥', 0.85),
+    target('opensearch_cpu_per_chunk', 'Ingest: OpenSearch CPU per ingested chunk (API, concurrency 4)', ingestAt(result, 4)?.opensearch?.cpu_ms_per_chunk ?? null, 'ms', '≤', 4),
+    target('query_throughput_ratio', `Query: throughput at ${conc.connections} connections ÷ sequential`, queriesFailed ? null : result.query.throughput_ratio, '×', '≥', 1.7),
+    target('query_qps_c8', `Query: throughput at ${conc.connections} connections`, queriesFailed ? null : conc.requests_per_s, 'q/s', '≥', 45),
+    target('query_p50', 'Query: p50, sequential', seq.p50_ms, 'ms', '≤', 30),
+    target('scale_search_ratio', `Search stage p50 (hybridSearch direct): ${scaleLabel}`, result.scale.search_stage_p50_ratio ?? null, '×', '≤', 1.5),
+    target('p95_during_ingest', `Query p95 while a ${duringMiB} document ingests ÷ idle p95`, during ? during.p95_ratio : null, '×', '≤', 2),
+    target('api_peak_rss', 'API peak RSS (all workers, any phase)', result.resources.api_peak_rss_mb, 'MB', '≤', 700),
+    // Earlier targets that still stand.
+    target('query_p95', 'Query: p95, sequential', seq.p95_ms, 'ms', '≤', 120),
+    target('auth_rps', 'Auth path (GET /me, 32 conn.): throughput', auth ? auth.requests_per_s : null, 'req/s', '≥', 1500),
+    target('auth_non2xx', 'Auth path: non-2xx + errors', auth ? auth.non_2xx + auth.errors + auth.timeouts : null, '', '=', 0),
   ];
 }
 
 export function renderMarkdown(result: BenchResult): string {
   const m = result.machine;
+  const o = result.options;
   const lines: string[] = [];
   const push = (...more: string[]) => lines.push(...more);
   push(`# kbqa benchmark — ${result.started_at}`, '');
   if (result.quick) {
     push(
-      '> **Quick run** (`--quick`): smaller document subset, fewer queries, smaller scale steps and a shorter auth run.',
-      '> Its figures check that the bench works end to end; compare full runs against the targets.',
+      '> **Quick run** (`--quick`): smaller document subset, fewer queries, smaller scale steps, a smaller "big" document,',
+      '> fewer chunks per refresh policy and a shorter auth run. Its figures check that the bench works end to end;',
+      '> compare full runs against the targets.',
       '',
     );
   }
   push(
     `Command: \`npm run bench${result.quick ? ' -- --quick' : ''}\` · one run, ${((Date.parse(result.finished_at) - Date.parse(result.started_at)) / 1000).toFixed(0)} s · raw data: [${result.stamp}.json](${result.stamp}.json)`,
+    '',
+    `- **Own database:** the bench and its API process used a fresh MongoDB database, \`${result.database}\`, on the configured server`,
+    '  (`KBQA_MONGODB_URL` with its database name replaced), dropped at the end: FerretDB\'s SQLite backend scans whole tables even for',
+    '  _id lookups, so the shared `kbqa` database, grown by every test run, would slow every request of the bench.',
+    `- **Model pool:** the API process and the raw-embedder baseline both ran \`KBQA_MODEL_WORKERS=${o.model_workers}\` worker threads with`,
+    `  \`KBQA_EMBED_THREADS=${o.embed_threads}\` ONNX intra-op thread(s) each, \`KBQA_EMBED_BATCH_SIZE=${o.embed_batch_size}\` passages per task;`,
+    `  \`KBQA_REFRESH_INTERVAL_MS=${o.refresh_interval_ms}\` (group-commit refresher).`,
+    '- **Shared stack:** OpenSearch and FerretDB are the machine\'s shared servers; their CPU and the chunk index\'s `_stats` include',
+    '  whatever other clients did meanwhile.',
     '',
     '## Machine',
     '',
@@ -133,36 +197,73 @@ export function renderMarkdown(result: BenchResult): string {
     '',
     '## Targets',
     '',
-    '| figure | measured | target | result |',
-    '|---|---:|---|---|',
+    '| figure | measured | target | result | miss by |',
+    '|---|---:|---|---|---|',
   );
   for (const t of result.targets) {
-    const digits = t.unit === '×' ? 2 : t.unit === '' ? 0 : 1;
-    push(`| ${t.label} | ${fmt(t.value, digits)}${t.unit && t.value !== null ? ` ${t.unit}` : ''} | ${t.target} | ${mark(t.pass)} |`);
+    push(`| ${t.label} | ${fmt(t.value, digitsFor(t.unit))}${t.unit && t.value !== null ? ` ${t.unit}` : ''} | ${t.target} | ${mark(t.pass)} | ${t.miss_by ?? ''} |`);
   }
 
   const ing = result.ingest;
+  const raw = ing.raw_embedder;
+  const cpuPerChunk = (work: IngestRun['opensearch']) => fmt(work?.cpu_ms_per_chunk, 2);
   push(
     '',
     `## Ingest — ${ing.dataset}, first ${ing.documents} corpus documents, each run into a fresh KB`,
     '',
-    '| run | documents | chunks | seconds | documents/s | chunks/s | request p50 / p95 (ms) |',
-    '|---|---:|---:|---:|---:|---:|---:|',
+    '| run | documents | chunks | seconds | documents/s | chunks/s | request p50 / p95 (ms) | OpenSearch CPU ms/chunk | refreshes | merges | segments before → after |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   );
   for (const run of ing.api) {
-    push(`| API, concurrency ${run.concurrency} | ${run.documents} | ${run.chunks} | ${fmt(run.seconds, 2)} | ${fmt(run.documents_per_s, 2)} | ${fmt(run.chunks_per_s, 2)} | ${fmt(run.request_p50_ms)} / ${fmt(run.request_p95_ms)} |`);
+    const os = run.opensearch;
+    push(
+      `| API, concurrency ${run.concurrency} | ${run.documents} | ${run.chunks} | ${fmt(run.seconds, 2)} | ${fmt(run.documents_per_s, 2)} | ${fmt(run.chunks_per_s, 2)} | ${fmt(run.request_p50_ms)} / ${fmt(run.request_p95_ms)} | ${cpuPerChunk(os)} | ${os?.index.refreshes ?? 'n/a'} | ${os?.index.merges ?? 'n/a'} | ${os ? `${os.index.segments_before} → ${os.index.segments_after}` : 'n/a'} |`,
+    );
   }
-  const raw = ing.raw_embedder;
   push(
-    `| raw embedder (rag.embedSegments in the bench process, API idle) | ${raw.documents} | ${raw.chunks} | ${fmt(raw.seconds, 2)} | ${fmt(raw.documents / raw.seconds, 2)} | ${fmt(raw.chunks_per_s, 2)} | — |`,
+    `| raw embedder (rag.embedSegments in the bench process, ${raw.concurrency} documents in flight, API idle) | ${raw.documents} | ${raw.chunks} | ${fmt(raw.seconds, 2)} | ${fmt(raw.documents / raw.seconds, 2)} | ${fmt(raw.chunks_per_s, 2)} | — | — | — | — | — |`,
     '',
-    `API@4 ÷ raw = **${fmt(ing.api4_to_raw_ratio, 2)}** (target ≥ 0.80). Splitting those documents took ${fmt(raw.split_seconds, 2)} s (not in the raw figure).`,
+    `API@4 ÷ raw = **${fmt(ing.api4_to_raw_ratio, 2)}** (target ≥ 0.85). The raw embedder ran on a model pool of the API\'s size (${raw.workers} workers × ${raw.threads_per_worker} ONNX thread(s)),`,
+    `with ${raw.concurrency} documents\' \`embedSegments\` in flight at once, as the API\'s ${raw.concurrency} concurrent ingests keep its pool busy. Splitting those documents`,
+    `(through the same pool, ${raw.concurrency} at a time) took ${fmt(raw.split_seconds, 2)} s and is not in the raw figure; the API\'s figure includes its splitting.`,
+    '',
+    'OpenSearch CPU per chunk: OpenSearch\'s utime + stime from the first request of the run until no merge ran any more after its last',
+    '(the merges a run leaves behind are its cost), ÷ the chunks ingested. Refreshes, merges and segments: the chunk index\'s `_stats`',
+    '(primaries) over the same span; refreshes count the scheduled ones (index.refresh_interval 1 s) too.',
+  );
+  for (const run of ing.api) {
+    if (run.opensearch && !run.opensearch.merges_settled) push('', `(concurrency ${run.concurrency}: merges were still running after ${run.opensearch.merge_wait_seconds} s; its CPU figure stops there.)`);
+  }
+
+  push('', '## Refresh policy — making chunks searchable, bulk indexing alone (no API, no embedder)', '');
+  const rp = result.refresh_policies;
+  if ('error' in rp) {
+    push(`**The refresh-policy comparison failed:** ${rp.error}`);
+  } else {
+    push(
+      rp.method,
+      '',
+      `OpenSearch\'s idle CPU just before: ${fmt(rp.idle_opensearch_cpu_percent)} % of one core (included in the figures below; over a slow policy it weighs more).`,
+      '',
+      '| policy | documents | chunks | seconds | chunks/s | document searchable p50 / p95 (ms) | OpenSearch CPU ms/chunk | refreshes (external) | merges (ms) | segments before → after |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    );
+    for (const run of rp.runs) {
+      const os = run.opensearch;
+      const policy = run.policy === 'group commit' ? `no refresh per bulk + group commit (${run.group_commit_refreshes} refreshes by the refresher, min interval ${rp.refresh_interval_ms} ms)` : `\`${run.policy}\` on each document\'s bulk`;
+      push(
+        `| ${policy} | ${run.documents} | ${run.chunks} | ${fmt(run.seconds, 2)} | ${fmt(run.chunks_per_s)} | ${fmt(run.document_p50_ms)} / ${fmt(run.document_p95_ms)} | ${fmt(os.cpu_ms_per_chunk, 2)} | ${os.index.refreshes} (${os.index.external_refreshes}) | ${os.index.merges} (${os.index.merge_ms}) | ${os.index.segments_before} → ${os.index.segments_after} |`,
+      );
+    }
+  }
+
+  push(
     '',
     '## Resources per phase',
     '',
     result.resources.method,
     '',
-    `API start-up peak RSS (embedder loaded, ready): ${fmt(result.resources.startup_peak_mb)} MB.`,
+    `API start-up peak RSS (model pool loaded, ready): ${fmt(result.resources.startup_peak_mb)} MB. Highest of the run: **${fmt(result.resources.api_peak_rss_mb)} MB** (${result.resources.api_peak_rss_phase}).`,
     '',
     '| phase | seconds | API peak RSS (MB) | CPU: API | OpenSearch | FerretDB | bench |',
     '|---|---:|---:|---:|---:|---:|---:|',
@@ -187,6 +288,9 @@ export function renderMarkdown(result: BenchResult): string {
     `| sequential (fetch, client-side) | ${seq.queries} | ${seq.failures} | ${fmt(seq.queries_per_s)} | ${fmt(seq.latency.p50_ms)} | ${fmt(seq.latency.p90_ms)} | ${fmt(seq.latency.p95_ms)} | ${fmt(seq.latency.p99_ms)} | ${fmt(seq.latency.max_ms)} |`,
     `| autocannon, ${conc.connections} connections | ${conc.requests} | ${conc.non_2xx + conc.errors + conc.timeouts} | ${fmt(conc.requests_per_s)} | ${fmt(conc.latency.p50_ms)} | ${fmt(conc.latency.p90_ms)} | ${fmt(conc.latency.p95_ms)} | ${fmt(conc.latency.p99_ms)} | ${fmt(conc.latency.max_ms)} |`,
     '',
+    `Throughput at ${conc.connections} connections ÷ sequential = **${fmt(q.throughput_ratio, 2)}** (target ≥ 1.7). Both throughputs are completed queries ÷ wall-clock`,
+    `seconds of their run (sequential: ${fmt(seq.queries_per_s)} q/s; 1000 ÷ mean latency would give ${fmt(1000 / seq.latency.mean_ms)} q/s).`,
+    '',
     'Server-Timing stages (ms); `other` = client latency − the stages (HTTP, auth, KB lookup, JSON):',
     '',
     '| stage | sequential p50 | sequential p95 | 8 connections p50 |',
@@ -196,20 +300,67 @@ export function renderMarkdown(result: BenchResult): string {
     push(`| ${stage} | ${fmt(timing.p50_ms)} | ${fmt(timing.p95_ms)} | ${fmt(conc.stages_p50_ms?.[stage])} |`);
   }
 
+  push('', '## Query latency while a big document ingests', '');
+  const during = q.during_ingest;
+  if ('error' in during) {
+    push(`**The phase failed:** ${during.error}`);
+  } else {
+    const d = during.document;
+    push(
+      `One document of ${(d.bytes / 1024 / 1024).toFixed(2)} MiB (${d.sources} SciFact corpus texts joined by blank lines) was posted with \`Prefer: respond-async\``,
+      `into a KB of its own; the same ${during.idle.queries} sequential queries (against the query KB) ran first idle, then over and over for as long as`,
+      `\`GET /api/v1/documents/{id}\` said queued or processing. The document ended **${d.status}**${d.error ? ` (${d.error})` : ''}: ${d.chunks} chunks in ${fmt(d.seconds)} s (${fmt(d.chunks_per_s)} chunks/s, POST to ready).`,
+      '',
+      '| run | queries | failures | p50 | p90 | p95 | p99 | max (ms) | search stage p50 (ms) | embed stage p50 (ms) |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    );
+    for (const [name, run] of [['idle', during.idle], ['during the ingest', during.during]] as const) {
+      push(
+        `| ${name} | ${run.queries} | ${run.failures} | ${fmt(run.latency.p50_ms)} | ${fmt(run.latency.p90_ms)} | ${fmt(run.latency.p95_ms)} | ${fmt(run.latency.p99_ms)} | ${fmt(run.latency.max_ms)} | ${fmt(run.stages.search?.p50_ms)} | ${fmt(run.stages.embed?.p50_ms)} |`,
+      );
+    }
+    push('', `p95 during ÷ idle = **${fmt(during.p95_ratio, 2)}** (target ≤ 2); p50 during ÷ idle = ${fmt(during.p50_ratio, 2)}.`);
+  }
+
   const scale = result.scale;
   push('', '## Scale — query latency as the KB grows', '', scale.method, '');
   if (scale.error) push(`**The scale step failed:** ${scale.error}`, '');
   if (scale.steps.length > 0) {
     push(
-      '| chunks in the KB | load time (s) | loaded chunks/s | queries | p50 | p95 | p99 (ms) | Server-Timing search p50 (ms) |',
-      '|---:|---:|---:|---:|---:|---:|---:|---:|',
+      '| chunks in the KB | load time (s) | loaded chunks/s | merges after (s) | index: chunks / segments | search stage p50 / p95 (ms) | OpenSearch took p50 (ms) | API queries | API p50 | p95 | p99 (ms) | Server-Timing search p50 (ms) |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     );
     for (const step of scale.steps) {
+      const stage = step.search_stage ? apiVariant(step.search_stage) : undefined;
       push(
-        `| ${step.chunks} | ${fmt(step.load.seconds)} | ${fmt(step.load.chunks_per_s, 0)} | ${step.queries.queries} | ${fmt(step.queries.latency.p50_ms)} | ${fmt(step.queries.latency.p95_ms)} | ${fmt(step.queries.latency.p99_ms)} | ${fmt(step.queries.stages.search?.p50_ms)} |`,
+        `| ${step.chunks} | ${fmt(step.load.seconds)} | ${fmt(step.load.chunks_per_s, 0)} | ${fmt(step.merge_wait_seconds)} | ${step.index.documents} / ${step.index.segments} | ${fmt(stage?.client_p50_ms)} / ${fmt(stage?.client_p95_ms)} | ${fmt(stage?.took_p50_ms)} | ${step.queries.queries} | ${fmt(step.queries.latency.p50_ms)} | ${fmt(step.queries.latency.p95_ms)} | ${fmt(step.queries.latency.p99_ms)} | ${fmt(step.queries.stages.search?.p50_ms)} |`,
       );
     }
-    push('', `p50 ratio = **${fmt(scale.p50_ratio, 2)}** (target ≤ 2.0); the search stage alone (Server-Timing p50): ${fmt(scale.search_p50_ratio, 2)}.`);
+    push(
+      '',
+      `Search stage p50 ratio (direct hybridSearch, client side) = **${fmt(scale.search_stage_p50_ratio, 2)}** (target ≤ 1.5); by OpenSearch\'s \`took\`: ${fmt(scale.search_stage_took_p50_ratio, 2)};`,
+      `through the API: whole query ${fmt(scale.p50_ratio, 2)}, Server-Timing search stage ${fmt(scale.search_p50_ratio, 2)}.`,
+    );
+    const withStages = scale.steps.filter((step) => step.search_stage);
+    if (withStages.length > 0) {
+      const names = Object.keys(withStages[0].search_stage?.variants ?? {});
+      push(
+        '',
+        `Where the search stage\'s time goes (size ${withStages[0].search_stage?.size}, same filter on the scale KB; p50 client / took, ms):`,
+        '',
+        `| variant | ${withStages.map((step) => `${step.chunks} chunks`).join(' | ')} | ratio (client) |`,
+        `|---|${withStages.map(() => '---:').join('|')}|---:|`,
+      );
+      for (const name of names) {
+        const cells = withStages.map((step) => {
+          const timing = step.search_stage?.variants[name];
+          return `${fmt(timing?.client_p50_ms)} / ${fmt(timing?.took_p50_ms)}`;
+        });
+        const first = withStages[0].search_stage?.variants[name]?.client_p50_ms;
+        const last = withStages[withStages.length - 1].search_stage?.variants[name]?.client_p50_ms;
+        push(`| ${name} | ${cells.join(' | ')} | ${first && last ? fmt(last / first, 2) : 'n/a'} |`);
+      }
+    }
   }
 
   push('', '## Auth path — autocannon GET /api/v1/me', '');

@@ -2,29 +2,37 @@
 // auth path against the running stack (OpenSearch + FerretDB), through its own API process, and writes
 // bench/results/<stamp>.{json,md} (+ SVG charts, + latest.{json,md}).
 //
-// It creates its own user, API key and KBs and removes them (documents, chunks, records) at the end, also on
-// failure or Ctrl-C. No timed assertion lives in the test suite: the targets are judged here, as figures.
+// It works in a MongoDB database of its own (kbqa_bench_<stamp>, on the configured server; see database.ts), creates
+// its own user, API key and KBs there, and at the end removes their chunks from the shared index and drops the
+// database, also on failure or Ctrl-C. No timed assertion lives in the test suite: the targets are judged here.
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createApiKey, revokeApiKey } from '../service/commands/apiKeys.ts';
+import { createApiKey } from '../service/commands/apiKeys.ts';
 import { createUser } from '../service/commands/accounts.ts';
-import { loadConfig } from '../service/config.ts';
+import { HYBRID_DEPTH } from '../service/commands/answerQuestion.ts';
+import { EXTRACTIVE_MODEL, loadConfig } from '../service/config.ts';
 import { createKbqaClient } from '../service/eval/apiClient.ts';
 import { corpusDocument, loadBeirDataset } from '../service/eval/beir.ts';
+import { queryBody } from '../service/http/routes/query.schema.ts';
 import type { Rag } from '../service/rag/index.ts';
 import { openSearchIndex, type SearchIndex } from '../service/search/index.ts';
 import { openStore, type Store } from '../service/store/index.ts';
 import { startApi, type ApiProcess } from './apiProcess.ts';
 import { ingestChart, latencyHistogramChart, latencyPercentilesChart, ndcgChart, renderSvg, scaleChart } from './charts.ts';
+import { benchDatabaseName, dropDatabase, withDatabase } from './database.ts';
+import { bigDocument, queriesDuringIngest } from './duringIngest.ts';
+import { chunkIndexStats, measureOpenSearchWork, waitForMerges } from './indexStats.ts';
 import { ingestThroughApi, rawEmbedderThroughput, type BenchDocument, type IngestRun } from './ingest.ts';
 import { runLoad, type LoadResult } from './load.ts';
 import { describeMachine } from './machine.ts';
 import { startPhase, stackPids, type PhaseResources } from './phases.ts';
+import { compareRefreshPolicies, REFRESH_POLICIES } from './refreshPolicies.ts';
 import { buildTargets, renderMarkdown, type BenchResult, type EvalSummary, type ScaleStep } from './report.ts';
 import { loadPerturbedCopies, readChunksOfKnowledgeBase, SCALE_NOISE_SIGMA } from './scale.ts';
+import { apiVariant, measureSearchStage, type SearchStageQuery } from './searchStage.ts';
 import { runSequentialQueries } from './sequential.ts';
 import { round } from './stats.ts';
 
@@ -43,6 +51,11 @@ const { values: args } = parseArgs({
     'scale-steps': { type: 'string' },
     'scale-queries': { type: 'string' },
     'auth-seconds': { type: 'string' },
+    'model-workers': { type: 'string' },
+    'embed-threads': { type: 'string' },
+    'refresh-chunks': { type: 'string' },
+    'big-doc-mib': { type: 'string' },
+    'during-queries': { type: 'string' },
     dataset: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
@@ -52,7 +65,16 @@ const { values: args } = parseArgs({
 if (args.help) {
   console.log(`usage: npm run bench -- [--quick] [--ingest-docs N] [--queries N] [--load-amount N]
                        [--scale-steps 10000,100000] [--scale-queries N] [--auth-seconds S] [--dataset DIR]
-  --quick  60 documents, 100 sequential / 200 concurrent queries, scale 2k → 10k chunks, 3 s auth run`);
+                       [--model-workers N] [--embed-threads N] [--refresh-chunks N] [--big-doc-mib M]
+                       [--during-queries N]
+  --quick           60 documents, 100 sequential / 200 concurrent queries, scale 2k → 10k chunks, 300 chunks per
+                    refresh policy, a 1 MiB "big" document, 3 s auth run
+  --model-workers   model worker threads of BOTH the API process and the raw-embedder baseline
+                    (default: KBQA_MODEL_WORKERS if set, else one per core)
+  --embed-threads   ONNX intra-op threads per worker, both sides (default: KBQA_EMBED_THREADS if set, else 1)
+  --refresh-chunks  chunks each refresh policy indexes (default 2000; refresh=wait_for takes ~1 s per 4 documents)
+  --big-doc-mib     size of the document ingested while queries run (default 5, capped at KBQA_MAX_CONTENT_BYTES)
+  --during-queries  the sequential queries run idle, then over and over during that ingest (default 100)`);
   process.exit(0);
 }
 
@@ -60,6 +82,13 @@ const positive = (value: string | undefined, fallback: number, name: string): nu
   if (value === undefined) return fallback;
   const parsed = Number(value);
   if (!Number.isInteger(parsed) || parsed < 1) throw new Error(`--${name} must be a positive integer`);
+  return parsed;
+};
+
+const positiveNumber = (value: string | undefined, fallback: number, name: string): number => {
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!Number.isFinite(parsed) || parsed <= 0) throw new Error(`--${name} must be a positive number`);
   return parsed;
 };
 
@@ -75,6 +104,13 @@ const options = {
   scaleQueries: positive(args['scale-queries'], quick ? 50 : 100, 'scale-queries'),
   authSeconds: positive(args['auth-seconds'], quick ? 3 : 10, 'auth-seconds'),
   authConnections: 32,
+  // The API process and the raw-embedder baseline get the same pool, whatever the environment says.
+  modelWorkers: positive(args['model-workers'] ?? (Number(process.env.KBQA_MODEL_WORKERS) > 0 ? process.env.KBQA_MODEL_WORKERS : undefined), os.availableParallelism(), 'model-workers'),
+  embedThreads: positive(args['embed-threads'] ?? (Number(process.env.KBQA_EMBED_THREADS) > 0 ? process.env.KBQA_EMBED_THREADS : undefined), 1, 'embed-threads'),
+  refreshChunks: positive(args['refresh-chunks'], quick ? 300 : 2000, 'refresh-chunks'),
+  bigDocumentMiB: positiveNumber(args['big-doc-mib'], quick ? 1 : 5, 'big-doc-mib'),
+  duringQueries: positive(args['during-queries'], quick ? 50 : 100, 'during-queries'),
+  ingestConcurrency: 4,
 };
 for (let index = 1; index < options.scaleSteps.length; index += 1) {
   if (options.scaleSteps[index] <= options.scaleSteps[index - 1]) throw new Error('--scale-steps must increase');
@@ -104,7 +140,8 @@ let store: Store | null = null;
 let search: SearchIndex | null = null;
 let rag: Rag | null = null;
 const createdKnowledgeBases: string[] = [];
-let createdUser: { userId: string; defaultKnowledgeBaseId: string; apiKeyId?: string } | null = null;
+/** The bench's own database, once it may exist (see database.ts): dropped at the end. */
+let benchDatabase: { url: string; name: string; timeoutMs: number } | null = null;
 
 let cleanupPromise: Promise<void> | null = null;
 function cleanup(): Promise<void> {
@@ -120,33 +157,29 @@ function cleanup(): Promise<void> {
       const running = api;
       await step('stopping the API process', () => running.stop());
     }
+    // The chunk index is shared: the bench's chunks go one KB at a time. Its records go with its database.
     if (search) {
       const index = search;
       for (const knowledgeBaseId of createdKnowledgeBases) {
         await step(`deleting the chunks of KB ${knowledgeBaseId}`, async () => {
           const deleted = await index.deleteChunksOfKnowledgeBase(knowledgeBaseId);
-          log(`clean-up: removed ${deleted} chunks of KB ${knowledgeBaseId}`);
+          if (deleted > 0) log(`clean-up: removed ${deleted} chunks of KB ${knowledgeBaseId}`);
         });
       }
-    }
-    if (store && createdUser) {
-      const records = store;
-      const user = createdUser;
-      for (const knowledgeBaseId of [...createdKnowledgeBases, user.defaultKnowledgeBaseId]) {
-        await step(`deleting KB ${knowledgeBaseId}`, async () => {
-          await records.deleteDocumentsOfKnowledgeBase(knowledgeBaseId);
-          await records.deleteKnowledgeBaseRecord(knowledgeBaseId);
-        });
-      }
-      if (user.apiKeyId) await step('revoking the API key', () => revokeApiKey(records, user.apiKeyId as string));
-      await step('deleting the bench user', () => records.deleteUser(user.userId));
     }
     if (rag) {
-      const embedder = rag.embedder;
-      await step('releasing the embedder', () => embedder.dispose());
+      const models = rag;
+      await step('stopping the model pool', () => models.close());
     }
     if (search) await step('closing the OpenSearch client', () => (search as SearchIndex).close());
     if (store) await step('closing the store', () => (store as Store).close());
+    if (benchDatabase) {
+      const database = benchDatabase;
+      await step(`dropping the database ${database.name}`, async () => {
+        await dropDatabase(database.url, database.timeoutMs);
+        log(`clean-up: dropped the database ${database.name}`);
+      });
+    }
   })();
   return cleanupPromise;
 }

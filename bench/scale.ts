@@ -26,18 +26,44 @@ function perturb(vector: number[]): number[] {
   return noisy.map((value) => Number((value / norm).toPrecision(7)));
 }
 
-function copyOf(template: ChunkDocument, knowledgeBaseId: string, serial: number, createdAt: string): ChunkDocument {
-  const documentId = randomUUID();
+/**
+ * A perturbed copy of a real chunk as chunk `index` of version 1 of a new document. The fields are listed, not
+ * spread: a template read back from the index also carries what the index adds (indexed_at, embedding_b64).
+ */
+export function copyOfChunk(
+  template: ChunkDocument,
+  target: { knowledgeBaseId: string; documentId: string; index: number; filename: string; createdAt: string },
+): ChunkDocument {
+  const version = 1;
   return {
-    ...template,
-    chunk_id: `${documentId}:0`,
-    document_id: documentId,
-    knowledge_base_id: knowledgeBaseId,
-    filename: `scale-${serial}.txt`,
-    chunk_index: 0,
+    chunk_id: `${target.documentId}:${version}:${target.index}`,
+    knowledge_base_id: target.knowledgeBaseId,
+    document_id: target.documentId,
+    document_version: version,
+    filename: target.filename,
+    title: template.title,
+    heading_path: template.heading_path ?? [],
+    chunk_index: target.index,
+    text: template.text,
     embedding: perturb(template.embedding),
-    created_at: createdAt,
+    embedder: template.embedder,
+    created_at: target.createdAt,
   };
+}
+
+function copyOf(template: ChunkDocument, knowledgeBaseId: string, serial: number, createdAt: string): ChunkDocument {
+  return copyOfChunk(template, { knowledgeBaseId, documentId: randomUUID(), index: 0, filename: `scale-${serial}.txt`, createdAt });
+}
+
+/** The templates grouped back into their documents, each in chunk order (the unit an ingestion indexes). */
+export function templateDocuments(templates: ChunkDocument[]): ChunkDocument[][] {
+  const byDocument = new Map<string, ChunkDocument[]>();
+  for (const template of templates) {
+    const chunks = byDocument.get(template.document_id) ?? [];
+    chunks.push(template);
+    byDocument.set(template.document_id, chunks);
+  }
+  return [...byDocument.values()].map((chunks) => chunks.sort((a, b) => a.chunk_index - b.chunk_index));
 }
 
 /** Adds `count` perturbed copies to the KB, ~500 per bulk request, two in flight; refreshes once at the end. */

@@ -28,6 +28,11 @@ export async function runSequentialQueries(options: {
   bodies: Array<Record<string, unknown>>;
   warmup?: number;
   onProgress?: (done: number, total: number) => void;
+  /**
+   * Instead of one pass over the bodies, cycle through them for as long as this says so (checked before each
+   * query): for measuring while something else runs.
+   */
+  continueWhile?: () => boolean;
 }): Promise<SequentialResult> {
   const endpoint = `${options.url}/api/v1/query`;
   const headers = { authorization: `Bearer ${options.apiKey}`, 'content-type': 'application/json' };
@@ -39,15 +44,19 @@ export async function runSequentialQueries(options: {
   };
 
   // Warm-up (not measured): connections, JIT, OpenSearch caches for the index's structures.
-  for (const body of options.bodies.slice(-Math.min(options.warmup ?? 5, options.bodies.length))) await send(body);
+  const warmup = Math.min(options.warmup ?? 5, options.bodies.length);
+  for (const body of warmup > 0 ? options.bodies.slice(-warmup) : []) await send(body);
 
   const latencies: number[] = [];
   const stages = new Map<string, number[]>();
   let failures = 0;
   let firstFailure = '';
   const started = performance.now();
-  for (const [index, body] of options.bodies.entries()) {
-    const result = await send(body);
+  const continueWhile = options.continueWhile;
+  let sent = 0;
+  while (continueWhile ? continueWhile() : sent < options.bodies.length) {
+    const result = await send(options.bodies[sent % options.bodies.length]);
+    sent += 1;
     if (!result.ok) {
       failures += 1;
       firstFailure ||= `HTTP ${result.status}`;
@@ -62,12 +71,12 @@ export async function runSequentialQueries(options: {
       if (!stages.has('other')) stages.set('other', []);
       stages.get('other')?.push(Math.max(0, result.ms - staged));
     }
-    options.onProgress?.(index + 1, options.bodies.length);
+    if (!continueWhile) options.onProgress?.(sent, options.bodies.length);
   }
   const seconds = (performance.now() - started) / 1000;
   if (failures > 0 && latencies.length === 0) throw new Error(`every query failed (first: ${firstFailure})`);
   return {
-    queries: options.bodies.length,
+    queries: sent,
     failures,
     seconds: round(seconds, 2),
     queries_per_s: round(latencies.length / seconds, 1),

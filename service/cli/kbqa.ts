@@ -11,7 +11,7 @@ import { reindexDocuments } from '../commands/documents.ts';
 import { IngestRunner } from '../commands/ingestJobs.ts';
 import type { Config } from '../config.ts';
 import pino from 'pino';
-import { BGE_SMALL_EN } from '../rag/bgeEmbeddings.ts';
+import { BGE_SMALL_EN } from '../rag/embedderIdentity.ts';
 import { loadRag, type Rag } from '../rag/index.ts';
 import { openConfiguredSearchIndex, type SearchIndex } from '../search/index.ts';
 import { DuplicateEmailError, DuplicateOrganisationError, openStore, type Store } from '../store/index.ts';

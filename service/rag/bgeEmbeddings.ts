@@ -86,12 +86,11 @@ function positiveInt(value: number | undefined, fallback: number, name: string):
   return value;
 }
 
-/** Identifies the embedder's vectors (the chunk index is named after it) without loading the model. */
-export const BGE_SMALL_EN = { modelName: 'bge-small-en-v1.5', dimensions: HIDDEN_SIZE } as const;
+export { BGE_SMALL_EN } from './embedderIdentity.ts';
 
 export class BgeOnnxEmbeddings extends Embeddings {
   readonly dimensions = HIDDEN_SIZE;
-  readonly modelName = BGE_SMALL_EN.modelName;
+  readonly modelName = 'bge-small-en-v1.5';
   readonly batchSize: number;
   readonly maxTokens: number;
   readonly batchMode: BgeBatchMode;

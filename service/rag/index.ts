@@ -4,7 +4,7 @@ import type { Config } from '../config.ts';
 import { UpstreamUnavailableError } from '../errors.ts';
 import { KnowledgeBaseRetriever, mapCitations, type ChainAnswer, type PassageMetadata } from './answerChain.ts';
 import { buildAnswerModels, type AnswerModels } from './answerModels.ts';
-import { BGE_SMALL_EN } from './bgeEmbeddings.ts';
+import { BGE_SMALL_EN } from './embedderIdentity.ts';
 import { startModelPool, type ModelPool } from './modelPool.ts';
 import { embeddingInput, isMarkdownFilename, type SplitResult, type TextSegment } from './splitter.ts';
 import type { Document } from '@langchain/core/documents';

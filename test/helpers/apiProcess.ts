@@ -1,0 +1,134 @@
+// A real API process for the tests that crash or stop one: `node service/main.ts` on a free port, ready once
+// /healthz answers. Unlike the in-process app (app.ts), it can be SIGKILLed or SIGTERMed and its exit observed, and
+// its job runner claims every job in its database, as a deployed instance does. (Spawn and readiness follow
+// bench/apiProcess.ts, which tests do not import.)
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const HOST = '127.0.0.1';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, HOST, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Date.now() when the exit was seen. */
+  at: number;
+}
+
+export interface ApiProcess {
+  url: string;
+  pid: number;
+  /** Resolves when the process has exited (never rejects). */
+  exited: Promise<ProcessExit>;
+  /** The exit, once it happened. */
+  exit(): ProcessExit | null;
+  /** The last lines the process printed (for failure messages). */
+  tail(): string;
+  /** fetch() against the process with an optional API key; JSON bodies are encoded for you. */
+  call(method: string, path: string, options?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any }>;
+  signal(signal: NodeJS.Signals): void;
+  /** SIGKILL unless already gone, and wait for the exit: for `test.after.always`. */
+  kill(): Promise<ProcessExit>;
+}
+
+/**
+ * Spawns the API with `env` over the test process's environment (which points at the running stack), and waits
+ * until /healthz answers 200. Throws with the process's last lines if it exits or does not answer in time.
+ */
+export async function startApiProcess(env: Record<string, string>, readyTimeoutMs = 120_000): Promise<ApiProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['service/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, KBQA_HOST: HOST, KBQA_PORT: String(port), KBQA_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  const keep = (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) lines.push(line);
+    if (lines.length > 60) lines.splice(0, lines.length - 60);
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  let exit: ProcessExit | null = null;
+  const exited = new Promise<ProcessExit>((resolveExit) => {
+    child.once('exit', (code, signal) => {
+      exit = { code, signal, at: Date.now() };
+      resolveExit(exit);
+    });
+    // A failed spawn emits 'error' and may never emit 'exit'.
+    child.once('error', () => {
+      exit ??= { code: null, signal: null, at: Date.now() };
+      resolveExit(exit);
+    });
+  });
+  const url = `http://${HOST}:${port}`;
+  const tail = () => lines.slice(-20).join('\n');
+
+  const api: ApiProcess = {
+    url,
+    pid: child.pid ?? -1,
+    exited,
+    exit: () => exit,
+    tail,
+    async call(method, path, options = {}) {
+      const headers: Record<string, string> = { ...options.headers };
+      if (options.key) headers.authorization = `Bearer ${options.key}`;
+      let body: string | undefined;
+      if (options.body !== undefined) {
+        body = JSON.stringify(options.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      const response = await fetch(`${url}${path}`, { method, headers, body });
+      const text = await response.text();
+      let parsed: unknown = text;
+      try {
+        parsed = text.length > 0 ? JSON.parse(text) : null;
+      } catch {
+        /* not JSON: the caller asserts on that */
+      }
+      return { status: response.status, body: parsed };
+    },
+    signal(signal) {
+      if (!exit) child.kill(signal);
+    },
+    async kill() {
+      if (!exit) child.kill('SIGKILL');
+      return exited;
+    },
+  };
+
+  const deadline = Date.now() + readyTimeoutMs;
+  while (true) {
+    if (exit) {
+      const { code, signal } = exit as ProcessExit;
+      throw new Error(`the API process exited during start-up (code ${code}, signal ${signal}):\n${tail()}`);
+    }
+    try {
+      const response = await fetch(`${url}/healthz`);
+      await response.body?.cancel();
+      if (response.status === 200) return api;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await api.kill();
+      throw new Error(`the API process did not answer /healthz within ${readyTimeoutMs / 1000} s:\n${tail()}`);
+    }
+    await sleep(100);
+  }
+}

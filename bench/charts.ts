@@ -88,7 +88,7 @@ export function latencyHistogramChart(samples: Array<{ run: string; ms: number }
 export function scaleChart(rows: Array<{ chunks: string; percentile: string; ms: number }>, subtitle: string): TopLevelSpec {
   return {
     $schema: SCHEMA,
-    title: { text: 'Query latency vs. KB size (perturbed copies of real chunks)', subtitle },
+    title: { text: 'Latency vs. KB size (perturbed copies of real chunks)', subtitle },
     data: { values: rows },
     width: 320,
     height: 240,

@@ -73,15 +73,25 @@ export interface OpenSearchWork {
   /** OpenSearch's CPU from the start of the work until merges settled after it (null: its pid is unknown). */
   cpu_ms: number | null;
   cpu_ms_per_chunk: number | null;
+  /**
+   * OpenSearch's CPU over IDLE_SECONDS just before the work, with nothing of the bench running (its housekeeping
+   * and other clients of the shared stack), in % of one core.
+   */
+  idle_cpu_percent: number | null;
+  /** cpu_ms minus that idle rate over the work's span, per chunk: an estimate of the work's own cost. */
+  net_cpu_ms_per_chunk: number | null;
   /** How long the merges the work left behind ran after it ended (included in cpu_ms). */
   merge_wait_seconds: number;
   merges_settled: boolean;
   index: ChunkIndexDelta;
 }
 
+const IDLE_SECONDS = 3;
+
 /**
  * Runs `work` (which reports how many chunks it indexed) and charges OpenSearch's CPU to it, up to the moment the
- * merges it caused have finished.
+ * merges it caused have finished. Waits for earlier merges first and samples OpenSearch's idle rate, so neither
+ * a previous phase's merges nor the shared stack's background is mistaken for this work's cost.
  */
 export async function measureOpenSearchWork<T>(
   search: SearchIndex,
@@ -89,19 +99,26 @@ export async function measureOpenSearchWork<T>(
   work: () => Promise<T>,
   chunksOf: (result: T) => number,
 ): Promise<{ result: T; opensearch: OpenSearchWork }> {
+  await waitForMerges(search);
+  const idle = await idleCpuPercent(openSearchPid, IDLE_SECONDS);
   const before = await chunkIndexStats(search);
   const cpuBefore = openSearchPid === undefined ? null : cpuSeconds(openSearchPid);
+  const started = performance.now();
   const result = await work();
   const merges = await waitForMerges(search);
   const cpuAfter = openSearchPid === undefined ? null : cpuSeconds(openSearchPid);
+  const spanSeconds = (performance.now() - started) / 1000;
   const after = await chunkIndexStats(search);
   const cpuMs = cpuBefore === null || cpuAfter === null ? null : round((cpuAfter - cpuBefore) * 1000, 0);
   const chunks = chunksOf(result);
+  const perChunk = (ms: number | null) => (ms === null || chunks === 0 ? null : round(ms / chunks, 2));
   return {
     result,
     opensearch: {
       cpu_ms: cpuMs,
-      cpu_ms_per_chunk: cpuMs === null || chunks === 0 ? null : round(cpuMs / chunks, 2),
+      cpu_ms_per_chunk: perChunk(cpuMs),
+      idle_cpu_percent: idle,
+      net_cpu_ms_per_chunk: cpuMs === null || idle === null ? null : perChunk(Math.max(0, cpuMs - (idle / 100) * spanSeconds * 1000)),
       merge_wait_seconds: merges.seconds,
       merges_settled: merges.settled,
       index: statsDelta(before, after),
@@ -109,8 +126,8 @@ export async function measureOpenSearchWork<T>(
   };
 }
 
-/** OpenSearch's CPU while nothing of the bench's runs, in % of one core (its own housekeeping and other clients). */
-export async function idleCpuPercent(openSearchPid: number | undefined, seconds = 3): Promise<number | null> {
+/** OpenSearch's CPU while nothing of the bench runs, in % of one core (its own housekeeping and other clients). */
+export async function idleCpuPercent(openSearchPid: number | undefined, seconds: number): Promise<number | null> {
   if (openSearchPid === undefined) return null;
   const before = cpuSeconds(openSearchPid);
   const started = performance.now();

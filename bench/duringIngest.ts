@@ -25,7 +25,7 @@ export function bigDocument(texts: string[], maxBytes: number): BigDocument {
     parts.push(text);
     bytes += size;
   }
-  return { filename: `bench-big-${(maxBytes / 1024 / 1024).toFixed(0)}mib.txt`, content: parts.join(separator), bytes, sources: parts.length };
+  return { filename: `bench-big-${bytes}-bytes.txt`, content: parts.join(separator), bytes, sources: parts.length };
 }
 
 export interface DuringIngestResult {

@@ -56,6 +56,7 @@ const { values: args } = parseArgs({
     'refresh-chunks': { type: 'string' },
     'big-doc-mib': { type: 'string' },
     'during-queries': { type: 'string' },
+    'group-commit-ms': { type: 'string' },
     dataset: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
@@ -66,13 +67,14 @@ if (args.help) {
   console.log(`usage: npm run bench -- [--quick] [--ingest-docs N] [--queries N] [--load-amount N]
                        [--scale-steps 10000,100000] [--scale-queries N] [--auth-seconds S] [--dataset DIR]
                        [--model-workers N] [--embed-threads N] [--refresh-chunks N] [--big-doc-mib M]
-                       [--during-queries N]
+                       [--during-queries N] [--group-commit-ms 250,1000]
   --quick           60 documents, 100 sequential / 200 concurrent queries, scale 2k → 10k chunks, 300 chunks per
-                    refresh policy, a 1 MiB "big" document, 3 s auth run
+                    refresh policy, a 0.5 MiB "big" document, 3 s auth run
   --model-workers   model worker threads of BOTH the API process and the raw-embedder baseline
                     (default: KBQA_MODEL_WORKERS if set, else one per core)
   --embed-threads   ONNX intra-op threads per worker, both sides (default: KBQA_EMBED_THREADS if set, else 1)
   --refresh-chunks  chunks each refresh policy indexes (default 2000; refresh=wait_for takes ~1 s per 4 documents)
+  --group-commit-ms group-commit intervals compared besides KBQA_REFRESH_INTERVAL_MS (default 250; 0: none)
   --big-doc-mib     size of the document ingested while queries run (default 5, capped at KBQA_MAX_CONTENT_BYTES)
   --during-queries  the sequential queries run idle, then over and over during that ingest (default 100)`);
   process.exit(0);
@@ -108,7 +110,14 @@ const options = {
   modelWorkers: positive(args['model-workers'] ?? (Number(process.env.KBQA_MODEL_WORKERS) > 0 ? process.env.KBQA_MODEL_WORKERS : undefined), os.availableParallelism(), 'model-workers'),
   embedThreads: positive(args['embed-threads'] ?? (Number(process.env.KBQA_EMBED_THREADS) > 0 ? process.env.KBQA_EMBED_THREADS : undefined), 1, 'embed-threads'),
   refreshChunks: positive(args['refresh-chunks'], quick ? 300 : 2000, 'refresh-chunks'),
-  bigDocumentMiB: positiveNumber(args['big-doc-mib'], quick ? 1 : 5, 'big-doc-mib'),
+  bigDocumentMiB: positiveNumber(args['big-doc-mib'], quick ? 0.5 : 5, 'big-doc-mib'),
+  groupCommitMs: (args['group-commit-ms'] ?? '250')
+    .split(',')
+    .map((interval) => Number(interval.trim()))
+    .filter((interval) => {
+      if (!Number.isInteger(interval) || interval < 0) throw new Error('--group-commit-ms takes integers ≥ 0, comma-separated');
+      return interval > 0;
+    }),
   duringQueries: positive(args['during-queries'], quick ? 50 : 100, 'during-queries'),
   ingestConcurrency: 4,
 };
@@ -236,7 +245,7 @@ async function main(): Promise<number> {
   benchDatabase = { url: config.mongodb.url, name: databaseName, timeoutMs: config.mongodb.timeoutMs };
   store = await openStore(config.mongodb.url, config.mongodb.timeoutMs);
   log(`MongoDB: the bench's own database ${databaseName} (dropped at the end)`);
-  search = openSearchIndex({
+  const searchOptions: SearchIndexOptions = {
     url: config.opensearch.url,
     // Bulk loads of 500 vectors and a delete of 100k chunks take longer than a request of the service does.
     timeoutMs: 300_000,
@@ -248,7 +257,8 @@ async function main(): Promise<number> {
     rrfWeights: config.opensearch.rrfWeights,
     // The refresh-policy comparison's group commit runs the service's refresher with the service's interval.
     refreshIntervalMs: config.ingestion.refreshIntervalMs,
-  });
+  };
+  search = openSearchIndex(searchOptions);
   const index = search;
   const machine = await describeMachine(search, config.mongodb.url, config.mongodb.timeoutMs);
   log(`machine: ${machine.cores} cores, ${machine.memory_gib} GiB, Node ${machine.node}, ${machine.opensearch}, FerretDB ${machine.ferretdb}, load ${machine.load_average_at_start.join('/')}`);
@@ -309,7 +319,7 @@ async function main(): Promise<number> {
     ingestRuns.push(run);
     log(
       `ingest c${concurrency}: ${run.documents_per_s} documents/s, ${run.chunks_per_s} chunks/s (${run.chunks} chunks in ${run.seconds} s); ` +
-        `OpenSearch ${opensearch.cpu_ms_per_chunk ?? 'n/a'} CPU-ms/chunk, ${opensearch.index.refreshes} refreshes, ${opensearch.index.merges} merges (settled after ${opensearch.merge_wait_seconds} s)`,
+        `OpenSearch ${opensearch.cpu_ms_per_chunk ?? 'n/a'} CPU-ms/chunk (net of idle ${opensearch.net_cpu_ms_per_chunk ?? 'n/a'}), ${opensearch.index.external_refreshes} refreshes, ${opensearch.index.merges} merges (settled after ${opensearch.merge_wait_seconds} s)`,
     );
   }
   const ingestPeaks = ingestRuns.map((run) => phases[`ingest, concurrency ${run.concurrency}`]);
@@ -527,6 +537,7 @@ async function main(): Promise<number> {
       refresh_interval_ms: config.ingestion.refreshIntervalMs,
       ingest_concurrency: options.ingestConcurrency,
       refresh_chunks: options.refreshChunks,
+      group_commit_ms: options.groupCommitMs.join(','),
       big_document_mib: options.bigDocumentMiB,
       during_queries: options.duringQueries,
       chunk_tokens: config.chunking.chunkTokens,

@@ -42,8 +42,9 @@ const environmentSchema = z.object({
   KBQA_MONGODB_TIMEOUT_MS: integer(5_000, 100, 600_000),
 
   KBQA_MODEL_DIR: z.string().optional(),
-  // Passages per task handed to a model worker: small, so a question waits behind at most one task.
-  KBQA_EMBED_BATCH_SIZE: integer(4, 1, 256),
+  // Passages per task handed to a model worker: one (~25–70 ms on one thread), so a question waits behind at most one
+  // passage. Passages are embedded one sequence per inference anyway (exact mode), so bigger tasks save nothing.
+  KBQA_EMBED_BATCH_SIZE: integer(1, 1, 256),
   // Model worker threads (0: one per core), each with its own ONNX session of KBQA_EMBED_THREADS intra-op threads.
   KBQA_MODEL_WORKERS: integer(0, 0, 64),
   KBQA_EMBED_THREADS: integer(1, 1, 64),

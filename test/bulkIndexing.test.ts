@@ -120,3 +120,26 @@ test('overload (429) and a failing shard (5xx) are 503 naming OpenSearch', (t) =
     t.is((error as UpstreamUnavailableError).upstream, 'opensearch');
   }
 });
+
+test.serial('concurrent writes share bulk requests, and a refused chunk fails only its own writer', async (t) => {
+  const { app, proxy, vector } = t.context;
+  const documentIds = Array.from({ length: 6 }, () => randomUUID());
+  const before = proxy.bulks.length;
+  const broken = { ...chunk(documentIds[5], 0, 'a chunk OpenSearch refuses', vector), chunk_index: 'not a number' as unknown as number };
+  try {
+    const writes = documentIds.map((documentId, index) =>
+      app.deps.search.indexChunks(index === 5 ? [broken] : [chunk(documentId, 0, `first of ${index}`, vector), chunk(documentId, 1, `second of ${index}`, vector)]),
+    );
+    const outcomes = await Promise.allSettled(writes);
+    const bulks = proxy.bulks.slice(before);
+    // The first write goes out at once; the five that arrive while it is in flight share the next request.
+    t.true(bulks.length <= 2, `${bulks.length} bulk requests for 6 writes`);
+    t.deepEqual(outcomes.slice(0, 5).map((outcome) => outcome.status), ['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+    t.is(outcomes[5].status, 'rejected');
+    t.true((outcomes[5] as PromiseRejectedResult).reason instanceof ChunkIndexingError);
+    await app.deps.search.chunksSearchable();
+    for (const documentId of documentIds.slice(0, 5)) t.is(await app.deps.search.countChunks({ document_id: documentId }), 2);
+  } finally {
+    for (const documentId of documentIds) await app.deps.search.deleteChunksOfDocument(documentId);
+  }
+});

@@ -6,7 +6,7 @@
 // The children claim every claimable job in their database, as a deployed instance does. In the database the other
 // test files share, they would take those files' queued jobs (the in-process apps claim only their own for that
 // reason), so this file uses a database of its own. The chunk index is shared; every check here is scoped to this
-// file's documents and KBs, and the KBs are deleted permanently at the end.
+// file's documents and KBs, and each test deletes its KB permanently when it ends.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
@@ -22,8 +22,6 @@ interface Context {
   user: TestUser;
   /** Every child started, killed in `after.always`. */
   processes: ApiProcess[];
-  /** Every KB made, deleted permanently in `after.always`. */
-  knowledgeBases: string[];
   mongodbUrl: string;
 }
 
@@ -43,44 +41,60 @@ test.before(async (t) => {
   const mongodbUrl = ownDatabaseUrl();
   t.context.mongodbUrl = mongodbUrl;
   t.context.processes = [];
-  t.context.knowledgeBases = [];
   t.context.app = await startTestApp({ KBQA_MONGODB_URL: mongodbUrl });
   t.context.user = await makeUser(t.context.app.deps.store, { label: 'recovery' });
 });
 
 test.after.always(async (t) => {
-  const { app, user, processes = [], knowledgeBases = [] } = t.context;
+  const { app, processes = [] } = t.context;
   await Promise.allSettled(processes.map((child) => child.kill()));
-  if (app && user) {
-    for (const kb of knowledgeBases) await app.call('DELETE', `/api/v1/knowledge-bases/${kb}?permanent=true`, { key: user.key }).catch(() => undefined);
-  }
   await app?.close();
 });
 
 async function spawnApi(t: ExecutionContext<Context>, env: Record<string, string> = {}): Promise<ApiProcess> {
   const child = await startApiProcess({ KBQA_MONGODB_URL: t.context.mongodbUrl, ...CHILD_ENV, ...env });
   t.context.processes.push(child);
+  // Gone before the next test starts: a process left running would claim that test's jobs.
+  t.teardown(async () => {
+    await child.kill();
+  });
   return child;
 }
 
+/**
+ * A KB deleted permanently once the test ends (teardowns run last-registered first: after the test's processes are
+ * killed), with its documents, chunks and any job a failed test left, which the next test's processes would take.
+ */
 async function newKb(t: ExecutionContext<Context>, name: string): Promise<string> {
-  const kb = await createKb(t.context.app, t.context.user.key, name);
-  t.context.knowledgeBases.push(kb);
+  const { app, user } = t.context;
+  const kb = await createKb(app, user.key, name);
+  t.teardown(async () => {
+    const deleted = await app.call('DELETE', `/api/v1/knowledge-bases/${kb}?permanent=true`, { key: user.key });
+    if (deleted.status !== 200) throw new Error(`could not delete KB ${kb}: ${deleted.status} ${JSON.stringify(deleted.body)}`);
+  });
   return kb;
 }
 
-/** A sentence no other text here has: the question below retrieves it, and only it. */
-const FACT = 'The lighthouse at Corrin Point was repainted vermilion in 1987 by its keeper, Maud Elsworth.';
+/**
+ * A paragraph no other text here resembles, long enough to be a chunk of its own (a single sentence inside a chunk
+ * of ledger lines falls under the relevance floor): the question below retrieves it, and only it.
+ */
+const FACT = [
+  'The lighthouse at Corrin Point was repainted vermilion in 1987 by its keeper, Maud Elsworth.',
+  'Before 1987 the Corrin Point lighthouse had been white with a black lantern gallery.',
+  'Maud Elsworth chose vermilion so that fishing boats could see the Corrin Point tower against the snow of the headland.',
+  'The repainting of the lighthouse took her the whole summer of 1987, one band of the tower each week.',
+].join(' ');
 const QUESTION = 'What colour was the Corrin Point lighthouse repainted in 1987?';
 
-/** ~350 KB of distinct sentences (hundreds of chunks: an ingest of several seconds), FACT near the end. */
-function bigText(seed: string): string {
-  const sentences = Array.from(
-    { length: 4400 },
-    (_, index) => `Sentence ${index} of the ${seed} ledger records shipment ${index * 7} to depot ${index % 13}.`,
-  );
-  sentences.splice(4300, 0, FACT);
-  return sentences.join(' ');
+/**
+ * ~250 KB of distinct ledger sentences (about 300 chunks: a minute of embedding on a 2-core machine, several
+ * seconds on a big one), with FACT near the end, where the process killed mid-way had not got to.
+ */
+function bigText(seed: string, sentences = 3000): string {
+  const lines = Array.from({ length: sentences }, (_, index) => `Sentence ${index} of the ${seed} ledger records shipment ${index * 7} to depot ${index % 13}.`);
+  const at = Math.floor(sentences * 0.95);
+  return `${lines.slice(0, at).join(' ')}\n\n${FACT}\n\n${lines.slice(at).join(' ')}`;
 }
 
 interface DocumentView {
@@ -153,7 +167,7 @@ async function assertAnswersFrom(t: ExecutionContext<Context>, api: ApiProcess, 
   const answer = await api.call('POST', '/api/v1/query', { key: t.context.user.key, body: { query: QUESTION, knowledge_base_ids: [kb], include_chunks: true } });
   t.is(answer.status, 200, JSON.stringify(answer.body));
   const chunks = answer.body.chunks as Array<{ document_id: string; text: string }>;
-  t.true(chunks.some((chunk) => chunk.document_id === id && chunk.text.includes(FACT)), 'the chunk with the sentence is retrieved');
+  t.true(chunks.some((chunk) => chunk.document_id === id && chunk.text.includes('repainted vermilion in 1987')), 'the chunk with the fact is retrieved');
   t.true((answer.body.citations as Array<{ document_id: string }>).some((citation) => citation.document_id === id), JSON.stringify(answer.body.citations));
 }
 
@@ -207,7 +221,7 @@ test.serial('an API process SIGKILLed mid-ingest: another process finishes the d
   t.not(claimedAt, null, 'B held the job');
   t.log(
     `A killed ${(killedAfterMs / 1000).toFixed(1)} s into the ingest at ${midway.progress!.embedded}/${total} embedded (${partial} chunks indexed); ` +
-      `B up in ${(((claimedAt ?? readyAt) - bStarted) / 1000).toFixed(1)} s incl. start-up, claimed → ready ${((readyAt - (claimedAt ?? readyAt)) / 1000).toFixed(1)} s`,
+      `B held it ${(((claimedAt ?? readyAt) - bStarted) / 1000).toFixed(1)} s after its spawn (start-up, lease lapse), then ready in ${((readyAt - (claimedAt ?? readyAt)) / 1000).toFixed(1)} s`,
   );
 
   await assertFinished(t, document, kb, total);
@@ -255,14 +269,28 @@ test.serial('an API process SIGTERMed mid-ingest gives the job back and exits pr
   await assertFinished(t, document, kb, midway.progress!.total);
 });
 
-test.serial('an API process SIGTERMed with a short ingest in flight finishes it before exiting', async (t) => {
+/**
+ * A short async ingest through A, then SIGTERM with a generous grace: A finishes the job before exiting, and the
+ * document is ready with no other process running. `when` is the moment of the SIGTERM: as soon as the 202 is in,
+ * or once A is seen holding the job.
+ */
+async function sigtermWithShortIngest(t: ExecutionContext<Context>, when: 'accepted' | 'held') {
   const { app, user } = t.context;
-  const kb = await newKb(t, 'sigterm finish');
+  const kb = await newKb(t, `sigterm finish ${when}`);
   const a = await spawnApi(t, { KBQA_SHUTDOWN_GRACE_MS: '30000' });
-  // ~20 KB: a few seconds of work, well within the grace period.
-  const content = bigText(`short-${randomUUID().slice(0, 8)}`).slice(0, 20_000);
-  const { id, status } = await ingestAsync(a, user.key, kb, 'short.txt', content);
+  // ~20 KB (about 25 chunks): a few seconds of work at most, well within the grace period.
+  const { id, status } = await ingestAsync(a, user.key, kb, 'short.txt', bigText(`short-${randomUUID().slice(0, 8)}`, 250));
   t.is(status, 'queued');
+  let before = 'queued';
+  if (when === 'held') {
+    const deadline = Date.now() + 10_000;
+    while (!(await app.deps.store.findJob(id))?.lease_owner?.includes(`:${a.pid}:`)) {
+      if (Date.now() > deadline) throw new Error(`A did not take the job within 10 s: ${JSON.stringify(await app.deps.store.findJob(id))}\n${a.tail()}`);
+      await sleep(10);
+    }
+    before = (await app.deps.store.findDocument(id))?.status ?? 'missing';
+    t.not(before, 'ready', 'the ingest was still in flight');
+  }
   const signalled = Date.now();
   a.signal('SIGTERM');
 
@@ -271,15 +299,26 @@ test.serial('an API process SIGTERMed with a short ingest in flight finishes it 
   if (!exit) return;
   t.is(exit.code, 0, a.tail());
   t.is(exit.signal, null);
-  t.log(`A exited ${exit.at - signalled} ms after SIGTERM (grace 30 s)`);
+  t.log(`SIGTERM with the document ${before}; A exited ${exit.at - signalled} ms later (grace 30 s)`);
 
   // No process runs now: whatever the document is, A left it so.
   const stored = await app.deps.store.findDocument(id);
-  t.is(stored?.status, 'ready', `finished before exiting: ${JSON.stringify(stored)}`);
-  t.is(await app.deps.store.findJob(id), null, 'no job left');
+  const job = await app.deps.store.findJob(id);
+  t.is(stored?.status, 'ready', `finished before exiting; document ${JSON.stringify(stored)}, job ${JSON.stringify(job)}`);
+  t.is(job, null, 'no job left');
+  // Whatever else happened, a process that exited must not hold a lease: another process would wait for it to lapse.
+  t.false(Boolean(job?.lease_owner?.includes(`:${a.pid}:`)), 'A exited still holding the job\'s lease (neither finished nor released)');
   if (stored?.status !== 'ready') return;
   t.true(stored.chunks > 0);
   t.is(await indexedChunks(app, id), stored.chunks, 'exactly its chunks');
   const report = await runDoctor(app.deps, { knowledgeBaseIds: [kb], graceMs: 0 });
   t.true(report.clean, JSON.stringify(report));
+}
+
+test.serial('an API process SIGTERMed right after accepting a short async ingest finishes it before exiting', async (t) => {
+  await sigtermWithShortIngest(t, 'accepted');
+});
+
+test.serial('an API process SIGTERMed while it runs a short ingest finishes it before exiting', async (t) => {
+  await sigtermWithShortIngest(t, 'held');
 });

@@ -1,10 +1,7 @@
 // Runs in a worker thread of the model pool (modelPool.ts): every inference and every split happens here, never on
 // the API's event loop. Each worker loads its own ONNX session and tokenizer once, on its first task.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { Tokenizer } from '@huggingface/tokenizers';
 import { Piscina } from 'piscina';
-import { BGE_TOKENIZER_FILE, BgeOnnxEmbeddings } from './bgeEmbeddings.ts';
+import { BgeOnnxEmbeddings } from './bgeEmbeddings.ts';
 import { splitDocument, type SplitResult } from './splitter.ts';
 
 export interface ModelSettings {
@@ -34,16 +31,15 @@ export type VectorsResult = Float32Array;
 interface LoadedModels {
   passages: BgeOnnxEmbeddings;
   sentences: BgeOnnxEmbeddings;
-  tokenizer: Tokenizer;
 }
 
 let loaded: Promise<LoadedModels> | undefined;
 
 function models(settings: ModelSettings): Promise<LoadedModels> {
   loaded ??= (async () => {
+    // One session and one tokenizer per worker (~120 MB together): the splitter counts tokens with the embedder's own.
     const passages = await BgeOnnxEmbeddings.load({ modelDir: settings.modelDir, threads: settings.threads });
-    const tokenizer = new Tokenizer(JSON.parse(readFileSync(path.join(settings.modelDir, BGE_TOKENIZER_FILE), 'utf8')) as object, {});
-    return { passages, sentences: passages.withBatchMode('padded', 8, 48), tokenizer };
+    return { passages, sentences: passages.withBatchMode('padded', 8, 48) };
   })();
   // A failed load is not cached: the next task tries again (the model file may have been provisioned since).
   loaded.catch(() => {
@@ -60,14 +56,14 @@ function flatten(vectors: number[][]): VectorsResult {
 }
 
 export default async function run(task: ModelTask): Promise<SplitResult | VectorsResult | number> {
-  const { passages, sentences, tokenizer } = await models(task.settings);
+  const { passages, sentences } = await models(task.settings);
   switch (task.op) {
     case 'split':
       return splitDocument(task.content, task.markdown, {
         chunkTokens: task.settings.chunkTokens,
         overlapTokens: task.settings.overlapTokens,
         maxChars: task.settings.maxChars,
-        countTokens: (text) => tokenizer.encode(text, { add_special_tokens: false }).ids.length,
+        countTokens: (text) => passages.countTokens(text),
       });
     case 'embedPassages':
       return flatten(await passages.embedDocuments(task.texts));

@@ -24,7 +24,7 @@ export function encodeEmbedding(embedding: number[]): string {
   return Buffer.from(Float32Array.from(embedding).buffer).toString('base64');
 }
 
-function bulkLines(chunks: ChunkDocument[]): unknown[] {
+export function bulkLines(chunks: ChunkDocument[]): unknown[] {
   const lines: unknown[] = [];
   for (const chunk of chunks) {
     lines.push({ index: { _index: CHUNKS_ALIAS, _id: chunk.chunk_id } });

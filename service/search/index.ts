@@ -1,7 +1,8 @@
 // The search module: everything the service asks OpenSearch, bound to one client. Only this folder talks to it.
 import type { Config } from '../config.ts';
 import { applySearchAssets, chunkIndexName, type SearchAssetSettings } from './assets.ts';
-import { countChunks, deleteChunksOfDocument, deleteChunksOfDocumentVersion, listChunkGroups, deleteChunksOfKnowledgeBase, indexChunks, refreshChunks, type ChunkDocument } from './chunks.ts';
+import { countChunks, deleteChunksOfDocument, deleteChunksOfDocumentVersion, listChunkGroups, deleteChunksOfKnowledgeBase, refreshChunks, type ChunkDocument } from './chunks.ts';
+import { startBulkCoalescer } from './bulkCoalescer.ts';
 import { startRefresher } from './refresher.ts';
 import { createSearchClient } from './client.ts';
 import { listPluginsAndModules, searchEngineProblem } from './readiness.ts';
@@ -34,12 +35,17 @@ export function openConfiguredSearchIndex(config: Config, embedder: { modelName:
 export function openSearchIndex(options: SearchIndexOptions) {
   const client = createSearchClient(options.url, options.timeoutMs);
   const refresher = startRefresher(client, options.refreshIntervalMs ?? 0);
+  const bulks = startBulkCoalescer(client);
   return {
     indexName: chunkIndexName(options.embedderName),
     rankConstant: options.rrfRankConstant,
     applyAssets: () => applySearchAssets(client, options),
-    /** Indexes without a refresh: call `chunksSearchable()` once the last batch of an ingestion is in. */
-    indexChunks: (chunks: ChunkDocument[]) => indexChunks(client, chunks),
+    /**
+     * Indexes without a refresh (call `chunksSearchable()` once the last batch of an ingestion is in), sharing bulk
+     * requests with concurrent ingestions (bulkCoalescer.ts).
+     */
+    indexChunks: (chunks: ChunkDocument[]) => bulks.index(chunks),
+    bulkRequestCount: () => bulks.requests(),
     /** Group commit: resolves after a refresh that began after the call (shared with concurrent ingestions). */
     chunksSearchable: () => refresher.refreshed(),
     refreshCount: () => refresher.count(),

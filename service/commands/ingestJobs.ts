@@ -125,7 +125,7 @@ export class IngestRunner {
   /** With `claims: 'own'`, the queued jobs this runner may take (those queued through it). */
   readonly #own: Set<string> | null;
   #timer: NodeJS.Timeout | undefined;
-  #polling = false;
+  #polling: Promise<void> | null = null;
   #stopping = false;
   #started = false;
 
@@ -182,6 +182,9 @@ export class IngestRunner {
   async stop(graceMs = this.settings.shutdownGraceMs): Promise<void> {
     this.#stopping = true;
     if (this.#timer) clearTimeout(this.#timer);
+    // A poll in flight may be claiming a job right now: let it finish (it releases what it claims once stopping),
+    // so the snapshot below sees every job this process holds.
+    await this.#polling;
     const all = () => Promise.allSettled([...this.#running.values()].map((running) => running.done));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([all(), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
@@ -197,29 +200,37 @@ export class IngestRunner {
     this.#timer.unref();
   }
 
-  async #poll(): Promise<void> {
-    if (this.#polling || this.#stopping) return;
-    this.#polling = true;
+  #poll(): Promise<void> {
+    if (this.#polling || this.#stopping) return this.#polling ?? Promise.resolve();
+    this.#polling = this.#claimWork().finally(() => {
+      this.#polling = null;
+      this.#schedule(this.settings.pollMs);
+    });
+    return this.#polling;
+  }
+
+  async #claimWork(): Promise<void> {
     try {
       const free = this.settings.concurrency - this.#running.size;
-      if (free > 0) {
-        const now = Date.now();
-        const candidates = await this.#deps.store.listClaimableJobs(now);
-        let claimed = 0;
-        for (const candidate of candidates) {
-          if (claimed >= free || this.#stopping) break;
-          if (this.#running.has(candidate._id) || (this.#own && !this.#own.has(candidate._id))) continue;
-          const job = await this.#deps.store.claimJob(candidate._id, candidate.lease_until ?? null, this.owner, now + this.settings.leaseMs);
-          if (!job) continue;
-          claimed += 1;
-          this.#launch(job, {});
+      if (free <= 0) return;
+      const now = Date.now();
+      const candidates = await this.#deps.store.listClaimableJobs(now);
+      let claimed = 0;
+      for (const candidate of candidates) {
+        if (claimed >= free || this.#stopping) break;
+        if (this.#running.has(candidate._id) || (this.#own && !this.#own.has(candidate._id))) continue;
+        const job = await this.#deps.store.claimJob(candidate._id, candidate.lease_until ?? null, this.owner, now + this.settings.leaseMs);
+        if (!job) continue;
+        if (this.#stopping) {
+          // SIGTERM arrived during the claim: give it straight back (its attempt is not counted against it).
+          await this.#deps.store.releaseJob(job._id, this.owner, Date.now(), true);
+          break;
         }
+        claimed += 1;
+        this.#launch(job, {});
       }
     } catch (error) {
       this.#deps.logger.warn({ err: errorSummary(error) }, 'ingestion jobs: could not poll for work');
-    } finally {
-      this.#polling = false;
-      this.#schedule(this.settings.pollMs);
     }
   }
 

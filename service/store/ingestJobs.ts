@@ -40,10 +40,13 @@ export function ingestJobsStore(collections: Collections) {
       const result = await storeCall(() => ingestJobs.updateOne({ _id: documentId, lease_owner: owner }, { $set: { lease_until: until } }));
       return result.matchedCount === 1;
     },
-    /** Gives the job back: claimable at `notBefore` (now, or after a back-off). */
-    async releaseJob(documentId: string, owner: string, notBefore: number): Promise<void> {
+    /** Gives the job back: claimable at `notBefore` (now, or after a back-off). `unclaimed`: it never ran, so the claim's attempt is undone. */
+    async releaseJob(documentId: string, owner: string, notBefore: number, unclaimed = false): Promise<void> {
       await storeCall(() =>
-        ingestJobs.updateOne({ _id: documentId, lease_owner: owner }, { $set: { lease_owner: null, lease_until: null, not_before: notBefore } }),
+        ingestJobs.updateOne(
+          { _id: documentId, lease_owner: owner },
+          { $set: { lease_owner: null, lease_until: null, not_before: notBefore }, ...(unclaimed ? { $inc: { attempts: -1 } } : {}) },
+        ),
       );
     },
     /** The holder's update of its job (phase, hidden versions, counts); false when it no longer holds it. */

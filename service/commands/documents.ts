@@ -182,6 +182,9 @@ export async function queueReindex(deps: DocumentDeps, document: Pick<DocumentRe
   return true;
 }
 
+/** Re-index jobs queued at once by one `kbqa docs reindex`. */
+export const REINDEX_IN_FLIGHT = 64;
+
 export interface ReindexOutcome {
   /** Rebuilt: a new version from the stored text is live. */
   rebuilt: string[];
@@ -202,14 +205,20 @@ export async function reindexDocuments(
   pollMs = 500,
 ): Promise<ReindexOutcome> {
   const outcome: ReindexOutcome = { rebuilt: [], skipped: [], failed: [] };
+  // At most REINDEX_IN_FLIGHT queued at once: every job in flight is a hidden version each query filters out.
+  const toQueue = [...documentIds];
   const waiting = new Map<string, number>();
-  for (const id of documentIds) {
-    const before = await deps.store.findDocument(id);
-    if (before && (await queueReindex(deps, before))) waiting.set(id, before.version + 1);
-    else outcome.skipped.push(id);
-  }
-  const total = waiting.size;
-  onProgress(0, total);
+  let finished = 0;
+  const queueMore = async () => {
+    while (waiting.size < REINDEX_IN_FLIGHT && toQueue.length > 0) {
+      const id = toQueue.shift()!;
+      const before = await deps.store.findDocument(id);
+      if (before && (await queueReindex(deps, before))) waiting.set(id, before.version + 1);
+      else outcome.skipped.push(id);
+    }
+  };
+  await queueMore();
+  onProgress(0, documentIds.length - outcome.skipped.length);
   while (waiting.size > 0) {
     await new Promise((resolve) => setTimeout(resolve, pollMs));
     for (const [id, version] of waiting) {
@@ -219,8 +228,10 @@ export async function reindexDocuments(
       else if (document.status === 'failed') outcome.failed.push(id);
       else continue;
       waiting.delete(id);
-      onProgress(total - waiting.size, total);
+      finished += 1;
     }
+    await queueMore();
+    onProgress(finished, documentIds.length - outcome.skipped.length);
   }
   return outcome;
 }

@@ -254,6 +254,7 @@ export class IngestRunner {
     }, renewEvery);
     renewal.unref();
 
+    const fromQueue = prepared === undefined && callbacks.onLive === undefined;
     const done = (async () => {
       try {
         await executeJob(this.#deps, job, this.owner, checkpoint, (document) => callbacks.onLive?.(document), prepared);
@@ -262,8 +263,9 @@ export class IngestRunner {
       } finally {
         clearInterval(renewal);
         this.#running.delete(job._id);
-        if ((await this.#deps.store.findJob(job._id).catch(() => null)) === null) this.#own?.delete(job._id);
-        if (!this.#stopping) this.#schedule(0);
+        if (this.#own && (await this.#deps.store.findJob(job._id).catch(() => null)) === null) this.#own.delete(job._id);
+        // A queued job's slot is free: look for the next one now. (A request's own job took no slot.)
+        if (!this.#stopping && fromQueue) this.#schedule(0);
       }
     })();
     this.#running.set(job._id, { job, stop: (reason) => (stopReason ??= reason), done });
@@ -381,7 +383,10 @@ async function buildVersion(
   checkpoint();
   if (segments.length === 0) throw new BadRequestError('content: has no text to index (no letters or digits)');
   // One document write per job start and per PROGRESS_EVERY_MS, not per step: writes are what FerretDB is slow at.
-  if (!(await store.setDocumentProgress(job._id, 'processing', { embedded: 0, total: segments.length }))) await cancel(deps, job, false);
+  // A request waiting on a document of one step goes from queued to ready directly (nobody polls it meanwhile).
+  if (!prepared || segments.length > SEGMENTS_PER_STEP) {
+    if (!(await store.setDocumentProgress(job._id, 'processing', { embedded: 0, total: segments.length }))) await cancel(deps, job, false);
+  }
   const target = { _id: job._id, knowledge_base_id: job.knowledge_base_id, filename: job.filename, title: job.title, created_at: document!.created_at };
   let lastProgress = Date.now();
   for (let start = 0; start < segments.length; start += SEGMENTS_PER_STEP) {

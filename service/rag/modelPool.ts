@@ -89,8 +89,18 @@ export function startModelPool(options: ModelPoolOptions): ModelPool {
     embedPassages: async (texts) =>
       texts.length === 0 ? [] : rows(await submit<VectorsResult>('background', { op: 'embedPassages', settings, texts }), texts.length),
     embedQuery: async (text) => rows(await submit<VectorsResult>('interactive', { op: 'embedQuery', settings, text }), 1)[0],
-    embedSentences: async (texts) =>
-      texts.length === 0 ? [] : rows(await submit<VectorsResult>('interactive', { op: 'embedSentences', settings, texts }), texts.length),
+    // A question's few sentences are spread over the workers (each part one padded call): an idle pool answers in
+    // the time of the largest part, not of the whole batch on one thread.
+    embedSentences: async (texts) => {
+      const parts = Math.min(workers, texts.length);
+      const size = Math.ceil(texts.length / Math.max(1, parts));
+      const tasks: Promise<number[][]>[] = [];
+      for (let start = 0; start < texts.length; start += size) {
+        const part = texts.slice(start, start + size);
+        tasks.push(submit<VectorsResult>('interactive', { op: 'embedSentences', settings, texts: part }).then((flat) => rows(flat, part.length)));
+      }
+      return (await Promise.all(tasks)).flat();
+    },
     countTokens: (text) => submit<number>('interactive', { op: 'countTokens', settings, text }),
     queued: () => ({ interactive: lanes.interactive.length, background: lanes.background.length }),
     async close() {

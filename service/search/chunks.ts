@@ -24,11 +24,20 @@ export function encodeEmbedding(embedding: number[]): string {
   return Buffer.from(Float32Array.from(embedding).buffer).toString('base64');
 }
 
+/**
+ * One keyword naming a chunk's document version (`<document id>:<version>`): a query hides any number of versions in
+ * flight with ONE `terms` clause on it (one clause per version would reach OpenSearch's clause limit when thousands
+ * of documents are queued or re-indexed).
+ */
+export function documentVersionId(documentId: string, version: number): string {
+  return `${documentId}:${version}`;
+}
+
 export function bulkLines(chunks: ChunkDocument[]): unknown[] {
   const lines: unknown[] = [];
   for (const chunk of chunks) {
     lines.push({ index: { _index: CHUNKS_ALIAS, _id: chunk.chunk_id } });
-    lines.push({ ...chunk, embedding_b64: encodeEmbedding(chunk.embedding) });
+    lines.push({ ...chunk, document_version_id: documentVersionId(chunk.document_id, chunk.document_version), embedding_b64: encodeEmbedding(chunk.embedding) });
   }
   return lines;
 }
@@ -48,7 +57,7 @@ export const MAX_BULK_BYTES = 8 * 1024 * 1024;
  */
 export function chunkBytesUpperBound(chunk: ChunkDocument): number {
   const strings = chunk.text.length + chunk.title.length + chunk.filename.length + chunk.heading_path.reduce((sum, heading) => sum + heading.length + 3, 0);
-  const ids = chunk.chunk_id.length * 2 + chunk.document_id.length + chunk.knowledge_base_id.length + chunk.embedder.length;
+  const ids = chunk.chunk_id.length * 2 + chunk.document_id.length * 2 + chunk.knowledge_base_id.length + chunk.embedder.length + 32;
   return 6 * strings + 6 * ids + chunk.embedding.length * (25 + 6) + 512;
 }
 

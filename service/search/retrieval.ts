@@ -1,7 +1,7 @@
 // Reading chunks back: the hybrid (BM25 + k-NN, fused by RRF in a search pipeline) query the API uses, and the
 // single-sided BM25 and k-NN queries that `kbqa eval --ablate` compares it with. All three share one filter and
 // one field set, so an ablation measures the fusion and nothing else.
-import { chunkVersionQuery, type ChunkDocument } from './chunks.ts';
+import { chunkVersionQuery, documentVersionId, type ChunkDocument } from './chunks.ts';
 import type { SearchClient } from './client.ts';
 import { CHUNKS_ALIAS, HYBRID_EXPLAIN_SEARCH_PIPELINE, HYBRID_SEARCH_PIPELINE } from './assets.ts';
 
@@ -60,11 +60,18 @@ interface SearchResponse {
   hits: { hits: Hit[] };
 }
 
-/** The chunks a request may see: its KBs, minus the hidden chunk versions. */
+/**
+ * The chunks a request may see: its KBs, minus the hidden chunk versions — one `terms` clause for all of them, plus
+ * one clause per hidden version 0 (chunks indexed before versions existed carry no version id; only a re-index or
+ * replacement of such a document hides one, and `kbqa docs reindex` keeps at most 64 in flight).
+ */
 function chunkFilter(request: RetrievalRequest) {
   const kbs = { terms: { knowledge_base_id: request.knowledgeBaseIds } };
   if (!request.hidden?.length) return kbs;
-  return { bool: { filter: [kbs], must_not: request.hidden.map((hidden) => chunkVersionQuery(hidden.document_id, hidden.version)) } };
+  const versionIds = request.hidden.filter((hidden) => hidden.version > 0).map((hidden) => documentVersionId(hidden.document_id, hidden.version));
+  const legacy = request.hidden.filter((hidden) => hidden.version === 0).map((hidden) => chunkVersionQuery(hidden.document_id, 0));
+  const mustNot = [...(versionIds.length > 0 ? [{ terms: { document_version_id: versionIds } }] : []), ...legacy];
+  return { bool: { filter: [kbs], must_not: mustNot } };
 }
 
 /**

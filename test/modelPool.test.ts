@@ -1,0 +1,47 @@
+// The model pool's lanes: a question goes before queued document work, and while questions come, document work
+// leaves a worker free for them. Asserted on completion order, never on time.
+import test from 'ava';
+import { loadConfig } from '../service/config.ts';
+import { startModelPool } from '../service/rag/modelPool.ts';
+
+const config = loadConfig();
+const passage = Array.from({ length: 40 }, (_, index) => `Passage sentence ${index} about tidal energy and the moon.`).join(' ');
+
+function pool() {
+  return startModelPool({ ...config.chunking, modelDir: config.embedder.modelDir, workers: 2, threadsPerWorker: 1 });
+}
+
+test.serial('a question overtakes the document work queued before it', async (t) => {
+  const models = pool();
+  try {
+    // Warm both workers up with document work only: no question is recent, so document work may take both workers.
+    await Promise.all([models.embedPassages(['warm up']), models.embedPassages(['warm up'])]);
+    const finished: string[] = [];
+    const background = Array.from({ length: 12 }, (_, index) => models.embedPassages([passage]).then(() => finished.push(`passage ${index}`)));
+    t.is(models.queued().background, 10, 'both workers run a passage; the rest wait in the pool\'s own queue, not in piscina\'s');
+    const question = models.embedQuery('When is the spring tide?').then(() => finished.push('question'));
+    await Promise.all([...background, question]);
+    // It waits only for a passage already running on a worker: at most the two in flight finish before it.
+    t.true(finished.indexOf('question') <= 2, finished.join(', '));
+  } finally {
+    await models.close();
+  }
+});
+
+test.serial('while questions come, document work keeps one worker free for them', async (t) => {
+  const models = pool();
+  try {
+    // Two questions at once: each worker loads its model, and a question is now recent.
+    await Promise.all([models.embedQuery('a question was just asked'), models.embedQuery('and another one')]);
+    const finished: string[] = [];
+    const background = Array.from({ length: 8 }, (_, index) => models.embedPassages([passage]).then(() => finished.push(`passage ${index}`)));
+    t.is(models.queued().background, 7, 'one worker takes a passage; the other is kept for questions');
+    // The question starts at once on the free worker (a few tokens against a long passage running beside it).
+    const question = models.embedQuery('When is the spring tide?').then(() => finished.push('question'));
+    await Promise.all([...background, question]);
+    t.is(finished[0], 'question', finished.join(', '));
+    t.is(finished.length, 9, 'the document work still all finished');
+  } finally {
+    await models.close();
+  }
+});

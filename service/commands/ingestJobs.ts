@@ -168,8 +168,12 @@ export class IngestRunner {
    * A job this process already holds (its lease was written with the job): runs it now, resolving once its version
    * is live (the retire step goes on in the background) and rejecting with the reason it failed.
    */
-  runHeld(job: IngestJobRecord, prepared?: Prepared): Promise<DocumentRecord> {
-    if (this.#stopping) return Promise.reject(new ServiceStoppingError('the service is shutting down; retry the request'));
+  async runHeld(job: IngestJobRecord, prepared?: Prepared): Promise<DocumentRecord> {
+    if (this.#stopping) {
+      // Written just as SIGTERM came: give the job back at once, for whichever process runs next.
+      await this.#deps.store.releaseJob(job._id, this.owner, Date.now(), true);
+      throw stoppingError(job._id);
+    }
     return new Promise<DocumentRecord>((resolve, reject) => {
       this.#launch(job, { onLive: resolve, onFailed: reject }, prepared);
     });
@@ -277,11 +281,7 @@ export class IngestRunner {
       if (error instanceof JobStopped) {
         if (error.reason === 'shutdown') {
           await store.releaseJob(job._id, this.owner, Date.now());
-          onFailed?.(
-            new ServiceStoppingError(
-              `the service is shutting down; document ${job._id} is stored and another instance finishes it: follow GET /api/v1/documents/${job._id}`,
-            ),
-          );
+          onFailed?.(stoppingError(job._id));
         } else {
           // Someone else holds it now, or it was deleted (the deleter removed the document; remove what we wrote since).
           if ((await store.findJob(job._id)) === null) await removeVersionChunks(this.#deps, job);
@@ -308,6 +308,12 @@ export class IngestRunner {
       onFailed?.(error instanceof JobStopped ? new ServiceStoppingError('the service is shutting down; retry the request') : error);
     }
   }
+}
+
+function stoppingError(documentId: string): ServiceStoppingError {
+  return new ServiceStoppingError(
+    `the service is shutting down; document ${documentId} is stored and another instance finishes it: follow GET /api/v1/documents/${documentId}`,
+  );
 }
 
 /** What a request waiting on a cancelled job hears: its KB is gone (deleted meanwhile), or its document is. */

@@ -44,6 +44,8 @@ export async function connectMongo(url: string, timeoutMs: number, options: Conn
     // FerretDB does not implement retryable writes' session machinery the way MongoDB does.
     retryWrites: false,
     maxPoolSize: 32,
+    // After an outage the driver learns the server is back at its next heartbeat: every 2 s, not the default 10 s.
+    heartbeatFrequencyMS: 2_000,
     monitorCommands: options.onCommand !== undefined,
   });
   if (options.onCommand) {

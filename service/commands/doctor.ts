@@ -144,8 +144,10 @@ async function fix(deps: { store: Store; search: SearchIndex }, findings: Doctor
   };
   // Each finding is checked again right before it is acted on: the report is a snapshot, and a record may have
   // been written (or a KB restored) since.
+  // An orphan is one no record claims: neither a document nor a job (checked again, right before acting).
+  const claimed = async (documentId: string) => (await store.findDocument(documentId)) !== null || (await store.findJob(documentId)) !== null;
   for (const orphan of findings.orphan_chunks) {
-    if ((await store.findDocument(orphan.document_id)) || (await store.findJob(orphan.document_id))) continue;
+    if (await claimed(orphan.document_id)) continue;
     await search.deleteChunksOfDocument(orphan.document_id);
     fixed.chunks_removed_for_documents += 1;
   }
@@ -157,7 +159,7 @@ async function fix(deps: { store: Store; search: SearchIndex }, findings: Doctor
     fixed.stale_versions_removed += 1;
   }
   for (const orphan of findings.orphan_contents) {
-    if ((await store.findDocument(orphan.document_id)) || (await store.findJob(orphan.document_id))) continue;
+    if (await claimed(orphan.document_id)) continue;
     await store.deleteDocumentContent(orphan.content_id);
     fixed.contents_removed += 1;
   }
@@ -182,7 +184,7 @@ async function fix(deps: { store: Store; search: SearchIndex }, findings: Doctor
     const document = await store.findDocument(stuck.document_id);
     if (!document || document.version !== stuck.version || (await store.findJob(document._id))) continue;
     if (document.status !== 'queued' && document.status !== 'processing') continue;
-    await store.insertJob(requeuedJob(document, await store.findDocumentContent(pendingContentId(document._id, document.version)) !== null, options.leaseMs ?? 30_000));
+    await store.insertJob(requeuedJob(document, await store.hasDocumentContent(pendingContentId(document._id, document.version)), options.leaseMs ?? 30_000));
     fixed.documents_requeued += 1;
   }
   // A ready document whose chunks are missing is rebuilt from its stored original.

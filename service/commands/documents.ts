@@ -119,9 +119,8 @@ export async function retryDocument(deps: DocumentDeps, user: Principal, id: str
   const document = await ownedDocument(deps.store, user, id);
   if (document.status !== 'failed') throw new ConflictError(`document ${id} is ${document.status}; only a failed document is retried`);
   const pending = pendingContentId(id, document.version);
-  const contentId = (await deps.store.findDocumentContent(pending)) !== null ? pending : id;
-  const job = await queueVersion(deps, document, { version: document.version + 1, content_id: contentId, filename: document.filename, title: document.title }, mode);
-  return job;
+  const contentId = (await deps.store.hasDocumentContent(pending)) ? pending : id;
+  return queueVersion(deps, document, { version: document.version + 1, content_id: contentId, filename: document.filename, title: document.title }, mode);
 }
 
 /**
@@ -162,24 +161,25 @@ export async function listDocuments(store: Store, user: Principal, knowledgeBase
 
 /**
  * Queues a rebuild of a ready document's chunks from its stored text (a chunking or model change, a repair): a new
- * version, built beside the live one and swapped like a replacement. False when it has no live version or text,
- * or is already in flight.
+ * version, built beside the live one and swapped like a replacement. Returns the version queued, or null when the
+ * document has no live version or text, or is already in flight.
  */
-export async function queueReindex(deps: DocumentDeps, document: Pick<DocumentRecord, '_id'>): Promise<boolean> {
-  const current = await deps.store.findDocument(document._id);
-  if (!current || current.live_version === null || current.status === 'queued' || current.status === 'processing') return false;
-  if ((await deps.store.findDocumentContent(current._id)) === null) return false;
-  if (!(await deps.store.startDocumentVersion(current._id, current.version, new Date()))) return false;
+export async function queueReindex(deps: DocumentDeps, documentId: string): Promise<number | null> {
+  const current = await deps.store.findDocument(documentId);
+  if (!current || current.live_version === null || current.status === 'queued' || current.status === 'processing') return null;
+  if (!(await deps.store.hasDocumentContent(current._id))) return null;
+  if (!(await deps.store.startDocumentVersion(current._id, current.version, new Date()))) return null;
+  const version = current.version + 1;
   const job = newJob(
     current,
-    { version: current.version + 1, content_id: current._id, filename: current.filename, title: current.title, replaces: current.live_version },
+    { version, content_id: current._id, filename: current.filename, title: current.title, replaces: current.live_version },
     'async',
     null,
     deps.config.ingestion.leaseMs,
   );
   await deps.store.insertJob(job);
   deps.jobs.nudge(current._id);
-  return true;
+  return version;
 }
 
 /** Re-index jobs queued at once by one `kbqa docs reindex`. */
@@ -212,9 +212,9 @@ export async function reindexDocuments(
   const queueMore = async () => {
     while (waiting.size < REINDEX_IN_FLIGHT && toQueue.length > 0) {
       const id = toQueue.shift()!;
-      const before = await deps.store.findDocument(id);
-      if (before && (await queueReindex(deps, before))) waiting.set(id, before.version + 1);
-      else outcome.skipped.push(id);
+      const version = await queueReindex(deps, id);
+      if (version === null) outcome.skipped.push(id);
+      else waiting.set(id, version);
     }
   };
   await queueMore();

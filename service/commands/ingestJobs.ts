@@ -25,7 +25,7 @@ export interface IngestDeps {
   search: SearchIndex;
   rag: Rag;
   logger: Logger;
-  config: Pick<Config, 'ingestion' | 'embedder'>;
+  config: Pick<Config, 'ingestion'>;
 }
 
 /** Segments embedded and indexed per step: progress moves, and a lost lease or a shutdown is noticed, this often. */
@@ -100,9 +100,20 @@ export function retryDelayMs(attempts: number): number {
 }
 
 interface Running {
-  job: IngestJobRecord;
   stop: (reason: StopReason) => void;
   done: Promise<void>;
+}
+
+/** One run of a held job: what its steps share. */
+interface JobRun {
+  deps: IngestDeps;
+  job: IngestJobRecord;
+  owner: string;
+  /** Throws JobStopped when the lease was lost or the process is stopping: called between two steps. */
+  checkpoint: () => void;
+  /** The version is live (a waiting request answers now; retiring the old one goes on). */
+  onLive: (document: DocumentRecord) => void;
+  prepared: Prepared | undefined;
 }
 
 /**
@@ -158,10 +169,6 @@ export class IngestRunner {
   /** Jobs running in this process. */
   runningJobs(): string[] {
     return [...this.#running.keys()];
-  }
-
-  get stopping(): boolean {
-    return this.#stopping;
   }
 
   /**
@@ -261,7 +268,7 @@ export class IngestRunner {
     const fromQueue = prepared === undefined && callbacks.onLive === undefined;
     const done = (async () => {
       try {
-        await executeJob(this.#deps, job, this.owner, checkpoint, (document) => callbacks.onLive?.(document), prepared);
+        await executeJob({ deps: this.#deps, job, owner: this.owner, checkpoint, onLive: (document) => callbacks.onLive?.(document), prepared });
       } catch (error) {
         await this.#settleFailure(job, error, callbacks.onFailed);
       } finally {
@@ -272,7 +279,7 @@ export class IngestRunner {
         if (!this.#stopping && fromQueue) this.#schedule(0);
       }
     })();
-    this.#running.set(job._id, { job, stop: (reason) => (stopReason ??= reason), done });
+    this.#running.set(job._id, { stop: (reason) => (stopReason ??= reason), done });
   }
 
   async #settleFailure(job: IngestJobRecord, error: unknown, onFailed: ((error: unknown) => void) | undefined): Promise<void> {
@@ -345,31 +352,19 @@ async function failJob(deps: IngestDeps, job: IngestJobRecord, error: unknown): 
 }
 
 /** Runs a held job from wherever it stands (a re-run after a crash continues the same way). */
-async function executeJob(
-  deps: IngestDeps,
-  job: IngestJobRecord,
-  owner: string,
-  checkpoint: () => void,
-  onLive: (document: DocumentRecord) => void,
-  prepared: Prepared | undefined,
-): Promise<void> {
+async function executeJob(run: JobRun): Promise<void> {
+  const { deps, job } = run;
   if (job.attempts > deps.config.ingestion.maxAttempts) {
     throw new IngestionAbandonedError(
       `ingestion was interrupted ${job.attempts - 1} times (the process running it stopped each time); retry the document, or ask an operator to look at the server's logs`,
     );
   }
-  if (job.phase === 'build') await buildVersion(deps, job, owner, checkpoint, onLive, prepared);
-  if (job.replaces !== null) await retireReplacedVersion(deps, job, onLive);
+  if (job.phase === 'build') await buildVersion(run);
+  if (job.replaces !== null) await retireReplacedVersion(run);
 }
 
-async function buildVersion(
-  deps: IngestDeps,
-  job: IngestJobRecord,
-  owner: string,
-  checkpoint: () => void,
-  onLive: (document: DocumentRecord) => void,
-  prepared: Prepared | undefined,
-): Promise<void> {
+async function buildVersion(run: JobRun): Promise<void> {
+  const { deps, job, owner, checkpoint, onLive, prepared } = run;
   const { store, search, rag } = deps;
   let document: DocumentRecord | null;
   let content: string | null;
@@ -431,7 +426,7 @@ async function buildVersion(
 }
 
 /** The new version is live: its text becomes the document's, its record fields too; the old chunks go. */
-async function retireReplacedVersion(deps: IngestDeps, job: IngestJobRecord, onLive: (document: DocumentRecord) => void): Promise<void> {
+async function retireReplacedVersion({ deps, job, onLive }: JobRun): Promise<void> {
   const { store, search } = deps;
   const built = job.built!;
   if (job.content_id !== job._id) {

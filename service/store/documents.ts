@@ -54,6 +54,10 @@ export function documentsStore(collections: Collections) {
       );
       return records.map((record) => record._id);
     },
+    /** Whether a text is stored under this id, without reading it (a text may be megabytes). */
+    async hasDocumentContent(id: string): Promise<boolean> {
+      return (await storeCall(() => documentContents.findOne({ _id: id }, { projection: { _id: 1 } }))) !== null;
+    },
     async findDocumentContent(id: string): Promise<string | null> {
       return (await storeCall(() => documentContents.findOne({ _id: id })))?.content ?? null;
     },

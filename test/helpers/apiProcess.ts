@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { callJson, type CallOptions, type CallResult } from './http.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const HOST = '127.0.0.1';
@@ -40,7 +41,7 @@ export interface ApiProcess {
   /** The last lines the process printed (for failure messages). */
   tail(): string;
   /** fetch() against the process with an optional API key; JSON bodies are encoded for you. */
-  call(method: string, path: string, options?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any }>;
+  call(method: string, path: string, options?: CallOptions): Promise<CallResult>;
   signal(signal: NodeJS.Signals): void;
   /** SIGKILL unless already gone, and wait for the exit: for `test.after.always`. */
   kill(): Promise<ProcessExit>;
@@ -85,24 +86,7 @@ export async function startApiProcess(env: Record<string, string>, readyTimeoutM
     exited,
     exit: () => exit,
     tail,
-    async call(method, path, options = {}) {
-      const headers: Record<string, string> = { ...options.headers };
-      if (options.key) headers.authorization = `Bearer ${options.key}`;
-      let body: string | undefined;
-      if (options.body !== undefined) {
-        body = JSON.stringify(options.body);
-        headers['content-type'] ??= 'application/json';
-      }
-      const response = await fetch(`${url}${path}`, { method, headers, body });
-      const text = await response.text();
-      let parsed: unknown = text;
-      try {
-        parsed = text.length > 0 ? JSON.parse(text) : null;
-      } catch {
-        /* not JSON: the caller asserts on that */
-      }
-      return { status: response.status, body: parsed };
-    },
+    call: (method, path, options) => callJson(url, method, path, options),
     signal(signal) {
       if (!exit) child.kill(signal);
     },

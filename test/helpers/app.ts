@@ -9,12 +9,13 @@ import { IngestRunner } from '../../service/commands/ingestJobs.ts';
 import { loadRag } from '../../service/rag/index.ts';
 import { openConfiguredSearchIndex } from '../../service/search/index.ts';
 import { openStore } from '../../service/store/index.ts';
+import { callJson, type CallOptions, type CallResult } from './http.ts';
 
 export interface TestApp {
   baseUrl: string;
   deps: AppDeps;
   /** fetch() against the app with an optional API key; JSON bodies are encoded for you. */
-  call(method: string, path: string, options?: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  call(method: string, path: string, options?: CallOptions): Promise<CallResult>;
   close(): Promise<void>;
 }
 
@@ -47,24 +48,7 @@ export async function startTestApp(environment: Record<string, string> = {}, opt
   return {
     baseUrl,
     deps,
-    async call(method, path, options = {}) {
-      const headers: Record<string, string> = { ...options.headers };
-      if (options.key) headers.authorization = `Bearer ${options.key}`;
-      let body: string | undefined = options.rawBody;
-      if (options.body !== undefined) {
-        body = JSON.stringify(options.body);
-        headers['content-type'] ??= 'application/json';
-      }
-      const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
-      const text = await response.text();
-      let parsed: unknown = text;
-      try {
-        parsed = text.length > 0 ? JSON.parse(text) : null;
-      } catch {
-        /* not JSON: tests assert on that */
-      }
-      return { status: response.status, body: parsed, headers: response.headers };
-    },
+    call: (method, path, options) => callJson(baseUrl, method, path, options),
     async close() {
       await jobs.stop(0);
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -69,6 +69,20 @@ const environmentSchema = z.object({
   KBQA_MAX_BODY_BYTES: integer(10 * MiB, 1024, 1024 * MiB),
   KBQA_MAX_CONTENT_BYTES: integer(5 * MiB, 1, 1024 * MiB),
 
+  // The web app (service/http/web*.ts, web/).
+  KBQA_WEB_DIST: z.string().default('web/dist'),
+  // Where people reach the service: the origin of the links `kbqa users create` prints, and https here sets the
+  // cookie's Secure flag. Default: http://KBQA_HOST:KBQA_PORT.
+  KBQA_PUBLIC_URL: z.string().url().optional(),
+  KBQA_SIGNUP: z.enum(['closed', 'open']).default('closed'),
+  KBQA_SESSION_IDLE_MINUTES: integer(60 * 24, 1, 60 * 24 * 365),
+  KBQA_SESSION_MAX_HOURS: integer(24 * 14, 1, 24 * 365),
+  KBQA_PASSWORD_LINK_HOURS: integer(72, 1, 24 * 60),
+  KBQA_SIGN_IN_MAX_FAILURES: integer(5, 1, 1_000),
+  KBQA_SIGN_IN_MAX_FAILURES_PER_ADDRESS: integer(30, 1, 100_000),
+  KBQA_SIGN_IN_WINDOW_MINUTES: integer(15, 1, 24 * 60),
+  KBQA_DELETED_RETENTION_DAYS: integer(30, 1, 3650),
+
   KBQA_OPENAI_BASE_URL: z.string().url().optional(),
   KBQA_OPENAI_API_KEY: z.string().optional(),
   KBQA_OPENAI_MODELS: list(''),
@@ -107,6 +121,18 @@ export interface Config {
   chunking: { chunkTokens: number; overlapTokens: number; maxChars: number };
   retrieval: { relevanceFloor: number };
   limits: { maxBodyBytes: number; maxContentBytes: number };
+  web: {
+    distDir: string;
+    publicUrl: string;
+    secureCookies: boolean;
+    signUpOpen: boolean;
+    sessionIdleMs: number;
+    sessionMaxMs: number;
+    passwordLinkMs: number;
+    signIn: { maxFailuresPerAccount: number; maxFailuresPerAddress: number; windowMs: number };
+  };
+  /** How long a soft-deleted KB can be restored by its owner; `kbqa kbs purge` removes it after that. */
+  deletedRetentionMs: number;
   answerModels: {
     defaultModel: string;
     available: string[];
@@ -147,6 +173,9 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     throw new ConfigError(`invalid configuration: KBQA_DEFAULT_MODEL must be one of ${available.join(', ')}`);
   }
 
+  let publicUrl = env.KBQA_PUBLIC_URL ?? `http://${env.KBQA_HOST}:${env.KBQA_PORT}`;
+  while (publicUrl.endsWith('/')) publicUrl = publicUrl.slice(0, -1);
+
   return {
     host: env.KBQA_HOST,
     port: env.KBQA_PORT,
@@ -180,6 +209,21 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     chunking: { chunkTokens: env.KBQA_CHUNK_TOKENS, overlapTokens: env.KBQA_CHUNK_OVERLAP_TOKENS, maxChars: env.KBQA_CHUNK_MAX_CHARS },
     retrieval: { relevanceFloor: env.KBQA_RELEVANCE_FLOOR },
     limits: { maxBodyBytes: env.KBQA_MAX_BODY_BYTES, maxContentBytes: env.KBQA_MAX_CONTENT_BYTES },
+    web: {
+      distDir: resolve(env.KBQA_WEB_DIST),
+      publicUrl,
+      secureCookies: publicUrl.startsWith('https:'),
+      signUpOpen: env.KBQA_SIGNUP === 'open',
+      sessionIdleMs: env.KBQA_SESSION_IDLE_MINUTES * 60_000,
+      sessionMaxMs: env.KBQA_SESSION_MAX_HOURS * 3_600_000,
+      passwordLinkMs: env.KBQA_PASSWORD_LINK_HOURS * 3_600_000,
+      signIn: {
+        maxFailuresPerAccount: env.KBQA_SIGN_IN_MAX_FAILURES,
+        maxFailuresPerAddress: env.KBQA_SIGN_IN_MAX_FAILURES_PER_ADDRESS,
+        windowMs: env.KBQA_SIGN_IN_WINDOW_MINUTES * 60_000,
+      },
+    },
+    deletedRetentionMs: env.KBQA_DELETED_RETENTION_DAYS * 86_400_000,
     answerModels: { defaultModel, available, openai },
   };
 }

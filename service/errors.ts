@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'not_found'
   | 'conflict'
   | 'payload_too_large'
+  | 'rate_limited'
   | 'server_error';
 
 export class ApiError extends Error {
@@ -30,8 +31,13 @@ export class BadRequestError extends ApiError {
 export const INVALID_API_KEY_MESSAGE = 'API key is missing or invalid';
 
 export class UnauthorizedError extends ApiError {
-  constructor() {
-    super(401, 'unauthorized', INVALID_API_KEY_MESSAGE);
+  constructor(message: string = INVALID_API_KEY_MESSAGE) {
+    super(401, 'unauthorized', message);
+  }
+
+  /** The web app's: no session, or one that expired or was ended. */
+  static signedOut(): UnauthorizedError {
+    return new UnauthorizedError('sign in first (no session, or it has expired)');
   }
 }
 
@@ -59,6 +65,15 @@ export class NotFoundError extends ApiError {
 export class ConflictError extends ApiError {
   constructor(message: string) {
     super(409, 'conflict', message);
+  }
+}
+
+/** Too many failed attempts (sign-in); the client may try again after `retryAfterSeconds` (sent as Retry-After). */
+export class RateLimitedError extends ApiError {
+  readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterSeconds: number) {
+    super(429, 'rate_limited', message);
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 

@@ -3,7 +3,15 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
 import { ApiError } from '../errors.ts';
-import { addOrganisationMember, createOrganisation, createUser, setKnowledgeBaseLibrary, shareKnowledgeBase } from '../commands/accounts.ts';
+import {
+  addOrganisationMember,
+  createOrganisation,
+  createPasswordResetLink,
+  inviteUser,
+  setKnowledgeBaseLibrary,
+  shareKnowledgeBase,
+} from '../commands/accounts.ts';
+import { presentApiKey } from '../presenters/apiKeys.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../commands/apiKeys.ts';
 import { purgeDeletedKnowledgeBases, restoreKnowledgeBase } from '../commands/knowledgeBases.ts';
 import { formatDoctorReport, runDoctor } from '../commands/doctor.ts';
@@ -17,7 +25,9 @@ import { openConfiguredSearchIndex, type SearchIndex } from '../search/index.ts'
 import { DuplicateEmailError, DuplicateOrganisationError, openStore, type Store } from '../store/index.ts';
 
 const USAGE = `usage: kbqa <command> [options] [--json]
-  users create --email E [--org NAME]
+  users create --email E [--org NAME] [--admin]
+                                          prints a one-time link to set a password (the invitation)
+  users reset-password --email E          prints a one-time link to set a new password
   keys create --email E [--name N]        prints the key: the only time it is shown
   keys list --email E
   keys revoke --id KEY_ID
@@ -44,6 +54,7 @@ const OPTIONS = {
   id: { type: 'string' },
   kb: { type: 'string' },
   off: { type: 'boolean' },
+  admin: { type: 'boolean' },
   'older-than': { type: 'string' },
   fix: { type: 'boolean' },
   all: { type: 'boolean' },
@@ -110,9 +121,29 @@ async function runAdmin(group: string, action: string, options: Options, service
   const command = action ? `${group} ${action}` : group;
   switch (command) {
     case 'users create': {
-      const { user, defaultKnowledgeBase } = await createUser(await services.store(), required(options, 'email'), options.org);
-      const json = { id: user._id, email: user.email, default_knowledge_base_id: defaultKnowledgeBase._id };
-      return { json, text: `created user ${user.email} (${user._id}); default knowledge base ${defaultKnowledgeBase._id}` };
+      const { user, defaultKnowledgeBase, link } = await inviteUser(await services.store(), services.config.web, {
+        email: required(options, 'email'),
+        organisation: options.org,
+        isAdmin: options.admin === true,
+      });
+      const json = {
+        id: user._id,
+        email: user.email,
+        is_admin: user.is_admin === true,
+        default_knowledge_base_id: defaultKnowledgeBase._id,
+        password_link: link.url,
+        password_link_expires_at: link.expiresAt.toISOString(),
+      };
+      const text =
+        `created user ${user.email} (${user._id})${user.is_admin ? ', an administrator' : ''}; default knowledge base ${defaultKnowledgeBase._id}\n` +
+        `send them this link to set a password (shown once; works once, until ${link.expiresAt.toISOString()}):\n${link.url}`;
+      return { json, text };
+    }
+    case 'users reset-password': {
+      const link = await createPasswordResetLink(await services.store(), services.config.web, required(options, 'email'));
+      const json = { password_link: link.url, password_link_expires_at: link.expiresAt.toISOString() };
+      const text = `one-time link to set a new password (shown once; until ${link.expiresAt.toISOString()}; using it signs out every session):\n${link.url}`;
+      return { json, text };
     }
     case 'keys create': {
       const { record, key } = await createApiKey(await services.store(), required(options, 'email'), options.name ?? 'default');
@@ -120,16 +151,7 @@ async function runAdmin(group: string, action: string, options: Options, service
     }
     case 'keys list': {
       const keys = await listApiKeys(await services.store(), required(options, 'email'));
-      const json = {
-        keys: keys.map((key) => ({
-          id: key.id,
-          name: key.name,
-          masked: key.masked,
-          created_at: key.created_at.toISOString(),
-          last_used_at: key.last_used_at?.toISOString() ?? null,
-          revoked_at: key.revoked_at?.toISOString() ?? null,
-        })),
-      };
+      const json = { keys: keys.map(presentApiKey) };
       const text = json.keys.map((key) => `${key.id}  ${key.masked}  ${key.name}  ${key.revoked_at ? 'revoked' : 'live'}`).join('\n');
       return { json, text: text || '(no keys)' };
     }

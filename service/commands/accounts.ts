@@ -1,7 +1,8 @@
 // Account administration (the `kbqa` CLI): users, organisations, sharing and the library flag.
 import { BadRequestError, NotFoundError } from '../errors.ts';
-import type { OrganisationRecord, Store, UserRecord } from '../store/index.ts';
+import type { KnowledgeBaseRecord, OrganisationRecord, Store, UserRecord } from '../store/index.ts';
 import { DEFAULT_KNOWLEDGE_BASE_NAME, newKnowledgeBaseRecord } from './knowledgeBases.ts';
+import { createPasswordLink, type PasswordLink } from './passwords.ts';
 
 // Linear: the domain's first dot is found once ([^\s@.]* cannot trade dots with the part after it), unlike
 // /^[^\s@]+@[^\s@]+\.[^\s@]+$/, which backtracked polynomially on "a@" + ".".repeat(n) + "@". Same strings accepted.
@@ -19,11 +20,22 @@ async function userWithEmail(store: Store, email: string): Promise<UserRecord> {
   return user;
 }
 
-/** A new user always gets one default KB, named Default. */
-export async function createUser(store: Store, email: string, organisationName?: string) {
-  if (!EMAIL.test(email)) throw new BadRequestError(`email: ${email} is not an e-mail address`);
+export function emailProblem(email: string): string | null {
+  if (email.length > 254) return 'must be at most 254 characters';
+  return EMAIL.test(email) ? null : `${email} is not an e-mail address`;
+}
+
+/** A new user always gets one default KB, named Default. Without a password hash they sign in after using a link. */
+export async function createUser(
+  store: Store,
+  email: string,
+  organisationName?: string,
+  options: { isAdmin?: boolean; passwordHash?: string } = {},
+) {
+  const problem = emailProblem(email);
+  if (problem) throw new BadRequestError(`email: ${problem}`);
   const organisation = organisationName ? await organisationNamed(store, organisationName) : null;
-  const user = await store.insertUser(email, organisation?._id ?? null);
+  const user = await store.insertUser(email, organisation?._id ?? null, options);
   const defaultKnowledgeBase = newKnowledgeBaseRecord(user._id, DEFAULT_KNOWLEDGE_BASE_NAME, '', true);
   try {
     await store.insertKnowledgeBase(defaultKnowledgeBase);
@@ -34,6 +46,28 @@ export async function createUser(store: Store, email: string, organisationName?:
   }
   return { user, defaultKnowledgeBase };
 }
+
+export interface LinkSettings {
+  publicUrl: string;
+  passwordLinkMs: number;
+}
+
+/** `kbqa users create` and an admin's invitation: the user, and the one-time link that lets them set a password. */
+export async function inviteUser(
+  store: Store,
+  settings: LinkSettings,
+  input: { email: string; organisation?: string; isAdmin?: boolean },
+): Promise<{ user: UserRecord; defaultKnowledgeBase: KnowledgeBaseRecord; link: PasswordLink }> {
+  const { user, defaultKnowledgeBase } = await createUser(store, input.email, input.organisation, { isAdmin: input.isAdmin ?? false });
+  return { user, defaultKnowledgeBase, link: await createPasswordLink(store, settings, user, 'invite') };
+}
+
+/** `kbqa users reset-password`: a new one-time link; the user's sessions end when it is used. */
+export async function createPasswordResetLink(store: Store, settings: LinkSettings, email: string): Promise<PasswordLink> {
+  return createPasswordLink(store, settings, await userWithEmail(store, email), 'reset');
+}
+
+export const listUsers = (store: Store) => store.listUsers();
 
 export const createOrganisation = (store: Store, name: string) => store.insertOrganisation(name);
 

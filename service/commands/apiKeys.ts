@@ -4,6 +4,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { NotFoundError, UnauthorizedError, errorSummary } from '../errors.ts';
 import type { ApiKeyRecord, Principal, Store } from '../store/index.ts';
+import type { Caller } from './caller.ts';
 
 export const API_KEY_PREFIX = 'kbqa_live_';
 const SECRET_LENGTH = 40;
@@ -29,10 +30,7 @@ export function maskApiKey(key: string): string {
   return `${key.slice(0, API_KEY_PREFIX.length + 4)}…${key.slice(-4)}`;
 }
 
-export interface Caller {
-  user: Principal;
-  apiKeyId: string;
-}
+export type { Caller } from './caller.ts';
 
 /**
  * Bearer key → caller. The key is looked up by its digest (an index probe), so no secret is compared byte by byte
@@ -47,12 +45,22 @@ export async function authenticateApiKey(store: Store, authorization: string, lo
   // The key carries its user's id, email and organisation: no second lookup on the path every request takes.
   const user: Principal = { _id: record.user_id, email: record.user_email, organisation_id: record.organisation_id };
   store.touchApiKey(record.id, new Date()).catch((error: unknown) => logger.warn({ err: errorSummary(error), apiKeyId: record.id }, 'last_used_at update failed'));
-  return { user, apiKeyId: record.id };
+  return { user, isAdmin: false, apiKeyId: record.id };
 }
 
-export async function createApiKey(store: Store, email: string, name: string): Promise<{ record: ApiKeyRecord; key: string }> {
+async function userWithEmail(store: Store, email: string): Promise<Principal> {
   const user = await store.findUserByEmail(email);
   if (!user) throw new NotFoundError(`no user with email ${email}`);
+  return user;
+}
+
+/** The CLI's: a key for the user with this email. */
+export async function createApiKey(store: Store, email: string, name: string): Promise<{ record: ApiKeyRecord; key: string }> {
+  return createApiKeyForUser(store, await userWithEmail(store, email), name);
+}
+
+/** A new key for `user`; the key itself is returned this once and never again. */
+export async function createApiKeyForUser(store: Store, user: Principal, name: string): Promise<{ record: ApiKeyRecord; key: string }> {
   const key = generateApiKey();
   const record: ApiKeyRecord = {
     _id: digestApiKey(key),
@@ -69,15 +77,27 @@ export async function createApiKey(store: Store, email: string, name: string): P
   return { record, key };
 }
 
-export async function listApiKeys(store: Store, email: string): Promise<Array<ApiKeyRecord & { last_used_at: Date | null }>> {
-  const user = await store.findUserByEmail(email);
-  if (!user) throw new NotFoundError(`no user with email ${email}`);
-  const keys = await store.listApiKeysOfUser(user._id);
+export type ListedApiKey = ApiKeyRecord & { last_used_at: Date | null };
+
+export async function listApiKeys(store: Store, email: string): Promise<ListedApiKey[]> {
+  return listApiKeysOfUser(store, (await userWithEmail(store, email))._id);
+}
+
+export async function listApiKeysOfUser(store: Store, userId: string): Promise<ListedApiKey[]> {
+  const keys = await store.listApiKeysOfUser(userId);
   return Promise.all(keys.map(async (key) => ({ ...key, last_used_at: await store.findApiKeyLastUsed(key.id) })));
 }
 
+/** The CLI's (an operator revokes any key). */
 export async function revokeApiKey(store: Store, id: string): Promise<void> {
   const record = await store.findApiKeyById(id);
   if (!record) throw new NotFoundError(`no API key with id ${id}`);
+  await store.revokeApiKey(id);
+}
+
+/** A user revokes one of their own keys; anyone else's is 404, as if it did not exist. Effective on the next request. */
+export async function revokeOwnApiKey(store: Store, caller: Caller, id: string): Promise<void> {
+  const record = await store.findApiKeyById(id);
+  if (!record || record.user_id !== caller.user._id) throw new NotFoundError(`no API key with id ${id}`);
   await store.revokeApiKey(id);
 }

@@ -1,7 +1,17 @@
 // Knowledge-base use cases: create, list, get, delete (soft or permanent), restore, purge, sharing.
 import { randomUUID } from 'node:crypto';
 import { BadRequestError, NotFoundError } from '../errors.ts';
-import { authorizeDelete, authorizePermanentDelete, authorizeRead, roleOf, type KnowledgeBaseRole } from '../policies/knowledgeBases.ts';
+import type { OrganisationRecord, UserRecord } from '../store/index.ts';
+import {
+  authorizeCurateLibrary,
+  authorizeManage,
+  authorizePermanentDelete,
+  authorizeRead,
+  authorizeRestore,
+  roleOf,
+  type KnowledgeBaseRole,
+} from '../policies/knowledgeBases.ts';
+import type { Caller } from './caller.ts';
 import type { SearchIndex } from '../search/index.ts';
 import type { KnowledgeBaseRecord, Page, Store, Principal } from '../store/index.ts';
 
@@ -70,7 +80,7 @@ export async function deleteKnowledgeBase(
 ): Promise<'soft' | 'hard'> {
   const record = permanent
     ? authorizePermanentDelete(user, await store.findKnowledgeBaseIncludingDeleted(id), id)
-    : authorizeDelete(user, await store.findLiveKnowledgeBase(id), id);
+    : authorizeManage(user, await store.findLiveKnowledgeBase(id), id);
   if (record.is_default) throw new BadRequestError(`knowledge base ${id} is the default knowledge base and cannot be deleted`);
   // Invisible first, so nothing reads a half-deleted KB and every ingest still in flight sees it gone when it
   // re-checks (commands/documents.ts); then, for a permanent delete, remove the data.
@@ -104,4 +114,64 @@ export async function purgeDeletedKnowledgeBases(store: Store, search: SearchInd
   const expired = await store.listSoftDeletedBefore(new Date(Date.now() - olderThanMs));
   for (const record of expired) await purgeKnowledgeBase(store, search, record._id);
   return expired.map((record) => record._id);
+}
+
+/** The caller's soft-deleted KBs they can still restore (deleted within the retention period). */
+export async function listRecentlyDeletedKnowledgeBases(store: Store, user: Principal, retentionMs: number): Promise<KnowledgeBaseRecord[]> {
+  return store.listSoftDeletedOwnedBy(user._id, new Date(Date.now() - retentionMs));
+}
+
+/** An owner undoes their soft delete within the retention period (the admin CLI's restore has no such limit). */
+export async function restoreOwnKnowledgeBase(store: Store, user: Principal, id: string, retentionMs: number): Promise<KnowledgeBaseRecord> {
+  authorizeRestore(user, await store.findKnowledgeBaseIncludingDeleted(id), id, retentionMs, Date.now());
+  return restoreKnowledgeBase(store, id);
+}
+
+export interface KnowledgeBaseSharing {
+  record: KnowledgeBaseRecord;
+  users: UserRecord[];
+  /** The owner's organisation, if they have one (a KB can be shared only with its owner's organisation). */
+  organisation: OrganisationRecord | null;
+}
+
+/** Who a KB is shared with: its owner only. */
+export async function getKnowledgeBaseSharing(store: Store, user: Principal, id: string): Promise<KnowledgeBaseSharing> {
+  const record = authorizeManage(user, await store.findLiveKnowledgeBase(id), id);
+  const [users, organisation] = await Promise.all([
+    store.findUsersByIds(record.shared_user_ids),
+    user.organisation_id ? store.findOrganisationById(user.organisation_id) : Promise.resolve(null),
+  ]);
+  return { record, users, organisation };
+}
+
+/** The owner shares read-only (`viewer`) with a user named by email. */
+export async function shareKnowledgeBaseWithUser(store: Store, user: Principal, id: string, email: string): Promise<UserRecord> {
+  authorizeManage(user, await store.findLiveKnowledgeBase(id), id);
+  const target = await store.findUserByEmail(email.trim());
+  if (!target) throw new NotFoundError(`no user with email ${email}`);
+  if (target._id === user._id) throw new BadRequestError('email: that is you; you own this knowledge base already');
+  await store.shareWithUser(id, target._id, true);
+  return target;
+}
+
+export async function unshareKnowledgeBaseWithUser(store: Store, user: Principal, id: string, userId: string): Promise<void> {
+  const record = authorizeManage(user, await store.findLiveKnowledgeBase(id), id);
+  if (!record.shared_user_ids.includes(userId)) throw new NotFoundError(`knowledge base ${id} is not shared with user ${userId}`);
+  await store.shareWithUser(id, userId, false);
+}
+
+/** The owner shares with (or stops sharing with) their own organisation: its members get `org-member`. */
+export async function setKnowledgeBaseOrganisationSharing(store: Store, user: Principal, id: string, shared: boolean): Promise<void> {
+  authorizeManage(user, await store.findLiveKnowledgeBase(id), id);
+  if (!user.organisation_id) throw new BadRequestError('you belong to no organisation; an administrator adds you to one (kbqa orgs add-member)');
+  await store.shareWithOrganisation(id, user.organisation_id, shared);
+}
+
+/** An admin marks a live KB they can see as `library` (curated, read-only for everyone), or unmarks it. */
+export async function curateLibraryKnowledgeBase(store: Store, caller: Caller, id: string, isLibrary: boolean): Promise<KnowledgeBaseRecord> {
+  authorizeCurateLibrary(caller);
+  const record = await store.findLiveKnowledgeBase(id);
+  authorizeRead(caller.user, record, id);
+  await store.setLibrary(id, isLibrary);
+  return { ...(record as KnowledgeBaseRecord), is_library: isLibrary };
 }

@@ -28,6 +28,8 @@ export interface AppState {
    * refuses `ctx.state.caller.user`); it receives the caller from `authenticated()`, which refuses to run it without one.
    */
   caller?: Caller;
+  /** Which credential this part of the service takes: API keys (/api/v1) or the web app's session cookie (/api/web). */
+  realm?: 'api' | 'web';
 }
 
 export type AppContext = RouterContext<AppState>;
@@ -47,7 +49,7 @@ export function newRouter(options: { prefix?: string } = {}): Router<AppState> {
 export function authenticated(handler: (ctx: AppContext, caller: Caller) => unknown | Promise<unknown>) {
   return async (ctx: AppContext): Promise<void> => {
     const caller = ctx.state.caller;
-    if (!caller?.user?._id) throw new UnauthorizedError();
+    if (!caller?.user?._id) throw ctx.state.realm === 'web' ? UnauthorizedError.signedOut() : new UnauthorizedError();
     await handler(ctx, caller);
   };
 }

@@ -22,11 +22,41 @@ export function authorizeRead(user: Principal, knowledgeBase: KnowledgeBaseRecor
   return role;
 }
 
-/** Deleting needs `owner`; a KB the caller can see but not own is 403, one it cannot see is 404. */
-export function authorizeDelete(user: Principal, knowledgeBase: KnowledgeBaseRecord | null, id: string): KnowledgeBaseRecord {
+/**
+ * Managing a KB (deleting it, sharing and unsharing it) needs `owner`; a KB the caller can see but not own is 403,
+ * one it cannot see is 404.
+ */
+export function authorizeManage(user: Principal, knowledgeBase: KnowledgeBaseRecord | null, id: string): KnowledgeBaseRecord {
   const role = authorizeRead(user, knowledgeBase, id);
   if (role !== 'owner') throw ForbiddenError.knowledgeBase(id);
   return knowledgeBase as KnowledgeBaseRecord;
+}
+
+/**
+ * Restoring a soft-deleted KB: its owner, within the retention period. Anything else (someone else's, live, past
+ * retention, unknown) is 404: a deleted KB is invisible to everyone but its owner.
+ */
+export function authorizeRestore(
+  user: Principal,
+  knowledgeBase: KnowledgeBaseRecord | null,
+  id: string,
+  retentionMs: number,
+  now: number,
+): KnowledgeBaseRecord {
+  if (
+    !knowledgeBase ||
+    knowledgeBase.owner_id !== user._id ||
+    knowledgeBase.deleted_at === null ||
+    knowledgeBase.deleted_at.getTime() + retentionMs <= now
+  ) {
+    throw new NotFoundError(`no recently deleted knowledge base ${id}`);
+  }
+  return knowledgeBase;
+}
+
+/** Marking KBs as `library` is curating for everyone: admins only (a web-app role; API keys never carry it). */
+export function authorizeCurateLibrary(caller: { isAdmin: boolean }): void {
+  if (!caller.isAdmin) throw new ForbiddenError('only administrators may mark knowledge bases as library');
 }
 
 /**
@@ -35,7 +65,7 @@ export function authorizeDelete(user: Principal, knowledgeBase: KnowledgeBaseRec
  */
 export function authorizePermanentDelete(user: Principal, knowledgeBase: KnowledgeBaseRecord | null, id: string): KnowledgeBaseRecord {
   if (knowledgeBase && knowledgeBase.deleted_at !== null && knowledgeBase.owner_id === user._id) return knowledgeBase;
-  return authorizeDelete(user, knowledgeBase, id);
+  return authorizeManage(user, knowledgeBase, id);
 }
 
 /** Writing documents needs `owner`; any other id, visible or not, existing or not, is 403 (as the contract says). */

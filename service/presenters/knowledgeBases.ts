@@ -1,4 +1,5 @@
 // KB records → API JSON. Fields are listed explicitly; nothing internal (owner, sharing, deletion) leaks.
+import type { KnowledgeBaseSharing } from '../commands/knowledgeBases.ts';
 import type { KnowledgeBaseRole } from '../policies/knowledgeBases.ts';
 import type { KnowledgeBaseRecord } from '../store/index.ts';
 
@@ -32,5 +33,29 @@ export function presentKnowledgeBaseListItem(record: KnowledgeBaseRecord, role: 
     document_count: documentCount,
     is_default: record.is_default,
     created_at: record.created_at.toISOString(),
+  };
+}
+
+/** "Recently deleted": when it went and until when its owner can bring it back. */
+export function presentDeletedKnowledgeBase(record: KnowledgeBaseRecord, retentionMs: number) {
+  const deletedAt = record.deleted_at ?? new Date(0);
+  return {
+    id: record._id,
+    name: record.name,
+    description: record.description,
+    deleted_at: deletedAt.toISOString(),
+    restorable_until: new Date(deletedAt.getTime() + retentionMs).toISOString(),
+  };
+}
+
+/** Who an owner's KB is shared with. */
+export function presentSharing(sharing: KnowledgeBaseSharing) {
+  const { record, users, organisation } = sharing;
+  return {
+    users: users.map((user) => ({ id: user._id, email: user.email })),
+    organisation: organisation
+      ? { id: organisation._id, name: organisation.name, shared: record.shared_organisation_ids.includes(organisation._id) }
+      : null,
+    is_library: record.is_library,
   };
 }

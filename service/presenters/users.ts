@@ -1,5 +1,30 @@
-import type { Principal } from '../store/index.ts';
+import type { Caller } from '../commands/caller.ts';
+import type { Principal, UserRecord } from '../store/index.ts';
 
 export function presentMe(user: Principal) {
   return { id: user._id, email: user.email };
+}
+
+/** The signed-in user as the web app sees them, with the CSRF token it must echo on state-changing requests. */
+export function presentSession(user: { id: string; email: string; isAdmin: boolean }, csrfToken: string) {
+  return { user: { id: user.id, email: user.email, is_admin: user.isAdmin }, csrf_token: csrfToken };
+}
+
+export function presentCallerSession(caller: Caller) {
+  return presentSession({ id: caller.user._id, email: caller.user.email, isAdmin: caller.isAdmin }, caller.session?.csrfToken ?? '');
+}
+
+/** An admin's list of users: never the password hash, only whether one is set. */
+export function presentAdminUser(record: UserRecord) {
+  return {
+    id: record._id,
+    email: record.email,
+    is_admin: record.is_admin === true,
+    has_password: typeof record.password_hash === 'string' && record.password_hash.length > 0,
+    created_at: record.created_at.toISOString(),
+  };
+}
+
+export function presentUserReference(record: Pick<UserRecord, '_id' | 'email'>) {
+  return { id: record._id, email: record.email };
 }

@@ -5,6 +5,7 @@ import { ingestJobsStore } from './ingestJobs.ts';
 import { knowledgeBasesStore } from './knowledgeBases.ts';
 import { connectMongo, storeCall, type ConnectOptions, type MongoConnection } from './mongo.ts';
 import { organisationsStore } from './organisations.ts';
+import { sessionsStore } from './sessions.ts';
 import { usersStore } from './users.ts';
 
 export type Store = ReturnType<typeof buildStore>;
@@ -18,6 +19,7 @@ function buildStore(connection: MongoConnection) {
     ...knowledgeBasesStore(collections),
     ...documentsStore(collections),
     ...ingestJobsStore(collections),
+    ...sessionsStore(collections),
     /** For /readyz: does the server answer? */
     async ping(): Promise<void> {
       await storeCall(() => connection.db.command({ ping: 1 }));
@@ -38,5 +40,6 @@ export type { Reader } from './knowledgeBases.ts';
 export type { Page } from './pagination.ts';
 export { InvalidCursorError } from './pagination.ts';
 export { DuplicateEmailError } from './users.ts';
+export { FirstAccountTakenError } from './sessions.ts';
 export { DuplicateOrganisationError } from './organisations.ts';
 export type * from './records.ts';

@@ -100,6 +100,11 @@ export function knowledgeBasesStore(collections: Collections) {
       const records = await storeCall(() => knowledgeBases.find({}, { projection: { _id: 1 } }).toArray());
       return records.map((record) => record._id);
     },
+    /** The owner's soft-deleted KBs deleted at or after `since` (the restorable ones), newest deletion first. */
+    listSoftDeletedOwnedBy: (ownerId: string, since: Date) =>
+      storeCall(() =>
+        knowledgeBases.find({ owner_id: ownerId, deleted_at: { $ne: null, $gte: since } }).sort({ deleted_at: -1, _id: -1 }).toArray(),
+      ),
     listKnowledgeBasesOwnedBy: (ownerId: string) => storeCall(() => knowledgeBases.find({ owner_id: ownerId }).toArray()),
   };
 }

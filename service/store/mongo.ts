@@ -9,8 +9,12 @@ import type {
   DocumentContentRecord,
   DocumentRecord,
   IngestJobRecord,
+  InstallationRecord,
   KnowledgeBaseRecord,
   OrganisationRecord,
+  PasswordLinkRecord,
+  SessionRecord,
+  SignInFailuresRecord,
   UserRecord,
 } from './records.ts';
 
@@ -23,6 +27,10 @@ export interface Collections {
   documents: Collection<DocumentRecord>;
   documentContents: Collection<DocumentContentRecord>;
   ingestJobs: Collection<IngestJobRecord>;
+  sessions: Collection<SessionRecord>;
+  passwordLinks: Collection<PasswordLinkRecord>;
+  signInFailures: Collection<SignInFailuresRecord>;
+  installation: Collection<InstallationRecord>;
 }
 
 export interface MongoConnection {
@@ -63,6 +71,10 @@ export async function connectMongo(url: string, timeoutMs: number, options: Conn
     documents: db.collection<DocumentRecord>('documents'),
     documentContents: db.collection<DocumentContentRecord>('document_contents'),
     ingestJobs: db.collection<IngestJobRecord>('ingest_jobs'),
+    sessions: db.collection<SessionRecord>('sessions'),
+    passwordLinks: db.collection<PasswordLinkRecord>('password_links'),
+    signInFailures: db.collection<SignInFailuresRecord>('sign_in_failures'),
+    installation: db.collection<InstallationRecord>('installation'),
   };
   await storeCall(() => ensureIndexes(collections));
   return { client, db, collections, close: () => client.close() };
@@ -83,6 +95,8 @@ async function ensureIndexes(collections: Collections): Promise<void> {
   await collections.documents.createIndex({ knowledge_base_id: 1, created_at: -1 }, { name: 'knowledge_base_id_created_at' });
   await collections.documentContents.createIndex({ knowledge_base_id: 1 }, { name: 'knowledge_base_id' });
   await collections.documentContents.createIndex({ document_id: 1 }, { name: 'document_id' });
+  await collections.sessions.createIndex({ user_id: 1 }, { name: 'user_id' });
+  await collections.passwordLinks.createIndex({ user_id: 1 }, { name: 'user_id' });
 }
 
 export const DUPLICATE_KEY = 11000;

@@ -5,6 +5,10 @@ export interface UserRecord {
   email: string;
   organisation_id: string | null;
   created_at: Date;
+  /** Argon2id (PHC string). Absent or null: the user was invited and has not set a password yet. */
+  password_hash?: string | null;
+  /** Admins invite users and curate library KBs. Absent on records older than the web app: false. */
+  is_admin?: boolean;
 }
 
 /** Who a request acts as: what authorization needs of a user. */
@@ -137,4 +141,49 @@ export interface DocumentContentRecord {
   document_id?: string;
   knowledge_base_id: string;
   content: string;
+}
+
+/**
+ * A signed-in browser. The session id itself (256 random bits, in the HttpOnly cookie) is never stored: `_id` is its
+ * SHA-256, so a look-up is one primary-key probe and a leaked database holds no usable session. The user's identity
+ * is copied here, as on API keys, so an authenticated web request is ONE read.
+ */
+export interface SessionRecord {
+  _id: string;
+  user_id: string;
+  user_email: string;
+  organisation_id: string | null;
+  is_admin: boolean;
+  /** Sent back by the app in X-CSRF-Token on every state-changing request (compared in constant time). */
+  csrf_token: string;
+  created_at: Date;
+  /** Idle expiry counts from here; written at most once a minute per session. */
+  last_seen_at: Date;
+  /** Absolute expiry: created_at + KBQA_SESSION_MAX_HOURS, whatever the activity. */
+  expires_at: Date;
+}
+
+/** A one-time link to set a password (an invitation or a reset). `_id` is the SHA-256 of the link's token. */
+export interface PasswordLinkRecord {
+  _id: string;
+  user_id: string;
+  purpose: 'invite' | 'reset';
+  created_at: Date;
+  expires_at: Date;
+  used_at: Date | null;
+}
+
+/** Failed sign-ins in the current window, per account (`account:<email>`) and per client address (`address:<ip>`). */
+export interface SignInFailuresRecord {
+  _id: string;
+  count: number;
+  window_started_at: Date;
+}
+
+/** Marks that the first account was created: its unique _id makes "first" hold under concurrent requests. */
+export interface InstallationRecord {
+  _id: 'first_account';
+  /** The request that claimed it (released again if creating the account then fails). */
+  claimed_by: string;
+  created_at: Date;
 }

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { addOrganisationMember, createOrganisation, createUser } from '../../service/commands/accounts.ts';
 import { createApiKey } from '../../service/commands/apiKeys.ts';
+import { hashPassword } from '../../service/commands/passwords.ts';
 import type { Store } from '../../service/store/index.ts';
 
 export interface TestUser {
@@ -30,3 +31,15 @@ export async function makeOrganisation(store: Store): Promise<string> {
 }
 
 export { addOrganisationMember };
+
+export const TEST_PASSWORD = 'correct horse battery staple';
+
+/** A user who signs in to the web app with TEST_PASSWORD (what setting a password by link leaves behind). */
+export async function makeWebUser(store: Store, options: { isAdmin?: boolean; label?: string; organisation?: string } = {}) {
+  const email = uniqueEmail(options.label ?? 'web');
+  const { user, defaultKnowledgeBase } = await createUser(store, email, options.organisation, {
+    isAdmin: options.isAdmin ?? false,
+    passwordHash: await hashPassword(TEST_PASSWORD),
+  });
+  return { id: user._id, email: user.email, password: TEST_PASSWORD, defaultKnowledgeBaseId: defaultKnowledgeBase._id };
+}

@@ -56,3 +56,16 @@ export async function startTestApp(environment: Record<string, string> = {}, opt
     },
   };
 }
+
+/**
+ * The same app (same stores, models and job runner) with some configuration changed, on a port of its own: for
+ * limits and expiries too small or too large to set through the environment.
+ */
+export async function serveVariant(deps: AppDeps, change: (config: Config) => Config): Promise<{ baseUrl: string; close(): Promise<void> }> {
+  const server: Server = buildApp({ ...deps, config: change(deps.config) }).listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

@@ -1,7 +1,7 @@
 // The one place failures become the envelope { "error": { "code", "message" } }.
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { ApiError, BadRequestError, PayloadTooLargeError, UpstreamUnavailableError, errorSummary } from '../../errors.ts';
+import { ApiError, BadRequestError, PayloadTooLargeError, RateLimitedError, UpstreamUnavailableError, errorSummary } from '../../errors.ts';
 import { InvalidCursorError } from '../../store/pagination.ts';
 
 interface HttpishError {
@@ -80,6 +80,7 @@ export function errorEnvelope(logger: Logger, maxBodyBytes: number): Middleware 
         if (known instanceof UpstreamUnavailableError) {
           logger.warn({ requestId, upstream: known.upstream, error: loggableError(known, false) }, 'upstream unavailable');
         }
+        if (known instanceof RateLimitedError) ctx.set('Retry-After', String(known.retryAfterSeconds));
         ctx.status = known.status;
         ctx.body = { error: { code: known.code, message: known.message } };
         return;

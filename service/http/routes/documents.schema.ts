@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { jsonObject, nameCharacterProblem, requiredString } from '../validation.ts';
+import { jsonObject, nameCharacterProblem, pageQuery, requiredString } from '../validation.ts';
 
 export const ACCEPTED_EXTENSIONS = ['.txt', '.text', '.md', '.markdown'];
 
@@ -62,3 +62,8 @@ export function prefersRespondAsync(header: string | string[] | undefined): bool
     value.split(',').some((preference) => preference.split(';')[0].split('=')[0].trim().toLowerCase() === 'respond-async'),
   );
 }
+
+/** ?include=status adds each document's status, progress and error to the list (the web app's documents page). */
+export const documentListQuery = pageQuery.extend({
+  include: z.enum(['status'], { error: 'must be status' }).optional(),
+});

@@ -5,8 +5,8 @@ import type Router from '@koa/router';
 import { deleteDocument, getDocument, ingestDocument, listDocuments, replaceDocument, retryDocument, type IngestMode } from '../../commands/documents.ts';
 import type { DocumentRecord } from '../../store/index.ts';
 import { presentDocument, presentDocumentListItem, presentIngestedDocument } from '../../presenters/documents.ts';
-import { pageQuery, parseInput } from '../validation.ts';
-import { ingestDocumentBody, prefersRespondAsync, replaceDocumentBody } from './documents.schema.ts';
+import { parseInput } from '../validation.ts';
+import { documentListQuery, ingestDocumentBody, prefersRespondAsync, replaceDocumentBody } from './documents.schema.ts';
 
 /** `Prefer: respond-async` (RFC 7240): answer 202 at once; otherwise wait until the document is searchable. */
 function ingestMode(ctx: AppContext): IngestMode {
@@ -58,10 +58,10 @@ export function documentRoutes(deps: AppDeps): Router<AppState> {
   }));
 
   router.get('/knowledge-bases/:id/documents', authenticated(async (ctx, caller) => {
-    const page = parseInput(pageQuery, ctx.query, 'query');
+    const { include, ...page } = parseInput(documentListQuery, ctx.query, 'query');
     const { items, nextCursor } = await listDocuments(deps.store, caller.user, ctx.params.id, page);
     ctx.body = {
-      documents: items.map(presentDocumentListItem),
+      documents: items.map(include === 'status' ? presentDocument : presentDocumentListItem),
       ...(page.limit !== undefined ? { next_cursor: nextCursor } : {}),
     };
   }));

@@ -1,0 +1,189 @@
+// Web sessions: the first account, sign-up, sign-in (throttled), the session behind a cookie, sign-out, password
+// changes. A session id is 256 random bits shown only to the browser (an HttpOnly cookie); the store keeps its
+// SHA-256. Sessions expire when idle (KBQA_SESSION_IDLE_MINUTES) and absolutely (KBQA_SESSION_MAX_HOURS).
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { BadRequestError, ConflictError, ForbiddenError, RateLimitedError, UnauthorizedError } from '../errors.ts';
+import { DuplicateEmailError, FirstAccountTakenError, type SessionRecord, type Store, type UserRecord } from '../store/index.ts';
+import { createUser } from './accounts.ts';
+import type { Caller } from './caller.ts';
+import { decoyPasswordHash, digestToken, hashPassword, newToken, passwordProblem, verifyPassword } from './passwords.ts';
+
+export interface SessionSettings {
+  sessionIdleMs: number;
+  sessionMaxMs: number;
+  signUpOpen: boolean;
+  signIn: { maxFailuresPerAccount: number; maxFailuresPerAddress: number; windowMs: number };
+}
+
+/** last_seen_at is written at most this often per session: idle expiry needs minutes, not every request. */
+const LAST_SEEN_RESOLUTION_MS = 60_000;
+const SESSION_ID = /^[\w-]{43}$/;
+export const WRONG_CREDENTIALS = 'email or password is incorrect';
+
+export interface StartedSession {
+  /** The cookie's value: the only place the id ever exists in clear. */
+  id: string;
+  record: SessionRecord;
+}
+
+export async function startSession(store: Store, settings: SessionSettings, user: UserRecord): Promise<StartedSession> {
+  const id = newToken();
+  const now = new Date();
+  const record: SessionRecord = {
+    _id: digestToken(id),
+    user_id: user._id,
+    user_email: user.email,
+    organisation_id: user.organisation_id,
+    is_admin: user.is_admin === true,
+    csrf_token: newToken(),
+    created_at: now,
+    last_seen_at: now,
+    expires_at: new Date(now.getTime() + settings.sessionMaxMs),
+  };
+  await store.insertSession(record);
+  return { id, record };
+}
+
+export function callerOfSession(record: SessionRecord): Caller {
+  return {
+    user: { _id: record.user_id, email: record.user_email, organisation_id: record.organisation_id },
+    isAdmin: record.is_admin,
+    session: { digest: record._id, csrfToken: record.csrf_token },
+  };
+}
+
+/** The live session behind a cookie value, or null. An expired one is deleted on sight (no TTL index on FerretDB). */
+export async function resolveSession(store: Store, settings: SessionSettings, sessionId: string): Promise<SessionRecord | null> {
+  if (!SESSION_ID.test(sessionId)) return null;
+  const record = await store.findSession(digestToken(sessionId));
+  if (!record) return null;
+  const now = Date.now();
+  if (now >= record.expires_at.getTime() || now - record.last_seen_at.getTime() >= settings.sessionIdleMs) {
+    await store.deleteSession(record._id);
+    return null;
+  }
+  if (now - record.last_seen_at.getTime() >= LAST_SEEN_RESOLUTION_MS) await store.touchSession(record._id, new Date(now));
+  return record;
+}
+
+/** Constant-time comparison of the X-CSRF-Token header with the session's token. */
+export function csrfTokenMatches(caller: Caller, presented: string): boolean {
+  const expected = Buffer.from(caller.session?.csrfToken ?? '', 'utf8');
+  const given = Buffer.from(presented, 'utf8');
+  return expected.length > 0 && expected.length === given.length && timingSafeEqual(expected, given);
+}
+
+export async function endSession(store: Store, caller: Caller): Promise<void> {
+  if (caller.session) await store.deleteSession(caller.session.digest);
+}
+
+/** Sign out everywhere: every session of the user, the asking one included. */
+export function endAllSessions(store: Store, caller: Caller): Promise<number> {
+  return store.deleteSessionsOfUser(caller.user._id);
+}
+
+function requireValidPassword(field: string, password: string): void {
+  const problem = passwordProblem(password);
+  if (problem) throw new BadRequestError(`${field}: ${problem}`);
+}
+
+/** Needed: no user exists yet. The first account is an admin. Exactly one request wins a race for it. */
+export async function createFirstAccount(store: Store, input: { email: string; password: string }): Promise<UserRecord> {
+  requireValidPassword('password', input.password);
+  if (await store.hasAnyUser()) throw new ConflictError('the first account already exists; sign in instead');
+  const claimId = randomUUID();
+  try {
+    await store.claimFirstAccount(claimId, new Date());
+  } catch (error) {
+    if (error instanceof FirstAccountTakenError) throw new ConflictError('the first account already exists; sign in instead');
+    throw error;
+  }
+  try {
+    const passwordHash = await hashPassword(input.password);
+    return (await createUser(store, input.email, undefined, { isAdmin: true, passwordHash })).user;
+  } catch (error) {
+    await store.releaseFirstAccount(claimId);
+    throw error;
+  }
+}
+
+/** Open sign-up (KBQA_SIGNUP=open); otherwise accounts come from invitations. */
+export async function signUp(store: Store, settings: SessionSettings, input: { email: string; password: string }): Promise<UserRecord> {
+  if (!settings.signUpOpen) throw new ForbiddenError('sign-up is closed: ask an administrator for an invitation');
+  requireValidPassword('password', input.password);
+  const passwordHash = await hashPassword(input.password);
+  try {
+    return (await createUser(store, input.email, undefined, { passwordHash })).user;
+  } catch (error) {
+    if (error instanceof DuplicateEmailError) throw new ConflictError('an account with this email already exists; sign in instead');
+    throw error;
+  }
+}
+
+const accountKey = (email: string) => `account:${email.trim().toLowerCase()}`;
+const addressKey = (address: string) => `address:${address}`;
+
+/** 429 while the account or the address has used up its failures in the current window. */
+async function refuseWhileThrottled(store: Store, settings: SessionSettings, email: string, address: string): Promise<void> {
+  const { windowMs, maxFailuresPerAccount, maxFailuresPerAddress } = settings.signIn;
+  const now = Date.now();
+  for (const [key, max] of [[accountKey(email), maxFailuresPerAccount], [addressKey(address), maxFailuresPerAddress]] as const) {
+    const failures = await store.findSignInFailures(key);
+    if (!failures) continue;
+    const windowEnds = failures.window_started_at.getTime() + windowMs;
+    if (windowEnds > now && failures.count >= max) {
+      const seconds = Math.ceil((windowEnds - now) / 1000);
+      // The same words whether or not the account exists.
+      throw new RateLimitedError(`too many failed sign-ins; try again in ${Math.ceil(seconds / 60)} minute(s)`, seconds);
+    }
+  }
+}
+
+async function countFailure(store: Store, settings: SessionSettings, email: string, address: string): Promise<void> {
+  const now = new Date();
+  const windowStartedBefore = new Date(now.getTime() - settings.signIn.windowMs);
+  await store.recordSignInFailure(accountKey(email), now, windowStartedBefore);
+  await store.recordSignInFailure(addressKey(address), now, windowStartedBefore);
+}
+
+/**
+ * Email + password → the user. An unknown email, a user who has not set a password yet and a wrong password all
+ * cost one Argon2 verification and answer the same 401, so neither words nor timing say whether an account exists.
+ */
+export async function signIn(
+  store: Store,
+  settings: SessionSettings,
+  input: { email: string; password: string },
+  address: string,
+): Promise<UserRecord> {
+  await refuseWhileThrottled(store, settings, input.email, address);
+  const user = await store.findUserByEmail(input.email.trim());
+  const storedHash = user?.password_hash ?? (await decoyPasswordHash());
+  const matches = await verifyPassword(storedHash, input.password);
+  if (!user || !user.password_hash || !matches) {
+    await countFailure(store, settings, input.email, address);
+    throw new UnauthorizedError(WRONG_CREDENTIALS);
+  }
+  await store.clearSignInFailures(accountKey(input.email));
+  return user;
+}
+
+/** Needs the current password (throttled like a sign-in); every other session of the user ends. */
+export async function changePassword(
+  store: Store,
+  settings: SessionSettings,
+  caller: Caller,
+  input: { current_password: string; new_password: string },
+  address: string,
+): Promise<void> {
+  requireValidPassword('new_password', input.new_password);
+  await refuseWhileThrottled(store, settings, caller.user.email, address);
+  const user = await store.findUserById(caller.user._id);
+  if (!user) throw UnauthorizedError.signedOut();
+  if (!user.password_hash || !(await verifyPassword(user.password_hash, input.current_password))) {
+    await countFailure(store, settings, caller.user.email, address);
+    throw new BadRequestError('current_password: is incorrect');
+  }
+  await store.setUserPasswordHash(user._id, await hashPassword(input.new_password));
+  await store.deleteSessionsOfUser(user._id, caller.session?.digest);
+}

@@ -1,0 +1,30 @@
+// /api/web/api-keys: a signed-in user's own API keys (Settings → API Keys). The key is in the create response only.
+import type Router from '@koa/router';
+import { createApiKeyForUser, listApiKeysOfUser, revokeOwnApiKey } from '../../commands/apiKeys.ts';
+import { presentApiKey } from '../../presenters/apiKeys.ts';
+import { authenticated, newRouter, type AppDeps, type AppState } from '../context.ts';
+import { parseInput } from '../validation.ts';
+import { createApiKeyBody } from './webSession.schema.ts';
+
+export function apiKeyRoutes(deps: AppDeps): Router<AppState> {
+  const router = newRouter();
+
+  router.get('/api-keys', authenticated(async (ctx, caller) => {
+    ctx.body = { api_keys: (await listApiKeysOfUser(deps.store, caller.user._id)).map(presentApiKey) };
+  }));
+
+  router.post('/api-keys', authenticated(async (ctx, caller) => {
+    const { name } = parseInput(createApiKeyBody, ctx.request.body, 'body');
+    const { record, key } = await createApiKeyForUser(deps.store, caller.user, name);
+    ctx.status = 201;
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { api_key: presentApiKey({ ...record, last_used_at: null }), key };
+  }));
+
+  router.delete('/api-keys/:id', authenticated(async (ctx, caller) => {
+    await revokeOwnApiKey(deps.store, caller, ctx.params.id);
+    ctx.body = { revoked: true };
+  }));
+
+  return router;
+}

@@ -1,0 +1,79 @@
+// /api/web: the web app's first run, sign-up, sign-in and sign-out, password changes and set-password links.
+import type Router from '@koa/router';
+import { createFirstAccount, changePassword, endAllSessions, endSession, signIn, signUp, startSession } from '../../commands/sessions.ts';
+import { inspectPasswordLink, usePasswordLink } from '../../commands/passwords.ts';
+import { presentCallerSession, presentSession } from '../../presenters/users.ts';
+import type { UserRecord } from '../../store/index.ts';
+import { authenticated, newRouter, type AppContext, type AppDeps, type AppState } from '../context.ts';
+import { clearSessionCookie, setSessionCookie } from '../middleware/session.ts';
+import { parseInput } from '../validation.ts';
+import { changePasswordBody, credentialsBody, passwordLinkBody, usePasswordLinkBody } from './webSession.schema.ts';
+
+export function webSessionRoutes(deps: AppDeps): Router<AppState> {
+  const router = newRouter();
+  const settings = deps.config.web;
+
+  /** A new session for `user`: the cookie, and the user with the CSRF token in the body. */
+  async function signedIn(ctx: AppContext, user: UserRecord, status: number): Promise<void> {
+    const session = await startSession(deps.store, settings, user);
+    setSessionCookie(ctx, settings, session);
+    ctx.status = status;
+    ctx.body = presentSession({ id: user._id, email: user.email, isAdmin: user.is_admin === true }, session.record.csrf_token);
+  }
+
+  router.get('/setup', async (ctx) => {
+    ctx.body = { first_account_needed: !(await deps.store.hasAnyUser()), sign_up_open: settings.signUpOpen };
+  });
+
+  router.post('/setup/first-account', async (ctx) => {
+    const input = parseInput(credentialsBody, ctx.request.body, 'body');
+    await signedIn(ctx, await createFirstAccount(deps.store, input), 201);
+  });
+
+  router.post('/sign-up', async (ctx) => {
+    const input = parseInput(credentialsBody, ctx.request.body, 'body');
+    await signedIn(ctx, await signUp(deps.store, settings, input), 201);
+  });
+
+  router.post('/session', async (ctx) => {
+    const input = parseInput(credentialsBody, ctx.request.body, 'body');
+    // A sign-in replaces whatever session this browser had.
+    if (ctx.state.caller) await endSession(deps.store, ctx.state.caller);
+    await signedIn(ctx, await signIn(deps.store, settings, input, ctx.ip), 200);
+  });
+
+  router.get('/session', authenticated((ctx, caller) => {
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = presentCallerSession(caller);
+  }));
+
+  router.delete('/session', authenticated(async (ctx, caller) => {
+    await endSession(deps.store, caller);
+    clearSessionCookie(ctx, settings);
+    ctx.body = { signed_out: true };
+  }));
+
+  router.delete('/sessions', authenticated(async (ctx, caller) => {
+    const count = await endAllSessions(deps.store, caller);
+    clearSessionCookie(ctx, settings);
+    ctx.body = { signed_out: count };
+  }));
+
+  router.put('/account/password', authenticated(async (ctx, caller) => {
+    const input = parseInput(changePasswordBody, ctx.request.body, 'body');
+    await changePassword(deps.store, settings, caller, input, ctx.ip);
+    ctx.body = { changed: true };
+  }));
+
+  router.post('/password-links/inspect', async (ctx) => {
+    const { token } = parseInput(passwordLinkBody, ctx.request.body, 'body');
+    ctx.body = { email: (await inspectPasswordLink(deps.store, token)).email };
+  });
+
+  router.post('/password-links/use', async (ctx) => {
+    const { token, password } = parseInput(usePasswordLinkBody, ctx.request.body, 'body');
+    await signedIn(ctx, await usePasswordLink(deps.store, token, password), 200);
+  });
+
+  return router;
+}

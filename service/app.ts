@@ -13,6 +13,14 @@ import { healthRoutes } from './http/routes/health.ts';
 import { knowledgeBaseRoutes } from './http/routes/knowledgeBases.ts';
 import { meRoutes } from './http/routes/me.ts';
 import { queryRoutes } from './http/routes/query.ts';
+import { adminRoutes } from './http/routes/admin.ts';
+import { apiKeyRoutes } from './http/routes/apiKeys.ts';
+import { knowledgeBaseSharingRoutes } from './http/routes/knowledgeBaseSharing.ts';
+import { modelRoutes } from './http/routes/models.ts';
+import { webSessionRoutes } from './http/routes/webSession.ts';
+import { requireCsrfDefence } from './http/middleware/csrf.ts';
+import { authenticateSession } from './http/middleware/session.ts';
+import { securityHeaders, webApp } from './http/webApp.ts';
 
 export type { AppDeps, AppState } from './http/context.ts';
 
@@ -23,14 +31,20 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
   app.silent = true;
 
   app.use(requestId());
+  app.use(securityHeaders());
   app.use(accessLog(deps.logger));
   app.use(errorEnvelope(deps.logger, deps.config.limits.maxBodyBytes));
   const health = healthRoutes(deps);
   app.use(health.routes());
+  // The built web app: GET/HEAD outside /api/, /healthz and /readyz (service/http/webApp.ts).
+  app.use(webApp(deps));
 
   const api = buildApiRouter(deps);
   app.use(api.routes());
   app.use(api.allowedMethods({ throw: true }));
+  const web = buildWebApiRouter(deps);
+  app.use(web.routes());
+  app.use(web.allowedMethods({ throw: true }));
 
   // Whatever no route answered.
   app.use((ctx) => {
@@ -39,23 +53,56 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
   return app;
 }
 
+/** JSON bodies only, bounded. */
+function jsonBody(deps: AppDeps) {
+  return koaBody({
+    json: true,
+    jsonStrict: true,
+    jsonLimit: deps.config.limits.maxBodyBytes,
+    text: false,
+    urlencoded: false,
+    multipart: false,
+  });
+}
+
+/**
+ * The resources both the Developer API and the web app serve: the same handlers, so the same commands, policies and
+ * presenters. Only the credential differs (an API key or a session cookie), set by the router mounting them.
+ */
+function resourceRoutes(deps: AppDeps): Router<AppState>[] {
+  return [meRoutes(), modelRoutes(deps), knowledgeBaseRoutes(deps), documentRoutes(deps), queryRoutes(deps)];
+}
+
 /** The Developer API under /api/v1: authentication, then the JSON body parser, then the resource routes. */
 export function buildApiRouter(deps: AppDeps): Router<AppState> {
   const api = newRouter({ prefix: '/api/v1' });
   // Authenticate before reading the body: an anonymous caller gets 401, not a parse of whatever it sent.
   api.use(authenticate(deps.store, deps.logger));
-  api.use(
-    koaBody({
-      json: true,
-      jsonStrict: true,
-      jsonLimit: deps.config.limits.maxBodyBytes,
-      text: false,
-      urlencoded: false,
-      multipart: false,
-    }),
-  );
-  for (const routes of [meRoutes(), knowledgeBaseRoutes(deps), documentRoutes(deps), queryRoutes(deps)]) {
+  api.use(jsonBody(deps));
+  for (const routes of resourceRoutes(deps)) {
     api.use(routes.routes(), routes.allowedMethods({ throw: true }));
   }
   return api;
+}
+
+/**
+ * The web app's endpoints under /api/web: the session cookie (never an API key), the CSRF defence, the JSON body
+ * parser, then the web app's own routes and the shared resource routes.
+ */
+export function buildWebApiRouter(deps: AppDeps): Router<AppState> {
+  const web = newRouter({ prefix: '/api/web' });
+  web.use(async (ctx, next) => {
+    ctx.state.realm = 'web';
+    // Answers here are one user's: never kept by a shared cache.
+    ctx.set('Cache-Control', 'no-store');
+    await next();
+  });
+  web.use(authenticateSession(deps.store, deps.config.web));
+  web.use(requireCsrfDefence(deps.config.web.publicUrl));
+  web.use(jsonBody(deps));
+  const webOnly = [webSessionRoutes(deps), apiKeyRoutes(deps), adminRoutes(deps), knowledgeBaseSharingRoutes(deps)];
+  for (const routes of [...webOnly, ...resourceRoutes(deps)]) {
+    web.use(routes.routes(), routes.allowedMethods({ throw: true }));
+  }
+  return web;
 }

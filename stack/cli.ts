@@ -2,10 +2,11 @@
 // dependencies and runs this file on the pinned Node 24).
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { loadConfig, type Config } from '../service/config.ts';
-import { ProvisionError, provisionAll, stackPaths, type StackPaths } from './provision.ts';
+import { ProvisionError, provisionAll, provisionBrowser, stackPaths, type StackPaths } from './provision.ts';
 import { ferretdbSpec, opensearchSpec, runningPid, startServer, stopServer, type ServerSpec } from './processes.ts';
+import { WEB_DIST, buildWebIfStale } from './webBuild.ts';
 
 function specs(config: Config, paths: StackPaths): ServerSpec[] {
   return [ferretdbSpec(paths, config.mongodb.url), opensearchSpec(paths, config.opensearch.url, config.opensearch.heap)];
@@ -88,6 +89,18 @@ function runForeground(command: string, args: string[], env: NodeJS.ProcessEnv =
 }
 
 /**
+ * Builds web/dist when it is missing or stale. A KBQA_WEB_DIST elsewhere is someone's own build (a deployment's):
+ * it is served as it is, never built over.
+ */
+function buildWeb(config: Config, options: { force?: boolean } = {}): void {
+  if (config.web.distDir !== resolve(WEB_DIST)) {
+    console.log(`[kbqa] KBQA_WEB_DIST=${config.web.distDir}: serving that build as it is (the web build writes ${WEB_DIST} only)`);
+    return;
+  }
+  buildWebIfStale(process.cwd(), options);
+}
+
+/**
  * The lint (eslint.config.mjs: no regular expression that can run super-linearly on its input). Needs no stack, so
  * `npm test` runs it before starting anything and a ReDoS-prone pattern fails the run in seconds.
  */
@@ -118,7 +131,11 @@ async function main(): Promise<number> {
       return 0;
     case 'stack:status':
       return (await stackStatus(config, paths)) ? 0 : 1;
+    case 'build:web':
+      buildWeb(config, { force: rest.includes('--force') });
+      return 0;
     case 'start': {
+      buildWeb(config);
       const started = await stackUp(config, paths);
       console.log(`[kbqa] API on http://${config.host}:${config.port} (Ctrl-C stops it${started.length ? ` and ${started.join(', ')}` : ''})`);
       const code = await runForeground(process.execPath, [join('service', 'main.ts'), ...rest]);
@@ -133,8 +150,14 @@ async function main(): Promise<number> {
         console.error('[kbqa] tests not run: the lint must pass first (npm run lint runs it alone).');
         return linted;
       }
+      buildWeb(config);
+      // The browser tests (test/helpers/browser.ts) read the Chromium to drive from KBQA_CHROMIUM.
+      const chromium = provisionBrowser();
       const started = await stackUp(config, paths);
-      const code = await runForeground(process.execPath, [join('node_modules', 'ava', 'entrypoints', 'cli.mjs'), ...rest]);
+      const code = await runForeground(process.execPath, [join('node_modules', 'ava', 'entrypoints', 'cli.mjs'), ...rest], {
+        ...process.env,
+        KBQA_CHROMIUM: chromium,
+      });
       await stackDown(paths, started);
       return code;
     }
@@ -143,7 +166,7 @@ async function main(): Promise<number> {
       return code;
     }
     default:
-      console.error('usage: stack/cli.ts start|test|lint|bench|stack:up|stack:down|stack:status');
+      console.error('usage: stack/cli.ts start|test|lint|bench|build:web [--force]|stack:up|stack:down|stack:status');
       return 2;
   }
 }

@@ -213,3 +213,62 @@ export function provisionAll(paths: StackPaths): void {
   provisionFerretDB(paths);
   provisionOpenSearch(paths);
 }
+
+export const DEFAULT_CHROMIUM = '/usr/bin/chromium';
+
+const CHROMIUM_HINT =
+  'install Chromium (Debian/Ubuntu: `sudo apt-get install chromium`) or set KBQA_CHROMIUM to a Chromium binary';
+
+export interface BrowserProvisionOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Seams for the unit test; the defaults look at this machine. */
+  exists?: (path: string) => boolean;
+  isRoot?: boolean;
+  hasAptGet?: boolean;
+  run?: (command: string, args: string[], options: { env: NodeJS.ProcessEnv }) => void;
+  log?: (message: string) => void;
+}
+
+/**
+ * The Chromium the browser tests drive (`npm test` only; `npm start` needs none): KBQA_CHROMIUM when set, else
+ * /usr/bin/chromium. The default is installed with apt-get when missing and this process may (root, apt-get present);
+ * otherwise the error says what to install. A KBQA_CHROMIUM that does not exist is never "fixed" by installing: the
+ * package would not put a binary at that path.
+ */
+export function provisionBrowser(options: BrowserProvisionOptions = {}): string {
+  const env = options.env ?? process.env;
+  const exists = options.exists ?? existsSync;
+  const configured = env.KBQA_CHROMIUM;
+  if (configured) {
+    if (exists(configured)) return configured;
+    throw new ProvisionError(`KBQA_CHROMIUM=${configured} does not exist: ${CHROMIUM_HINT}`);
+  }
+  if (exists(DEFAULT_CHROMIUM)) return DEFAULT_CHROMIUM;
+  const isRoot = options.isRoot ?? process.getuid?.() === 0;
+  const hasAptGet = options.hasAptGet ?? spawnSync('sh', ['-c', 'command -v apt-get'], { encoding: 'utf8' }).status === 0;
+  if (!isRoot || !hasAptGet) {
+    throw new ProvisionError(`Chromium, which the browser tests drive, is missing at ${DEFAULT_CHROMIUM}: ${CHROMIUM_HINT}`);
+  }
+  const runCommand = options.run ?? ((command, args, runOptions) => void run(command, args, runOptions));
+  const log = options.log ?? progress;
+  const aptEnv = { ...env, DEBIAN_FRONTEND: 'noninteractive' };
+  const install = () => runCommand('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], { env: aptEnv });
+  log('installing Chromium for the browser tests with apt-get (first run only)');
+  try {
+    install();
+  } catch {
+    // Most often a stale or empty package index (fresh containers ship without one): refresh it, try once more.
+    log('apt-get install failed; running apt-get update and trying again');
+    try {
+      runCommand('apt-get', ['update'], { env: aptEnv });
+      install();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      throw new ProvisionError(`could not install Chromium with apt-get: ${message}\n${CHROMIUM_HINT}`);
+    }
+  }
+  if (!exists(DEFAULT_CHROMIUM)) {
+    throw new ProvisionError(`apt-get installed chromium but ${DEFAULT_CHROMIUM} is missing: set KBQA_CHROMIUM to its binary`);
+  }
+  return DEFAULT_CHROMIUM;
+}

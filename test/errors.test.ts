@@ -78,8 +78,9 @@ function rawRequest(
 for (const [method, path] of [
   ['GET', '/api/v1/nope'],
   ['POST', '/api/v1/nope'],
-  ['GET', '/nope'],
-  ['GET', '/'],
+  // Outside /api/ a GET is the web app's page (test/webApp.test.ts); under /api/ an unknown path is never HTML.
+  ['GET', '/api/nope'],
+  ['POST', '/nope'],
   ['GET', '/api/v2/me'],
   ['GET', '/api/v1'],
   ['DELETE', '/api/v1/me'],
@@ -228,7 +229,7 @@ test('x-request-id is on every response (2xx, 4xx, health) and unique per reques
     await app.call('POST', '/api/v1/knowledge-bases', { key: user.key, body: { name: 7 } }),
     await app.call('GET', '/api/v1/me'),
     await app.call('GET', '/api/v1/knowledge-bases/00000000-0000-0000-0000-000000000000', { key: user.key }),
-    await app.call('GET', '/nope'),
+    await app.call('GET', '/api/nope'),
     await app.call('GET', '/healthz'),
   ];
   t.deepEqual(

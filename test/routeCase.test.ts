@@ -51,7 +51,7 @@ function caseVariants(path: string): string[] {
   ].filter((variant) => variant !== path);
 }
 
-test('the route table is what the contract lists, plus the document lifecycle', (t) => {
+test('the route table is what the contract lists, plus the document lifecycle and the models list', (t) => {
   const listed = apiRoutes(t.context.app, ':id').map((route) => `${route.method} ${route.path}`).sort();
   t.deepEqual(listed, [
     'DELETE /api/v1/documents/:id',
@@ -61,6 +61,7 @@ test('the route table is what the contract lists, plus the document lifecycle', 
     'GET /api/v1/knowledge-bases/:id',
     'GET /api/v1/knowledge-bases/:id/documents',
     'GET /api/v1/me',
+    'GET /api/v1/models',
     'POST /api/v1/documents',
     'POST /api/v1/documents/:id/retry',
     'POST /api/v1/knowledge-bases',

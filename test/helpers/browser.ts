@@ -1,0 +1,71 @@
+// The real Chromium, driven by playwright-core, for tests of the web app. `npm test` provisions the browser
+// (stack/provision.ts provisionBrowser) and passes its path as KBQA_CHROMIUM; a test run without it fails here with a
+// message saying what to install, never skips.
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+export type ViewportKind = 'desktop' | 'phone';
+
+const VIEWPORTS: Record<ViewportKind, { viewport: { width: number; height: number }; isMobile: boolean; hasTouch: boolean }> = {
+  desktop: { viewport: { width: 1280, height: 800 }, isMobile: false, hasTouch: false },
+  phone: { viewport: { width: 375, height: 812 }, isMobile: true, hasTouch: true },
+};
+
+/**
+ * This machine's network is closed: without the background-networking flags Chromium keeps trying to reach Google's
+ * services (component updates, sync, QUIC probes) and logs refused connections.
+ */
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
+
+export function chromiumExecutable(): string {
+  return process.env.KBQA_CHROMIUM ?? '/usr/bin/chromium';
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  const executablePath = chromiumExecutable();
+  if (!existsSync(executablePath)) {
+    throw new Error(
+      `Chromium not found at ${executablePath}: run the tests with \`npm test\` (it installs Chromium when it can), ` +
+        'or install it (Debian/Ubuntu: `sudo apt-get install chromium`), or set KBQA_CHROMIUM to a Chromium binary',
+    );
+  }
+  return chromium.launch({ executablePath, headless: true, args: CHROMIUM_ARGS });
+}
+
+const viewportOf = new WeakMap<Page, ViewportKind>();
+
+/** A page in a fresh context (no shared cookies or storage) at baseUrl; closing the page (or the browser) closes its context. */
+export async function newPage(browser: Browser, baseUrl: string, options: { viewport?: ViewportKind } = {}): Promise<Page> {
+  const kind = options.viewport ?? 'desktop';
+  const context = await browser.newContext({ baseURL: baseUrl, ...VIEWPORTS[kind] });
+  const page = await context.newPage();
+  viewportOf.set(page, kind);
+  page.once('close', () => {
+    // When the browser closes first, its contexts are already gone and close() rejects: nothing is left to clean.
+    context.close().catch(() => {});
+  });
+  return page;
+}
+
+export function screenshotsDir(): string {
+  return process.env.KBQA_SCREENSHOTS_DIR ?? join('.local', 'screenshots');
+}
+
+/** A full-page PNG at <KBQA_SCREENSHOTS_DIR or .local/screenshots>/<name>-<desktop|phone>.png; returns its path. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  const directory = screenshotsDir();
+  mkdirSync(directory, { recursive: true });
+  const path = join(directory, `${name}-${viewportOf.get(page) ?? 'desktop'}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}

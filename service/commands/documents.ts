@@ -154,9 +154,19 @@ export async function deleteDocument(deps: Pick<DocumentDeps, 'store' | 'search'
   await deps.search.deleteChunksOfDocument(id);
 }
 
-export async function listDocuments(store: Store, user: Principal, knowledgeBaseId: string, page: { limit?: number; cursor?: string }) {
+/**
+ * A KB's documents. By default those retrieval serves (the contract's list has no status, and a client reads
+ * "listed" as "searchable"); `all` adds queued, processing and failed new documents, for a caller shown their status.
+ */
+export async function listDocuments(
+  store: Store,
+  user: Principal,
+  knowledgeBaseId: string,
+  page: { limit?: number; cursor?: string },
+  which: 'live' | 'all' = 'live',
+) {
   authorizeRead(user, await store.findLiveKnowledgeBase(knowledgeBaseId), knowledgeBaseId);
-  return store.listDocuments(knowledgeBaseId, page);
+  return store.listDocuments(knowledgeBaseId, page, which);
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { Filter } from 'mongodb';
 import type { Collections } from './mongo.ts';
 import { storeCall } from './mongo.ts';
 import { NEWEST_FIRST, afterCursor, toPage, type Page } from './pagination.ts';
@@ -62,11 +63,16 @@ export function documentsStore(collections: Collections) {
       return (await storeCall(() => documentContents.findOne({ _id: id })))?.content ?? null;
     },
 
-    /** A KB's documents that retrieval serves, newest first. */
-    async listDocuments(knowledgeBaseId: string, page: { limit?: number; cursor?: string }): Promise<Page<DocumentRecord>> {
-      const filter = page.cursor
-        ? { $and: [{ knowledge_base_id: knowledgeBaseId }, HAS_LIVE_VERSION, afterCursor<DocumentRecord>(page.cursor)] }
-        : { $and: [{ knowledge_base_id: knowledgeBaseId }, HAS_LIVE_VERSION] };
+    /** A KB's documents that retrieval serves (or, `all`, every one whatever its status), newest first. */
+    async listDocuments(
+      knowledgeBaseId: string,
+      page: { limit?: number; cursor?: string },
+      which: 'live' | 'all' = 'live',
+    ): Promise<Page<DocumentRecord>> {
+      const conditions: Filter<DocumentRecord>[] = [{ knowledge_base_id: knowledgeBaseId }];
+      if (which === 'live') conditions.push(HAS_LIVE_VERSION);
+      if (page.cursor) conditions.push(afterCursor<DocumentRecord>(page.cursor));
+      const filter = { $and: conditions };
       let cursor = documents.find(filter).sort(NEWEST_FIRST);
       if (page.limit !== undefined) cursor = cursor.limit(page.limit + 1);
       const records = await storeCall(() => cursor.toArray());

@@ -63,7 +63,10 @@ export function prefersRespondAsync(header: string | string[] | undefined): bool
   );
 }
 
-/** ?include=status adds each document's status, progress and error to the list (the web app's documents page). */
+/**
+ * ?include=status lists every document, queued, processing and failed ones too, each with its status, progress and
+ * error (the web app's documents page).
+ */
 export const documentListQuery = pageQuery.extend({
   include: z.enum(['status'], { error: 'must be status' }).optional(),
 });

@@ -59,7 +59,8 @@ export function documentRoutes(deps: AppDeps): Router<AppState> {
 
   router.get('/knowledge-bases/:id/documents', authenticated(async (ctx, caller) => {
     const { include, ...page } = parseInput(documentListQuery, ctx.query, 'query');
-    const { items, nextCursor } = await listDocuments(deps.store, caller.user, ctx.params.id, page);
+    const which = include === 'status' ? 'all' : 'live';
+    const { items, nextCursor } = await listDocuments(deps.store, caller.user, ctx.params.id, page, which);
     ctx.body = {
       documents: items.map(include === 'status' ? presentDocument : presentDocumentListItem),
       ...(page.limit !== undefined ? { next_cursor: nextCursor } : {}),

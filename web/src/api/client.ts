@@ -1,0 +1,248 @@
+// The one client of /api/web. Components never call fetch: they call `api.<endpoint>()` through TanStack Query.
+//
+// It keeps the session's CSRF token (set from every { user, csrf_token } answer, GET /session included) and sends
+// it as X-CSRF-Token on every POST/PUT/DELETE, `anonymous` while nobody is signed in. Failures are ApiError with
+// the envelope's { code, message }; a 401 from anything but the session probes tells the app the session is over.
+import type {
+  AdminUser,
+  ApiKey,
+  CreatedApiKey,
+  Credentials,
+  DeletedKnowledgeBase,
+  DocumentReplacement,
+  Invitation,
+  KbDocument,
+  KnowledgeBase,
+  Models,
+  NewDocument,
+  QueryRequest,
+  QueryResponse,
+  SessionResponse,
+  SetupStatus,
+  SharedUser,
+  Sharing,
+} from './types.ts';
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  /** Seconds, from Retry-After on a 429. */
+  readonly retryAfter: number | null;
+
+  constructor(status: number, code: string, message: string, retryAfter: number | null = null) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.code = code;
+    this.retryAfter = retryAfter;
+  }
+}
+
+export function isApiError(error: unknown, status?: number): error is ApiError {
+  return error instanceof ApiError && (status === undefined || error.status === status);
+}
+
+const BASE = '/api/web';
+
+let csrfToken: string | null = null;
+let unauthorizedHandler: (() => void) | null = null;
+
+/** Called on a 401 from any call but the session probes: the session has ended or was never there. */
+export function setUnauthorizedHandler(handler: (() => void) | null): void {
+  unauthorizedHandler = handler;
+}
+
+/** After signing out: later state-changing calls say `anonymous` again. */
+export function forgetCsrfToken(): void {
+  csrfToken = null;
+}
+
+type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+interface RequestOptions {
+  method?: Method;
+  body?: unknown;
+  /** Sends `Prefer: respond-async`: ingestion answers 202 at once and runs in the background. */
+  respondAsync?: boolean;
+  /** A 401 here is an answer (wrong password, no session yet), not the end of a session. */
+  probe?: boolean;
+}
+
+const codeForStatus: Record<number, string> = {
+  400: 'bad_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'conflict',
+  413: 'payload_too_large',
+  429: 'rate_limited',
+};
+
+async function request<T>(path: string, options: RequestOptions = {}): Promise<T> {
+  const method = options.method ?? 'GET';
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (method !== 'GET') headers['X-CSRF-Token'] = csrfToken ?? 'anonymous';
+  if (options.body !== undefined) headers['Content-Type'] = 'application/json';
+  if (options.respondAsync) headers.Prefer = 'respond-async';
+
+  let response: Response;
+  try {
+    response = await fetch(BASE + path, {
+      method,
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      credentials: 'same-origin',
+    });
+  } catch {
+    throw new ApiError(0, 'network_error', 'Could not reach the server. Check your connection and try again.');
+  }
+
+  const payload = await readJson(response);
+  if (!response.ok) {
+    const error = errorFrom(response, payload);
+    if (response.status === 401 && !options.probe) {
+      csrfToken = null;
+      unauthorizedHandler?.();
+    }
+    throw error;
+  }
+  if (payload === undefined) {
+    throw new ApiError(response.status, 'server_error', 'The server sent an answer the app cannot read (not JSON).');
+  }
+  rememberCsrfToken(payload);
+  return payload as T;
+}
+
+async function readJson(response: Response): Promise<unknown> {
+  const type = response.headers.get('Content-Type') ?? '';
+  if (!type.toLowerCase().includes('json')) return undefined;
+  try {
+    return (await response.json()) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function errorFrom(response: Response, payload: unknown): ApiError {
+  const retryAfterHeader = response.headers.get('Retry-After');
+  const retryAfter = retryAfterHeader !== null && Number.isFinite(Number(retryAfterHeader)) ? Number(retryAfterHeader) : null;
+  const envelope = isRecord(payload) && isRecord(payload.error) ? payload.error : null;
+  if (envelope && typeof envelope.message === 'string') {
+    const code = typeof envelope.code === 'string' ? envelope.code : (codeForStatus[response.status] ?? 'server_error');
+    return new ApiError(response.status, code, envelope.message, retryAfter);
+  }
+  // Not our envelope: a proxy's 502 page, a gateway timeout, an HTML error page.
+  const statusText = response.statusText ? ` ${response.statusText}` : '';
+  return new ApiError(
+    response.status,
+    codeForStatus[response.status] ?? 'server_error',
+    `The server answered ${response.status}${statusText}. Try again in a moment.`,
+    retryAfter,
+  );
+}
+
+function rememberCsrfToken(payload: unknown): void {
+  if (isRecord(payload) && typeof payload.csrf_token === 'string') csrfToken = payload.csrf_token;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}
+
+const id = (value: string) => encodeURIComponent(value);
+
+export const api = {
+  // Setup, sign-in, session, account
+  getSetup: () => request<SetupStatus>('/setup', { probe: true }),
+  createFirstAccount: (body: Credentials) =>
+    request<SessionResponse>('/setup/first-account', { method: 'POST', body, probe: true }),
+  signUp: (body: Credentials) => request<SessionResponse>('/sign-up', { method: 'POST', body, probe: true }),
+  signIn: (body: Credentials) => request<SessionResponse>('/session', { method: 'POST', body, probe: true }),
+  getSession: () => request<SessionResponse>('/session', { probe: true }),
+  signOut: async () => {
+    try {
+      return await request<{ signed_out: true }>('/session', { method: 'DELETE', probe: true });
+    } finally {
+      csrfToken = null;
+    }
+  },
+  signOutEverywhere: async () => {
+    try {
+      return await request<{ signed_out: number }>('/sessions', { method: 'DELETE' });
+    } finally {
+      csrfToken = null;
+    }
+  },
+  // A wrong current password may be a 401 too: the caller re-checks the session instead of leaving the page.
+  changePassword: (body: { current_password: string; new_password: string }) =>
+    request<{ changed: true }>('/account/password', { method: 'PUT', body, probe: true }),
+  inspectPasswordLink: (token: string) =>
+    request<{ email: string }>('/password-links/inspect', { method: 'POST', body: { token }, probe: true }),
+  redeemPasswordLink: (body: { token: string; password: string }) =>
+    request<SessionResponse>('/password-links/use', { method: 'POST', body, probe: true }),
+
+  // Admin
+  listUsers: () => request<{ users: AdminUser[] }>('/admin/users'),
+  inviteUser: (body: { email: string; is_admin?: boolean }) =>
+    request<Invitation>('/admin/invitations', { method: 'POST', body }),
+  setLibrary: (kbId: string, library: boolean) =>
+    request<{ knowledge_base: KnowledgeBase }>(`/knowledge-bases/${id(kbId)}/library`, {
+      method: 'PUT',
+      body: { library },
+    }),
+
+  // Knowledge bases
+  listKnowledgeBases: () => request<{ knowledge_bases: KnowledgeBase[] }>('/knowledge-bases'),
+  createKnowledgeBase: (body: { name: string; description?: string }) =>
+    request<{ knowledge_base: KnowledgeBase }>('/knowledge-bases', { method: 'POST', body }),
+  getKnowledgeBase: (kbId: string) => request<{ knowledge_base: KnowledgeBase }>(`/knowledge-bases/${id(kbId)}`),
+  deleteKnowledgeBase: (kbId: string) =>
+    request<{ deleted: true; mode: 'soft' }>(`/knowledge-bases/${id(kbId)}`, { method: 'DELETE' }),
+  listDeletedKnowledgeBases: () => request<{ knowledge_bases: DeletedKnowledgeBase[] }>('/deleted-knowledge-bases'),
+  restoreKnowledgeBase: (kbId: string) =>
+    request<{ knowledge_base: KnowledgeBase }>(`/deleted-knowledge-bases/${id(kbId)}/restore`, { method: 'POST' }),
+  getSharing: (kbId: string) => request<Sharing>(`/knowledge-bases/${id(kbId)}/sharing`),
+  shareWithUser: (kbId: string, email: string) =>
+    request<{ user: SharedUser }>(`/knowledge-bases/${id(kbId)}/sharing/users`, { method: 'POST', body: { email } }),
+  unshareUser: (kbId: string, userId: string) =>
+    request<{ unshared: true }>(`/knowledge-bases/${id(kbId)}/sharing/users/${id(userId)}`, { method: 'DELETE' }),
+  setOrganisationSharing: (kbId: string, shared: boolean) =>
+    request<{ shared: boolean }>(`/knowledge-bases/${id(kbId)}/sharing/organisation`, {
+      method: 'PUT',
+      body: { shared },
+    }),
+
+  // Documents
+  listDocuments: (kbId: string) =>
+    request<{ documents: KbDocument[] }>(`/knowledge-bases/${id(kbId)}/documents?include=status`),
+  createDocument: (body: NewDocument) =>
+    request<{ document: KbDocument }>('/documents', { method: 'POST', body, respondAsync: true }),
+  getDocument: (documentId: string) => request<{ document: KbDocument }>(`/documents/${id(documentId)}`),
+  replaceDocument: (documentId: string, body: DocumentReplacement) =>
+    request<{ document: KbDocument }>(`/documents/${id(documentId)}`, { method: 'PUT', body, respondAsync: true }),
+  retryDocument: (documentId: string) =>
+    request<{ document: KbDocument }>(`/documents/${id(documentId)}/retry`, { method: 'POST', respondAsync: true }),
+  deleteDocument: (documentId: string) =>
+    request<{ deleted: true }>(`/documents/${id(documentId)}`, { method: 'DELETE' }),
+
+  // Ask
+  listModels: () => request<Models>('/models'),
+  ask: (body: QueryRequest) => request<QueryResponse>('/query', { method: 'POST', body }),
+
+  // API keys
+  listApiKeys: () => request<{ api_keys: ApiKey[] }>('/api-keys'),
+  createApiKey: (name: string) => request<CreatedApiKey>('/api-keys', { method: 'POST', body: { name } }),
+  revokeApiKey: (keyId: string) => request<{ revoked: true }>(`/api-keys/${id(keyId)}`, { method: 'DELETE' }),
+};
+
+/** A message a person can act on, from anything a call or a component may throw. */
+export function messageOf(error: unknown): string {
+  if (error instanceof ApiError) {
+    if (error.status === 429 && error.retryAfter !== null) {
+      return `${error.message} (try again in ${error.retryAfter} s)`;
+    }
+    return error.message;
+  }
+  if (error instanceof Error) return error.message;
+  return 'Something went wrong.';
+}

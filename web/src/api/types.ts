@@ -1,0 +1,162 @@
+// Every response of /api/web, as the endpoint spec (web-api.md) writes it. Field names are the API's own
+// (snake_case): one name per concept, from the index to the screen.
+
+export interface User {
+  id: string;
+  email: string;
+  is_admin: boolean;
+}
+
+/** Every call that signs someone in answers with this; its csrf_token goes on every later state-changing call. */
+export interface SessionResponse {
+  user: User;
+  csrf_token: string;
+}
+
+export interface SetupStatus {
+  first_account_needed: boolean;
+  sign_up_open: boolean;
+}
+
+export interface Credentials {
+  email: string;
+  password: string;
+}
+
+export type Role = 'owner' | 'viewer' | 'org-member' | 'library';
+
+export interface KnowledgeBase {
+  id: string;
+  name: string;
+  description: string | null;
+  role: Role;
+  /** Present in the list, absent from GET /knowledge-bases/:id. */
+  document_count?: number;
+  is_default: boolean;
+  created_at: string;
+}
+
+export interface DeletedKnowledgeBase {
+  id: string;
+  name: string;
+  description: string | null;
+  deleted_at: string;
+  restorable_until: string;
+}
+
+export interface SharedUser {
+  id: string;
+  email: string;
+}
+
+export interface Sharing {
+  users: SharedUser[];
+  organisation: { id: string; name: string; shared: boolean } | null;
+  is_library: boolean;
+}
+
+export type DocumentStatus = 'queued' | 'processing' | 'ready' | 'failed';
+
+export interface KbDocument {
+  id: string;
+  knowledge_base_id: string;
+  filename: string;
+  title: string | null;
+  source: string | null;
+  status: DocumentStatus;
+  chunks: number;
+  total_chunks: number;
+  created_at: string;
+  updated_at: string;
+  /** While queued or processing. */
+  progress?: { embedded: number; total: number };
+  /** When failed. */
+  error?: string;
+}
+
+export interface NewDocument {
+  kb_id: string;
+  filename: string;
+  content: string;
+}
+
+export interface DocumentReplacement {
+  filename?: string;
+  content: string;
+}
+
+export interface Models {
+  models: string[];
+  default_model: string;
+}
+
+export interface QueryRequest {
+  query: string;
+  /** Omitted: every knowledge base the caller can reach. */
+  knowledge_base_ids?: string[];
+  model?: string;
+  include_chunks?: boolean;
+  max_results?: number;
+}
+
+export interface Citation {
+  document_id: string;
+  title: string | null;
+  snippet: string;
+  similarity: number | null;
+}
+
+export interface RetrievedChunk {
+  id: string;
+  document_id: string;
+  knowledge_base_id: string;
+  filename: string;
+  title: string | null;
+  /** The spec does not say whether this is one string or the list of headings: both are shown. */
+  heading_path: string | string[] | null;
+  chunk_index: number;
+  text: string;
+  score: number | null;
+  similarity: number | null;
+  bm25_rank: number | null;
+  vector_rank: number | null;
+}
+
+export interface QueryResponse {
+  /** Plain text with markers [1], [2] … referring to citations[n - 1]. */
+  answer: string;
+  citations: Citation[];
+  model: string;
+  knowledge_base_ids: string[];
+  chunks?: RetrievedChunk[];
+}
+
+export interface ApiKey {
+  id: string;
+  name: string;
+  masked: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface CreatedApiKey {
+  api_key: ApiKey;
+  /** The full key: in this one response only. */
+  key: string;
+}
+
+export interface AdminUser {
+  id: string;
+  email: string;
+  is_admin: boolean;
+  has_password: boolean;
+  created_at: string;
+}
+
+export interface Invitation {
+  user: { id: string; email: string };
+  /** `<origin>/set-password#token=…`: shown once, there is no mail server. */
+  link: string;
+  expires_at: string;
+}

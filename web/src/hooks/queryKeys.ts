@@ -1,0 +1,14 @@
+// One place for the cache keys, so a mutation invalidates exactly the lists it changed.
+export const queryKeys = {
+  session: ['session'] as const,
+  setup: ['setup'] as const,
+  knowledgeBases: ['knowledge-bases'] as const,
+  knowledgeBase: (kbId: string) => ['knowledge-bases', kbId] as const,
+  documents: (kbId: string) => ['knowledge-bases', kbId, 'documents'] as const,
+  sharing: (kbId: string) => ['knowledge-bases', kbId, 'sharing'] as const,
+  deletedKnowledgeBases: ['deleted-knowledge-bases'] as const,
+  document: (documentId: string) => ['documents', documentId] as const,
+  models: ['models'] as const,
+  apiKeys: ['api-keys'] as const,
+  users: ['admin', 'users'] as const,
+};

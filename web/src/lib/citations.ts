@@ -1,0 +1,78 @@
+// The answer is plain text with citation markers: [1], [2], and sometimes a list, [1, 3]. It is split and scanned
+// by hand, one pass over the characters (no regular expression: this text comes from a model and its documents,
+// and a scan cannot backtrack). Nothing here ever becomes HTML: the pieces are rendered as React text and links.
+
+export type AnswerPiece = { kind: 'text'; text: string } | { kind: 'marker'; n: number };
+
+/** Paragraphs are separated by blank lines; single line breaks stay inside a paragraph. */
+export function splitParagraphs(answer: string): string[] {
+  const paragraphs: string[] = [];
+  let current: string[] = [];
+  for (const raw of answer.split('\n')) {
+    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    if (line.trim() === '') {
+      if (current.length > 0) paragraphs.push(current.join('\n'));
+      current = [];
+    } else {
+      current.push(line);
+    }
+  }
+  if (current.length > 0) paragraphs.push(current.join('\n'));
+  return paragraphs;
+}
+
+/**
+ * Text and markers, in order. A marker is `[` numbers separated by commas `]` where every number names a citation
+ * (1 … citationCount); anything else, e.g. `[9]` with three citations or `[note]`, stays text.
+ */
+export function parseMarkers(text: string, citationCount: number): AnswerPiece[] {
+  const pieces: AnswerPiece[] = [];
+  let textStart = 0;
+  let i = 0;
+  while (i < text.length) {
+    if (text[i] !== '[') {
+      i += 1;
+      continue;
+    }
+    const marker = readMarker(text, i, citationCount);
+    if (marker === null) {
+      i += 1;
+      continue;
+    }
+    if (i > textStart) pieces.push({ kind: 'text', text: text.slice(textStart, i) });
+    for (const n of marker.numbers) pieces.push({ kind: 'marker', n });
+    i = marker.end;
+    textStart = i;
+  }
+  if (textStart < text.length) pieces.push({ kind: 'text', text: text.slice(textStart) });
+  return pieces;
+}
+
+const MAX_DIGITS = 4;
+
+function isDigit(char: string | undefined): boolean {
+  return char !== undefined && char >= '0' && char <= '9';
+}
+
+// Reads from the `[` at `start`. Stops at the first character that cannot belong to a marker, so the scans
+// started from different `[` never overlap and the whole parse stays linear in the text's length.
+function readMarker(text: string, start: number, citationCount: number): { numbers: number[]; end: number } | null {
+  const numbers: number[] = [];
+  let i = start + 1;
+  for (;;) {
+    let digits = 0;
+    let value = 0;
+    while (digits < MAX_DIGITS && isDigit(text[i])) {
+      value = value * 10 + (text.charCodeAt(i) - 48);
+      digits += 1;
+      i += 1;
+    }
+    if (digits === 0 || isDigit(text[i])) return null;
+    if (value < 1 || value > citationCount) return null;
+    numbers.push(value);
+    if (text[i] === ']') return { numbers, end: i + 1 };
+    if (text[i] !== ',') return null;
+    i += 1;
+    while (text[i] === ' ') i += 1;
+  }
+}

@@ -1,0 +1,43 @@
+// The answer as plain-text paragraphs; each [n] marker becomes a link to citation card n. Everything is React
+// text: nothing from a model or a document is ever inserted as HTML.
+import type { MouseEvent } from 'react';
+import { parseMarkers, splitParagraphs } from '../../lib/citations.ts';
+
+export interface AnswerTextProps {
+  answer: string;
+  citationCount: number;
+  onCitation: (n: number) => void;
+}
+
+export function AnswerText({ answer, citationCount, onCitation }: AnswerTextProps) {
+  const paragraphs = splitParagraphs(answer);
+  if (paragraphs.length === 0) return <p className="muted">The answer is empty.</p>;
+  return (
+    <>
+      {paragraphs.map((paragraph, p) => (
+        <p key={p} className="answer__paragraph">
+          {parseMarkers(paragraph, citationCount).map((piece, i) =>
+            piece.kind === 'text' ? (
+              piece.text
+            ) : (
+              <a
+                key={i}
+                href={`#citation-${piece.n}`}
+                className="citation-marker"
+                data-testid="citation-marker"
+                aria-label={`Citation ${piece.n}`}
+                onClick={(event: MouseEvent<HTMLAnchorElement>) => {
+                  // The router owns the URL; the card is scrolled to and focused by hand.
+                  event.preventDefault();
+                  onCitation(piece.n);
+                }}
+              >
+                {piece.n}
+              </a>
+            ),
+          )}
+        </p>
+      ))}
+    </>
+  );
+}

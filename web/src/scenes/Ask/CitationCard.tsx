@@ -1,0 +1,31 @@
+import { Link } from 'react-router';
+import type { Citation } from '../../api/types.ts';
+import { classNames, formatScore } from '../../lib/format.ts';
+
+/** Card n of the answer's sources; the target of marker [n] (id `citation-n`, focusable by script). */
+export function CitationCard({ citation, n, active }: { citation: Citation; n: number; active: boolean }) {
+  return (
+    <article
+      id={`citation-${n}`}
+      data-testid="citation-card"
+      tabIndex={-1}
+      className={classNames('citation-card', active && 'citation-card--active')}
+      aria-labelledby={`citation-${n}-title`}
+    >
+      <header className="citation-card__header">
+        <span className="citation-card__number" aria-hidden="true">
+          {n}
+        </span>
+        <h3 id={`citation-${n}-title`} className="citation-card__title">
+          <span className="visually-hidden">Citation {n}: </span>
+          {citation.title || 'Untitled document'}
+        </h3>
+        <span className="citation-card__similarity" title="Similarity to the question (0 to 1)">
+          Similarity {formatScore(citation.similarity)}
+        </span>
+      </header>
+      <p className="citation-card__snippet">{citation.snippet}</p>
+      <Link to={`/documents/${encodeURIComponent(citation.document_id)}`}>Open document</Link>
+    </article>
+  );
+}

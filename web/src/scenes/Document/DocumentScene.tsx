@@ -1,0 +1,109 @@
+// One document's details; citation cards on the Ask page link here.
+import { useQuery } from '@tanstack/react-query';
+import { Link, useParams } from 'react-router';
+import { api, isApiError } from '../../api/client.ts';
+import { EmptyState } from '../../components/EmptyState.tsx';
+import { ErrorMessage } from '../../components/ErrorMessage.tsx';
+import { Loading } from '../../components/Loading.tsx';
+import { queryKeys } from '../../hooks/queryKeys.ts';
+import { useDocumentTitle } from '../../hooks/useDocumentTitle.ts';
+import { formatDateTime } from '../../lib/format.ts';
+import { DocumentStatus } from '../KnowledgeBase/DocumentStatus.tsx';
+
+export function DocumentScene() {
+  const { id = '' } = useParams();
+  const document = useQuery({
+    queryKey: queryKeys.document(id),
+    queryFn: () => api.getDocument(id),
+    refetchInterval: (query) => {
+      const status = query.state.data?.document.status;
+      return status === 'queued' || status === 'processing' ? 1000 : false;
+    },
+  });
+  useDocumentTitle(document.data?.document.filename ?? 'Document');
+
+  if (document.isPending) return <Loading label="Loading the document…" />;
+  if (document.isError) {
+    return (
+      <div className="stack">
+        <h1>Document</h1>
+        {isApiError(document.error, 404) ? (
+          <EmptyState title="This document does not exist, or you cannot see it.">
+            <p>
+              <Link to="/knowledge-bases">Back to the knowledge bases</Link>
+            </p>
+          </EmptyState>
+        ) : (
+          <ErrorMessage error={document.error} onRetry={() => document.refetch()} />
+        )}
+      </div>
+    );
+  }
+
+  const doc = document.data.document;
+  const kbPath = `/knowledge-bases/${encodeURIComponent(doc.knowledge_base_id)}`;
+  return (
+    <div className="stack">
+      <nav aria-label="Breadcrumb" className="breadcrumb">
+        <Link to="/knowledge-bases">Knowledge bases</Link>
+        <span aria-hidden="true"> / </span>
+        <Link to={kbPath}>Knowledge base</Link>
+        <span aria-hidden="true"> / </span>
+        <span aria-current="page">{doc.filename}</span>
+      </nav>
+      <div className="page-header">
+        <h1 className="break-words">{doc.title || doc.filename}</h1>
+      </div>
+      <section className="card">
+        <dl className="details">
+          <div>
+            <dt>Filename</dt>
+            <dd className="break-words">{doc.filename}</dd>
+          </div>
+          <div>
+            <dt>Title</dt>
+            <dd className="break-words">{doc.title || '—'}</dd>
+          </div>
+          <div>
+            <dt>Status</dt>
+            <dd>
+              <DocumentStatus document={doc} />
+            </dd>
+          </div>
+          <div>
+            <dt>Chunks</dt>
+            <dd>
+              {doc.status === 'ready' || doc.total_chunks === 0
+                ? doc.chunks
+                : `${doc.chunks} of ${doc.total_chunks}`}
+            </dd>
+          </div>
+          {doc.source ? (
+            <div>
+              <dt>Source</dt>
+              <dd className="break-words">{doc.source}</dd>
+            </div>
+          ) : null}
+          <div>
+            <dt>Created</dt>
+            <dd>
+              <time dateTime={doc.created_at}>{formatDateTime(doc.created_at)}</time>
+            </dd>
+          </div>
+          <div>
+            <dt>Updated</dt>
+            <dd>
+              <time dateTime={doc.updated_at}>{formatDateTime(doc.updated_at)}</time>
+            </dd>
+          </div>
+          <div>
+            <dt>Knowledge base</dt>
+            <dd>
+              <Link to={kbPath}>Open its knowledge base</Link>
+            </dd>
+          </div>
+        </dl>
+      </section>
+    </div>
+  );
+}

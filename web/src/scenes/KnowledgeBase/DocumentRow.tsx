@@ -1,0 +1,94 @@
+import { useMutation } from '@tanstack/react-query';
+import { useRef, useState, type ChangeEvent } from 'react';
+import { Link } from 'react-router';
+import { api } from '../../api/client.ts';
+import type { KbDocument } from '../../api/types.ts';
+import { Button } from '../../components/Button.tsx';
+import { ErrorMessage } from '../../components/ErrorMessage.tsx';
+import { ACCEPT_ATTRIBUTE, checkFiles, refusalMessages } from '../../lib/files.ts';
+import { formatDateTime } from '../../lib/format.ts';
+import { DocumentStatus } from './DocumentStatus.tsx';
+
+export interface DocumentRowProps {
+  document: KbDocument;
+  /** The owner's controls: Replace, Retry, Delete. Nobody else sees them at all. */
+  canEdit: boolean;
+  onChanged: () => void;
+  onDelete: () => void;
+}
+
+export function DocumentRow({ document, canEdit, onChanged, onDelete }: DocumentRowProps) {
+  const fileInput = useRef<HTMLInputElement>(null);
+  const [refusal, setRefusal] = useState<string | null>(null);
+
+  // The new file's name replaces the old one: a replacement is usually a new version with its own name.
+  const replace = useMutation({
+    mutationFn: async (file: File) =>
+      api.replaceDocument(document.id, { filename: file.name, content: await file.text() }),
+    onSuccess: onChanged,
+  });
+  const retry = useMutation({ mutationFn: () => api.retryDocument(document.id), onSuccess: onChanged });
+
+  function onReplaceChosen(event: ChangeEvent<HTMLInputElement>) {
+    const files = Array.from(event.target.files ?? []);
+    event.target.value = '';
+    if (files.length === 0) return;
+    const check = checkFiles(files.slice(0, 1));
+    const refusals = refusalMessages(check);
+    setRefusal(refusals.length > 0 ? refusals.join(' ') : null);
+    replace.reset();
+    if (check.accepted[0]) replace.mutate(check.accepted[0]);
+  }
+
+  const error = refusal ? new Error(refusal) : (replace.error ?? retry.error);
+
+  return (
+    <tr data-testid="document-row" data-status={document.status} data-filename={document.filename} data-document-id={document.id}>
+      <td data-label="Document">
+        <Link to={`/documents/${encodeURIComponent(document.id)}`} className="cell-title">
+          {document.filename}
+        </Link>
+        {document.title && document.title !== document.filename ? (
+          <span className="small muted block">{document.title}</span>
+        ) : null}
+      </td>
+      <td data-label="Status">
+        <DocumentStatus document={document} />
+        {error ? <ErrorMessage error={error} /> : null}
+      </td>
+      <td data-label="Updated" className="nowrap">
+        <time dateTime={document.updated_at}>{formatDateTime(document.updated_at)}</time>
+      </td>
+      {canEdit ? (
+        <td data-label="Actions" className="actions-cell">
+          <div className="actions">
+            {document.status === 'failed' ? (
+              <Button small variant="primary" onClick={() => retry.mutate()} busy={retry.isPending}>
+                Retry
+              </Button>
+            ) : null}
+            <Button
+              small
+              onClick={() => fileInput.current?.click()}
+              busy={replace.isPending}
+            >
+              Replace
+            </Button>
+            <input
+              ref={fileInput}
+              type="file"
+              accept={ACCEPT_ATTRIBUTE}
+              hidden
+              tabIndex={-1}
+              data-testid="replace-input"
+              onChange={onReplaceChosen}
+            />
+            <Button small variant="danger" onClick={onDelete}>
+              Delete
+            </Button>
+          </div>
+        </td>
+      ) : null}
+    </tr>
+  );
+}

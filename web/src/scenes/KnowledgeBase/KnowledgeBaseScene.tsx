@@ -1,0 +1,156 @@
+// One knowledge base: its documents and their ingestion status, polled every second while any is still queued or
+// processing. Owners upload, paste, replace, retry and delete; everyone else only reads.
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Link, useParams } from 'react-router';
+import { api, isApiError } from '../../api/client.ts';
+import type { KbDocument } from '../../api/types.ts';
+import { ConfirmDialog } from '../../components/Dialog.tsx';
+import { EmptyState } from '../../components/EmptyState.tsx';
+import { ErrorMessage } from '../../components/ErrorMessage.tsx';
+import { Loading } from '../../components/Loading.tsx';
+import { Badge, RoleBadge } from '../../components/StatusBadge.tsx';
+import { queryKeys } from '../../hooks/queryKeys.ts';
+import { useDocumentTitle } from '../../hooks/useDocumentTitle.ts';
+import { DocumentRow } from './DocumentRow.tsx';
+import { PasteTextForm } from './PasteTextForm.tsx';
+import { UploadArea } from './UploadArea.tsx';
+
+const POLL_MS = 1000;
+
+export const isInFlight = (document: KbDocument) => document.status === 'queued' || document.status === 'processing';
+
+export function KnowledgeBaseScene() {
+  const { id = '' } = useParams();
+  const queryClient = useQueryClient();
+  const kb = useQuery({ queryKey: queryKeys.knowledgeBase(id), queryFn: () => api.getKnowledgeBase(id) });
+  const documents = useQuery({
+    queryKey: queryKeys.documents(id),
+    queryFn: () => api.listDocuments(id),
+    refetchInterval: (query) => (query.state.data?.documents.some(isInFlight) ? POLL_MS : false),
+  });
+  const [deleting, setDeleting] = useState<KbDocument | null>(null);
+  useDocumentTitle(kb.data?.knowledge_base.name ?? 'Knowledge base');
+
+  const documentsChanged = () => {
+    void queryClient.invalidateQueries({ queryKey: queryKeys.documents(id) });
+    void queryClient.invalidateQueries({ queryKey: queryKeys.knowledgeBases, exact: true });
+  };
+  const remove = useMutation({
+    mutationFn: (document: KbDocument) => api.deleteDocument(document.id),
+    onSuccess: () => {
+      setDeleting(null);
+      documentsChanged();
+    },
+  });
+
+  if (kb.isPending) return <Loading label="Loading the knowledge base…" />;
+  if (kb.isError) {
+    return (
+      <div className="stack">
+        <h1>Knowledge base</h1>
+        {isApiError(kb.error, 404) ? (
+          <EmptyState title="This knowledge base does not exist, or you cannot see it.">
+            <p>
+              <Link to="/knowledge-bases">Back to the knowledge bases</Link>
+            </p>
+          </EmptyState>
+        ) : (
+          <ErrorMessage error={kb.error} onRetry={() => kb.refetch()} />
+        )}
+      </div>
+    );
+  }
+
+  const knowledgeBase = kb.data.knowledge_base;
+  const isOwner = knowledgeBase.role === 'owner';
+
+  return (
+    <div className="stack">
+      <nav aria-label="Breadcrumb" className="breadcrumb">
+        <Link to="/knowledge-bases">Knowledge bases</Link>
+        <span aria-hidden="true"> / </span>
+        <span aria-current="page">{knowledgeBase.name}</span>
+      </nav>
+      <div className="page-header">
+        <h1 className="title-with-badges">
+          <span>{knowledgeBase.name}</span>
+          <RoleBadge role={knowledgeBase.role} />
+          {knowledgeBase.is_default ? <Badge tone="accent">Default</Badge> : null}
+        </h1>
+        {knowledgeBase.description ? <p className="muted">{knowledgeBase.description}</p> : null}
+        <p>
+          <Link to={`/ask?kb=${encodeURIComponent(knowledgeBase.id)}`}>Ask a question of this knowledge base</Link>
+        </p>
+      </div>
+
+      {isOwner ? (
+        <div className="grid-2">
+          <UploadArea kbId={knowledgeBase.id} onUploaded={documentsChanged} />
+          <PasteTextForm kbId={knowledgeBase.id} onAdded={documentsChanged} />
+        </div>
+      ) : (
+        <p className="muted">You can read this knowledge base; only its owner can change its documents.</p>
+      )}
+
+      <section className="card" aria-labelledby="documents-heading">
+        <h2 id="documents-heading">Documents</h2>
+        {documents.isPending ? (
+          <Loading label="Loading documents…" />
+        ) : documents.isError ? (
+          <ErrorMessage
+            title="The documents could not be loaded."
+            error={documents.error}
+            onRetry={() => documents.refetch()}
+          />
+        ) : documents.data.documents.length === 0 ? (
+          <EmptyState title="No documents yet.">
+            {isOwner ? <p>Upload .txt or .md files, or paste text, to add the first one.</p> : null}
+          </EmptyState>
+        ) : (
+          <div className="table-wrap">
+            <table className="table table--stack">
+              <thead>
+                <tr>
+                  <th scope="col">Document</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Updated</th>
+                  {isOwner ? (
+                    <th scope="col">
+                      <span className="visually-hidden">Actions</span>
+                    </th>
+                  ) : null}
+                </tr>
+              </thead>
+              <tbody>
+                {documents.data.documents.map((document) => (
+                  <DocumentRow
+                    key={document.id}
+                    document={document}
+                    canEdit={isOwner}
+                    onChanged={documentsChanged}
+                    onDelete={() => {
+                      remove.reset();
+                      setDeleting(document);
+                    }}
+                  />
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+
+      <ConfirmDialog
+        open={deleting !== null}
+        title={`Delete “${deleting?.filename ?? ''}”?`}
+        onConfirm={() => deleting && remove.mutate(deleting)}
+        onCancel={() => setDeleting(null)}
+        busy={remove.isPending}
+        error={remove.error}
+      >
+        <p>The document and its chunks are removed from this knowledge base. This cannot be undone.</p>
+      </ConfirmDialog>
+    </div>
+  );
+}

@@ -1,0 +1,70 @@
+import { useMutation } from '@tanstack/react-query';
+import { useId, useState, type FormEvent } from 'react';
+import { api } from '../../api/client.ts';
+import { Button } from '../../components/Button.tsx';
+import { ErrorMessage } from '../../components/ErrorMessage.tsx';
+import { TextAreaField, TextField } from '../../components/Field.tsx';
+import { hasAcceptedExtension, MAX_DOCUMENT_BYTES } from '../../lib/files.ts';
+
+const DEFAULT_FILENAME = 'pasted-text.md';
+
+/** Text pasted in becomes a document like an uploaded file: the same POST, under the filename given here. */
+export function PasteTextForm({ kbId, onAdded }: { kbId: string; onAdded: () => void }) {
+  const headingId = useId();
+  const [filename, setFilename] = useState(DEFAULT_FILENAME);
+  const [content, setContent] = useState('');
+  const [problem, setProblem] = useState<string | null>(null);
+  const [added, setAdded] = useState<string | null>(null);
+
+  const add = useMutation({
+    mutationFn: api.createDocument,
+    onSuccess: ({ document }) => {
+      setAdded(document.filename);
+      setContent('');
+      setFilename(DEFAULT_FILENAME);
+      onAdded();
+    },
+  });
+
+  function submit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    setAdded(null);
+    const name = filename.trim();
+    if (!hasAcceptedExtension(name)) {
+      setProblem(`“${name || '(empty)'}” must end in .txt, .text, .md or .markdown.`);
+    } else if (content.trim() === '') {
+      setProblem('Paste some text first.');
+    } else if (new TextEncoder().encode(content).length > MAX_DOCUMENT_BYTES) {
+      setProblem('The text is longer than 5 MiB.');
+    } else {
+      setProblem(null);
+      add.mutate({ kb_id: kbId, filename: name, content });
+    }
+  }
+
+  return (
+    <section className="card" aria-labelledby={headingId}>
+      <h2 id={headingId}>Paste text</h2>
+      <form className="form" onSubmit={submit}>
+        <TextField label="Filename" required value={filename} onChange={(event) => setFilename(event.target.value)} />
+        <TextAreaField
+          label="Text"
+          required
+          rows={6}
+          value={content}
+          onChange={(event) => setContent(event.target.value)}
+        />
+        {problem ? <ErrorMessage error={new Error(problem)} /> : null}
+        {add.error && !problem ? <ErrorMessage error={add.error} /> : null}
+        <div>
+          <Button type="submit" variant="primary" busy={add.isPending}>
+            {add.isPending ? 'Adding…' : 'Add text'}
+          </Button>
+        </div>
+      </form>
+      <p role="status" className="status-line">
+        {added ? `Added ${added}: ingestion has started.` : ''}
+      </p>
+    </section>
+  );
+}

@@ -1,0 +1,121 @@
+// An invitation or password-reset link: <origin>/set-password#token=<token>. The token travels in the fragment so
+// it never reaches a server log; the page reads it, shows whose password this sets, and signs them in.
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { Link, useLocation, useNavigate } from 'react-router';
+import { api } from '../../api/client.ts';
+import { Button } from '../../components/Button.tsx';
+import { ErrorMessage } from '../../components/ErrorMessage.tsx';
+import { MIN_PASSWORD_LENGTH, PASSWORD_HINT, TextField } from '../../components/Field.tsx';
+import { PublicFrame } from '../../components/Layout.tsx';
+import { Loading } from '../../components/Loading.tsx';
+import { HOME } from '../../components/RequireAuth.tsx';
+import { useDocumentTitle } from '../../hooks/useDocumentTitle.ts';
+import { useSignedIn } from '../../hooks/session.ts';
+
+function tokenFrom(hash: string): string | null {
+  const token = new URLSearchParams(hash.startsWith('#') ? hash.slice(1) : hash).get('token');
+  return token && token.trim() !== '' ? token.trim() : null;
+}
+
+export function SetPasswordScene() {
+  useDocumentTitle('Set your password');
+  const location = useLocation();
+  const token = tokenFrom(location.hash);
+
+  return (
+    <PublicFrame>
+      <h1>Set your password</h1>
+      {token ? (
+        <SetPasswordForm token={token} />
+      ) : (
+        <>
+          <ErrorMessage error={new Error('This link has no token. Open the whole link you were sent, or ask for a new one.')} />
+          <p className="public__aside">
+            <Link to="/sign-in">Go to sign in</Link>
+          </p>
+        </>
+      )}
+    </PublicFrame>
+  );
+}
+
+function SetPasswordForm({ token }: { token: string }) {
+  const navigate = useNavigate();
+  const signedIn = useSignedIn();
+  const [password, setPassword] = useState('');
+  const [confirmation, setConfirmation] = useState('');
+  const [problem, setProblem] = useState<string | null>(null);
+
+  const link = useQuery({
+    queryKey: ['password-link', token],
+    queryFn: () => api.inspectPasswordLink(token),
+    retry: false,
+    staleTime: Infinity,
+    refetchOnWindowFocus: false,
+  });
+  const redeem = useMutation({
+    mutationFn: api.redeemPasswordLink,
+    onSuccess: (session) => {
+      signedIn(session);
+      navigate(HOME, { replace: true });
+    },
+  });
+
+  if (link.isPending) return <Loading label="Checking the link…" />;
+  if (link.isError) {
+    return (
+      <>
+        <ErrorMessage title="This link cannot be used." error={link.error} />
+        <p className="public__aside">
+          Links work once and expire: ask an administrator for a new one, or <Link to="/sign-in">sign in</Link>.
+        </p>
+      </>
+    );
+  }
+
+  function submit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    if (password.length < MIN_PASSWORD_LENGTH) {
+      setProblem(`The password must be at least ${MIN_PASSWORD_LENGTH} characters long.`);
+    } else if (password !== confirmation) {
+      setProblem('The two passwords are not the same.');
+    } else {
+      setProblem(null);
+      redeem.mutate({ token, password });
+    }
+  }
+
+  return (
+    <form className="form" onSubmit={submit}>
+      <p>
+        Setting the password for <strong>{link.data.email}</strong>.
+      </p>
+      <input type="email" name="username" autoComplete="username" value={link.data.email} readOnly hidden />
+      <TextField
+        label="New password"
+        type="password"
+        autoComplete="new-password"
+        required
+        minLength={MIN_PASSWORD_LENGTH}
+        hint={PASSWORD_HINT}
+        value={password}
+        onChange={(event) => setPassword(event.target.value)}
+      />
+      <TextField
+        label="Confirm new password"
+        type="password"
+        autoComplete="new-password"
+        required
+        minLength={MIN_PASSWORD_LENGTH}
+        value={confirmation}
+        onChange={(event) => setConfirmation(event.target.value)}
+      />
+      {problem ? <ErrorMessage error={new Error(problem)} /> : null}
+      {redeem.error && !problem ? <ErrorMessage error={redeem.error} /> : null}
+      <Button type="submit" variant="primary" busy={redeem.isPending}>
+        {redeem.isPending ? 'Setting password…' : 'Set password and sign in'}
+      </Button>
+    </form>
+  );
+}

@@ -1,0 +1,151 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { useNavigate } from 'react-router';
+import { api, isApiError } from '../../api/client.ts';
+import { Button } from '../../components/Button.tsx';
+import { ConfirmDialog } from '../../components/Dialog.tsx';
+import { ErrorMessage } from '../../components/ErrorMessage.tsx';
+import { MIN_PASSWORD_LENGTH, PASSWORD_HINT, TextField } from '../../components/Field.tsx';
+import { queryKeys } from '../../hooks/queryKeys.ts';
+import { markSignedOut, useCurrentUser } from '../../hooks/session.ts';
+import { useDocumentTitle } from '../../hooks/useDocumentTitle.ts';
+import { SettingsNav } from './SettingsNav.tsx';
+
+export function AccountScene() {
+  useDocumentTitle('Account');
+  const user = useCurrentUser();
+  return (
+    <div className="stack">
+      <div className="page-header">
+        <h1>Settings</h1>
+        <SettingsNav />
+      </div>
+      <p className="muted">
+        Signed in as <strong>{user.email}</strong>
+        {user.is_admin ? ' (administrator)' : ''}.
+      </p>
+      <ChangePassword email={user.email} />
+      <SignOutEverywhere />
+    </div>
+  );
+}
+
+function ChangePassword({ email }: { email: string }) {
+  const queryClient = useQueryClient();
+  const [current, setCurrent] = useState('');
+  const [next, setNext] = useState('');
+  const [confirmation, setConfirmation] = useState('');
+  const [problem, setProblem] = useState<string | null>(null);
+
+  const change = useMutation({
+    mutationFn: api.changePassword,
+    onSuccess: () => {
+      setCurrent('');
+      setNext('');
+      setConfirmation('');
+    },
+    // A 401 is either a wrong current password or an ended session: asking for the session again tells which
+    // (an ended one sends the visitor to sign in).
+    onError: (error) => {
+      if (isApiError(error, 401)) void queryClient.invalidateQueries({ queryKey: queryKeys.session });
+    },
+  });
+
+  function submit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    if (next.length < MIN_PASSWORD_LENGTH) {
+      setProblem(`The new password must be at least ${MIN_PASSWORD_LENGTH} characters long.`);
+    } else if (next !== confirmation) {
+      setProblem('The two new passwords are not the same.');
+    } else {
+      setProblem(null);
+      change.mutate({ current_password: current, new_password: next });
+    }
+  }
+
+  return (
+    <section className="card" aria-labelledby="password-heading">
+      <h2 id="password-heading">Change password</h2>
+      <form className="form form--narrow" onSubmit={submit}>
+        {/* For password managers: which account this password belongs to. */}
+        <input type="email" name="username" autoComplete="username" value={email} readOnly hidden />
+        <TextField
+          label="Current password"
+          type="password"
+          autoComplete="current-password"
+          required
+          value={current}
+          onChange={(event) => setCurrent(event.target.value)}
+        />
+        <TextField
+          label="New password"
+          type="password"
+          autoComplete="new-password"
+          required
+          minLength={MIN_PASSWORD_LENGTH}
+          hint={PASSWORD_HINT}
+          value={next}
+          onChange={(event) => setNext(event.target.value)}
+        />
+        <TextField
+          label="Confirm new password"
+          type="password"
+          autoComplete="new-password"
+          required
+          minLength={MIN_PASSWORD_LENGTH}
+          value={confirmation}
+          onChange={(event) => setConfirmation(event.target.value)}
+        />
+        {problem ? <ErrorMessage error={new Error(problem)} /> : null}
+        {change.error && !problem ? <ErrorMessage error={change.error} /> : null}
+        <div>
+          <Button type="submit" variant="primary" busy={change.isPending}>
+            {change.isPending ? 'Changing…' : 'Change password'}
+          </Button>
+        </div>
+      </form>
+      <p role="status" className="status-line">
+        {change.isSuccess ? 'Password changed. Your other sessions were signed out; this one stays signed in.' : ''}
+      </p>
+    </section>
+  );
+}
+
+function SignOutEverywhere() {
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const [confirming, setConfirming] = useState(false);
+  const signOut = useMutation({
+    mutationFn: api.signOutEverywhere,
+    onSuccess: () => {
+      markSignedOut(queryClient);
+      navigate('/sign-in', { replace: true, state: { notice: 'You were signed out on every device.' } });
+    },
+  });
+
+  return (
+    <section className="card" aria-labelledby="sessions-heading">
+      <h2 id="sessions-heading">Sessions</h2>
+      <p className="muted">Signs you out in every browser, this one included. API keys keep working.</p>
+      <Button
+        variant="danger"
+        onClick={() => {
+          signOut.reset();
+          setConfirming(true);
+        }}
+      >
+        Sign out everywhere
+      </Button>
+      <ConfirmDialog
+        open={confirming}
+        title="Sign out everywhere?"
+        onConfirm={() => signOut.mutate()}
+        onCancel={() => setConfirming(false)}
+        busy={signOut.isPending}
+        error={signOut.error}
+      >
+        <p>Every session of yours ends, including this one; you will need to sign in again.</p>
+      </ConfirmDialog>
+    </section>
+  );
+}

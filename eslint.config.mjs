@@ -10,7 +10,7 @@ import regexp from 'eslint-plugin-regexp';
 export default [
   {
     // Provisioned servers, dependencies and generated benchmark output are not ours to lint.
-    ignores: ['.local/**', 'node_modules/**', 'bench/results/**'],
+    ignores: ['.local/**', 'node_modules/**', 'bench/results/**', 'web/dist/**'],
   },
   {
     files: [
@@ -18,6 +18,9 @@ export default [
       'stack/**/*.ts',
       'bench/**/*.ts',
       'test/**/*.ts',
+      // The web app parses answers and citations from models and documents in people's browsers.
+      'web/**/*.ts',
+      'web/**/*.tsx',
       'scripts/**/*.mjs',
       'bin/**',
       'eslint.config.mjs',
@@ -26,6 +29,7 @@ export default [
       parser: tsParser,
       ecmaVersion: 'latest',
       sourceType: 'module',
+      parserOptions: { ecmaFeatures: { jsx: true } },
     },
     linterOptions: {
       // A disable comment that no longer suppresses anything is a stale excuse: fail on it too.

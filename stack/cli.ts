@@ -161,12 +161,15 @@ async function main(): Promise<number> {
       await stackDown(paths, started);
       return code;
     }
+    case 'dev:web':
+      // Vite's dev server with hot reload; it forwards /api, /healthz and /readyz to the API (run `npm start` too).
+      return runForeground(process.execPath, [join('node_modules', 'vite', 'bin', 'vite.js'), '--config', join('web', 'vite.config.ts'), ...rest]);
     case 'bench': {
       const code = await runForeground(process.execPath, [join('bench', 'run.ts'), ...rest]);
       return code;
     }
     default:
-      console.error('usage: stack/cli.ts start|test|lint|bench|build:web [--force]|stack:up|stack:down|stack:status');
+      console.error('usage: stack/cli.ts start|test|lint|bench|dev:web|build:web [--force]|stack:up|stack:down|stack:status');
       return 2;
   }
 }

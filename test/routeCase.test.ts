@@ -2,7 +2,7 @@
 // (read from the router itself, so a new route is covered the day it is added) × case variants × with and without
 // a key: a variant is a 404 in the envelope, never a 500, and never reaches a handler.
 import anyTest, { type TestFn } from 'ava';
-import { buildApiRouter } from '../service/app.ts';
+import { buildApiRouter, buildWebApiRouter } from '../service/app.ts';
 import { UnauthorizedError } from '../service/errors.ts';
 import { authenticated, type AppContext } from '../service/http/context.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
@@ -26,12 +26,12 @@ interface Route {
   path: string;
 }
 
-function apiRoutes(app: TestApp, kbId: string): Route[] {
+function apiRoutes(app: TestApp, kbId: string, router: 'api' | 'web' = 'api'): Route[] {
   const routes: Route[] = [];
-  for (const layer of buildApiRouter(app.deps).stack) {
+  for (const layer of (router === 'api' ? buildApiRouter : buildWebApiRouter)(app.deps).stack) {
     for (const method of layer.methods) {
       if (method === 'HEAD') continue;
-      routes.push({ method, path: String(layer.path).replace(':id', kbId) });
+      routes.push({ method, path: String(layer.path).replace(':id', kbId).replace(':userId', kbId) });
     }
   }
   return routes;
@@ -112,4 +112,33 @@ test('a handler never runs without a caller, whatever ran before it', async (t) 
     await t.throwsAsync(guarded(ctx), { instanceOf: UnauthorizedError });
   }
   t.false(ran);
+});
+
+/** The web app's routes a visitor without a session may call: the first run, sign-up, sign-in, set-password links. */
+const PUBLIC_WEB_ROUTES = new Set([
+  'GET /api/web/setup',
+  'POST /api/web/setup/first-account',
+  'POST /api/web/sign-up',
+  'POST /api/web/session',
+  'POST /api/web/password-links/inspect',
+  'POST /api/web/password-links/use',
+]);
+
+test('the web app\'s routes: case variants are 404; without a session every other route is 401, and an API key is no session', async (t) => {
+  const routes = apiRoutes(t.context.app, t.context.kbId, 'web');
+  t.true(routes.length >= 30, `${routes.length} routes`);
+  let checked = 0;
+  for (const route of routes) {
+    for (const variant of caseVariants(route.path)) {
+      const response = await t.context.app.call(route.method, variant, { headers: { 'x-csrf-token': 'anonymous' }, body: route.method === 'GET' ? undefined : {} });
+      t.is(response.status, 404, `${route.method} ${variant}`);
+      checked += 1;
+    }
+    if (PUBLIC_WEB_ROUTES.has(`${route.method} ${route.path}`)) continue;
+    const body = route.method === 'GET' ? undefined : {};
+    const anonymous = await t.context.app.call(route.method, route.path, { key: t.context.user.key, headers: { 'x-csrf-token': 'anonymous' }, body });
+    t.is(anonymous.status, 401, `${route.method} ${route.path}`);
+    t.is(anonymous.body?.error?.code, 'unauthorized');
+  }
+  t.true(checked >= 100, `${checked} requests`);
 });

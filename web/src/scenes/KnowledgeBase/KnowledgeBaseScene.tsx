@@ -80,7 +80,7 @@ export function KnowledgeBaseScene() {
         </h1>
         {knowledgeBase.description ? <p className="muted">{knowledgeBase.description}</p> : null}
         <p>
-          <Link to={`/ask?kb=${encodeURIComponent(knowledgeBase.id)}`}>Ask a question of this knowledge base</Link>
+          <Link to={`/ask?kb=${encodeURIComponent(knowledgeBase.id)}`}>Put a question to this knowledge base</Link>
         </p>
       </div>
 

@@ -27,6 +27,9 @@ function SharingPanel({ kb }: { kb: KnowledgeBase }) {
   const sharing = useQuery({ queryKey: queryKeys.sharing(kb.id), queryFn: () => api.getSharing(kb.id) });
   const [email, setEmail] = useState('');
   const [notice, setNotice] = useState('');
+  // The organisation box follows a click at once (a controlled checkbox needs its new value synchronously);
+  // null again once the server has answered, when the cached sharing is the truth.
+  const [orgChoice, setOrgChoice] = useState<boolean | null>(null);
 
   const refresh = () => void queryClient.invalidateQueries({ queryKey: queryKeys.sharing(kb.id) });
   const share = useMutation({
@@ -53,6 +56,7 @@ function SharingPanel({ kb }: { kb: KnowledgeBase }) {
       setNotice(shared ? 'Shared with your organisation.' : 'No longer shared with your organisation.');
       refresh();
     },
+    onSettled: () => setOrgChoice(null),
   });
 
   function submit(event: FormEvent<HTMLFormElement>) {
@@ -112,9 +116,12 @@ function SharingPanel({ kb }: { kb: KnowledgeBase }) {
         {org ? (
           <CheckboxField
             label={`Share with my organisation (${org.name})`}
-            checked={organisation.isPending ? organisation.variables : org.shared}
+            checked={orgChoice ?? org.shared}
             disabled={organisation.isPending}
-            onChange={(event) => organisation.mutate(event.target.checked)}
+            onChange={(event) => {
+              setOrgChoice(event.target.checked);
+              organisation.mutate(event.target.checked);
+            }}
           />
         ) : (
           <CheckboxField

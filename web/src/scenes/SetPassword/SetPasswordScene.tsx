@@ -11,7 +11,7 @@ import { PublicFrame } from '../../components/Layout.tsx';
 import { Loading } from '../../components/Loading.tsx';
 import { HOME } from '../../components/RequireAuth.tsx';
 import { useDocumentTitle } from '../../hooks/useDocumentTitle.ts';
-import { useSignedIn } from '../../hooks/session.ts';
+import { useSession, useSignedIn } from '../../hooks/session.ts';
 
 function tokenFrom(hash: string): string | null {
   const token = new URLSearchParams(hash.startsWith('#') ? hash.slice(1) : hash).get('token');
@@ -47,9 +47,13 @@ function SetPasswordForm({ token }: { token: string }) {
   const [confirmation, setConfirmation] = useState('');
   const [problem, setProblem] = useState<string | null>(null);
 
+  // Someone may already be signed in in this browser: then the server wants that session's CSRF token, which
+  // only the session probe hands over. Ask it first.
+  const session = useSession();
   const link = useQuery({
     queryKey: ['password-link', token],
     queryFn: () => api.inspectPasswordLink(token),
+    enabled: !session.isPending,
     retry: false,
     staleTime: Infinity,
     refetchOnWindowFocus: false,
@@ -62,7 +66,7 @@ function SetPasswordForm({ token }: { token: string }) {
     },
   });
 
-  if (link.isPending) return <Loading label="Checking the link…" />;
+  if (session.isPending || link.isPending) return <Loading label="Checking the link…" />;
   if (link.isError) {
     return (
       <>

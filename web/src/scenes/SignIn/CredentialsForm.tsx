@@ -32,7 +32,7 @@ export function CredentialsForm({ submitLabel, pendingLabel, newPassword, pendin
   }
 
   return (
-    <form className="form" onSubmit={submit} noValidate={false}>
+    <form className="form" onSubmit={submit}>
       <TextField
         label="Email"
         type="email"

@@ -75,7 +75,8 @@ const environmentSchema = z.object({
   // cookie's Secure flag. Default: http://KBQA_HOST:KBQA_PORT.
   KBQA_PUBLIC_URL: z.string().url().optional(),
   KBQA_SIGNUP: z.enum(['closed', 'open']).default('closed'),
-  KBQA_SESSION_IDLE_MINUTES: integer(60 * 24, 1, 60 * 24 * 365),
+  // At least 5: a session's last use is written at most once a minute.
+  KBQA_SESSION_IDLE_MINUTES: integer(60 * 24, 5, 60 * 24 * 365),
   KBQA_SESSION_MAX_HOURS: integer(24 * 14, 1, 24 * 365),
   KBQA_PASSWORD_LINK_HOURS: integer(72, 1, 24 * 60),
   KBQA_SIGN_IN_MAX_FAILURES: integer(5, 1, 1_000),

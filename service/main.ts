@@ -3,6 +3,8 @@ import pino from 'pino';
 import { buildApp } from './app.ts';
 import { IngestRunner } from './commands/ingestJobs.ts';
 import { loadConfig } from './config.ts';
+import { errorSummary } from './errors.ts';
+import { purgeExpiredWebRecords } from './commands/sessions.ts';
 import { loadRag } from './rag/index.ts';
 import { openConfiguredSearchIndex } from './search/index.ts';
 import { openStore } from './store/index.ts';
@@ -22,6 +24,15 @@ async function main(): Promise<void> {
     logger.info(`kbqa API listening on http://${config.host}:${config.port}`);
   });
   jobs.start();
+
+  // Expired sessions, failure windows and links: swept at start and hourly (no TTL index on FerretDB).
+  const sweep = () =>
+    purgeExpiredWebRecords(store, config.web).then(
+      (removed) => logger.info({ removed }, 'expired web sessions and links swept'),
+      (error: unknown) => logger.warn({ error: errorSummary(error) }, 'sweeping expired web sessions failed'),
+    );
+  void sweep();
+  setInterval(() => void sweep(), 3_600_000).unref();
 
   // SIGTERM: stop accepting connections, finish the ingestion jobs in hand within the grace period or give them
   // back (their leases are released, so another process takes them at once), then close the stores and exit.

@@ -249,7 +249,7 @@ test('CLI: keys create prints {id,key,name} once; keys list never shows the key;
   const { app } = t.context;
   const email = uniqueEmail('auth-cli');
   const created = lastJsonLine(await cli('users', 'create', '--email', email, '--json'));
-  t.deepEqual(Object.keys(created).sort(), ['default_knowledge_base_id', 'email', 'id']);
+  t.deepEqual(Object.keys(created).sort(), ['default_knowledge_base_id', 'email', 'id', 'is_admin', 'password_link', 'password_link_expires_at']);
   t.is(created.email, email);
 
   const issued = lastJsonLine(await cli('keys', 'create', '--email', email, '--name', 'ci', '--json'));

@@ -6,7 +6,11 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { inviteUser } from '../service/commands/accounts.ts';
 import { createPasswordLink } from '../service/commands/passwords.ts';
+import { createFirstAccount, purgeExpiredWebRecords } from '../service/commands/sessions.ts';
+import { request as httpRequest } from 'node:http';
+import { openStore } from '../service/store/index.ts';
 import { makeWebUser, TEST_PASSWORD, uniqueEmail } from './factories/accounts.ts';
 import { serveVariant, startTestApp, type TestApp } from './helpers/app.ts';
 import { dropDatabase, freshDatabaseUrl, WebClient } from './helpers/webClient.ts';
@@ -106,8 +110,11 @@ test('sign-in: a wrong password and an unknown email answer the same 401; an inv
   t.deepEqual([unknown.status, unknown.body], [401, WRONG]);
   t.deepEqual(wrong.headers.getSetCookie(), []);
 
-  const invited = await new WebClient(app.baseUrl).call('POST', '/api/web/session', { body: { email: (await makeWebUser(app.deps.store)).email.toUpperCase(), password: TEST_PASSWORD } });
-  t.is(invited.status, 200, 'emails are matched case-insensitively');
+  const { user: invitedUser } = await inviteUser(app.deps.store, app.deps.config.web, { email: uniqueEmail('invited') });
+  const invited = await new WebClient(app.baseUrl).call('POST', '/api/web/session', { body: { email: invitedUser.email, password: TEST_PASSWORD } });
+  t.deepEqual([invited.status, invited.body], [401, WRONG], 'invited, no password set yet: the same answer');
+  const upper = await new WebClient(app.baseUrl).call('POST', '/api/web/session', { body: { email: (await makeWebUser(app.deps.store)).email.toUpperCase(), password: TEST_PASSWORD } });
+  t.is(upper.status, 200, 'emails are matched case-insensitively');
 
   const browser = new WebClient(app.baseUrl);
   await browser.signIn(user.email, TEST_PASSWORD);
@@ -138,7 +145,6 @@ test('failed sign-ins are limited per account (429 with Retry-After), with the s
 test('failed sign-ins are limited per client address across accounts', async (t) => {
   const { app } = t.context;
   const databaseUrl = freshDatabaseUrl('web_address_limit');
-  const { openStore } = await import('../service/store/index.ts');
   const store = await openStore(databaseUrl, 5_000);
   const strict = await serveVariant({ ...app.deps, store }, (config) => ({
     ...config,
@@ -201,6 +207,22 @@ test('a session: cookie-only (a Bearer key is not a web credential), tampered co
     } finally {
       await short.close();
     }
+  }
+});
+
+test('over HTTPS (KBQA_PUBLIC_URL https://…) the cookie is Secure and __Host- prefixed, and only that name is read', async (t) => {
+  const { app } = t.context;
+  const user = await makeWebUser(app.deps.store);
+  const https = await serveVariant(app.deps, (config) => ({ ...config, web: { ...config.web, secureCookies: true } }));
+  try {
+    const browser = new WebClient(https.baseUrl);
+    const signedIn = await browser.signIn(user.email, TEST_PASSWORD);
+    t.regex(signedIn.headers.getSetCookie()[0], /^__Host-kbqa_session=[\w-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+; Secure$/);
+    t.is((await browser.call('GET', '/api/web/me')).status, 200);
+    const plainName = `kbqa_session=${(browser.cookie as string).split('=')[1]}`;
+    t.is((await browser.call('GET', '/api/web/me', { headers: { cookie: plainName }, cookie: false })).status, 401);
+  } finally {
+    await https.close();
   }
 });
 
@@ -336,4 +358,104 @@ async function callV1(app: TestApp, cookie: string) {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+test('a burst of parallel wrong passwords is counted before verifying: at most the limit are checked, the rest 429', async (t) => {
+  const { app } = t.context;
+  const user = await makeWebUser(app.deps.store);
+  // The per-address limit raised out of the way: this file's other tests share the address's count.
+  const lenient = await serveVariant(app.deps, (config) => ({
+    ...config,
+    web: { ...config.web, signIn: { ...config.web.signIn, maxFailuresPerAddress: 10_000 } },
+  }));
+  const burst = await Promise.all(
+    Array.from({ length: 20 }, () => new WebClient(lenient.baseUrl).call('POST', '/api/web/session', { body: { email: user.email, password: 'a wrong guess!!' } })),
+  ).finally(() => lenient.close());
+  const statuses = burst.map((answer) => answer.status);
+  t.is(statuses.filter((status) => status === 401).length, 5, 'exactly KBQA_SIGN_IN_MAX_FAILURES guesses were checked');
+  t.is(statuses.filter((status) => status === 429).length, 15);
+});
+
+test('a wrong password while signed in keeps the session; a right one replaces it', async (t) => {
+  const { app } = t.context;
+  const user = await makeWebUser(app.deps.store);
+  const browser = new WebClient(app.baseUrl);
+  await browser.signIn(user.email, TEST_PASSWORD);
+  const first = browser.cookie as string;
+  t.is((await browser.call('POST', '/api/web/session', { body: { email: user.email, password: 'mistyped password' } })).status, 401);
+  t.is((await browser.call('GET', '/api/web/me')).status, 200, 'still signed in');
+  await browser.signIn(user.email, TEST_PASSWORD);
+  t.not(browser.cookie, first);
+  t.is((await new WebClient(app.baseUrl).call('GET', '/api/web/me', { headers: { cookie: first } })).status, 401, 'the replaced session is gone');
+});
+
+test('a DNS-rebinding page (a foreign Host and Origin) cannot act, even on anonymous endpoints; nor can a cross-site one', async (t) => {
+  const { app } = t.context;
+  const port = new URL(app.baseUrl).port;
+  const rebound = await rawPost(app.baseUrl, '/api/web/sign-up', { host: `evil.example:${port}`, origin: `http://evil.example:${port}`, 'sec-fetch-site': 'same-origin' });
+  t.is(rebound.status, 403);
+  const crossSite = await new WebClient(app.baseUrl).call('POST', '/api/web/session', {
+    body: { email: 'a@example.test', password: TEST_PASSWORD },
+    headers: { 'sec-fetch-site': 'cross-site' },
+  });
+  t.is(crossSite.status, 403);
+  const loopbackName = await rawPost(app.baseUrl, '/api/web/sign-up', { host: `localhost:${port}`, origin: `http://localhost:${port}` });
+  t.is(loopbackName.status, 403, 'allowed through the CSRF check as loopback; sign-up itself is closed (403 with its own message)');
+  t.regex(loopbackName.body, /sign-up is closed/);
+});
+
+test('expired sessions, old failure windows and spent links are swept', async (t) => {
+  // A database of its own: a sweep with no idle time ends every session in the database.
+  const databaseUrl = freshDatabaseUrl('web_sweep');
+  const store = await openStore(databaseUrl, 5_000);
+  const own = await serveVariant({ ...t.context.app.deps, store }, (config) => config);
+  try {
+    const user = await makeWebUser(store);
+    const browser = new WebClient(own.baseUrl);
+    await browser.signIn(user.email, TEST_PASSWORD);
+    const digest = sha256((browser.cookie as string).split('=')[1]);
+    const settings = t.context.app.deps.config.web;
+    await purgeExpiredWebRecords(store, settings);
+    t.truthy(await store.findSession(digest), 'a live session stays');
+    await purgeExpiredWebRecords(store, { ...settings, sessionIdleMs: 0 });
+    t.is(await store.findSession(digest), null, 'an idle one goes');
+  } finally {
+    await own.close();
+    await store.close();
+    await dropDatabase(databaseUrl);
+  }
+});
+
+test('a first-account claim left by a process that died before creating the account is released after a minute', async (t) => {
+  const databaseUrl = freshDatabaseUrl('web_stale_claim');
+  const store = await openStore(databaseUrl, 5_000);
+  try {
+    await store.claimFirstAccount('dead-process', new Date(Date.now() - 5_000));
+    await t.throwsAsync(createFirstAccount(store, { email: uniqueEmail('early'), password: TEST_PASSWORD }), { message: /already exists/ });
+    await store.releaseFirstAccount('dead-process');
+    await store.claimFirstAccount('dead-process', new Date(Date.now() - 120_000));
+    const user = await createFirstAccount(store, { email: uniqueEmail('late'), password: TEST_PASSWORD });
+    t.is(user.is_admin, true);
+  } finally {
+    await store.close();
+    await dropDatabase(databaseUrl);
+  }
+});
+
+/** A POST with headers fetch() will not send (Host). */
+function rawPost(baseUrl: string, path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  const url = new URL(path, baseUrl);
+  return new Promise((resolve, reject) => {
+    const body = JSON.stringify({ email: uniqueEmail('rebind'), password: TEST_PASSWORD });
+    const request = httpRequest(
+      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'x-csrf-token': 'anonymous', 'content-length': Buffer.byteLength(body) } },
+      (response) => {
+        let text = '';
+        response.on('data', (chunk) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
+      },
+    );
+    request.on('error', reject);
+    request.end(body);
+  });
 }

@@ -37,7 +37,8 @@ const USAGE = `usage: kbqa <command> [options] [--json]
   kbs unshare --kb ID (--email E | --org N)
   kbs library --kb ID [--off]
   kbs restore --kb ID                         undo a soft delete
-  kbs purge --older-than 30d                  hard-delete soft-deleted KBs past retention
+  kbs purge [--older-than 30d]                hard-delete soft-deleted KBs past retention
+                                              (default KBQA_DELETED_RETENTION_DAYS)
   doctor [--fix] [--kb ID] [--grace 15m]      find (and with --fix remove, queue again or rebuild) chunks,
                                               contents, jobs and documents that do not match their records
   docs reindex (--kb ID | --all)              rebuild documents' chunks from their stored text, as ingestion
@@ -187,7 +188,8 @@ async function runAdmin(group: string, action: string, options: Options, service
       return { json: { knowledge_base_id: record._id, restored: true }, text: `restored ${record._id}` };
     }
     case 'kbs purge': {
-      const olderThan = parseDuration(required(options, 'older-than'));
+      // By default exactly the web app's "restorable until": what its owners were promised, and not a day less.
+      const olderThan = options['older-than'] ? parseDuration(options['older-than']) : services.config.deletedRetentionMs;
       const purged = await purgeDeletedKnowledgeBases(await services.store(), services.search(), olderThan);
       return { json: { purged }, text: `purged ${purged.length} knowledge base(s)` };
     }

@@ -18,6 +18,7 @@ export interface SessionSettings {
 /** last_seen_at is written at most this often per session: idle expiry needs minutes, not every request. */
 const LAST_SEEN_RESOLUTION_MS = 60_000;
 const SESSION_ID = /^[\w-]{43}$/;
+const STALE_CLAIM_MS = 60_000;
 export const WRONG_CREDENTIALS = 'email or password is incorrect';
 
 export interface StartedSession {
@@ -41,7 +42,19 @@ export async function startSession(store: Store, settings: SessionSettings, user
     expires_at: new Date(now.getTime() + settings.sessionMaxMs),
   };
   await store.insertSession(record);
+  // A reset or password change that ran while this sign-in was verifying the old password ended every session
+  // then existing, but not this one, written after it: read the user again and give up if the password moved.
+  const current = await store.findUserById(user._id);
+  if (!current || (current.password_hash ?? null) !== (user.password_hash ?? null)) {
+    await store.deleteSession(record._id);
+    throw new UnauthorizedError(WRONG_CREDENTIALS);
+  }
   return { id, record };
+}
+
+/** Sessions, failure windows and links no request will use again (start-up and hourly; no TTL index on FerretDB). */
+export function purgeExpiredWebRecords(store: Store, settings: SessionSettings): Promise<number> {
+  return store.deleteExpiredWebRecords(new Date(), settings.sessionIdleMs, settings.signIn.windowMs);
 }
 
 export function callerOfSession(record: SessionRecord): Caller {
@@ -95,8 +108,15 @@ export async function createFirstAccount(store: Store, input: { email: string; p
   try {
     await store.claimFirstAccount(claimId, new Date());
   } catch (error) {
-    if (error instanceof FirstAccountTakenError) throw new ConflictError('the first account already exists; sign in instead');
-    throw error;
+    if (!(error instanceof FirstAccountTakenError)) throw error;
+    // A claim whose process died before creating the account (no transactions) would block the first run for
+    // ever: with still no user a minute later, it is released and this request tries once more.
+    const stale = await store.findFirstAccountClaim();
+    if (!stale || Date.now() - stale.created_at.getTime() < STALE_CLAIM_MS || (await store.hasAnyUser())) {
+      throw new ConflictError('the first account already exists; sign in instead');
+    }
+    await store.releaseFirstAccount(stale.claimed_by);
+    return createFirstAccount(store, input);
   }
   try {
     const passwordHash = await hashPassword(input.password);
@@ -123,27 +143,28 @@ export async function signUp(store: Store, settings: SessionSettings, input: { e
 const accountKey = (email: string) => `account:${email.trim().toLowerCase()}`;
 const addressKey = (address: string) => `address:${address}`;
 
-/** 429 while the account or the address has used up its failures in the current window. */
-async function refuseWhileThrottled(store: Store, settings: SessionSettings, email: string, address: string): Promise<void> {
+/**
+ * Counts this attempt for the account and the address BEFORE the password is checked, and refuses it (429) when
+ * either is over its limit in the current window. Counting first matters: checked afterwards, a burst of parallel
+ * attempts would all pass the check while their Argon2 verifications run.
+ */
+async function countAttempt(store: Store, settings: SessionSettings, email: string, address: string): Promise<void> {
   const { windowMs, maxFailuresPerAccount, maxFailuresPerAddress } = settings.signIn;
-  const now = Date.now();
+  const now = new Date();
   for (const [key, max] of [[accountKey(email), maxFailuresPerAccount], [addressKey(address), maxFailuresPerAddress]] as const) {
-    const failures = await store.findSignInFailures(key);
-    if (!failures) continue;
-    const windowEnds = failures.window_started_at.getTime() + windowMs;
-    if (windowEnds > now && failures.count >= max) {
-      const seconds = Math.ceil((windowEnds - now) / 1000);
+    const attempts = await store.countSignInAttempt(key, now, windowMs);
+    if (attempts.count > max) {
+      const seconds = Math.max(1, Math.ceil((attempts.windowStartedAt.getTime() + windowMs - now.getTime()) / 1000));
       // The same words whether or not the account exists.
       throw new RateLimitedError(`too many failed sign-ins; try again in ${Math.ceil(seconds / 60)} minute(s)`, seconds);
     }
   }
 }
 
-async function countFailure(store: Store, settings: SessionSettings, email: string, address: string): Promise<void> {
-  const now = new Date();
-  const windowStartedBefore = new Date(now.getTime() - settings.signIn.windowMs);
-  await store.recordSignInFailure(accountKey(email), now, windowStartedBefore);
-  await store.recordSignInFailure(addressKey(address), now, windowStartedBefore);
+/** A success is no failure: the account's slate is wiped, the address gets its attempt back. */
+async function forgiveAttempt(store: Store, email: string, address: string): Promise<void> {
+  await store.clearSignInFailures(accountKey(email));
+  await store.uncountSignInAttempt(addressKey(address));
 }
 
 /**
@@ -156,15 +177,12 @@ export async function signIn(
   input: { email: string; password: string },
   address: string,
 ): Promise<UserRecord> {
-  await refuseWhileThrottled(store, settings, input.email, address);
+  await countAttempt(store, settings, input.email, address);
   const user = await store.findUserByEmail(input.email.trim());
   const storedHash = user?.password_hash ?? (await decoyPasswordHash());
   const matches = await verifyPassword(storedHash, input.password);
-  if (!user || !user.password_hash || !matches) {
-    await countFailure(store, settings, input.email, address);
-    throw new UnauthorizedError(WRONG_CREDENTIALS);
-  }
-  await store.clearSignInFailures(accountKey(input.email));
+  if (!user || !user.password_hash || !matches) throw new UnauthorizedError(WRONG_CREDENTIALS);
+  await forgiveAttempt(store, input.email, address);
   return user;
 }
 
@@ -177,13 +195,13 @@ export async function changePassword(
   address: string,
 ): Promise<void> {
   requireValidPassword('new_password', input.new_password);
-  await refuseWhileThrottled(store, settings, caller.user.email, address);
+  await countAttempt(store, settings, caller.user.email, address);
   const user = await store.findUserById(caller.user._id);
   if (!user) throw UnauthorizedError.signedOut();
   if (!user.password_hash || !(await verifyPassword(user.password_hash, input.current_password))) {
-    await countFailure(store, settings, caller.user.email, address);
     throw new BadRequestError('current_password: is incorrect');
   }
+  await forgiveAttempt(store, caller.user.email, address);
   await store.setUserPasswordHash(user._id, await hashPassword(input.new_password));
   await store.deleteSessionsOfUser(user._id, caller.session?.digest);
 }

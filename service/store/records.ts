@@ -173,7 +173,10 @@ export interface PasswordLinkRecord {
   used_at: Date | null;
 }
 
-/** Failed sign-ins in the current window, per account (`account:<email>`) and per client address (`address:<ip>`). */
+/**
+ * Sign-in attempts in the current window, per account (`account:<email>`) and per client address (`address:<ip>`):
+ * counted before the password is checked (so a burst cannot outrun the count); a success gives its count back.
+ */
 export interface SignInFailuresRecord {
   _id: string;
   count: number;

@@ -12,8 +12,22 @@ import type { AppState } from '../context.ts';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 export const CSRF_HEADER = 'X-CSRF-Token';
 
+/** Hosts a browser reaches this machine by: the dev server (localhost:5173) and local runs send these. */
+const LOOPBACK_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * The origins a state-changing request may come from: the configured public one, and the one the request names in
+ * Host, but only for loopback or the public hostname. Trusting any Host would let a DNS-rebinding page (evil.example
+ * resolved to 127.0.0.1) pass as same-origin and, say, create the first account of a fresh install.
+ */
+function allowedOrigin(origin: string, publicOrigin: string, publicHostname: string, requestOrigin: string, requestHostname: string): boolean {
+  if (origin === publicOrigin) return true;
+  return origin === requestOrigin && (LOOPBACK_HOSTNAMES.has(requestHostname) || requestHostname === publicHostname);
+}
+
 export function requireCsrfDefence(publicUrl: string): Middleware<AppState> {
   const publicOrigin = new URL(publicUrl).origin;
+  const publicHostname = new URL(publicUrl).hostname;
   return async (ctx, next) => {
     if (SAFE_METHODS.has(ctx.method)) return next();
     const fetchSite = ctx.get('sec-fetch-site');
@@ -21,7 +35,7 @@ export function requireCsrfDefence(publicUrl: string): Middleware<AppState> {
       throw new ForbiddenError(`cross-site request refused (Sec-Fetch-Site: ${fetchSite.slice(0, 40)})`);
     }
     const origin = ctx.get('origin');
-    if (origin && origin !== publicOrigin && origin !== `${ctx.protocol}://${ctx.host}`) {
+    if (origin && !allowedOrigin(origin, publicOrigin, publicHostname, `${ctx.protocol}://${ctx.host}`, ctx.hostname)) {
       throw new ForbiddenError('cross-origin request refused: the Origin is not this site');
     }
     const token = ctx.get(CSRF_HEADER);

@@ -37,9 +37,10 @@ export function webSessionRoutes(deps: AppDeps): Router<AppState> {
 
   router.post('/session', async (ctx) => {
     const input = parseInput(credentialsBody, ctx.request.body, 'body');
-    // A sign-in replaces whatever session this browser had.
+    const user = await signIn(deps.store, settings, input, ctx.ip);
+    // A sign-in replaces whatever session this browser had (only once it succeeded: a typo keeps you signed in).
     if (ctx.state.caller) await endSession(deps.store, ctx.state.caller);
-    await signedIn(ctx, await signIn(deps.store, settings, input, ctx.ip), 200);
+    await signedIn(ctx, user, 200);
   });
 
   router.get('/session', authenticated((ctx, caller) => {

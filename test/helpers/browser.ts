@@ -69,3 +69,19 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path, fullPage: true });
   return path;
 }
+
+/**
+ * Both widths of a page that is only reachable once (the first run, a one-time link): the desktop shot, then the
+ * same page resized to 375 px for the phone one, then back.
+ */
+export async function screenshotBothWidths(page: Page, name: string): Promise<void> {
+  const kind = viewportOf.get(page) ?? 'desktop';
+  const original = page.viewportSize();
+  for (const width of ['desktop', 'phone'] as const) {
+    await page.setViewportSize(VIEWPORTS[width].viewport);
+    viewportOf.set(page, width);
+    await screenshot(page, name);
+  }
+  viewportOf.set(page, kind);
+  if (original) await page.setViewportSize(original);
+}

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { makeWebUser, TEST_PASSWORD, uniqueEmail } from '../factories/accounts.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { launchBrowser, newPage, screenshot } from '../helpers/browser.ts';
+import { launchBrowser, newPage, screenshot, screenshotBothWidths } from '../helpers/browser.ts';
 import { dropDatabase, freshDatabaseUrl } from '../helpers/webClient.ts';
 
 /** One run's state, carried from test to test (serial): ava gives each test its own copy of state. */
@@ -54,7 +54,7 @@ test('first run: the app offers "Create the first account"; the new admin lands 
   await page.goto('/');
   await page.waitForURL('**/first-account');
   await page.getByRole('heading', { name: 'Create the first account' }).waitFor();
-  await screenshot(page, 'first-account');
+  await screenshotBothWidths(page, 'first-account');
 
   state.ownerEmail = uniqueEmail('owner');
   // Keyboard only: the fields and the button are reached with Tab, and Enter submits.
@@ -174,7 +174,7 @@ test('a viewer sees no upload, replace or delete controls, and the server refuse
   await page.getByLabel('Email').last().fill(viewerUser.email);
   await page.getByRole('button', { name: 'Share', exact: true }).last().click();
   await page.locator(`[data-testid=shared-user][data-email="${viewerUser.email}"]`).waitFor();
-  await screenshot(page, 'share-dialog');
+  await screenshotBothWidths(page, 'share-dialog');
   await page.keyboard.press('Escape');
 
   const viewer = await newPage(browser, app.baseUrl);
@@ -267,7 +267,7 @@ test('the admin invites a user (link shown once); the link sets a password and s
   const invitee = await newPage(browser, app.baseUrl);
   await invitee.goto(link.slice(link.indexOf('/set-password')));
   await invitee.getByText(email).first().waitFor();
-  await screenshot(invitee, 'set-password');
+  await screenshotBothWidths(invitee, 'set-password');
   const fields = invitee.locator('input[type=password]');
   for (let index = 0; index < (await fields.count()); index += 1) await fields.nth(index).fill('invited person passphrase');
   await invitee.getByRole('button', { name: /password/i }).click();
@@ -282,6 +282,11 @@ test('Settings → Account, then sign-out ends the session', async (t) => {
   await page.goto('/settings/account');
   await page.getByRole('button', { name: /Sign out everywhere/ }).waitFor();
   await screenshot(page, 'account');
+  await page.goto('/no-such-page');
+  await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+  await screenshot(page, 'not-found');
+  await page.goto('/settings/account');
+  await page.getByRole('button', { name: /Sign out everywhere/ }).waitFor();
   const cookie = (await page.context().cookies()).find((item) => item.name === 'kbqa_session');
   t.truthy(cookie);
   await page.getByRole('button', { name: 'Sign out', exact: true }).click();

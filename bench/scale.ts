@@ -43,7 +43,7 @@ export function copyOfChunk(
     filename: target.filename,
     title: template.title,
     heading_path: template.heading_path ?? [],
-    chunk_index: target.index,
+    chunk_index: target.index, page_start: null, page_end: null,
     text: template.text,
     embedding: perturb(template.embedding),
     embedder: template.embedder,

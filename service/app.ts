@@ -17,6 +17,7 @@ import { adminRoutes } from './http/routes/admin.ts';
 import { apiKeyRoutes } from './http/routes/apiKeys.ts';
 import { knowledgeBaseSharingRoutes } from './http/routes/knowledgeBaseSharing.ts';
 import { modelRoutes } from './http/routes/models.ts';
+import { uploadRoutes } from './http/routes/uploads.ts';
 import { webSessionRoutes } from './http/routes/webSession.ts';
 import { requireCsrfDefence } from './http/middleware/csrf.ts';
 import { authenticateSession } from './http/middleware/session.ts';
@@ -100,7 +101,7 @@ export function buildWebApiRouter(deps: AppDeps): Router<AppState> {
   web.use(authenticateSession(deps.store, deps.config.web));
   web.use(requireCsrfDefence(deps.config.web.publicUrl));
   web.use(jsonBody(deps));
-  const webOnly = [webSessionRoutes(deps), apiKeyRoutes(deps), adminRoutes(deps), knowledgeBaseSharingRoutes(deps)];
+  const webOnly = [webSessionRoutes(deps), apiKeyRoutes(deps), adminRoutes(deps), knowledgeBaseSharingRoutes(deps), uploadRoutes(deps)];
   for (const routes of [...webOnly, ...resourceRoutes(deps)]) {
     web.use(routes.routes(), routes.allowedMethods({ throw: true }));
   }

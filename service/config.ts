@@ -68,6 +68,10 @@ const environmentSchema = z.object({
 
   KBQA_MAX_BODY_BYTES: integer(10 * MiB, 1024, 1024 * MiB),
   KBQA_MAX_CONTENT_BYTES: integer(5 * MiB, 1, 1024 * MiB),
+  // PDFs (web app uploads): the file size, the page count and the extraction time allowed.
+  KBQA_MAX_UPLOAD_BYTES: integer(50 * MiB, 1024, 4096 * MiB),
+  KBQA_PDF_MAX_PAGES: integer(2_000, 1, 100_000),
+  KBQA_PDF_TIMEOUT_MS: integer(120_000, 100, 3_600_000),
 
   // The web app (service/http/web*.ts, web/).
   KBQA_WEB_DIST: z.string().default('web/dist'),
@@ -122,6 +126,7 @@ export interface Config {
   chunking: { chunkTokens: number; overlapTokens: number; maxChars: number };
   retrieval: { relevanceFloor: number };
   limits: { maxBodyBytes: number; maxContentBytes: number };
+  pdf: { maxBytes: number; maxPages: number; timeoutMs: number };
   web: {
     distDir: string;
     publicUrl: string;
@@ -210,6 +215,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     chunking: { chunkTokens: env.KBQA_CHUNK_TOKENS, overlapTokens: env.KBQA_CHUNK_OVERLAP_TOKENS, maxChars: env.KBQA_CHUNK_MAX_CHARS },
     retrieval: { relevanceFloor: env.KBQA_RELEVANCE_FLOOR },
     limits: { maxBodyBytes: env.KBQA_MAX_BODY_BYTES, maxContentBytes: env.KBQA_MAX_CONTENT_BYTES },
+    pdf: { maxBytes: env.KBQA_MAX_UPLOAD_BYTES, maxPages: env.KBQA_PDF_MAX_PAGES, timeoutMs: env.KBQA_PDF_TIMEOUT_MS },
     web: {
       distDir: resolve(env.KBQA_WEB_DIST),
       publicUrl,

@@ -38,7 +38,7 @@ function chunk(documentId: string, index: number, text: string, vector: number[]
     filename: 'a.txt',
     title: 'a',
     heading_path: [],
-    chunk_index: index,
+    chunk_index: index, page_start: null, page_end: null,
     text,
     embedding: vector,
     embedder: 'test',

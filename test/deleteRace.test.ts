@@ -164,7 +164,7 @@ test.serial('removing a document\'s chunks also removes chunks acknowledged but 
     filename: 'partial.txt',
     title: 'partial',
     heading_path: [],
-    chunk_index: index,
+    chunk_index: index, page_start: null, page_end: null,
     text: `partial chunk ${index}`,
     embedding: vector,
     embedder: rag.embedder.modelName,

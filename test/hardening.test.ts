@@ -57,7 +57,7 @@ function passage(text: string, title = 'Doc', headingPath: string[] = []) {
     title,
     filename: `${title}.md`,
     heading_path: headingPath,
-    chunk_index: 0,
+    chunk_index: 0, page_start: null, page_end: null,
     similarity: 0.9,
   };
   return toPassageDocument(text, metadata);

@@ -84,7 +84,7 @@ async function addDocument(app: TestApp, knowledgeBaseId: string, filename = 'no
       filename,
       title: filename.replace(/\.[^.]+$/, ''),
       heading_path: [],
-      chunk_index: 0,
+      chunk_index: 0, page_start: null, page_end: null,
       text,
       embedding,
       embedder: rag.embedder.modelName,

@@ -166,7 +166,7 @@ const passageDocument = (text: string) =>
     title: 'T',
     filename: 't.md',
     heading_path: [],
-    chunk_index: 0,
+    chunk_index: 0, page_start: null, page_end: null,
     similarity: 0.9,
   });
 

@@ -95,6 +95,8 @@ export async function answerQuestion(
           filename: chunk.filename,
           heading_path: chunk.heading_path,
           chunk_index: chunk.chunk_index,
+          page_start: chunk.page_start,
+          page_end: chunk.page_end,
           similarity: chunk.similarity,
         }),
       );

@@ -1,7 +1,7 @@
 // The document lifecycle: ingest (waiting for the document, or queued: Prefer: respond-async), read, replace,
 // retry, delete, list, re-index. The work itself is an ingestion job (ingestJobs.ts).
 import { randomUUID } from 'node:crypto';
-import { ConflictError, NotFoundError } from '../errors.ts';
+import { BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
 import { authorizeRead, authorizeWriteDocuments } from '../policies/knowledgeBases.ts';
 import type { DocumentRecord, KnowledgeBaseRecord, Principal, Store } from '../store/index.ts';
 import { pendingContentId } from '../store/index.ts';
@@ -107,6 +107,7 @@ export async function replaceDocument(
 ): Promise<DocumentRecord> {
   const document = await ownedDocument(deps.store, user, id);
   if (document.status === 'queued' || document.status === 'processing') throw inFlight(document);
+  if (document.kind === 'pdf') throw new BadRequestError(`document ${id} is a PDF: replace it by deleting it and uploading the new file in the web app`);
   const version = document.version + 1;
   const filename = input.filename ?? document.filename;
   const contentId = pendingContentId(id, version);
@@ -120,7 +121,12 @@ export async function retryDocument(deps: DocumentDeps, user: Principal, id: str
   if (document.status !== 'failed') throw new ConflictError(`document ${id} is ${document.status}; only a failed document is retried`);
   const pending = pendingContentId(id, document.version);
   const contentId = (await deps.store.hasDocumentContent(pending)) ? pending : id;
-  return queueVersion(deps, document, { version: document.version + 1, content_id: contentId, filename: document.filename, title: document.title }, mode);
+  return queueVersion(
+    deps,
+    document,
+    { version: document.version + 1, content_id: contentId, filename: document.filename, title: document.title, file_id: document.file_id ?? null },
+    mode,
+  );
 }
 
 /**
@@ -130,7 +136,7 @@ export async function retryDocument(deps: DocumentDeps, user: Principal, id: str
 async function queueVersion(
   deps: DocumentDeps,
   document: DocumentRecord,
-  next: { version: number; content_id: string; filename: string; title: string },
+  next: { version: number; content_id: string; filename: string; title: string; file_id?: string | null },
   mode: IngestMode,
   content?: string,
 ): Promise<DocumentRecord> {
@@ -152,6 +158,7 @@ export async function deleteDocument(deps: Pick<DocumentDeps, 'store' | 'search'
   await deps.store.deleteJob(id);
   await deps.store.deleteDocument(id);
   await deps.search.deleteChunksOfDocument(id);
+  await deps.store.deleteFilesOfDocument(id);
 }
 
 /**
@@ -177,12 +184,15 @@ export async function listDocuments(
 export async function queueReindex(deps: DocumentDeps, documentId: string): Promise<number | null> {
   const current = await deps.store.findDocument(documentId);
   if (!current || current.live_version === null || current.status === 'queued' || current.status === 'processing') return null;
-  if (!(await deps.store.hasDocumentContent(current._id))) return null;
+  // A PDF is extracted again from its stored original; any other document re-read from its stored text.
+  const fileId = current.kind === 'pdf' ? (current.file_id ?? null) : null;
+  const stored = fileId ? (await deps.store.findFile(fileId)) !== null : await deps.store.hasDocumentContent(current._id);
+  if (!stored) return null;
   if (!(await deps.store.startDocumentVersion(current._id, current.version, new Date()))) return null;
   const version = current.version + 1;
   const job = newJob(
     current,
-    { version, content_id: current._id, filename: current.filename, title: current.title, replaces: current.live_version },
+    { version, content_id: current._id, filename: current.filename, title: current.title, replaces: current.live_version, file_id: fileId },
     'async',
     null,
     deps.config.ingestion.leaseMs,

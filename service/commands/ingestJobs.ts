@@ -19,13 +19,28 @@ import type { Rag } from '../rag/index.ts';
 import type { TextSegment } from '../rag/splitter.ts';
 import type { ChunkDocument, SearchIndex } from '../search/index.ts';
 import type { DocumentRecord, IngestJobRecord, Store } from '../store/index.ts';
+import { createPdfExtractor, type PdfExtractor } from '../extraction/pdf.ts';
+import { extractionFailure, splitPages } from '../extraction/pdfPages.ts';
 
 export interface IngestDeps {
   store: Store;
   search: SearchIndex;
   rag: Rag;
   logger: Logger;
-  config: Pick<Config, 'ingestion'>;
+  config: Pick<Config, 'ingestion' | 'pdf'>;
+  /** Reads PDFs in worker threads; by default the runner starts one on its first PDF and closes it on stop(). */
+  pdf?: PdfExtractor;
+}
+
+/** An extractor whose worker pool starts on first use: most processes never see a PDF. */
+function lazyPdfExtractor(limits: Config['pdf']): PdfExtractor {
+  let extractor: PdfExtractor | null = null;
+  return {
+    extract: (bytes, onPage) => (extractor ??= createPdfExtractor(limits)).extract(bytes, onPage),
+    close: async () => {
+      await extractor?.close();
+    },
+  };
 }
 
 /** Segments embedded and indexed per step: progress moves, and a lost lease or a shutdown is noticed, this often. */
@@ -72,6 +87,8 @@ export function chunkDocuments(
       title: record.title,
       heading_path: segment.heading_path,
       chunk_index: index,
+      page_start: segment.page_start ?? null,
+      page_end: segment.page_end ?? null,
       text: segment.text,
       embedding: vectors[offset],
       embedder,
@@ -132,6 +149,8 @@ export interface Prepared {
 export class IngestRunner {
   readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   readonly #deps: IngestDeps;
+  /** The PDF extractor this runner started (closed by stop()); null when the caller gave one. */
+  readonly #ownPdf: PdfExtractor | null;
   readonly #running = new Map<string, Running>();
   /** With `claims: 'own'`, the queued jobs this runner may take (those queued through it). */
   readonly #own: Set<string> | null;
@@ -145,7 +164,8 @@ export class IngestRunner {
    * database and some of them inject faults that must not reach another app's jobs. Services claim 'all'.
    */
   constructor(deps: IngestDeps, options: { claims?: 'all' | 'own' } = {}) {
-    this.#deps = deps;
+    this.#ownPdf = deps.pdf ? null : lazyPdfExtractor(deps.config.pdf);
+    this.#deps = { ...deps, pdf: deps.pdf ?? this.#ownPdf! };
     this.#own = options.claims === 'own' ? new Set() : null;
   }
 
@@ -202,6 +222,7 @@ export class IngestRunner {
     clearTimeout(timer);
     for (const running of this.#running.values()) running.stop('shutdown');
     await all();
+    await this.#ownPdf?.close();
   }
 
   #schedule(delayMs: number): void {
@@ -376,17 +397,22 @@ async function buildVersion(run: JobRun): Promise<void> {
     if (!document || document.version !== job.version || !knowledgeBaseLive) await cancel(deps, job, !knowledgeBaseLive);
     // An earlier attempt may have indexed some chunks (or more of them, before a splitter change): start clean.
     if (job.attempts > 1) await search.deleteChunksOfDocumentVersion(job._id, job.version);
-    content = await store.findDocumentContent(job.content_id);
+    content = job.file_id ? null : await store.findDocumentContent(job.content_id);
   }
-  if (content === null) throw new Error(`the stored text of document ${job._id} (version ${job.version}) is missing`);
+  const pages = job.file_id ? await extractPdf(run, job.file_id) : null;
+  if (pages === null && content === null) throw new Error(`the stored text of document ${job._id} (version ${job.version}) is missing`);
 
-  const { total, segments } = await rag.split(content, job.filename);
+  const { total, segments } = pages
+    ? await splitPages(pages, (text) => rag.split(text, job.filename))
+    : await rag.split(content as string, job.filename);
+  // A PDF's progress keeps saying how many pages it has while its chunks are embedded.
+  const phase = pages ? { phase: 'embedding' as const, pages: { done: pages.length, total: pages.length } } : {};
   checkpoint();
   if (segments.length === 0) throw new BadRequestError('content: has no text to index (no letters or digits)');
   // One document write per job start and per PROGRESS_EVERY_MS, not per step: writes are what FerretDB is slow at.
   // A request waiting on a document of one step goes from queued to ready directly (nobody polls it meanwhile).
   if (!prepared || segments.length > SEGMENTS_PER_STEP) {
-    if (!(await store.setDocumentProgress(job._id, 'processing', { embedded: 0, total: segments.length }))) await cancel(deps, job, false);
+    if (!(await store.setDocumentProgress(job._id, 'processing', { embedded: 0, total: segments.length, ...phase }))) await cancel(deps, job, false);
   }
   const target = { _id: job._id, knowledge_base_id: job.knowledge_base_id, filename: job.filename, title: job.title, created_at: document!.created_at };
   let lastProgress = Date.now();
@@ -398,7 +424,7 @@ async function buildVersion(run: JobRun): Promise<void> {
     const embedded = start + step.length;
     if (embedded < segments.length && Date.now() - lastProgress >= PROGRESS_EVERY_MS) {
       lastProgress = Date.now();
-      if (!(await store.setDocumentProgress(job._id, 'processing', { embedded, total: segments.length }))) await cancel(deps, job, false);
+      if (!(await store.setDocumentProgress(job._id, 'processing', { embedded, total: segments.length, ...phase }))) await cancel(deps, job, false);
     }
     checkpoint();
   }
@@ -423,6 +449,33 @@ async function buildVersion(run: JobRun): Promise<void> {
   job.phase = 'retire';
   job.hidden = [job.replaces];
   job.built = built;
+}
+
+/**
+ * A PDF's text per page, extracted from its stored original in a worker. Progress says
+ * "extracting page n of m" (written at most every PROGRESS_EVERY_MS). An unreadable PDF fails the document with a
+ * message a person understands (extraction.ts); nothing has been indexed yet, so nothing half-ingested remains.
+ */
+async function extractPdf({ deps, job, checkpoint }: JobRun, fileId: string): Promise<string[]> {
+  const bytes = await deps.store.readFile(fileId);
+  if (bytes === null) throw new Error(`the stored file of document ${job._id} is missing`);
+  let lastProgress = 0;
+  let progressWrite: Promise<unknown> = Promise.resolve();
+  const onPage = (done: number, total: number) => {
+    if (done < total && Date.now() - lastProgress < PROGRESS_EVERY_MS) return;
+    lastProgress = Date.now();
+    const progress = { embedded: 0, total: 0, phase: 'extracting' as const, pages: { done, total } };
+    progressWrite = progressWrite.then(() => deps.store.setDocumentProgress(job._id, 'processing', progress)).catch(() => undefined);
+  };
+  let extracted;
+  try {
+    extracted = await deps.pdf!.extract(bytes, onPage);
+  } catch (error) {
+    throw extractionFailure(error);
+  }
+  await progressWrite;
+  checkpoint();
+  return extracted.pages;
 }
 
 /** The new version is live: its text becomes the document's, its record fields too; the old chunks go. */
@@ -470,7 +523,7 @@ async function cancel(deps: IngestDeps, job: IngestJobRecord, knowledgeBaseGone:
 /** A fresh job record for a version (held by `owner` when a request runs it, otherwise free to claim). */
 export function newJob(
   document: Pick<DocumentRecord, '_id' | 'knowledge_base_id'>,
-  version: { version: number; content_id: string; filename: string; title: string; replaces: number | null },
+  version: { version: number; content_id: string; filename: string; title: string; replaces: number | null; file_id?: string | null },
   mode: 'sync' | 'async',
   owner: string | null,
   leaseMs: number,

@@ -33,13 +33,22 @@ export function presentDocument(record: DocumentRecord) {
     filename: record.filename,
     title: record.title,
     source: record.source,
+    kind: record.kind ?? 'text',
     status: record.status,
     chunks: record.chunks,
     total_chunks: record.total_chunks,
     created_at: record.created_at.toISOString(),
     updated_at: (record.updated_at ?? record.created_at).toISOString(),
     ...(record.status === 'queued' || record.status === 'processing'
-      ? { progress: { embedded: record.progress?.embedded ?? 0, total: record.progress?.total ?? 0 } }
+      ? {
+          progress: {
+            embedded: record.progress?.embedded ?? 0,
+            total: record.progress?.total ?? 0,
+            // PDFs: which step ("extracting" page n of m, then "embedding"), and the pages.
+            ...(record.progress?.phase ? { phase: record.progress.phase } : {}),
+            ...(record.progress?.pages ? { pages: record.progress.pages } : {}),
+          },
+        }
       : {}),
     ...(record.status === 'failed' ? { error: record.error ?? 'the ingestion failed' } : {}),
   };

@@ -12,6 +12,8 @@ export function presentChunk(chunk: RetrievedChunk) {
     title: chunk.title,
     heading_path: chunk.heading_path,
     chunk_index: chunk.chunk_index,
+    page_start: chunk.page_start,
+    page_end: chunk.page_end,
     text: chunk.text,
     score: chunk.score,
     similarity: round(chunk.similarity),
@@ -20,7 +22,11 @@ export function presentChunk(chunk: RetrievedChunk) {
   };
 }
 
-export function presentQueryResult(result: QueryResult) {
+/**
+ * `citationPages`: the web app's citations also carry the PDF pages they cite. The Developer API's citations keep
+ * exactly the contract's four fields (clients may validate them strictly); its `chunks` records carry the pages.
+ */
+export function presentQueryResult(result: QueryResult, options: { citationPages?: boolean } = {}) {
   return {
     answer: result.answer,
     citations: result.citations.map((citation) => ({
@@ -28,6 +34,7 @@ export function presentQueryResult(result: QueryResult) {
       title: citation.title,
       snippet: citation.snippet,
       similarity: citation.similarity,
+      ...(options.citationPages ? { page_start: citation.page_start, page_end: citation.page_end } : {}),
     })),
     model: result.model,
     knowledge_base_ids: result.knowledgeBaseIds,

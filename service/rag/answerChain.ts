@@ -18,6 +18,9 @@ export interface PassageMetadata {
   filename: string;
   heading_path: string[];
   chunk_index: number;
+  /** PDF pages of the passage (null for text documents). */
+  page_start: number | null;
+  page_end: number | null;
   similarity: number;
 }
 
@@ -47,6 +50,8 @@ export interface Citation {
   title: string;
   snippet: string;
   similarity: number;
+  page_start: number | null;
+  page_end: number | null;
 }
 
 export interface ChainAnswer {
@@ -153,6 +158,8 @@ export function mapCitations(rawAnswer: string, passages: Document<PassageMetada
       title: passage.metadata.title,
       snippet: bestSnippet(passage.pageContent, question),
       similarity: round(passage.metadata.similarity),
+      page_start: passage.metadata.page_start ?? null,
+      page_end: passage.metadata.page_end ?? null,
     };
   });
   return { answer, citations };

@@ -6,6 +6,9 @@ import { RecursiveCharacterTextSplitter } from '@langchain/textsplitters';
 export interface TextSegment {
   text: string;
   heading_path: string[];
+  /** Set for PDF text (commands/pdfDocuments.ts maps each segment back to its pages); absent otherwise. */
+  page_start?: number | null;
+  page_end?: number | null;
 }
 
 export interface SplitResult {

@@ -13,6 +13,9 @@ export interface ChunkDocument {
   title: string;
   heading_path: string[];
   chunk_index: number;
+  /** The PDF pages the chunk's text came from (1-based, inclusive); null for text and markdown documents. */
+  page_start: number | null;
+  page_end: number | null;
   text: string;
   embedding: number[];
   embedder: string;

@@ -16,6 +16,8 @@ const RETURNED_FIELDS = [
   'title',
   'heading_path',
   'chunk_index',
+  'page_start',
+  'page_end',
   'text',
   'embedding_b64',
 ];
@@ -147,6 +149,8 @@ function toChunk(hit: Hit, request: RetrievalRequest, ranks: { bm25: number | nu
     title: source.title,
     heading_path: source.heading_path ?? [],
     chunk_index: source.chunk_index,
+    page_start: source.page_start ?? null,
+    page_end: source.page_end ?? null,
     text: source.text,
     score: hit._score,
     similarity: cosine(request.vector, encoded ? decodeEmbedding(encoded) : (derived ?? [])),

@@ -20,8 +20,11 @@ export function documentsStore(collections: Collections) {
      * always has what it points to. A crash between the record and the job leaves a `queued` document without a
      * job, which `kbqa doctor --fix` queues again.
      */
-    async insertDocumentWithJob(record: DocumentRecord, content: string, job: IngestJobRecord): Promise<void> {
-      await storeCall(() => documentContents.insertOne({ _id: job.content_id, document_id: record._id, knowledge_base_id: record.knowledge_base_id, content }));
+    /** `content` null: a PDF, whose text is extracted from its stored file by the job. */
+    async insertDocumentWithJob(record: DocumentRecord, content: string | null, job: IngestJobRecord): Promise<void> {
+      if (content !== null) {
+        await storeCall(() => documentContents.insertOne({ _id: job.content_id, document_id: record._id, knowledge_base_id: record.knowledge_base_id, content }));
+      }
       await storeCall(() => documents.insertOne(record));
       await storeCall(() => ingestJobs.insertOne(job));
     },

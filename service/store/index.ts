@@ -1,6 +1,7 @@
 // The store: every MongoDB query the service makes, as small named functions grouped by collection.
 import { apiKeysStore } from './apiKeys.ts';
 import { documentsStore } from './documents.ts';
+import { filesStore } from './files.ts';
 import { ingestJobsStore } from './ingestJobs.ts';
 import { knowledgeBasesStore } from './knowledgeBases.ts';
 import { connectMongo, storeCall, type ConnectOptions, type MongoConnection } from './mongo.ts';
@@ -20,6 +21,7 @@ function buildStore(connection: MongoConnection) {
     ...documentsStore(collections),
     ...ingestJobsStore(collections),
     ...sessionsStore(collections),
+    ...filesStore(connection.db),
     /** For /readyz: does the server answer? */
     async ping(): Promise<void> {
       await storeCall(() => connection.db.command({ ping: 1 }));
@@ -41,5 +43,6 @@ export type { Page } from './pagination.ts';
 export { InvalidCursorError } from './pagination.ts';
 export { DuplicateEmailError } from './users.ts';
 export { FirstAccountTakenError } from './sessions.ts';
+export type { StoredFile } from './files.ts';
 export { DuplicateOrganisationError } from './organisations.ts';
 export type * from './records.ts';

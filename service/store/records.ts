@@ -79,6 +79,10 @@ export interface DocumentRecord {
   filename: string;
   title: string;
   source: 'api' | 'upload';
+  /** 'pdf': its text is extracted from the stored original (`file_id`) by every ingestion. Absent: text. */
+  kind?: 'text' | 'pdf';
+  /** The original file in GridFS (store/files.ts), for PDFs. */
+  file_id?: string | null;
   chunks: number;
   total_chunks: number;
   created_at: Date;
@@ -88,8 +92,11 @@ export interface DocumentRecord {
   version: number;
   /** The version whose chunks retrieval serves; null until the first ingestion is ready. */
   live_version: number | null;
-  /** Segments embedded of total, while queued or processing. */
-  progress: { embedded: number; total: number } | null;
+  /**
+   * While queued or processing: segments embedded of total, and for a PDF first the pages extracted of its page count
+   * (`phase` says which step the ingestion is in).
+   */
+  progress: { embedded: number; total: number; phase?: 'extracting' | 'embedding'; pages?: { done: number; total: number } } | null;
   /** Why the newest ingestion failed, in words a user can act on. */
   error: string | null;
 }
@@ -108,6 +115,8 @@ export interface IngestJobRecord {
   version: number;
   /** Where its original content is stored (document_contents _id). */
   content_id: string;
+  /** For a PDF: the original file (GridFS) its text is extracted from; `content_id` is then unused. */
+  file_id?: string | null;
   filename: string;
   title: string;
   /** The live version this job replaces when it is ready (null for a new document). */

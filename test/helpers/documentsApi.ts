@@ -18,6 +18,8 @@ export const CHUNK_FIELDS = [
   'heading_path',
   'id',
   'knowledge_base_id',
+  'page_end',
+  'page_start',
   'score',
   'similarity',
   'text',

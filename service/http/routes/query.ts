@@ -22,7 +22,7 @@ export function queryRoutes(deps: AppDeps): Router<AppState> {
       'server-timing',
       `embed;dur=${result.timings.embedMs.toFixed(1)}, search;dur=${result.timings.searchMs.toFixed(1)}, answer;dur=${result.timings.answerMs.toFixed(1)}`,
     );
-    ctx.body = presentQueryResult(result);
+    ctx.body = presentQueryResult(result, { citationPages: ctx.state.realm === 'web' });
   }));
 
   return router;

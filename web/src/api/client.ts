@@ -3,6 +3,9 @@
 // It keeps the session's CSRF token (set from every { user, csrf_token } answer, GET /session included) and sends
 // it as X-CSRF-Token on every POST/PUT/DELETE, `anonymous` while nobody is signed in. Failures are ApiError with
 // the envelope's { code, message }; a 401 from anything but the session probes tells the app the session is over.
+//
+// PDF uploads are the one call on XMLHttpRequest instead of fetch: only XHR reports the bytes sent of a request body
+// (`xhr.upload.onprogress`), and a PDF can be tens of megabytes.
 import type {
   AdminUser,
   ApiKey,
@@ -13,6 +16,7 @@ import type {
   Invitation,
   KbDocument,
   KnowledgeBase,
+  Limits,
   Models,
   NewDocument,
   QueryRequest,
@@ -99,11 +103,8 @@ async function request<T>(path: string, options: RequestOptions = {}): Promise<T
 
   const payload = await readJson(response);
   if (!response.ok) {
-    const error = errorFrom(response, payload);
-    if (response.status === 401 && !options.probe) {
-      csrfToken = null;
-      unauthorizedHandler?.();
-    }
+    const error = errorFrom(response.status, response.statusText, response.headers.get('Retry-After'), payload);
+    if (response.status === 401 && !options.probe) sessionEnded();
     throw error;
   }
   if (payload === undefined) {
@@ -123,22 +124,36 @@ async function readJson(response: Response): Promise<unknown> {
   }
 }
 
-function errorFrom(response: Response, payload: unknown): ApiError {
-  const retryAfterHeader = response.headers.get('Retry-After');
+/** The same reading for an XMLHttpRequest's answer, whose body is text. */
+function parseJsonText(contentType: string | null, text: string): unknown {
+  if (!(contentType ?? '').toLowerCase().includes('json')) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function errorFrom(status: number, statusText: string, retryAfterHeader: string | null, payload: unknown): ApiError {
   const retryAfter = retryAfterHeader !== null && Number.isFinite(Number(retryAfterHeader)) ? Number(retryAfterHeader) : null;
   const envelope = isRecord(payload) && isRecord(payload.error) ? payload.error : null;
   if (envelope && typeof envelope.message === 'string') {
-    const code = typeof envelope.code === 'string' ? envelope.code : (codeForStatus[response.status] ?? 'server_error');
-    return new ApiError(response.status, code, envelope.message, retryAfter);
+    const code = typeof envelope.code === 'string' ? envelope.code : (codeForStatus[status] ?? 'server_error');
+    return new ApiError(status, code, envelope.message, retryAfter);
   }
   // Not our envelope: a proxy's 502 page, a gateway timeout, an HTML error page.
-  const statusText = response.statusText ? ` ${response.statusText}` : '';
+  const statusSuffix = statusText ? ` ${statusText}` : '';
   return new ApiError(
-    response.status,
-    codeForStatus[response.status] ?? 'server_error',
-    `The server answered ${response.status}${statusText}. Try again in a moment.`,
+    status,
+    codeForStatus[status] ?? 'server_error',
+    `The server answered ${status}${statusSuffix}. Try again in a moment.`,
     retryAfter,
   );
+}
+
+function sessionEnded(): void {
+  csrfToken = null;
+  unauthorizedHandler?.();
 }
 
 function rememberCsrfToken(payload: unknown): void {
@@ -150,6 +165,77 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 const id = (value: string) => encodeURIComponent(value);
+
+export interface UploadOptions {
+  /** Bytes of the request body sent so far, of its total (the file plus a few hundred bytes of multipart framing). */
+  onProgress?: (sent: number, total: number) => void;
+  /** Aborting it aborts the request; the promise then rejects with an AbortError (see isAbortError). */
+  signal?: AbortSignal;
+}
+
+/** True for the rejection of a call its AbortSignal cancelled. */
+export function isAbortError(error: unknown): boolean {
+  return error instanceof DOMException && error.name === 'AbortError';
+}
+
+function abortError(signal: AbortSignal | undefined): unknown {
+  return signal?.reason instanceof DOMException ? signal.reason : new DOMException('The upload was cancelled.', 'AbortError');
+}
+
+/**
+ * POST /knowledge-bases/:kbId/uploads as multipart/form-data with one `file` field; answers 202 with the queued
+ * document. The browser sets Content-Type itself (it carries the multipart boundary).
+ */
+function uploadPdf(kbId: string, file: File, options: UploadOptions = {}): Promise<KbDocument> {
+  const { onProgress, signal } = options;
+  return new Promise<KbDocument>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(abortError(signal));
+      return;
+    }
+    const xhr = new XMLHttpRequest();
+    const abort = () => xhr.abort();
+    const finish = (settle: () => void) => {
+      signal?.removeEventListener('abort', abort);
+      settle();
+    };
+
+    xhr.open('POST', `${BASE}/knowledge-bases/${id(kbId)}/uploads`);
+    xhr.setRequestHeader('Accept', 'application/json');
+    xhr.setRequestHeader('X-CSRF-Token', csrfToken ?? 'anonymous');
+    xhr.upload.onprogress = (event) => onProgress?.(event.loaded, event.lengthComputable ? event.total : file.size);
+    xhr.onload = () =>
+      finish(() => {
+        const payload = parseJsonText(xhr.getResponseHeader('Content-Type'), xhr.responseText);
+        if (xhr.status < 200 || xhr.status >= 300) {
+          const error = errorFrom(xhr.status, xhr.statusText, xhr.getResponseHeader('Retry-After'), payload);
+          if (xhr.status === 401) sessionEnded();
+          reject(error);
+        } else if (isRecord(payload) && isRecord(payload.document)) {
+          resolve(payload.document as unknown as KbDocument);
+        } else {
+          reject(new ApiError(xhr.status, 'server_error', 'The server sent an answer the app cannot read (not JSON).'));
+        }
+      });
+    // A server that refuses a body mid-stream (e.g. over the size limit) may just close the connection.
+    xhr.onerror = () =>
+      finish(() =>
+        reject(new ApiError(0, 'network_error', `The upload of ${file.name} was interrupted: the connection to the server was lost.`)),
+      );
+    xhr.onabort = () => finish(() => reject(abortError(signal)));
+    signal?.addEventListener('abort', abort, { once: true });
+
+    const body = new FormData();
+    body.append('file', file, file.name);
+    xhr.send(body);
+  });
+}
+
+/** The stored original of a PDF document, served inline; `page` opens the browser's viewer at that page. */
+export function documentFileUrl(documentId: string, page?: number | null): string {
+  const url = `${BASE}/documents/${id(documentId)}/file`;
+  return typeof page === 'number' ? `${url}#page=${page}` : url;
+}
 
 export const api = {
   // Setup, sign-in, session, account
@@ -212,6 +298,9 @@ export const api = {
       body: { shared },
     }),
 
+  // Limits: what the server accepts, so a file it would refuse is refused before it is sent.
+  getLimits: () => request<Limits>('/limits'),
+
   // Documents
   listDocuments: (kbId: string) =>
     request<{ documents: KbDocument[] }>(`/knowledge-bases/${id(kbId)}/documents?include=status`),
@@ -222,8 +311,10 @@ export const api = {
     request<{ document: KbDocument }>(`/documents/${id(documentId)}`, { method: 'PUT', body, respondAsync: true }),
   retryDocument: (documentId: string) =>
     request<{ document: KbDocument }>(`/documents/${id(documentId)}/retry`, { method: 'POST', respondAsync: true }),
+  // Also cancels a queued or processing ingestion: it is stopped and everything of the document removed.
   deleteDocument: (documentId: string) =>
     request<{ deleted: true }>(`/documents/${id(documentId)}`, { method: 'DELETE' }),
+  uploadPdf,
 
   // Ask
   listModels: () => request<Models>('/models'),

@@ -57,19 +57,33 @@ export interface Sharing {
 
 export type DocumentStatus = 'queued' | 'processing' | 'ready' | 'failed';
 
+/** Text arrives as JSON content; a PDF is uploaded as a file, stored, and its text extracted page by page. */
+export type DocumentKind = 'text' | 'pdf';
+
+/** Where an ingestion is. PDFs go through two phases: `extracting` (pages), then `embedding` (chunks). */
+export interface IngestionProgress {
+  embedded: number;
+  total: number;
+  /** Absent for text documents: they only embed. */
+  phase?: 'extracting' | 'embedding';
+  /** PDFs: pages whose text has been extracted. */
+  pages?: { done: number; total: number };
+}
+
 export interface KbDocument {
   id: string;
   knowledge_base_id: string;
   filename: string;
   title: string | null;
   source: string | null;
+  kind: DocumentKind;
   status: DocumentStatus;
   chunks: number;
   total_chunks: number;
   created_at: string;
   updated_at: string;
   /** While queued or processing. */
-  progress?: { embedded: number; total: number };
+  progress?: IngestionProgress;
   /** When failed. */
   error?: string;
 }
@@ -83,6 +97,14 @@ export interface NewDocument {
 export interface DocumentReplacement {
   filename?: string;
   content: string;
+}
+
+/** GET /limits: what the server accepts, checked before a file is sent. */
+export interface Limits {
+  /** A PDF upload's file size. */
+  max_upload_bytes: number;
+  /** A text document's `content`. */
+  max_content_bytes: number;
 }
 
 export interface Models {
@@ -104,6 +126,9 @@ export interface Citation {
   title: string | null;
   snippet: string;
   similarity: number | null;
+  /** The PDF pages the passage comes from (1-based, inclusive); null for text documents. */
+  page_start: number | null;
+  page_end: number | null;
 }
 
 export interface RetrievedChunk {
@@ -115,6 +140,9 @@ export interface RetrievedChunk {
   /** The spec does not say whether this is one string or the list of headings: both are shown. */
   heading_path: string | string[] | null;
   chunk_index: number;
+  /** As in Citation: null for text documents. */
+  page_start: number | null;
+  page_end: number | null;
   text: string;
   score: number | null;
   similarity: number | null;

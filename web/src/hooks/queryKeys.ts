@@ -9,6 +9,7 @@ export const queryKeys = {
   deletedKnowledgeBases: ['deleted-knowledge-bases'] as const,
   document: (documentId: string) => ['documents', documentId] as const,
   models: ['models'] as const,
+  limits: ['limits'] as const,
   apiKeys: ['api-keys'] as const,
   users: ['admin', 'users'] as const,
 };

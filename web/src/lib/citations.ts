@@ -76,3 +76,10 @@ function readMarker(text: string, start: number, citationCount: number): { numbe
     while (text[i] === ' ') i += 1;
   }
 }
+
+/** "p. 4", or "pp. 4–5" (en dash) for a passage over several pages; null for a text document's passage. */
+export function pageLabel(pageStart: number | null | undefined, pageEnd: number | null | undefined): string | null {
+  if (typeof pageStart !== 'number') return null;
+  if (typeof pageEnd === 'number' && pageEnd > pageStart) return `pp. ${pageStart}\u2013${pageEnd}`;
+  return `p. ${pageStart}`;
+}

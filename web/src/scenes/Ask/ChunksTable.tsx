@@ -1,10 +1,23 @@
+import { documentFileUrl } from '../../api/client.ts';
 import type { RetrievedChunk } from '../../api/types.ts';
 import { EmptyState } from '../../components/EmptyState.tsx';
+import { pageLabel } from '../../lib/citations.ts';
 import { formatScore } from '../../lib/format.ts';
 
 function headingPath(path: RetrievedChunk['heading_path']): string {
   if (Array.isArray(path)) return path.length > 0 ? path.join(' › ') : '—';
   return path || '—';
+}
+
+/** A PDF chunk's pages, opening the stored file at the first; a dash for text documents. */
+function ChunkPages({ chunk }: { chunk: RetrievedChunk }) {
+  const pages = pageLabel(chunk.page_start, chunk.page_end);
+  if (pages === null) return <>—</>;
+  return (
+    <a href={documentFileUrl(chunk.document_id, chunk.page_start)} target="_blank" rel="noopener">
+      {pages}
+    </a>
+  );
 }
 
 /** What retrieval returned, in fused order: both ranks, the fused score and the similarity, text collapsed. */
@@ -22,6 +35,7 @@ export function ChunksTable({ chunks }: { chunks: RetrievedChunk[] }) {
                 <th scope="col" className="numeric">Rank</th>
                 <th scope="col">Title</th>
                 <th scope="col">Heading path</th>
+                <th scope="col">Pages</th>
                 <th scope="col" className="numeric">BM25 rank</th>
                 <th scope="col" className="numeric">Vector rank</th>
                 <th scope="col" className="numeric">Score</th>
@@ -38,6 +52,9 @@ export function ChunksTable({ chunks }: { chunks: RetrievedChunk[] }) {
                   </td>
                   <td data-label="Heading path" className="break-words">
                     {headingPath(chunk.heading_path)}
+                  </td>
+                  <td data-label="Pages" className="nowrap" data-testid="chunk-pages">
+                    <ChunkPages chunk={chunk} />
                   </td>
                   <td data-label="BM25 rank" className="numeric">{chunk.bm25_rank ?? '—'}</td>
                   <td data-label="Vector rank" className="numeric">{chunk.vector_rank ?? '—'}</td>

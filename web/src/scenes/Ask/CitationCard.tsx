@@ -1,9 +1,13 @@
 import { Link } from 'react-router';
+import { documentFileUrl } from '../../api/client.ts';
 import type { Citation } from '../../api/types.ts';
+import { pageLabel } from '../../lib/citations.ts';
 import { classNames, formatScore } from '../../lib/format.ts';
 
 /** Card n of the answer's sources; the target of marker [n] (id `citation-n`, focusable by script). */
 export function CitationCard({ citation, n, active }: { citation: Citation; n: number; active: boolean }) {
+  // A PDF's passage names its pages and opens the stored file at the first (the browser's viewer reads #page=).
+  const pages = pageLabel(citation.page_start, citation.page_end);
   return (
     <article
       id={`citation-${n}`}
@@ -19,6 +23,19 @@ export function CitationCard({ citation, n, active }: { citation: Citation; n: n
         <h3 id={`citation-${n}-title`} className="citation-card__title">
           <span className="visually-hidden">Citation {n}: </span>
           {citation.title || 'Untitled document'}
+          {pages !== null ? ' ' : null}
+          {pages !== null ? (
+            <a
+              href={documentFileUrl(citation.document_id, citation.page_start)}
+              target="_blank"
+              rel="noopener"
+              className="citation-card__pages"
+              data-testid="citation-page"
+              title="Open the PDF at this page (new tab)"
+            >
+              {pages}
+            </a>
+          ) : null}
         </h3>
         <span className="citation-card__similarity" title="Similarity to the question (0 to 1)">
           Similarity {formatScore(citation.similarity)}

@@ -1,7 +1,7 @@
 // One document's details; citation cards on the Ask page link here.
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
-import { api, isApiError } from '../../api/client.ts';
+import { api, documentFileUrl, isApiError } from '../../api/client.ts';
 import { EmptyState } from '../../components/EmptyState.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { Loading } from '../../components/Loading.tsx';
@@ -63,6 +63,21 @@ export function DocumentScene() {
           <div>
             <dt>Title</dt>
             <dd className="break-words">{doc.title || '—'}</dd>
+          </div>
+          <div>
+            <dt>Kind</dt>
+            <dd data-testid="document-kind" data-kind={doc.kind}>
+              {doc.kind === 'pdf' ? (
+                <>
+                  PDF ·{' '}
+                  <a href={documentFileUrl(doc.id)} target="_blank" rel="noopener" data-testid="open-pdf">
+                    Open PDF
+                  </a>
+                </>
+              ) : (
+                'Text'
+              )}
+            </dd>
           </div>
           <div>
             <dt>Status</dt>

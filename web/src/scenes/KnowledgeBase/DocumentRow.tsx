@@ -1,25 +1,32 @@
 import { useMutation } from '@tanstack/react-query';
 import { useRef, useState, type ChangeEvent } from 'react';
 import { Link } from 'react-router';
-import { api } from '../../api/client.ts';
+import { api, documentFileUrl } from '../../api/client.ts';
 import type { KbDocument } from '../../api/types.ts';
 import { Button } from '../../components/Button.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
-import { ACCEPT_ATTRIBUTE, checkFiles, refusalMessages } from '../../lib/files.ts';
+import { Badge } from '../../components/StatusBadge.tsx';
+import { useLimits } from '../../hooks/limits.ts';
+import { checkFiles, refusalMessages, TEXT_ACCEPT_ATTRIBUTE } from '../../lib/files.ts';
 import { formatDateTime } from '../../lib/format.ts';
 import { DocumentStatus } from './DocumentStatus.tsx';
 
 export interface DocumentRowProps {
   document: KbDocument;
-  /** The owner's controls: Replace, Retry, Delete. Nobody else sees them at all. */
+  /** The owner's controls: Replace, Retry, Delete, Cancel. Nobody else sees them at all. */
   canEdit: boolean;
   onChanged: () => void;
   onDelete: () => void;
+  /** A queued or processing ingestion: stop it and remove the document (the scene confirms first). */
+  onCancel: () => void;
 }
 
-export function DocumentRow({ document, canEdit, onChanged, onDelete }: DocumentRowProps) {
+export function DocumentRow({ document, canEdit, onChanged, onDelete, onCancel }: DocumentRowProps) {
   const fileInput = useRef<HTMLInputElement>(null);
   const [refusal, setRefusal] = useState<string | null>(null);
+  const limits = useLimits();
+  const isPdf = document.kind === 'pdf';
+  const inFlight = document.status === 'queued' || document.status === 'processing';
 
   // The new file's name replaces the old one: a replacement is usually a new version with its own name.
   const replace = useMutation({
@@ -33,11 +40,12 @@ export function DocumentRow({ document, canEdit, onChanged, onDelete }: Document
     const files = Array.from(event.target.files ?? []);
     event.target.value = '';
     if (files.length === 0) return;
-    const check = checkFiles(files.slice(0, 1));
+    // Text replaces text; the server keeps a PDF as it is (delete it and upload the new file instead).
+    const check = checkFiles(files.slice(0, 1), { limits: limits.data ?? null, allowPdf: false });
     const refusals = refusalMessages(check);
     setRefusal(refusals.length > 0 ? refusals.join(' ') : null);
     replace.reset();
-    if (check.accepted[0]) replace.mutate(check.accepted[0]);
+    if (check.text[0]) replace.mutate(check.text[0]);
   }
 
   const error = refusal ? new Error(refusal) : (replace.error ?? retry.error);
@@ -50,6 +58,14 @@ export function DocumentRow({ document, canEdit, onChanged, onDelete }: Document
         </Link>
         {document.title && document.title !== document.filename ? (
           <span className="small muted block">{document.title}</span>
+        ) : null}
+        {isPdf ? (
+          <span className="doc-kind small block">
+            <Badge>PDF</Badge>
+            <a href={documentFileUrl(document.id)} target="_blank" rel="noopener" data-testid="open-pdf">
+              Open PDF
+            </a>
+          </span>
         ) : null}
       </td>
       <td data-label="Status">
@@ -67,25 +83,31 @@ export function DocumentRow({ document, canEdit, onChanged, onDelete }: Document
                 Retry
               </Button>
             ) : null}
-            <Button
-              small
-              onClick={() => fileInput.current?.click()}
-              busy={replace.isPending}
-            >
-              Replace
-            </Button>
-            <input
-              ref={fileInput}
-              type="file"
-              accept={ACCEPT_ATTRIBUTE}
-              hidden
-              tabIndex={-1}
-              data-testid="replace-input"
-              onChange={onReplaceChosen}
-            />
-            <Button small variant="danger" onClick={onDelete}>
-              Delete
-            </Button>
+            {isPdf ? null : (
+              <>
+                <Button small onClick={() => fileInput.current?.click()} busy={replace.isPending}>
+                  Replace
+                </Button>
+                <input
+                  ref={fileInput}
+                  type="file"
+                  accept={TEXT_ACCEPT_ATTRIBUTE}
+                  hidden
+                  tabIndex={-1}
+                  data-testid="replace-input"
+                  onChange={onReplaceChosen}
+                />
+              </>
+            )}
+            {inFlight ? (
+              <Button small variant="danger" onClick={onCancel} data-testid="cancel-ingestion">
+                Cancel
+              </Button>
+            ) : (
+              <Button small variant="danger" onClick={onDelete}>
+                Delete
+              </Button>
+            )}
           </div>
         </td>
       ) : null}

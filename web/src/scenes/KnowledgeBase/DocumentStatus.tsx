@@ -3,25 +3,54 @@ import { ProgressBar } from '../../components/ProgressBar.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
 import { plural } from '../../lib/format.ts';
 
-/** The status badge plus what goes with it: progress while processing, the chunk count, or the error. */
+interface Step {
+  text: string;
+  /** A determinate bar, when the step's size is known. */
+  bar?: { value: number; max: number; label: string };
+}
+
+/**
+ * What an ingestion in flight is doing, from the server's `progress` (so it survives a reload): a PDF's pages are
+ * extracted first ("Extracting page n of m"), then every document's chunks are embedded ("Embedding x of y").
+ */
+function ingestionStep(document: KbDocument): Step {
+  const { status, progress, filename } = document;
+  if (progress?.phase === 'extracting') {
+    const pages = progress.pages;
+    if (pages && pages.total > 0) {
+      return {
+        // The server's count of pages done; page 1 (not 0) while the first one is read.
+        text: `Extracting page ${Math.min(Math.max(pages.done, 1), pages.total)} of ${pages.total}`,
+        bar: { value: pages.done, max: pages.total, label: `Extracting the text of ${filename}` },
+      };
+    }
+    return { text: 'Extracting the text…' };
+  }
+  if (progress && progress.total > 0) {
+    return {
+      text: `Embedding ${progress.embedded} of ${progress.total}`,
+      bar: { value: progress.embedded, max: progress.total, label: `Embedding ${filename}` },
+    };
+  }
+  if (status === 'queued') return { text: 'Waiting for a worker…' };
+  return { text: document.kind === 'pdf' ? 'Reading the PDF…' : 'Splitting into chunks…' };
+}
+
+/** The status badge plus what goes with it: progress while in flight, the chunk count, or the error. */
 export function DocumentStatus({ document }: { document: KbDocument }) {
-  const { status, progress } = document;
+  const { status } = document;
+  const step = status === 'queued' || status === 'processing' ? ingestionStep(document) : null;
   return (
     <div className="doc-status">
       <StatusBadge status={status} />
-      {status === 'processing' ? (
-        progress && progress.total > 0 ? (
-          <div className="doc-status__progress">
-            <ProgressBar value={progress.embedded} max={progress.total} label={`Embedding ${document.filename}`} />
-            <span className="small muted">
-              {progress.embedded} of {progress.total}
-            </span>
-          </div>
-        ) : (
-          <span className="small muted">Splitting into chunks…</span>
-        )
+      {step ? (
+        <div className="doc-status__progress">
+          {step.bar ? <ProgressBar value={step.bar.value} max={step.bar.max} label={step.bar.label} /> : null}
+          <span className="small muted" data-testid="ingestion-progress">
+            {step.text}
+          </span>
+        </div>
       ) : null}
-      {status === 'queued' ? <span className="small muted">Waiting for a worker…</span> : null}
       {status === 'ready' ? <span className="small muted">{plural(document.chunks, 'chunk')}</span> : null}
       {status === 'failed' ? <span className="doc-status__error">{document.error ?? 'Ingestion failed.'}</span> : null}
     </div>

@@ -1,5 +1,5 @@
 // One knowledge base: its documents and their ingestion status, polled every second while any is still queued or
-// processing. Owners upload, paste, replace, retry and delete; everyone else only reads.
+// processing. Owners upload (text and PDFs), paste, replace, retry, cancel and delete; everyone else only reads.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
@@ -20,6 +20,12 @@ const POLL_MS = 1000;
 
 export const isInFlight = (document: KbDocument) => document.status === 'queued' || document.status === 'processing';
 
+/** Delete and Cancel are the same call (DELETE stops an ingestion in flight too); the dialog says which it is. */
+interface Removal {
+  document: KbDocument;
+  cancel: boolean;
+}
+
 export function KnowledgeBaseScene() {
   const { id = '' } = useParams();
   const queryClient = useQueryClient();
@@ -29,7 +35,7 @@ export function KnowledgeBaseScene() {
     queryFn: () => api.listDocuments(id),
     refetchInterval: (query) => (query.state.data?.documents.some(isInFlight) ? POLL_MS : false),
   });
-  const [deleting, setDeleting] = useState<KbDocument | null>(null);
+  const [removing, setRemoving] = useState<Removal | null>(null);
   useDocumentTitle(kb.data?.knowledge_base.name ?? 'Knowledge base');
 
   const documentsChanged = () => {
@@ -37,12 +43,23 @@ export function KnowledgeBaseScene() {
     void queryClient.invalidateQueries({ queryKey: queryKeys.knowledgeBases, exact: true });
   };
   const remove = useMutation({
-    mutationFn: (document: KbDocument) => api.deleteDocument(document.id),
+    mutationFn: async (document: KbDocument) => {
+      try {
+        await api.deleteDocument(document.id);
+      } catch (error) {
+        // Already gone (removed in another tab): what was asked for is done.
+        if (!isApiError(error, 404)) throw error;
+      }
+    },
     onSuccess: () => {
-      setDeleting(null);
+      setRemoving(null);
       documentsChanged();
     },
   });
+  const askToRemove = (document: KbDocument, cancel: boolean) => {
+    remove.reset();
+    setRemoving({ document, cancel });
+  };
 
   if (kb.isPending) return <Loading label="Loading the knowledge base…" />;
   if (kb.isError) {
@@ -105,7 +122,7 @@ export function KnowledgeBaseScene() {
           />
         ) : documents.data.documents.length === 0 ? (
           <EmptyState title="No documents yet.">
-            {isOwner ? <p>Upload .txt or .md files, or paste text, to add the first one.</p> : null}
+            {isOwner ? <p>Upload PDF, .txt or .md files, or paste text, to add the first one.</p> : null}
           </EmptyState>
         ) : (
           <div className="table-wrap">
@@ -129,10 +146,8 @@ export function KnowledgeBaseScene() {
                     document={document}
                     canEdit={isOwner}
                     onChanged={documentsChanged}
-                    onDelete={() => {
-                      remove.reset();
-                      setDeleting(document);
-                    }}
+                    onDelete={() => askToRemove(document, false)}
+                    onCancel={() => askToRemove(document, true)}
                   />
                 ))}
               </tbody>
@@ -142,14 +157,26 @@ export function KnowledgeBaseScene() {
       </section>
 
       <ConfirmDialog
-        open={deleting !== null}
-        title={`Delete “${deleting?.filename ?? ''}”?`}
-        onConfirm={() => deleting && remove.mutate(deleting)}
-        onCancel={() => setDeleting(null)}
+        open={removing !== null}
+        title={
+          removing?.cancel
+            ? `Cancel the ingestion of “${removing.document.filename}”?`
+            : `Delete “${removing?.document.filename ?? ''}”?`
+        }
+        onConfirm={() => removing && remove.mutate(removing.document)}
+        onCancel={() => setRemoving(null)}
         busy={remove.isPending}
         error={remove.error}
       >
-        <p>The document and its chunks are removed from this knowledge base. This cannot be undone.</p>
+        {removing?.cancel ? (
+          <p>
+            The ingestion stops and the document is removed from this knowledge base
+            {removing.document.chunks > 0 ? ', with the version that can be searched now' : ''}. This cannot be
+            undone.
+          </p>
+        ) : (
+          <p>The document and its chunks are removed from this knowledge base. This cannot be undone.</p>
+        )}
       </ConfirmDialog>
     </div>
   );

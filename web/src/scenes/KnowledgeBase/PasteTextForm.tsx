@@ -4,7 +4,9 @@ import { api } from '../../api/client.ts';
 import { Button } from '../../components/Button.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { TextAreaField, TextField } from '../../components/Field.tsx';
-import { hasAcceptedExtension, MAX_DOCUMENT_BYTES } from '../../lib/files.ts';
+import { useLimits } from '../../hooks/limits.ts';
+import { hasTextExtension, MAX_DOCUMENT_BYTES } from '../../lib/files.ts';
+import { formatSizeOverLimit } from '../../lib/format.ts';
 
 const DEFAULT_FILENAME = 'pasted-text.md';
 
@@ -15,6 +17,8 @@ export function PasteTextForm({ kbId, onAdded }: { kbId: string; onAdded: () => 
   const [content, setContent] = useState('');
   const [problem, setProblem] = useState<string | null>(null);
   const [added, setAdded] = useState<string | null>(null);
+  const limits = useLimits();
+  const maxBytes = limits.data?.max_content_bytes ?? MAX_DOCUMENT_BYTES;
 
   const add = useMutation({
     mutationFn: api.createDocument,
@@ -30,12 +34,14 @@ export function PasteTextForm({ kbId, onAdded }: { kbId: string; onAdded: () => 
     event.preventDefault();
     setAdded(null);
     const name = filename.trim();
-    if (!hasAcceptedExtension(name)) {
+    const bytes = new TextEncoder().encode(content).length;
+    if (!hasTextExtension(name)) {
       setProblem(`“${name || '(empty)'}” must end in .txt, .text, .md or .markdown.`);
     } else if (content.trim() === '') {
       setProblem('Paste some text first.');
-    } else if (new TextEncoder().encode(content).length > MAX_DOCUMENT_BYTES) {
-      setProblem('The text is longer than 5 MiB.');
+    } else if (bytes > maxBytes) {
+      const sizes = formatSizeOverLimit(bytes, maxBytes);
+      setProblem(`The text is ${sizes.size}; the limit is ${sizes.limit}.`);
     } else {
       setProblem(null);
       add.mutate({ kb_id: kbId, filename: name, content });

@@ -1,12 +1,16 @@
 // Owners add files by dropping them here or through the "Upload files" input (a real, keyboard-reachable file
-// input). Each accepted file is read with File.text() and sent as its own document; ingestion runs in the
-// background (`Prefer: respond-async`) and the list below shows its progress.
-import { useMutation } from '@tanstack/react-query';
+// input). Text files are read with File.text() and sent as JSON, each its own document, ingested in the background
+// (`Prefer: respond-async`). PDFs are uploaded as files (usePdfUploads), each with a row showing the bytes sent and
+// a Cancel button. Either way the list below then shows the ingestion's progress.
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useId, useState, type ChangeEvent, type DragEvent } from 'react';
 import { api, messageOf } from '../../api/client.ts';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
-import { ACCEPT_ATTRIBUTE, checkFiles, refusalMessages } from '../../lib/files.ts';
-import { classNames, plural } from '../../lib/format.ts';
+import { loadLimits, useLimits } from '../../hooks/limits.ts';
+import { checkFiles, MAX_DOCUMENT_BYTES, refusalMessages, UPLOAD_ACCEPT_ATTRIBUTE } from '../../lib/files.ts';
+import { classNames, formatBytes, plural } from '../../lib/format.ts';
+import { UploadRow } from './UploadRow.tsx';
+import { usePdfUploads } from './usePdfUploads.ts';
 
 interface UploadResult {
   uploaded: string[];
@@ -18,6 +22,9 @@ export function UploadArea({ kbId, onUploaded }: { kbId: string; onUploaded: () 
   const hintId = useId();
   const [dragging, setDragging] = useState(false);
   const [refusals, setRefusals] = useState<string[]>([]);
+  const queryClient = useQueryClient();
+  const limits = useLimits();
+  const pdfs = usePdfUploads(kbId, onUploaded);
 
   const upload = useMutation({
     mutationFn: async (files: File[]): Promise<UploadResult> => {
@@ -35,19 +42,22 @@ export function UploadArea({ kbId, onUploaded }: { kbId: string; onUploaded: () 
     onSettled: onUploaded,
   });
 
-  function take(files: File[]) {
+  async function take(files: File[]) {
     if (files.length === 0) return;
-    const check = checkFiles(files);
+    // Usually answered already (useLimits above); awaited so a file dropped at once is still checked.
+    const check = checkFiles(files, { limits: await loadLimits(queryClient), allowPdf: true });
     setRefusals(refusalMessages(check));
-    upload.reset();
-    if (check.accepted.length > 0) upload.mutate(check.accepted);
+    pdfs.clearAnnouncement();
+    if (!upload.isPending) upload.reset();
+    if (check.text.length > 0) upload.mutate(check.text);
+    if (check.pdf.length > 0) pdfs.add(check.pdf);
   }
 
   function onChosen(event: ChangeEvent<HTMLInputElement>) {
     const files = Array.from(event.target.files ?? []);
     // Cleared so choosing the same file again (after fixing it) still fires `change`.
     event.target.value = '';
-    take(files);
+    void take(files);
   }
 
   function onDragOver(event: DragEvent<HTMLDivElement>) {
@@ -60,10 +70,16 @@ export function UploadArea({ kbId, onUploaded }: { kbId: string; onUploaded: () 
   function onDrop(event: DragEvent<HTMLDivElement>) {
     event.preventDefault();
     setDragging(false);
-    take(Array.from(event.dataTransfer.files));
+    void take(Array.from(event.dataTransfer.files));
   }
 
   const result = upload.data;
+  const textLimit = formatBytes(limits.data?.max_content_bytes ?? MAX_DOCUMENT_BYTES);
+  const textStatus = upload.isPending
+    ? `Uploading ${plural(upload.variables?.length ?? 0, 'file')}…`
+    : result && result.uploaded.length > 0
+      ? `Uploaded ${result.uploaded.join(', ')}: ingestion has started.`
+      : '';
   return (
     <section className="card" aria-labelledby={`${inputId}-heading`}>
       <h2 id={`${inputId}-heading`}>Add files</h2>
@@ -77,12 +93,12 @@ export function UploadArea({ kbId, onUploaded }: { kbId: string; onUploaded: () 
         }}
         onDrop={onDrop}
       >
-        <p className="dropzone__text">Drop .txt, .text, .md or .markdown files here, or</p>
+        <p className="dropzone__text">Drop PDF, .txt, .text, .md or .markdown files here, or</p>
         <input
           id={inputId}
           type="file"
           multiple
-          accept={ACCEPT_ATTRIBUTE}
+          accept={UPLOAD_ACCEPT_ATTRIBUTE}
           className="file-input visually-hidden"
           aria-describedby={hintId}
           onChange={onChosen}
@@ -92,18 +108,30 @@ export function UploadArea({ kbId, onUploaded }: { kbId: string; onUploaded: () 
           Upload files
         </label>
         <p id={hintId} className="field__hint">
-          Up to 5 MiB each. Each file becomes one document.
+          {limits.data
+            ? `Text files up to ${textLimit}, PDFs up to ${formatBytes(limits.data.max_upload_bytes)}.`
+            : `Text files up to ${textLimit}.`}{' '}
+          Each file becomes one document.
         </p>
       </div>
       {refusals.map((message) => (
         <ErrorMessage key={message} error={new Error(message)} />
       ))}
+      {pdfs.uploads.length > 0 ? (
+        <ul className="upload-rows" aria-label="PDF uploads">
+          {pdfs.uploads.map((pdf) => (
+            <UploadRow
+              key={pdf.key}
+              upload={pdf}
+              onCancel={() => pdfs.cancel(pdf.key)}
+              onRetry={() => pdfs.retry(pdf.key)}
+              onDismiss={() => pdfs.dismiss(pdf.key)}
+            />
+          ))}
+        </ul>
+      ) : null}
       <p role="status" className="status-line">
-        {upload.isPending
-          ? `Uploading ${plural(upload.variables?.length ?? 0, 'file')}…`
-          : result && result.uploaded.length > 0
-            ? `Uploaded ${result.uploaded.join(', ')}: ingestion has started.`
-            : ''}
+        {[textStatus, pdfs.announcement].filter(Boolean).join(' ')}
       </p>
       {result && result.failed.length > 0 ? (
         <div role="alert" className="alert alert--error">

@@ -1,0 +1,70 @@
+// PDFs, uploaded through the web app: the original is stored (GridFS), and every ingestion of the document extracts
+// its text again in a worker (service/extraction/), page by page, so each chunk knows the pages it came from.
+import { randomUUID } from 'node:crypto';
+import { NotFoundError } from '../errors.ts';
+import { authorizeWriteDocuments } from '../policies/knowledgeBases.ts';
+import type { DocumentRecord, KnowledgeBaseRecord, Principal, Store } from '../store/index.ts';
+import { titleFromFilename, type DocumentDeps } from './documents.ts';
+import { newJob } from './ingestJobs.ts';
+
+export const PDF_CONTENT_TYPE = 'application/pdf';
+
+/** Checked before a byte of the upload is read: only the KB's owner uploads. */
+export async function authorizePdfUpload(store: Store, user: Principal, knowledgeBaseId: string): Promise<KnowledgeBaseRecord> {
+  return authorizeWriteDocuments(user, await store.findLiveKnowledgeBase(knowledgeBaseId), knowledgeBaseId);
+}
+
+export function pdfFilenameProblem(filename: string): string | null {
+  return filename.toLowerCase().endsWith('.pdf') ? null : 'must end in .pdf';
+}
+
+export const newDocumentId = () => randomUUID();
+
+/**
+ * The stored upload becomes a document (`queued`) and its job; any process's runner extracts and embeds it. The KB
+ * is authorized again: it may have been deleted, or unshared, while the file streamed in.
+ */
+export async function ingestPdfUpload(
+  deps: DocumentDeps,
+  user: Principal,
+  input: { knowledgeBaseId: string; documentId: string; filename: string; fileId: string },
+): Promise<DocumentRecord> {
+  const knowledgeBase = await authorizePdfUpload(deps.store, user, input.knowledgeBaseId);
+  const now = new Date();
+  const record: DocumentRecord = {
+    _id: input.documentId,
+    knowledge_base_id: knowledgeBase._id,
+    filename: input.filename,
+    title: titleFromFilename(input.filename),
+    source: 'upload',
+    kind: 'pdf',
+    file_id: input.fileId,
+    chunks: 0,
+    total_chunks: 0,
+    created_at: now,
+    updated_at: now,
+    status: 'queued',
+    version: 1,
+    live_version: null,
+    progress: null,
+    error: null,
+  };
+  const job = newJob(
+    record,
+    { version: 1, content_id: record._id, filename: record.filename, title: record.title, replaces: null, file_id: input.fileId },
+    'async',
+    null,
+    deps.config.ingestion.leaseMs,
+  );
+  await deps.store.insertDocumentWithJob(record, null, job);
+  deps.jobs.nudge(record._id);
+  return record;
+}
+
+/** The stored original of a PDF document the caller can read (document access rules: documents.ts). */
+export async function documentFile(store: Store, document: DocumentRecord) {
+  const file = document.file_id ? await store.findFile(document.file_id) : null;
+  if (!file) throw new NotFoundError(`document ${document._id} has no stored file`);
+  return { file, stream: store.openFileDownload(file.id) };
+}
+

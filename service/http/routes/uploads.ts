@@ -1,0 +1,73 @@
+// /api/web: PDF uploads (multipart, streamed into GridFS), the stored originals, and the upload limits. The
+// Developer API takes text and markdown only (the contract); PDFs come in through the web app.
+import type Router from '@koa/router';
+import { getDocument } from '../../commands/documents.ts';
+import { authorizePdfUpload, documentFile, ingestPdfUpload, newDocumentId, PDF_CONTENT_TYPE } from '../../commands/pdfDocuments.ts';
+import { presentDocument } from '../../presenters/documents.ts';
+import { authenticated, newRouter, type AppDeps, type AppState } from '../context.ts';
+import { receiveUpload } from '../uploadStream.ts';
+import { nameCharacterProblem } from '../validation.ts';
+
+function pdfFilenameProblem(filename: string): string | null {
+  if (filename.length < 1 || filename.length > 255) return 'the filename must be 1–255 characters';
+  if (filename.includes('/') || filename.includes('\\')) return 'the filename must not contain path separators';
+  const characters = nameCharacterProblem(filename);
+  if (characters) return `the filename ${characters}`;
+  if (!filename.toLowerCase().endsWith('.pdf')) return 'this endpoint takes PDFs (.pdf); send text and markdown as JSON to POST /api/web/documents';
+  return null;
+}
+
+/** `filename*` (RFC 6266 / 5987): any name, safely quoted. */
+function contentDisposition(filename: string): string {
+  return `inline; filename*=UTF-8''${encodeURIComponent(filename)}`;
+}
+
+export function uploadRoutes(deps: AppDeps): Router<AppState> {
+  const router = newRouter();
+  const limits = deps.config.pdf;
+
+  router.get('/limits', authenticated((ctx) => {
+    ctx.body = { max_upload_bytes: limits.maxBytes, max_content_bytes: deps.config.limits.maxContentBytes };
+  }));
+
+  router.post('/knowledge-bases/:id/uploads', authenticated(async (ctx, caller) => {
+    // Owner only, checked before a byte of the file is read.
+    const knowledgeBase = await authorizePdfUpload(deps.store, caller.user, ctx.params.id);
+    const documentId = newDocumentId();
+    const upload = await receiveUpload(ctx.req, {
+      field: 'file',
+      maxBytes: limits.maxBytes,
+      filenameProblem: pdfFilenameProblem,
+      open: (filename) =>
+        deps.store.openFileUpload(filename, { document_id: documentId, knowledge_base_id: knowledgeBase._id, content_type: PDF_CONTENT_TYPE }),
+    });
+    try {
+      const record = await ingestPdfUpload(deps, caller.user, {
+        knowledgeBaseId: knowledgeBase._id,
+        documentId,
+        filename: upload.filename,
+        fileId: upload.fileId,
+      });
+      ctx.status = 202;
+      ctx.set('Location', `/api/web/documents/${record._id}`);
+      ctx.body = { document: presentDocument(record) };
+    } catch (error) {
+      // The KB went away (or its owner changed) while the file streamed in: nothing of the upload stays.
+      await deps.store.deleteFile(upload.fileId).catch(() => undefined);
+      throw error;
+    }
+  }));
+
+  router.get('/documents/:id/file', authenticated(async (ctx, caller) => {
+    const document = await getDocument(deps.store, caller.user, ctx.params.id);
+    const { file, stream } = await documentFile(deps.store, document);
+    ctx.type = file.metadata.content_type;
+    ctx.length = file.length;
+    ctx.set('Content-Disposition', contentDisposition(document.filename));
+    // The session's own file: private cache only.
+    ctx.set('Cache-Control', 'private, no-cache');
+    ctx.body = stream;
+  }));
+
+  return router;
+}

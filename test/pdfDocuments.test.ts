@@ -1,0 +1,200 @@
+// PDFs end to end through /api/web: streamed upload into GridFS, extraction in a worker, chunks that know their
+// pages, citations with pages in the web app (not in /api/v1), failures a person understands, limits, the stored
+// original (download, delete, re-extraction), and the quality of page citations on 24 questions.
+import anyTest, { type TestFn } from 'ava';
+import { queueReindex } from '../service/commands/documents.ts';
+import { corruptPdf, encryptedPdf, manyPagesPdf, multiPagePdf, multiPageSentence, scannedPdf, textPdf } from './fixtures/pdfs.ts';
+import { PDF_MANUALS, PDF_QUESTIONS } from './fixtures/pdfQuestions.ts';
+import { makeWebUser, TEST_PASSWORD } from './factories/accounts.ts';
+import { serveVariant, startTestApp, type TestApp } from './helpers/app.ts';
+import { dropDatabase, freshDatabaseUrl, WebClient } from './helpers/webClient.ts';
+
+interface Context {
+  app: TestApp;
+  databaseUrl: string;
+}
+
+const test = anyTest as TestFn<Context>;
+
+test.before(async (t) => {
+  t.context.databaseUrl = freshDatabaseUrl('pdf_documents');
+  t.context.app = await startTestApp({ KBQA_MONGODB_URL: t.context.databaseUrl, KBQA_PDF_MAX_PAGES: '50' });
+});
+
+test.after.always(async (t) => {
+  await t.context.app?.close();
+  if (t.context.databaseUrl) await dropDatabase(t.context.databaseUrl);
+});
+
+async function owner(app: TestApp) {
+  const user = await makeWebUser(app.deps.store);
+  const browser = new WebClient(app.baseUrl);
+  await browser.signIn(user.email, TEST_PASSWORD);
+  return { user, browser };
+}
+
+/** What the web app sends: multipart with the file in the field "file", the session cookie and its CSRF token. */
+async function upload(browser: WebClient, kbId: string, filename: string, bytes: Uint8Array, baseUrl = browser.baseUrl) {
+  const form = new FormData();
+  form.append('file', new Blob([Buffer.from(bytes)], { type: 'application/pdf' }), filename);
+  const response = await fetch(`${baseUrl}/api/web/knowledge-bases/${kbId}/uploads`, {
+    method: 'POST',
+    headers: { cookie: browser.cookie ?? '', 'x-csrf-token': browser.csrfToken ?? '' },
+    body: form,
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+async function settled(browser: WebClient, documentId: string) {
+  for (let attempt = 0; attempt < 600; attempt += 1) {
+    const { body } = await browser.call('GET', `/api/web/documents/${documentId}`);
+    if (body.document.status === 'ready' || body.document.status === 'failed') return body.document;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`document ${documentId} did not settle`);
+}
+
+test('a multi-page PDF: uploaded, extracted page by page, every chunk knows its page, the web citation carries it', async (t) => {
+  const { app } = t.context;
+  const { user, browser } = await owner(app);
+  const bytes = await multiPagePdf();
+  const uploaded = await upload(browser, user.defaultKnowledgeBaseId, 'handbook.pdf', bytes);
+  t.is(uploaded.status, 202);
+  t.like(uploaded.body.document, { filename: 'handbook.pdf', kind: 'pdf', source: 'upload', status: 'queued' });
+  const document = await settled(browser, uploaded.body.document.id);
+  t.is(document.status, 'ready');
+
+  const asked = await browser.call('POST', '/api/web/query', {
+    body: { query: 'How are tidal turbines inspected?', knowledge_base_ids: [user.defaultKnowledgeBaseId], include_chunks: true },
+  });
+  t.is(asked.status, 200);
+  const top = asked.body.chunks[0];
+  t.true(top.text.includes(multiPageSentence(2)));
+  t.deepEqual([top.page_start, top.page_end], [2, 2]);
+  t.false(top.text.includes('ACME Handbook'), 'the running header is gone');
+  t.like(asked.body.citations[0], { document_id: document.id, page_start: 2, page_end: 2 });
+
+  // The Developer API's citations keep exactly the contract's fields; its chunk records carry the pages.
+  const key = (await browser.call('POST', '/api/web/api-keys', { body: { name: 'pdf' } })).body.key;
+  const v1 = await app.call('POST', '/api/v1/query', { key, body: { query: 'How are tidal turbines inspected?', include_chunks: true } });
+  t.deepEqual(Object.keys(v1.body.citations[0]).sort(), ['document_id', 'similarity', 'snippet', 'title']);
+  t.is(v1.body.chunks[0].page_start, 2);
+
+  // The stored original: the same bytes, inline, as a PDF.
+  const file = await fetch(`${app.baseUrl}/api/web/documents/${document.id}/file`, { headers: { cookie: browser.cookie ?? '' } });
+  t.is(file.status, 200);
+  t.is(file.headers.get('content-type'), 'application/pdf');
+  t.regex(file.headers.get('content-disposition') ?? '', /^inline; filename\*=UTF-8''handbook\.pdf$/);
+  t.deepEqual(new Uint8Array(await file.arrayBuffer()), bytes);
+  const stranger = await owner(app);
+  const refused = await fetch(`${app.baseUrl}/api/web/documents/${document.id}/file`, { headers: { cookie: stranger.browser.cookie ?? '' } });
+  t.is(refused.status, 404);
+});
+
+test('encrypted, corrupt and scanned PDFs end as failed with a message a person understands, and nothing indexed', async (t) => {
+  const { app } = t.context;
+  const { user, browser } = await owner(app);
+  for (const [filename, bytes, message] of [
+    ['locked.pdf', await encryptedPdf(), 'the PDF is password-protected (encrypted); remove the password and upload it again'],
+    ['broken.pdf', corruptPdf(), 'the file is not a readable PDF (damaged or not a PDF)'],
+    ['scan.pdf', await scannedPdf(), 'scanned PDF: no text to index'],
+  ] as const) {
+    const uploaded = await upload(browser, user.defaultKnowledgeBaseId, filename, bytes);
+    t.is(uploaded.status, 202, filename);
+    const document = await settled(browser, uploaded.body.document.id);
+    t.like(document, { status: 'failed', error: message }, filename);
+    t.is(await app.deps.search.countChunks({ document_id: document.id }), 0, `${filename}: no chunk`);
+  }
+});
+
+test('limits: a file over KBQA_MAX_UPLOAD_BYTES is 413 and nothing is stored; too many pages fail the document', async (t) => {
+  const { app } = t.context;
+  const { user, browser } = await owner(app);
+  const small = await serveVariant(app.deps, (config) => ({ ...config, pdf: { ...config.pdf, maxBytes: 2_000 } }));
+  try {
+    const big = await multiPagePdf();
+    t.true(big.length > 2_000);
+    const refused = await upload(browser, user.defaultKnowledgeBaseId, 'big.pdf', big, small.baseUrl);
+    t.is(refused.status, 413);
+    t.is(refused.body.error.code, 'payload_too_large');
+  } finally {
+    await small.close();
+  }
+  const listed = await browser.call('GET', `/api/web/knowledge-bases/${user.defaultKnowledgeBaseId}/documents?include=status`);
+  t.deepEqual(listed.body.documents, [], 'no document from the refused upload');
+
+  const tooLong = await upload(browser, user.defaultKnowledgeBaseId, 'long.pdf', await manyPagesPdf(60));
+  const failed = await settled(browser, tooLong.body.document.id);
+  t.is(failed.status, 'failed');
+  t.regex(failed.error, /60 pages; the limit is 50/);
+});
+
+test('uploads are refused unless they are a PDF, from the owner, with the CSRF token', async (t) => {
+  const { app } = t.context;
+  const { user, browser } = await owner(app);
+  const notPdf = await upload(browser, user.defaultKnowledgeBaseId, 'notes.txt', new TextEncoder().encode('hello'));
+  t.is(notPdf.status, 400);
+  const { browser: other } = await owner(app);
+  t.is((await upload(other, user.defaultKnowledgeBaseId, 'a.pdf', await multiPagePdf())).status, 403, 'writes to a KB not owned are 403, as on /api/v1');
+  const tokenless = await fetch(`${app.baseUrl}/api/web/knowledge-bases/${user.defaultKnowledgeBaseId}/uploads`, {
+    method: 'POST',
+    headers: { cookie: browser.cookie ?? '' },
+    body: new FormData(),
+  });
+  t.is(tokenless.status, 403);
+  const key = (await browser.call('POST', '/api/web/api-keys', { body: { name: 'v1' } })).body.key;
+  const viaV1 = await app.call('POST', '/api/v1/documents', { key, body: { kb_id: user.defaultKnowledgeBaseId, filename: 'a.pdf', content: 'x' } });
+  t.is(viaV1.status, 400);
+  t.regex(viaV1.body.error.message, /web app/);
+});
+
+test('deleting the document deletes its file; a re-index extracts the stored file again', async (t) => {
+  const { app } = t.context;
+  const { user, browser } = await owner(app);
+  const uploaded = await upload(browser, user.defaultKnowledgeBaseId, 'handbook.pdf', await multiPagePdf());
+  const document = await settled(browser, uploaded.body.document.id);
+  const record = await app.deps.store.findDocument(document.id);
+  t.truthy(record?.file_id && (await app.deps.store.findFile(record.file_id)));
+
+  const version = await queueReindex(app.deps, document.id);
+  t.is(version, 2);
+  const rebuilt = await settled(browser, document.id);
+  t.is(rebuilt.status, 'ready');
+  const asked = await browser.call('POST', '/api/web/query', {
+    body: { query: 'How are ferry timetables inspected?', knowledge_base_ids: [user.defaultKnowledgeBaseId], include_chunks: true },
+  });
+  t.is(asked.body.chunks[0].page_start, 5);
+
+  t.deepEqual((await browser.call('DELETE', `/api/web/documents/${document.id}`)).body, { deleted: true });
+  t.is(await app.deps.store.findFile(record!.file_id!), null);
+});
+
+test(`the default answerer cites the right PDF first and the right page on ${PDF_QUESTIONS.length} questions`, async (t) => {
+  const { app } = t.context;
+  const { browser } = await owner(app);
+  const kb = (await browser.call('POST', '/api/web/knowledge-bases', { body: { name: 'manuals' } })).body.knowledge_base;
+  const ids = new Map<string, string>();
+  for (const manual of PDF_MANUALS) {
+    const uploaded = await upload(browser, kb.id, manual.filename, await textPdf(manual.pages));
+    t.is((await settled(browser, uploaded.body.document.id)).status, 'ready');
+    ids.set(manual.filename, uploaded.body.document.id);
+  }
+  let rightDocument = 0;
+  let rightPage = 0;
+  for (const question of PDF_QUESTIONS) {
+    const { body } = await browser.call('POST', '/api/web/query', { body: { query: question.question, knowledge_base_ids: [kb.id] } });
+    const first = body.citations[0];
+    if (first?.document_id === ids.get(question.filename)) {
+      rightDocument += 1;
+      if (first.page_start <= question.page && question.page <= first.page_end) rightPage += 1;
+      else t.log(`page ${first.page_start}–${first.page_end} for "${question.question}" (page ${question.page})`);
+    } else {
+      t.log(`wrong document first for "${question.question}"`);
+    }
+  }
+  const documentRate = rightDocument / PDF_QUESTIONS.length;
+  const pageRate = rightPage / PDF_QUESTIONS.length;
+  t.log(`right document first ${rightDocument}/${PDF_QUESTIONS.length} (${(documentRate * 100).toFixed(1)} %), right page ${rightPage}/${PDF_QUESTIONS.length} (${(pageRate * 100).toFixed(1)} %)`);
+  t.true(documentRate >= 0.9, `right document first ${documentRate}`);
+  t.true(pageRate >= 0.85, `right page ${pageRate}`);
+});

@@ -3,7 +3,7 @@
 // original (download, delete, re-extraction), and the quality of page citations on 24 questions.
 import anyTest, { type TestFn } from 'ava';
 import { queueReindex } from '../service/commands/documents.ts';
-import { corruptPdf, encryptedPdf, manyPagesPdf, multiPagePdf, multiPageSentence, scannedPdf, textPdf } from './fixtures/pdfs.ts';
+import { corruptPdf, encryptedPdf, hundredPageTextPdf, manyPagesPdf, multiPagePdf, multiPageSentence, scannedPdf, textPdf } from './fixtures/pdfs.ts';
 import { PDF_MANUALS, PDF_QUESTIONS } from './fixtures/pdfQuestions.ts';
 import { makeWebUser, TEST_PASSWORD } from './factories/accounts.ts';
 import { serveVariant, startTestApp, type TestApp } from './helpers/app.ts';
@@ -18,7 +18,7 @@ const test = anyTest as TestFn<Context>;
 
 test.before(async (t) => {
   t.context.databaseUrl = freshDatabaseUrl('pdf_documents');
-  t.context.app = await startTestApp({ KBQA_MONGODB_URL: t.context.databaseUrl, KBQA_PDF_MAX_PAGES: '50' });
+  t.context.app = await startTestApp({ KBQA_MONGODB_URL: t.context.databaseUrl, KBQA_PDF_MAX_PAGES: '150' });
 });
 
 test.after.always(async (t) => {
@@ -123,10 +123,10 @@ test('limits: a file over KBQA_MAX_UPLOAD_BYTES is 413 and nothing is stored; to
   const listed = await browser.call('GET', `/api/web/knowledge-bases/${user.defaultKnowledgeBaseId}/documents?include=status`);
   t.deepEqual(listed.body.documents, [], 'no document from the refused upload');
 
-  const tooLong = await upload(browser, user.defaultKnowledgeBaseId, 'long.pdf', await manyPagesPdf(60));
+  const tooLong = await upload(browser, user.defaultKnowledgeBaseId, 'long.pdf', await manyPagesPdf(160));
   const failed = await settled(browser, tooLong.body.document.id);
   t.is(failed.status, 'failed');
-  t.regex(failed.error, /60 pages; the limit is 50/);
+  t.regex(failed.error, /160 pages; the limit is 150/);
 });
 
 test('uploads are refused unless they are a PDF, from the owner, with the CSRF token', async (t) => {
@@ -197,4 +197,34 @@ test(`the default answerer cites the right PDF first and the right page on ${PDF
   t.log(`right document first ${rightDocument}/${PDF_QUESTIONS.length} (${(documentRate * 100).toFixed(1)} %), right page ${rightPage}/${PDF_QUESTIONS.length} (${(pageRate * 100).toFixed(1)} %)`);
   t.true(documentRate >= 0.9, `right document first ${documentRate}`);
   t.true(pageRate >= 0.85, `right page ${pageRate}`);
+});
+
+test('a 100-page PDF reports its progress (pages, then embedding) while processing, and cancelling it leaves nothing', async (t) => {
+  const { app } = t.context;
+  const { user, browser } = await owner(app);
+  const { pdf } = await hundredPageTextPdf();
+  const uploaded = await upload(browser, user.defaultKnowledgeBaseId, 'hundred.pdf', pdf);
+  const id = uploaded.body.document.id;
+  let seen: { phase?: string; pages?: { done: number; total: number }; embedded: number; total: number } | null = null;
+  for (let attempt = 0; attempt < 600 && seen === null; attempt += 1) {
+    const { body } = await browser.call('GET', `/api/web/documents/${id}`);
+    if (body.document.status === 'ready' || body.document.status === 'failed') break;
+    if (body.document.progress?.phase === 'embedding') seen = body.document.progress;
+    else await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  t.truthy(seen, 'the embedding phase was seen while processing');
+  t.deepEqual(seen?.pages, { done: 100, total: 100 });
+  t.true((seen?.total ?? 0) >= 100, 'one chunk at least per page');
+
+  // Cancel: the web app's Cancel is a DELETE of the document while it is in flight.
+  t.deepEqual((await browser.call('DELETE', `/api/web/documents/${id}`)).body, { deleted: true });
+  t.is((await browser.call('GET', `/api/web/documents/${id}`)).status, 404);
+  // The running job notices at its next step and removes what that step wrote.
+  let remaining = -1;
+  for (let attempt = 0; attempt < 50 && remaining !== 0; attempt += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    remaining = await app.deps.search.countChunks({ document_id: id });
+  }
+  t.is(remaining, 0, 'no chunk remains, even of a step that was running');
+  t.is(await app.deps.store.findJob(id), null);
 });

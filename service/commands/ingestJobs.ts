@@ -421,6 +421,9 @@ async function buildVersion(run: JobRun): Promise<void> {
     const vectors = await rag.embedSegments(job.title, step);
     checkpoint();
     await search.indexChunks(chunkDocuments(target, job.version, step, vectors, rag.embedder.modelName, start));
+    // Deleted (cancelled) meanwhile: its deleter removed the chunks written so far, not this step's. Seen here, one
+    // primary-key read per step, rather than at the next lease renewal seconds later.
+    if (segments.length > SEGMENTS_PER_STEP && (await store.findJob(job._id)) === null) await cancel(deps, job, false);
     const embedded = start + step.length;
     if (embedded < segments.length && Date.now() - lastProgress >= PROGRESS_EVERY_MS) {
       lastProgress = Date.now();

@@ -5,6 +5,7 @@
 // It works in a MongoDB database of its own (kbqa_bench_<stamp>, on the configured server; see database.ts), creates
 // its own user, API key and KBs there, and at the end removes their chunks from the shared index and drops the
 // database, also on failure or Ctrl-C. No timed assertion lives in the test suite: the targets are judged here.
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -12,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createApiKey } from '../service/commands/apiKeys.ts';
 import { createUser } from '../service/commands/accounts.ts';
+import { hashPassword } from '../service/commands/passwords.ts';
 import { HYBRID_DEPTH } from '../service/commands/answerQuestion.ts';
 import { EXTRACTIVE_MODEL, loadConfig } from '../service/config.ts';
 import { createKbqaClient } from '../service/eval/apiClient.ts';
@@ -20,6 +22,7 @@ import { queryBody } from '../service/http/routes/query.schema.ts';
 import type { Rag } from '../service/rag/index.ts';
 import { openSearchIndex, type SearchIndex, type SearchIndexOptions } from '../service/search/index.ts';
 import { openStore, type Store } from '../service/store/index.ts';
+import { hundredPageTextPdf } from '../test/fixtures/pdfs.ts';
 import { startApi, type ApiProcess } from './apiProcess.ts';
 import { ingestChart, latencyHistogramChart, latencyPercentilesChart, ndcgChart, renderSvg, scaleChart } from './charts.ts';
 import { benchDatabaseName, dropDatabase, withDatabase } from './database.ts';
@@ -28,6 +31,7 @@ import { chunkIndexStats, measureOpenSearchWork, waitForMerges } from './indexSt
 import { ingestThroughApi, rawEmbedderThroughput, type BenchDocument, type IngestRun } from './ingest.ts';
 import { runLoad, type LoadResult } from './load.ts';
 import { describeMachine } from './machine.ts';
+import { comparePdfAndText, PDF_RATIO_TARGET, signInToWebApp } from './pdfIngest.ts';
 import { startPhase, stackPids, type PhaseResources } from './phases.ts';
 import { compareRefreshPolicies, policyName, refreshPolicies as refreshPoliciesFor } from './refreshPolicies.ts';
 import { buildTargets, renderMarkdown, type BenchResult, type EvalSummary, type ScaleStep } from './report.ts';
@@ -58,6 +62,9 @@ const { values: args } = parseArgs({
     'during-queries': { type: 'string' },
     'group-commit-ms': { type: 'string' },
     dataset: { type: 'string' },
+    only: { type: 'string' },
+    'pdf-runs': { type: 'string' },
+    'pdf-warmup': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
   strict: true,
@@ -68,6 +75,7 @@ if (args.help) {
                        [--scale-steps 10000,100000] [--scale-queries N] [--auth-seconds S] [--dataset DIR]
                        [--model-workers N] [--embed-threads N] [--refresh-chunks N] [--big-doc-mib M]
                        [--during-queries N] [--group-commit-ms 250,1000]
+                       [--only pdf] [--pdf-runs N] [--pdf-warmup N]
   --quick           60 documents, 100 sequential / 200 concurrent queries, scale 2k → 10k chunks, 300 chunks per
                     refresh policy, a 0.5 MiB "big" document, 3 s auth run
   --model-workers   model worker threads of BOTH the API process and the raw-embedder baseline
@@ -76,7 +84,11 @@ if (args.help) {
   --refresh-chunks  chunks each refresh policy indexes (default 2000; refresh=wait_for takes ~1 s per 4 documents)
   --group-commit-ms group-commit intervals compared besides KBQA_REFRESH_INTERVAL_MS (default 250; 0: none)
   --big-doc-mib     size of the document ingested while queries run (default 5, capped at KBQA_MAX_CONTENT_BYTES)
-  --during-queries  the sequential queries run idle, then over and over during that ingest (default 100)`);
+  --during-queries  the sequential queries run idle, then over and over during that ingest (default 100)
+  --only pdf        only the PDF-vs-text ingest phase (a 100-page text PDF through the web upload against the same
+                    text through POST /api/v1/documents); the results file holds just that section
+  --pdf-runs        measured ingests of EACH kind in that phase, alternating (default 5, --quick 3)
+  --pdf-warmup      warm-up ingests of each kind before them (default 1; 0: none)`);
   process.exit(0);
 }
 
@@ -95,6 +107,16 @@ const positiveNumber = (value: string | undefined, fallback: number, name: strin
 };
 
 const quick = Boolean(args.quick);
+const ONLY_PHASES = ['pdf'] as const;
+type OnlyPhase = (typeof ONLY_PHASES)[number];
+const only = (args.only ?? null) as OnlyPhase | null;
+if (only !== null && !ONLY_PHASES.includes(only)) throw new Error(`--only takes one of: ${ONLY_PHASES.join(', ')}`);
+const nonNegative = (value: string | undefined, fallback: number, name: string): number => {
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0) throw new Error(`--${name} must be an integer ≥ 0`);
+  return parsed;
+};
 const options = {
   quick,
   dataset: resolve(args.dataset ?? join(root, '..', 'shared', 'datasets', 'scifact')),
@@ -120,6 +142,9 @@ const options = {
     }),
   duringQueries: positive(args['during-queries'], quick ? 50 : 100, 'during-queries'),
   ingestConcurrency: 4,
+  only,
+  pdfRuns: positive(args['pdf-runs'], quick ? 3 : 5, 'pdf-runs'),
+  pdfWarmup: nonNegative(args['pdf-warmup'], 1, 'pdf-warmup'),
 };
 for (let index = 1; index < options.scaleSteps.length; index += 1) {
   if (options.scaleSteps[index] <= options.scaleSteps[index - 1]) throw new Error('--scale-steps must increase');
@@ -226,6 +251,43 @@ function newestEvalResult(): EvalSummary | null {
   return null;
 }
 
+/**
+ * Renders the charts and writes <stamp>.{json,md}, and latest.{json,md} for a whole run (a run of one phase, --only,
+ * leaves latest.* to the last whole run: the top-level README links it for every figure); prints the targets table.
+ */
+async function writeResults(result: BenchResult, charts: Array<[string, Parameters<typeof renderSvg>[0]]>): Promise<void> {
+  mkdirSync(resultsDir, { recursive: true });
+  for (const [name, spec] of charts) {
+    const file = `${result.stamp}-${name}.svg`;
+    try {
+      writeFileSync(join(resultsDir, file), await renderSvg(spec));
+      result.charts[name] = file;
+    } catch (error) {
+      log(`chart ${name} could not be rendered: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  result.finished_at = new Date().toISOString();
+  const json = `${JSON.stringify(result, null, 2)}\n`;
+  const markdown = renderMarkdown(result);
+  writeFileSync(join(resultsDir, `${result.stamp}.json`), json);
+  writeFileSync(join(resultsDir, `${result.stamp}.md`), markdown);
+  if (!result.only) {
+    writeFileSync(join(resultsDir, 'latest.json'), json);
+    writeFileSync(join(resultsDir, 'latest.md'), markdown);
+  }
+  log(`wrote bench/results/${result.stamp}.{json,md}${result.only ? ' (latest.* left to the last whole run)' : ', latest.{json,md}'} and ${Object.keys(result.charts).length} charts`);
+
+  console.log('');
+  console.log('| figure | measured | target | result |');
+  console.log('|---|---:|---|---|');
+  for (const t of result.targets) {
+    const value = t.value === null ? 'n/a' : `${t.value}${t.unit ? ` ${t.unit}` : ''}`;
+    console.log(`| ${t.label} | ${value} | ${t.target} | ${t.pass === null ? '—' : t.pass ? 'PASS' : `MISS, ${t.miss_by}`} |`);
+  }
+  console.log('');
+}
+
 async function main(): Promise<number> {
   const startedAt = new Date();
   const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
@@ -263,16 +325,12 @@ async function main(): Promise<number> {
   const machine = await describeMachine(search, config.mongodb.url, config.mongodb.timeoutMs);
   log(`machine: ${machine.cores} cores, ${machine.memory_gib} GiB, Node ${machine.node}, ${machine.opensearch}, FerretDB ${machine.ferretdb}, load ${machine.load_average_at_start.join('/')}`);
 
-  const dataset = await loadBeirDataset(options.dataset, 'test');
-  const corpus = dataset.corpus.map(corpusDocument).filter((document) => document.content.trim().length > 0);
-  const documents: BenchDocument[] = corpus.slice(0, options.ingestDocs);
-  const testQueries = [...dataset.qrels.keys()].filter((id) => dataset.queries.has(id)).map((id) => dataset.queries.get(id) as string);
-  log(`dataset ${dataset.name}: ${documents.length} documents to ingest, ${testQueries.length} test queries`);
-
+  // One user: an API key for /api/v1, a password for the web app's sign-in (PDFs enter only through its upload).
   const email = `bench-${Date.now()}-${process.pid}@bench.kbqa.test`;
-  await createUser(store, email);
+  const password = `bench-${randomUUID()}`;
+  await createUser(store, email, undefined, { passwordHash: await hashPassword(password) });
   const { key: apiKey } = await createApiKey(store, email, 'bench');
-  log(`created user ${email} and an API key`);
+  log(`created user ${email} (with a password) and an API key`);
 
   log(`starting the API process (${options.modelWorkers} model workers × ${options.embedThreads} ONNX thread(s))…`);
   api = await startApi({ root, env: benchEnv });
@@ -301,6 +359,109 @@ async function main(): Promise<number> {
     }
   };
   const failure = (error: unknown) => (error instanceof Error ? error.message : String(error));
+  const peakOfRun = () => {
+    let apiPeak = { mb: startupPeak ?? 0, phase: 'start-up' };
+    for (const [name, resources] of Object.entries(phases)) {
+      const peak = resources.api_peak_rss_mb ?? resources.api_sampled_max_rss_mb;
+      if (peak > apiPeak.mb) apiPeak = { mb: peak, phase: name };
+    }
+    return apiPeak;
+  };
+  const resourcesMethod =
+    (canResetPeak
+      ? 'API peak RSS is VmHWM from /proc/<pid>/status (the whole process: the main thread and every model worker thread), reset (clear_refs) at the start of each phase; VmRSS is also sampled every 200 ms. '
+      : 'API peak RSS is VmHWM from /proc/<pid>/status (the whole process: the main thread and every model worker thread) since the process started (clear_refs was refused); VmRSS is also sampled every 200 ms. ') +
+    `CPU is utime + stime from /proc/<pid>/stat over the phase, in % of one core (the machine has ${machine.cores}); ` +
+    '`bench` is this process (clients, autocannon, the raw embedder\'s pool). OpenSearch and FerretDB are the shared stack: ' +
+    'their CPU includes whatever other clients asked of them during the phase.';
+  /** The fields every run's result has, whichever phases ran. */
+  const commonResult = (extraOptions: BenchResult['options']) => {
+    const apiPeak = peakOfRun();
+    return {
+      started_at: startedAt.toISOString(),
+      stamp,
+      quick,
+      only,
+      options: {
+        model_workers: config.embedder.workers,
+        embed_threads: config.embedder.threads,
+        embed_batch_size: config.embedder.batchSize,
+        refresh_interval_ms: config.ingestion.refreshIntervalMs,
+        chunk_tokens: config.chunking.chunkTokens,
+        pdf_runs: options.pdfRuns,
+        pdf_warmup: options.pdfWarmup,
+        ...extraOptions,
+      },
+      database: databaseName,
+      machine: { ...machine, load_average_at_end: os.loadavg().map((value) => round(value, 2)) },
+      resources: {
+        method: resourcesMethod,
+        startup_peak_mb: startupPeak,
+        api_peak_rss_mb: round(apiPeak.mb),
+        api_peak_rss_phase: apiPeak.phase,
+        phases,
+      },
+    };
+  };
+
+  // --- a 100-page text PDF through the web upload against the same text through /api/v1 (first: a quiet index)
+  let pdfIngest: NonNullable<BenchResult['pdf_ingest']>;
+  {
+    const knowledgeBaseIds: string[] = [];
+    try {
+      const fixture = await hundredPageTextPdf();
+      const session = await signInToWebApp(runningApi.url, email, password);
+      log(`pdf vs text: ${fixture.pages.length}-page PDF (${(fixture.pdf.byteLength / 1024).toFixed(0)} KiB) via the web upload vs the same text (${(Buffer.byteLength(fixture.text, 'utf8') / 1024).toFixed(0)} KiB) via /api/v1; ${options.pdfWarmup} warm-up + ${options.pdfRuns} measured of each, alternating, each into a fresh KB`);
+      const compared = await phase('pdf vs text ingest', () =>
+        comparePdfAndText({
+          url: runningApi.url,
+          apiKey,
+          session,
+          fixture,
+          newKnowledgeBase: async (name) => {
+            const id = await newKnowledgeBase(name);
+            knowledgeBaseIds.push(id);
+            return id;
+          },
+          warmup: options.pdfWarmup,
+          runs: options.pdfRuns,
+          log,
+        }),
+      );
+      pdfIngest = compared;
+      log(
+        `pdf vs text: PDF median ${compared.pdf.median_ms} ms (${compared.pdf.chunks} chunks, ${compared.pdf.chunks_per_s} chunks/s), ` +
+          `text median ${compared.text.median_ms} ms (${compared.text.chunks} chunks, ${compared.text.chunks_per_s} chunks/s); ratio ${compared.ratio} ` +
+          `(target ≤ ${PDF_RATIO_TARGET}: ${compared.ratio <= PDF_RATIO_TARGET ? 'PASS' : 'MISS'}); per chunk ${compared.per_chunk_ratio}; ` +
+          `until embedding: PDF ${compared.pdf.median_until_embedding_ms ?? 'n/a'} ms, text ${compared.text.median_until_embedding_ms ?? 'n/a'} ms ` +
+          `(extraction ≈ ${compared.extraction_ms ?? 'n/a'} ms, ${compared.extraction_share !== null ? `${(compared.extraction_share * 100).toFixed(0)} %` : 'n/a'} of the PDF's time)`,
+      );
+    } catch (error) {
+      pdfIngest = { error: failure(error) };
+      log(`pdf-vs-text phase failed: ${pdfIngest.error}`);
+      if (only === 'pdf') throw error;
+    } finally {
+      // Their chunks would only blur the phases after this one.
+      let removed = 0;
+      for (const knowledgeBaseId of knowledgeBaseIds) removed += await index.deleteChunksOfKnowledgeBase(knowledgeBaseId);
+      if (removed > 0) {
+        await waitForMerges(index);
+        log(`pdf vs text: removed its ${removed} chunks`);
+      }
+    }
+  }
+
+  if (only === 'pdf') {
+    const partial: Omit<BenchResult, 'targets' | 'charts' | 'finished_at'> = { ...commonResult({}), pdf_ingest: pdfIngest, eval: null };
+    await writeResults({ ...partial, targets: buildTargets(partial), charts: {}, finished_at: '' }, []);
+    return 0;
+  }
+
+  const dataset = await loadBeirDataset(options.dataset, 'test');
+  const corpus = dataset.corpus.map(corpusDocument).filter((document) => document.content.trim().length > 0);
+  const documents: BenchDocument[] = corpus.slice(0, options.ingestDocs);
+  const testQueries = [...dataset.qrels.keys()].filter((id) => dataset.queries.has(id)).map((id) => dataset.queries.get(id) as string);
+  log(`dataset ${dataset.name}: ${documents.length} documents to ingest, ${testQueries.length} test queries`);
 
   // --- ingest through the API at concurrency 1 and 4, each into a fresh KB; OpenSearch's CPU per chunk
   const ingestRuns: IngestRun[] = [];
@@ -361,7 +522,7 @@ async function main(): Promise<number> {
   log(`concurrency ${options.loadConnections}: ${concurrent.requests_per_s} queries/s (${throughputRatio} × sequential), p50 ${concurrent.latency.p50_ms} ms, p95 ${concurrent.latency.p95_ms} ms, p99 ${concurrent.latency.p99_ms} ms, non-2xx ${concurrent.non_2xx}, errors ${concurrent.errors}`);
 
   // --- query latency while a big document ingests (into a KB of its own; the queries stay on the query KB)
-  let duringIngest: BenchResult['query']['during_ingest'];
+  let duringIngest: NonNullable<BenchResult['query']>['during_ingest'];
   try {
     const big = bigDocument(
       corpus.map((document) => document.content),
@@ -386,7 +547,7 @@ async function main(): Promise<number> {
   const templates = await readChunksOfKnowledgeBase(index, queryKnowledgeBaseId);
 
   // --- refresh policies: the same chunks bulk-indexed three ways, no API, no embedder
-  let refreshPolicies: BenchResult['refresh_policies'];
+  let refreshPolicies: NonNullable<BenchResult['refresh_policies']>;
   try {
     const policies = refreshPoliciesFor(config.ingestion.refreshIntervalMs, options.groupCommitMs);
     const knowledgeBaseIds: string[] = [];
@@ -427,7 +588,7 @@ async function main(): Promise<number> {
     `max_results, depth ${HYBRID_DEPTH} = HYBRID_DEPTH, knowledge_base_ids = [scale KB], the question's vector from the API's query embedding), ` +
     `timed around the call and by OpenSearch's took, with variants that take it apart; then whole queries through the API. ` +
     `${options.scaleQueries} test queries, sequentially, each way.`;
-  const scale: BenchResult['scale'] = { method: scaleMethod, knowledge_base_id: '', templates: 0, steps: [], p50_ratio: null };
+  const scale: NonNullable<BenchResult['scale']> = { method: scaleMethod, knowledge_base_id: '', templates: 0, steps: [], p50_ratio: null };
   try {
     const scaleKnowledgeBaseId = await newKnowledgeBase('bench-scale');
     scale.knowledge_base_id = scaleKnowledgeBaseId;
@@ -498,7 +659,7 @@ async function main(): Promise<number> {
   }
 
   // --- the auth path: GET /me, 32 connections
-  let auth: BenchResult['auth'];
+  let auth: NonNullable<BenchResult['auth']>;
   try {
     log(`auth: autocannon GET /api/v1/me, ${options.authConnections} connections, ${options.authSeconds} s`);
     const result: LoadResult = await phase('auth: GET /me', () =>
@@ -512,54 +673,28 @@ async function main(): Promise<number> {
   }
 
   // --- report
-  let apiPeak = { mb: startupPeak ?? 0, phase: 'start-up' };
-  for (const [name, resources] of Object.entries(phases)) {
-    const peak = resources.api_peak_rss_mb ?? resources.api_sampled_max_rss_mb;
-    if (peak > apiPeak.mb) apiPeak = { mb: peak, phase: name };
-  }
+  const common = commonResult({
+    dataset: options.dataset,
+    ingest_docs: options.ingestDocs,
+    queries: options.queries,
+    load_amount: options.loadAmount,
+    load_connections: options.loadConnections,
+    scale_steps: options.scaleSteps.join(','),
+    scale_queries: options.scaleQueries,
+    auth_seconds: options.authSeconds,
+    auth_connections: options.authConnections,
+    ingest_concurrency: options.ingestConcurrency,
+    refresh_chunks: options.refreshChunks,
+    group_commit_ms: options.groupCommitMs.join(','),
+    big_document_mib: options.bigDocumentMiB,
+    during_queries: options.duringQueries,
+  });
   const partial: Omit<BenchResult, 'targets' | 'charts' | 'finished_at'> = {
-    started_at: startedAt.toISOString(),
-    stamp,
-    quick,
-    options: {
-      dataset: options.dataset,
-      ingest_docs: options.ingestDocs,
-      queries: options.queries,
-      load_amount: options.loadAmount,
-      load_connections: options.loadConnections,
-      scale_steps: options.scaleSteps.join(','),
-      scale_queries: options.scaleQueries,
-      auth_seconds: options.authSeconds,
-      auth_connections: options.authConnections,
-      model_workers: config.embedder.workers,
-      embed_threads: config.embedder.threads,
-      embed_batch_size: config.embedder.batchSize,
-      refresh_interval_ms: config.ingestion.refreshIntervalMs,
-      ingest_concurrency: options.ingestConcurrency,
-      refresh_chunks: options.refreshChunks,
-      group_commit_ms: options.groupCommitMs.join(','),
-      big_document_mib: options.bigDocumentMiB,
-      during_queries: options.duringQueries,
-      chunk_tokens: config.chunking.chunkTokens,
-    },
-    database: databaseName,
-    machine: { ...machine, load_average_at_end: os.loadavg().map((value) => round(value, 2)) },
+    ...common,
+    resources: { ...common.resources, ingest_peak_rss_mb: round(ingestPeakMb) },
+    pdf_ingest: pdfIngest,
     ingest: { dataset: dataset.name, documents: documents.length, api: ingestRuns, raw_embedder: raw, api4_to_raw_ratio: ratio },
     refresh_policies: refreshPolicies,
-    resources: {
-      method:
-        (canResetPeak
-          ? 'API peak RSS is VmHWM from /proc/<pid>/status (the whole process: the main thread and every model worker thread), reset (clear_refs) at the start of each phase; VmRSS is also sampled every 200 ms. '
-          : 'API peak RSS is VmHWM from /proc/<pid>/status (the whole process: the main thread and every model worker thread) since the process started (clear_refs was refused); VmRSS is also sampled every 200 ms. ') +
-        `CPU is utime + stime from /proc/<pid>/stat over the phase, in % of one core (the machine has ${machine.cores}); ` +
-        '`bench` is this process (clients, autocannon, the raw embedder\'s pool). OpenSearch and FerretDB are the shared stack: ' +
-        'their CPU includes whatever other clients asked of them during the phase.',
-      startup_peak_mb: startupPeak,
-      ingest_peak_rss_mb: round(ingestPeakMb),
-      api_peak_rss_mb: round(apiPeak.mb),
-      api_peak_rss_phase: apiPeak.phase,
-      phases,
-    },
     query: {
       knowledge_base_id: queryKnowledgeBaseId,
       chunks_in_kb: queryRun.chunks,
@@ -574,7 +709,6 @@ async function main(): Promise<number> {
   };
   const result: BenchResult = { ...partial, targets: buildTargets(partial), charts: {}, finished_at: '' };
 
-  mkdirSync(resultsDir, { recursive: true });
   const subtitle = `${quick ? 'quick run · ' : ''}${stamp} · ${machine.cores} cores · ${machine.opensearch}`;
   const charts: Array<[string, Parameters<typeof renderSvg>[0]]> = [
     [
@@ -635,33 +769,7 @@ async function main(): Promise<number> {
       ),
     ]);
   }
-  for (const [name, spec] of charts) {
-    const file = `${stamp}-${name}.svg`;
-    try {
-      writeFileSync(join(resultsDir, file), await renderSvg(spec));
-      result.charts[name] = file;
-    } catch (error) {
-      log(`chart ${name} could not be rendered: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
-
-  result.finished_at = new Date().toISOString();
-  const json = `${JSON.stringify(result, null, 2)}\n`;
-  const markdown = renderMarkdown(result);
-  writeFileSync(join(resultsDir, `${stamp}.json`), json);
-  writeFileSync(join(resultsDir, `${stamp}.md`), markdown);
-  writeFileSync(join(resultsDir, 'latest.json'), json);
-  writeFileSync(join(resultsDir, 'latest.md'), markdown);
-  log(`wrote bench/results/${stamp}.{json,md}, latest.{json,md} and ${Object.keys(result.charts).length} charts`);
-
-  console.log('');
-  console.log('| figure | measured | target | result |');
-  console.log('|---|---:|---|---|');
-  for (const t of result.targets) {
-    const value = t.value === null ? 'n/a' : `${t.value}${t.unit ? ` ${t.unit}` : ''}`;
-    console.log(`| ${t.label} | ${value} | ${t.target} | ${t.pass === null ? '—' : t.pass ? 'PASS' : `MISS, ${t.miss_by}`} |`);
-  }
-  console.log('');
+  await writeResults(result, charts);
   return 0;
 }
 

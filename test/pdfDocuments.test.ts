@@ -7,6 +7,9 @@ import { corruptPdf, encryptedPdf, hundredPageTextPdf, manyPagesPdf, multiPagePd
 import { PDF_MANUALS, PDF_QUESTIONS } from './fixtures/pdfQuestions.ts';
 import { makeWebUser, TEST_PASSWORD } from './factories/accounts.ts';
 import { serveVariant, startTestApp, type TestApp } from './helpers/app.ts';
+import { MongoClient } from 'mongodb';
+import { connect } from 'node:net';
+import { openStore } from '../service/store/index.ts';
 import { dropDatabase, freshDatabaseUrl, WebClient } from './helpers/webClient.ts';
 
 interface Context {
@@ -227,4 +230,80 @@ test('a 100-page PDF reports its progress (pages, then embedding) while processi
   }
   t.is(remaining, 0, 'no chunk remains, even of a step that was running');
   t.is(await app.deps.store.findJob(id), null);
+});
+
+/** What the `document_files` GridFS bucket of a database holds. */
+async function storedFiles(databaseUrl: string): Promise<{ files: number; chunks: number }> {
+  const client = new MongoClient(databaseUrl);
+  try {
+    await client.connect();
+    const db = client.db();
+    return { files: await db.collection('document_files.files').countDocuments(), chunks: await db.collection('document_files.chunks').countDocuments() };
+  } finally {
+    await client.close();
+  }
+}
+
+/** Sends the head of a multipart upload (headers and `bytes` of the file), then either drops the connection or ends the body without its closing boundary. */
+function brokenUpload(baseUrl: string, path: string, browser: WebClient, file: Uint8Array, how: 'drop' | 'truncate'): Promise<string> {
+  const { hostname, port } = new URL(baseUrl);
+  const boundary = 'kbqa-test-boundary';
+  const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.pdf"\r\nContent-Type: application/pdf\r\n\r\n`;
+  const declared = head.length + file.length + 100;
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname, () => {
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nCookie: ${browser.cookie}\r\nX-CSRF-Token: ${browser.csrfToken}\r\n` +
+          `Content-Type: multipart/form-data; boundary=${boundary}\r\n` +
+          (how === 'drop' ? `Content-Length: ${declared}\r\n` : 'Transfer-Encoding: chunked\r\n') +
+          '\r\n',
+      );
+      if (how === 'drop') {
+        socket.write(head);
+        socket.write(Buffer.from(file).subarray(0, Math.floor(file.length / 2)));
+        setTimeout(() => {
+          socket.destroy();
+          resolve('dropped');
+        }, 300);
+      } else {
+        const body = Buffer.concat([Buffer.from(head), Buffer.from(file)]);
+        socket.write(`${body.length.toString(16)}\r\n`);
+        socket.write(body);
+        socket.write('\r\n0\r\n\r\n');
+      }
+    });
+    let answer = '';
+    socket.on('data', (part) => (answer += part.toString()));
+    socket.on('end', () => resolve(answer.split('\r\n')[0]));
+    socket.on('error', () => resolve('socket error'));
+  });
+}
+
+test('an upload dropped mid-file, a body without its closing boundary, and one over the limit leave nothing stored, and the service carries on', async (t) => {
+  const databaseUrl = freshDatabaseUrl('pdf_broken_uploads');
+  const store = await openStore(databaseUrl, 5_000);
+  const own = await serveVariant({ ...t.context.app.deps, store }, (config) => ({ ...config, pdf: { ...config.pdf, maxBytes: 300_000 } }));
+  try {
+    const user = await makeWebUser(store);
+    const browser = new WebClient(own.baseUrl);
+    await browser.signIn(user.email, TEST_PASSWORD);
+    const { pdf } = await hundredPageTextPdf();
+    const path = `/api/web/knowledge-bases/${user.defaultKnowledgeBaseId}/uploads`;
+
+    t.is(await brokenUpload(own.baseUrl, path, browser, pdf, 'drop'), 'dropped');
+    t.regex(await brokenUpload(own.baseUrl, path, browser, pdf, 'truncate'), /^HTTP\/1\.1 400/);
+    const big = new Uint8Array(400_000).fill(65);
+    const over = await upload(browser, user.defaultKnowledgeBaseId, 'big.pdf', big, own.baseUrl);
+    t.is(over.status, 413);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    t.deepEqual(await storedFiles(databaseUrl), { files: 0, chunks: 0 }, 'no file record and no stored part of any of them');
+    // Still serving (an unhandled stream error would have ended the process).
+    const ok = await upload(browser, user.defaultKnowledgeBaseId, 'fine.pdf', await multiPagePdf(), own.baseUrl);
+    t.is(ok.status, 202);
+    t.is((await storedFiles(databaseUrl)).files, 1);
+  } finally {
+    await own.close();
+    await store.close();
+    await dropDatabase(databaseUrl);
+  }
 });

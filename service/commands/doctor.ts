@@ -206,6 +206,8 @@ function requeuedJob(document: DocumentRecord, hasPendingContent: boolean, lease
       filename: document.filename,
       title: document.title,
       replaces: document.live_version,
+      // A PDF is extracted again from its stored original.
+      file_id: document.kind === 'pdf' ? (document.file_id ?? null) : null,
     },
     'async',
     null,

@@ -158,7 +158,6 @@ export async function deleteDocument(deps: Pick<DocumentDeps, 'store' | 'search'
   await deps.store.deleteJob(id);
   await deps.store.deleteDocument(id);
   await deps.search.deleteChunksOfDocument(id);
-  await deps.store.deleteFilesOfDocument(id);
 }
 
 /**

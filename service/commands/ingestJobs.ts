@@ -27,7 +27,7 @@ export interface IngestDeps {
   search: SearchIndex;
   rag: Rag;
   logger: Logger;
-  config: Pick<Config, 'ingestion' | 'pdf'>;
+  config: Pick<Config, 'ingestion' | 'pdf' | 'limits'>;
   /** Reads PDFs in worker threads; by default the runner starts one on its first PDF and closes it on stop(). */
   pdf?: PdfExtractor;
 }
@@ -478,6 +478,13 @@ async function extractPdf({ deps, job, checkpoint }: JobRun, fileId: string): Pr
   }
   await progressWrite;
   checkpoint();
+  // The same bound as a text document's content: a small file of compressed text can expand a hundredfold.
+  const characters = extracted.pages.reduce((sum, page) => sum + page.length, 0);
+  if (characters > deps.config.limits.maxContentBytes) {
+    throw new BadRequestError(
+      `the PDF's text is ${characters.toLocaleString('en')} characters; the limit is ${deps.config.limits.maxContentBytes.toLocaleString('en')} (KBQA_MAX_CONTENT_BYTES)`,
+    );
+  }
   return extracted.pages;
 }
 

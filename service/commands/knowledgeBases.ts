@@ -99,7 +99,6 @@ export async function purgeKnowledgeBase(store: Store, search: SearchIndex, id: 
   await store.deleteJobsOfKnowledgeBase(id);
   await search.deleteChunksOfKnowledgeBase(id);
   await store.deleteDocumentsOfKnowledgeBase(id);
-  await store.deleteFilesOfKnowledgeBase(id);
   await store.deleteKnowledgeBaseRecord(id);
 }
 

@@ -1,6 +1,7 @@
 // Reads ONE uploaded file from a multipart/form-data request and streams it into storage as it arrives (busboy):
-// never the whole file in memory, and never more than the limit — an upload over it is aborted, its stored part
-// removed, and the request answered 413.
+// never the whole file in memory, and never more than the limit. Whatever goes wrong — over the limit, the client
+// gone mid-file, a malformed body, the store failing — the part stored so far is discarded and the request answered
+// in the envelope; no error is left without a listener (an unhandled one would end the process).
 import type { IncomingMessage } from 'node:http';
 import type { Writable } from 'node:stream';
 import busboy from 'busboy';
@@ -17,16 +18,21 @@ export interface ReceivedUpload {
   bytes: number;
 }
 
-export function receiveUpload(
-  request: IncomingMessage,
-  options: {
-    field: string;
-    maxBytes: number;
-    /** Null when the name is acceptable; else the rule it breaks (answered 400 before anything is stored). */
-    filenameProblem: (filename: string) => string | null;
-    open: (filename: string) => UploadTarget;
-  },
-): Promise<ReceivedUpload> {
+export interface UploadOptions {
+  field: string;
+  maxBytes: number;
+  /** Null when the name is acceptable; else the rule it breaks (answered 400 before anything is stored). */
+  filenameProblem: (filename: string) => string | null;
+  open: (filename: string) => UploadTarget;
+  /** Removes every trace of a file that will not be kept (its record and all its stored parts). */
+  discard: (fileId: string) => Promise<void>;
+  /** How a failure of the store reads to the client (a 503 when it is unreachable). */
+  storeFailure: (error: unknown) => Error;
+}
+
+const interrupted = () => new BadRequestError('body: the upload was interrupted before the end of the file');
+
+export function receiveUpload(request: IncomingMessage, options: UploadOptions): Promise<ReceivedUpload> {
   const contentType = request.headers['content-type'] ?? '';
   if (!contentType.toLowerCase().startsWith('multipart/form-data')) {
     return Promise.reject(new BadRequestError(`body: send multipart/form-data with the file in the field "${options.field}"`));
@@ -44,62 +50,85 @@ export function receiveUpload(
       return;
     }
     let failure: Error | null = null;
-    let stored: Promise<ReceivedUpload> | null = null;
+    let target: UploadTarget | null = null;
+    let stored: Promise<{ filename: string; bytes: number }> | null = null;
+    let finished = false;
 
     parser.on('file', (name, file, info) => {
-      if (name !== options.field || stored !== null) {
+      if (name !== options.field || target !== null || failure !== null) {
         file.resume();
         return;
       }
-      const problem = options.filenameProblem(info.filename ?? '');
+      const filename = info.filename ?? '';
+      const problem = options.filenameProblem(filename);
       if (problem) {
         failure = new BadRequestError(`file: ${problem}`);
         file.resume();
         return;
       }
-      const filename = info.filename ?? '';
-      const target = options.open(filename);
+      const opened = options.open(filename);
+      target = opened;
       let bytes = 0;
-      file.on('data', (part: Buffer) => (bytes += part.length));
-      stored = new Promise<ReceivedUpload>((resolveFile, rejectFile) => {
+      stored = new Promise((resolveFile, rejectFile) => {
         let settled = false;
-        const settle = (outcome: () => void) => {
+        const fail = (error: Error) => {
           if (settled) return;
           settled = true;
-          outcome();
-        };
-        // Over the limit: stop writing at once and drop what was stored, then drain the rest of the request.
-        file.on('limit', () => {
-          file.unpipe(target.stream);
+          file.unpipe(opened.stream);
           file.resume();
-          void target.stream.abort().catch(() => undefined);
-          settle(() => rejectFile(new PayloadTooLargeError(options.maxBytes)));
+          rejectFile(error);
+        };
+        file.on('data', (part: Buffer) => (bytes += part.length));
+        file.on('limit', () => fail(new PayloadTooLargeError(options.maxBytes)));
+        // busboy destroys the file stream when the body ends early or the parser is destroyed.
+        file.on('error', () => fail(interrupted()));
+        opened.stream.on('error', (error) => fail(options.storeFailure(error)));
+        opened.stream.on('finish', () => {
+          if (settled) return;
+          settled = true;
+          resolveFile({ filename, bytes });
         });
-        target.stream.on('error', (error) => settle(() => rejectFile(error)));
-        target.stream.on('finish', () => settle(() => resolveFile({ fileId: target.id, filename, bytes })));
-        file.pipe(target.stream);
-      }).catch(async (error: unknown) => {
-        // Whatever was stored of it goes.
-        await target.stream.abort().catch(() => undefined);
-        throw error;
+        file.pipe(opened.stream);
       });
+      // Observed at once: a failure before the parser closes must not count as an unhandled rejection.
+      stored.catch(() => undefined);
     });
-    parser.on('error', () => {
-      failure ??= new BadRequestError('body: malformed multipart/form-data');
-    });
-    parser.on('close', () => {
-      if (stored === null) {
+
+    const finish = async () => {
+      if (finished) return;
+      finished = true;
+      if (target === null || stored === null) {
         reject(failure ?? new BadRequestError(`body: no file in the field "${options.field}"`));
         return;
       }
-      stored.then(
-        (upload) => (failure ? reject(failure) : resolve(upload)),
-        (error: unknown) => reject(error),
-      );
+      const kept = target;
+      try {
+        const received = await stored;
+        if (failure) throw failure;
+        resolve({ fileId: kept.id, ...received });
+      } catch (error) {
+        // Nothing of a refused or broken upload stays: the open stream is aborted, then every stored part removed.
+        await kept.stream.abort().catch(() => undefined);
+        await options.discard(kept.id).catch(() => undefined);
+        reject(error);
+      }
+    };
+
+    parser.on('error', () => {
+      failure ??= new BadRequestError('body: malformed multipart/form-data');
+      void finish();
     });
-    request.on('aborted', () => {
-      failure ??= new BadRequestError('body: the upload was interrupted');
+    parser.on('close', () => void finish());
+    request.on('error', () => {
+      failure ??= interrupted();
       parser.destroy();
+      void finish();
+    });
+    request.on('close', () => {
+      if (request.complete) return;
+      failure ??= interrupted();
+      parser.destroy();
+      void finish();
     });
     request.pipe(parser);
   });

@@ -22,6 +22,7 @@ export interface StoredFile {
 export function filesStore(db: Db) {
   const bucket = new GridFSBucket(db, { bucketName: 'document_files' });
   const files = db.collection<{ _id: string; filename: string; length: number; metadata: StoredFileMetadata }>('document_files.files');
+  const chunks = db.collection<{ files_id: string }>('document_files.chunks');
 
   async function deleteWhere(filter: Record<string, unknown>): Promise<number> {
     const found = await storeCall(() => files.find(filter, { projection: { _id: 1 } }).toArray());
@@ -67,6 +68,15 @@ export function filesStore(db: Db) {
       return Buffer.concat(parts);
     },
     deleteFile: (id: string) => deleteWhere({ _id: id }),
+    /**
+     * Every trace of a file being given up (an aborted or refused upload): its record and all its chunks — also a
+     * chunk whose insert was still in flight when the upload was aborted, by a second sweep a moment later.
+     */
+    async discardFile(id: string): Promise<void> {
+      await storeCall(() => files.deleteOne({ _id: id }));
+      await storeCall(() => chunks.deleteMany({ files_id: id }));
+      setTimeout(() => void chunks.deleteMany({ files_id: id }).catch(() => undefined), 1_000).unref();
+    },
     deleteFilesOfDocument: (documentId: string) => deleteWhere({ 'metadata.document_id': documentId }),
     deleteFilesOfKnowledgeBase: (knowledgeBaseId: string) => deleteWhere({ 'metadata.knowledge_base_id': knowledgeBaseId }),
   };

@@ -13,15 +13,27 @@ export type Store = ReturnType<typeof buildStore>;
 
 function buildStore(connection: MongoConnection) {
   const { collections } = connection;
+  const documents = documentsStore(collections);
+  const files = filesStore(connection.db);
   return {
     ...usersStore(collections),
     ...organisationsStore(collections),
     ...apiKeysStore(collections),
     ...knowledgeBasesStore(collections),
-    ...documentsStore(collections),
+    ...documents,
     ...ingestJobsStore(collections),
     ...sessionsStore(collections),
-    ...filesStore(connection.db),
+    ...files,
+    /** The record, its stored texts, and its stored files: every way a document goes removes all of it. */
+    async deleteDocument(id: string): Promise<void> {
+      await documents.deleteDocument(id);
+      await files.deleteFilesOfDocument(id);
+    },
+    async deleteDocumentsOfKnowledgeBase(knowledgeBaseId: string): Promise<number> {
+      const deleted = await documents.deleteDocumentsOfKnowledgeBase(knowledgeBaseId);
+      await files.deleteFilesOfKnowledgeBase(knowledgeBaseId);
+      return deleted;
+    },
     /** For /readyz: does the server answer? */
     async ping(): Promise<void> {
       await storeCall(() => connection.db.command({ ping: 1 }));
@@ -43,6 +55,7 @@ export type { Page } from './pagination.ts';
 export { InvalidCursorError } from './pagination.ts';
 export { DuplicateEmailError } from './users.ts';
 export { FirstAccountTakenError } from './sessions.ts';
+export { storeFailure } from './mongo.ts';
 export type { StoredFile } from './files.ts';
 export { DuplicateOrganisationError } from './organisations.ts';
 export type * from './records.ts';

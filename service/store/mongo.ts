@@ -31,6 +31,8 @@ export interface Collections {
   passwordLinks: Collection<PasswordLinkRecord>;
   signInFailures: Collection<SignInFailuresRecord>;
   installation: Collection<InstallationRecord>;
+  /** GridFS's file records of the `document_files` bucket (store/files.ts streams through the bucket itself). */
+  documentFiles: Collection<{ _id: string; metadata?: Record<string, unknown> }>;
 }
 
 export interface MongoConnection {
@@ -75,6 +77,7 @@ export async function connectMongo(url: string, timeoutMs: number, options: Conn
     passwordLinks: db.collection<PasswordLinkRecord>('password_links'),
     signInFailures: db.collection<SignInFailuresRecord>('sign_in_failures'),
     installation: db.collection<InstallationRecord>('installation'),
+    documentFiles: db.collection<{ _id: string; metadata?: Record<string, unknown> }>('document_files.files'),
   };
   await storeCall(() => ensureIndexes(collections));
   return { client, db, collections, close: () => client.close() };
@@ -97,6 +100,9 @@ async function ensureIndexes(collections: Collections): Promise<void> {
   await collections.documentContents.createIndex({ document_id: 1 }, { name: 'document_id' });
   await collections.sessions.createIndex({ user_id: 1 }, { name: 'user_id' });
   await collections.passwordLinks.createIndex({ user_id: 1 }, { name: 'user_id' });
+  // A document's or a KB's stored files are found by their metadata (store/files.ts).
+  await collections.documentFiles.createIndex({ 'metadata.document_id': 1 }, { name: 'metadata_document_id' });
+  await collections.documentFiles.createIndex({ 'metadata.knowledge_base_id': 1 }, { name: 'metadata_knowledge_base_id' });
 }
 
 export const DUPLICATE_KEY = 11000;
@@ -119,20 +125,27 @@ function mongoFailure(error: MongoError): { name: string; code?: number | string
   };
 }
 
+/**
+ * "The database cannot be reached" as the 503 a caller gets; any other error as it is (callers classify them, e.g.
+ * isDuplicateKeyError, and the error middleware logs only their name, code and message). Also for errors a stream
+ * of the store emits (GridFS uploads), which no storeCall wraps.
+ */
+export function storeFailure(error: unknown): Error {
+  if (
+    error instanceof MongoNetworkError ||
+    error instanceof MongoServerSelectionError ||
+    (error instanceof MongoError && /topology|connection|closed|ECONNREFUSED|must be connected/i.test(error.message))
+  ) {
+    return new UpstreamUnavailableError('mongodb', 'the metadata store is unavailable; retry later', { cause: mongoFailure(error) });
+  }
+  return error instanceof Error ? error : new Error(String(error));
+}
+
 /** Runs a store operation, turning "the database cannot be reached" into a 503 for the caller. */
 export async function storeCall<T>(operation: () => Promise<T>): Promise<T> {
   try {
     return await operation();
   } catch (error) {
-    if (
-      error instanceof MongoNetworkError ||
-      error instanceof MongoServerSelectionError ||
-      (error instanceof MongoError && /topology|connection|closed|ECONNREFUSED|must be connected/i.test(error.message))
-    ) {
-      throw new UpstreamUnavailableError('mongodb', 'the metadata store is unavailable; retry later', { cause: mongoFailure(error) });
-    }
-    // Other errors go up as they are: callers classify them (isDuplicateKeyError), and the error middleware logs
-    // only their name, code and message.
-    throw error;
+    throw storeFailure(error);
   }
 }

@@ -5,6 +5,7 @@ import { getDocument } from '../../commands/documents.ts';
 import { authorizePdfUpload, documentFile, ingestPdfUpload, newDocumentId, PDF_CONTENT_TYPE } from '../../commands/pdfDocuments.ts';
 import { presentDocument } from '../../presenters/documents.ts';
 import { authenticated, newRouter, type AppDeps, type AppState } from '../context.ts';
+import { storeFailure } from '../../store/index.ts';
 import { receiveUpload } from '../uploadStream.ts';
 import { nameCharacterProblem } from '../validation.ts';
 
@@ -40,6 +41,8 @@ export function uploadRoutes(deps: AppDeps): Router<AppState> {
       filenameProblem: pdfFilenameProblem,
       open: (filename) =>
         deps.store.openFileUpload(filename, { document_id: documentId, knowledge_base_id: knowledgeBase._id, content_type: PDF_CONTENT_TYPE }),
+      discard: (fileId) => deps.store.discardFile(fileId),
+      storeFailure: storeFailure,
     });
     try {
       const record = await ingestPdfUpload(deps, caller.user, {
@@ -53,7 +56,7 @@ export function uploadRoutes(deps: AppDeps): Router<AppState> {
       ctx.body = { document: presentDocument(record) };
     } catch (error) {
       // The KB went away (or its owner changed) while the file streamed in: nothing of the upload stays.
-      await deps.store.deleteFile(upload.fileId).catch(() => undefined);
+      await deps.store.discardFile(upload.fileId).catch(() => undefined);
       throw error;
     }
   }));

@@ -21,6 +21,8 @@ export interface ModelPoolOptions extends Omit<ModelSettings, 'threads'> {
   workers?: number;
   /** ONNX Runtime intra-op threads per worker (default 1: the workers are the parallelism). */
   threadsPerWorker?: number;
+  /** How long after a question one worker stays kept for questions (default INTERACTIVE_RESERVE_MS). */
+  interactiveReserveMs?: number;
 }
 
 export interface ModelPool {
@@ -50,6 +52,7 @@ function rows(flat: VectorsResult, count: number): number[][] {
 
 export function startModelPool(options: ModelPoolOptions): ModelPool {
   const workers = options.workers ?? os.availableParallelism();
+  const reserveMs = options.interactiveReserveMs ?? INTERACTIVE_RESERVE_MS;
   const settings: ModelSettings = {
     modelDir: options.modelDir,
     threads: options.threadsPerWorker ?? 1,
@@ -93,14 +96,14 @@ export function startModelPool(options: ModelPoolOptions): ModelPool {
       }
       if (lanes.background.length === 0) return;
       const sinceQuestion = performance.now() - lastInteractive;
-      const reserved = workers > 1 && sinceQuestion < INTERACTIVE_RESERVE_MS ? 1 : 0;
+      const reserved = workers > 1 && sinceQuestion < reserveMs ? 1 : 0;
       if (runningIn.background >= workers - reserved) {
         // Look again when the reservation lapses, in case no task ends before then.
         if (!wakeUp) {
           wakeUp = setTimeout(() => {
             wakeUp = undefined;
             dispatch();
-          }, INTERACTIVE_RESERVE_MS - sinceQuestion + 1);
+          }, reserveMs - sinceQuestion + 1);
           wakeUp.unref();
         }
         return;

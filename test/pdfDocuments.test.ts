@@ -224,7 +224,7 @@ test('a 100-page PDF reports its progress (pages, then embedding) while processi
   t.is((await browser.call('GET', `/api/web/documents/${id}`)).status, 404);
   // The running job notices at its next step and removes what that step wrote.
   let remaining = -1;
-  for (let attempt = 0; attempt < 50 && remaining !== 0; attempt += 1) {
+  for (let attempt = 0; attempt < 150 && remaining !== 0; attempt += 1) {
     await new Promise((resolve) => setTimeout(resolve, 100));
     remaining = await app.deps.search.countChunks({ document_id: id });
   }

@@ -93,6 +93,13 @@ export class UpstreamUnavailableError extends ApiError {
   }
 }
 
+/** The API runs without a built web app (`web/dist`): pages cannot be served until it is built. */
+export class WebAppNotBuiltError extends ApiError {
+  constructor() {
+    super(503, 'server_error', 'the web app is not built on this server: run `npm start` (it builds the app) or `npm run build:web`, then reload');
+  }
+}
+
 /** This process is shutting down (SIGTERM) and let go of the work a request waited on; another process finishes it. */
 export class ServiceStoppingError extends ApiError {
   constructor(message: string) {

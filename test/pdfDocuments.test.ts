@@ -49,12 +49,15 @@ async function upload(browser: WebClient, kbId: string, filename: string, bytes:
 }
 
 async function settled(browser: WebClient, documentId: string) {
-  for (let attempt = 0; attempt < 600; attempt += 1) {
+  let last: unknown = null;
+  // Up to 150 s: past the 120 s extraction time limit, so even a stuck extraction ends as a (reported) failure.
+  for (let attempt = 0; attempt < 1_500; attempt += 1) {
     const { body } = await browser.call('GET', `/api/web/documents/${documentId}`);
     if (body.document.status === 'ready' || body.document.status === 'failed') return body.document;
+    last = body.document;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(`document ${documentId} did not settle`);
+  throw new Error(`document ${documentId} did not settle in 150 s; last seen: ${JSON.stringify(last)}`);
 }
 
 test('a multi-page PDF: uploaded, extracted page by page, every chunk knows its page, the web citation carries it', async (t) => {
@@ -159,6 +162,10 @@ test('deleting the document deletes its file; a re-index extracts the stored fil
   const record = await app.deps.store.findDocument(document.id);
   t.truthy(record?.file_id && (await app.deps.store.findFile(record.file_id)));
 
+  // Ready is recorded just before the job is deleted: a re-index waits until nothing is in flight.
+  for (let attempt = 0; attempt < 100 && (await app.deps.store.findJob(document.id)) !== null; attempt += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
   const version = await queueReindex(app.deps, document.id);
   t.is(version, 2);
   const rebuilt = await settled(browser, document.id);

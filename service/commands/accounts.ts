@@ -14,7 +14,7 @@ async function organisationNamed(store: Store, name: string): Promise<Organisati
   return organisation;
 }
 
-async function userWithEmail(store: Store, email: string): Promise<UserRecord> {
+export async function userWithEmail(store: Store, email: string): Promise<UserRecord> {
   const user = await store.findUserByEmail(email);
   if (!user) throw new NotFoundError(`no user with email ${email}`);
   return user;

@@ -4,6 +4,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { NotFoundError, UnauthorizedError, errorSummary } from '../errors.ts';
 import type { ApiKeyRecord, Principal, Store } from '../store/index.ts';
+import { userWithEmail } from './accounts.ts';
 import type { Caller } from './caller.ts';
 
 export const API_KEY_PREFIX = 'kbqa_live_';
@@ -46,12 +47,6 @@ export async function authenticateApiKey(store: Store, authorization: string, lo
   const user: Principal = { _id: record.user_id, email: record.user_email, organisation_id: record.organisation_id };
   store.touchApiKey(record.id, new Date()).catch((error: unknown) => logger.warn({ err: errorSummary(error), apiKeyId: record.id }, 'last_used_at update failed'));
   return { user, isAdmin: false, apiKeyId: record.id };
-}
-
-async function userWithEmail(store: Store, email: string): Promise<Principal> {
-  const user = await store.findUserByEmail(email);
-  if (!user) throw new NotFoundError(`no user with email ${email}`);
-  return user;
 }
 
 /** The CLI's: a key for the user with this email. */

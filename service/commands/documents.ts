@@ -32,13 +32,35 @@ export type IngestMode = 'wait' | 'queue';
  */
 export async function ingestDocument(deps: DocumentDeps, user: Principal, input: IngestInput, mode: IngestMode): Promise<DocumentRecord> {
   const knowledgeBase = authorizeWriteDocuments(user, await deps.store.findLiveKnowledgeBase(input.kb_id), input.kb_id);
+  const record = newDocumentRecord({ id: randomUUID(), knowledgeBaseId: knowledgeBase._id, filename: input.filename, source: 'api' });
+  const job = newJob(
+    record,
+    { version: 1, content_id: record._id, filename: record.filename, title: record.title, replaces: null },
+    mode === 'wait' ? 'sync' : 'async',
+    mode === 'wait' ? deps.jobs.owner : null,
+    deps.config.ingestion.leaseMs,
+  );
+  await deps.store.insertDocumentWithJob(record, input.content, job);
+  return startJob(deps, record, job, mode, input.content);
+}
+
+/** A new document's record: queued for its first version, nothing live yet. */
+export function newDocumentRecord(input: {
+  id: string;
+  knowledgeBaseId: string;
+  filename: string;
+  source: DocumentRecord['source'];
+  /** A PDF: its text comes from this stored file. */
+  fileId?: string;
+}): DocumentRecord {
   const now = new Date();
-  const record: DocumentRecord = {
-    _id: randomUUID(),
-    knowledge_base_id: knowledgeBase._id,
+  return {
+    _id: input.id,
+    knowledge_base_id: input.knowledgeBaseId,
     filename: input.filename,
     title: titleFromFilename(input.filename),
-    source: 'api',
+    source: input.source,
+    ...(input.fileId ? { kind: 'pdf' as const, file_id: input.fileId } : {}),
     chunks: 0,
     total_chunks: 0,
     created_at: now,
@@ -49,15 +71,6 @@ export async function ingestDocument(deps: DocumentDeps, user: Principal, input:
     progress: null,
     error: null,
   };
-  const job = newJob(
-    record,
-    { version: 1, content_id: record._id, filename: record.filename, title: record.title, replaces: null },
-    mode === 'wait' ? 'sync' : 'async',
-    mode === 'wait' ? deps.jobs.owner : null,
-    deps.config.ingestion.leaseMs,
-  );
-  await deps.store.insertDocumentWithJob(record, input.content, job);
-  return startJob(deps, record, job, mode, input.content);
 }
 
 async function startJob(deps: DocumentDeps, record: DocumentRecord, job: ReturnType<typeof newJob>, mode: IngestMode, content?: string): Promise<DocumentRecord> {
@@ -140,6 +153,9 @@ async function queueVersion(
   mode: IngestMode,
   content?: string,
 ): Promise<DocumentRecord> {
+  // A job that just made the document ready is deleted a moment after: until then a new job cannot be recorded
+  // (one per document), so the document still counts as in flight (409), never a duplicate-key 500.
+  if ((await deps.store.findJob(document._id)) !== null) throw inFlight({ ...document, status: 'processing' });
   if (!(await deps.store.startDocumentVersion(document._id, next.version - 1, new Date()))) {
     throw inFlight({ ...document, status: 'processing' });
   }
@@ -187,6 +203,8 @@ export async function queueReindex(deps: DocumentDeps, documentId: string): Prom
   const fileId = current.kind === 'pdf' ? (current.file_id ?? null) : null;
   const stored = fileId ? (await deps.store.findFile(fileId)) !== null : await deps.store.hasDocumentContent(current._id);
   if (!stored) return null;
+  // Its last job may still be finishing (deleted a moment after the document went ready): in flight, not queued now.
+  if ((await deps.store.findJob(current._id)) !== null) return null;
   if (!(await deps.store.startDocumentVersion(current._id, current.version, new Date()))) return null;
   const version = current.version + 1;
   const job = newJob(

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { NotFoundError } from '../errors.ts';
 import { authorizeWriteDocuments } from '../policies/knowledgeBases.ts';
 import type { DocumentRecord, KnowledgeBaseRecord, Principal, Store } from '../store/index.ts';
-import { titleFromFilename, type DocumentDeps } from './documents.ts';
+import { newDocumentRecord, type DocumentDeps } from './documents.ts';
 import { newJob } from './ingestJobs.ts';
 
 export const PDF_CONTENT_TYPE = 'application/pdf';
@@ -12,10 +12,6 @@ export const PDF_CONTENT_TYPE = 'application/pdf';
 /** Checked before a byte of the upload is read: only the KB's owner uploads. */
 export async function authorizePdfUpload(store: Store, user: Principal, knowledgeBaseId: string): Promise<KnowledgeBaseRecord> {
   return authorizeWriteDocuments(user, await store.findLiveKnowledgeBase(knowledgeBaseId), knowledgeBaseId);
-}
-
-export function pdfFilenameProblem(filename: string): string | null {
-  return filename.toLowerCase().endsWith('.pdf') ? null : 'must end in .pdf';
 }
 
 export const newDocumentId = () => randomUUID();
@@ -30,25 +26,13 @@ export async function ingestPdfUpload(
   input: { knowledgeBaseId: string; documentId: string; filename: string; fileId: string },
 ): Promise<DocumentRecord> {
   const knowledgeBase = await authorizePdfUpload(deps.store, user, input.knowledgeBaseId);
-  const now = new Date();
-  const record: DocumentRecord = {
-    _id: input.documentId,
-    knowledge_base_id: knowledgeBase._id,
+  const record = newDocumentRecord({
+    id: input.documentId,
+    knowledgeBaseId: knowledgeBase._id,
     filename: input.filename,
-    title: titleFromFilename(input.filename),
     source: 'upload',
-    kind: 'pdf',
-    file_id: input.fileId,
-    chunks: 0,
-    total_chunks: 0,
-    created_at: now,
-    updated_at: now,
-    status: 'queued',
-    version: 1,
-    live_version: null,
-    progress: null,
-    error: null,
-  };
+    fileId: input.fileId,
+  });
   const job = newJob(
     record,
     { version: 1, content_id: record._id, filename: record.filename, title: record.title, replaces: null, file_id: input.fileId },

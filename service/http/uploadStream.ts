@@ -44,7 +44,8 @@ export function receiveUpload(request: IncomingMessage, options: UploadOptions):
   return new Promise<ReceivedUpload>((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: request.headers, limits: { files: 1, fileSize: options.maxBytes, fields: 10, parts: 11 } });
+      // Text fields are ignored, so each is held to 1 KiB (busboy buffers them): a body is one file, streamed.
+      parser = busboy({ headers: request.headers, limits: { files: 1, fileSize: options.maxBytes, fields: 10, fieldSize: 1024, parts: 11 } });
     } catch {
       reject(new BadRequestError('body: malformed multipart/form-data (no boundary)'));
       return;

@@ -14,7 +14,7 @@ import { extname, join, resolve, sep } from 'node:path';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import { ApiError, NotFoundError } from '../errors.ts';
+import { NotFoundError, WebAppNotBuiltError } from '../errors.ts';
 
 /**
  * Nothing inline, nothing from another origin: the build emits only files (`<script type="module" src>`, `<link
@@ -51,9 +51,6 @@ const APP_HEADERS: Record<string, string> = {
 export const IMMUTABLE_CACHE = 'public, max-age=31536000, immutable';
 export const SHORT_CACHE = 'public, max-age=3600';
 export const REVALIDATE = 'no-cache';
-
-export const WEB_APP_NOT_BUILT_MESSAGE =
-  'the web app is not built on this server: run `npm start` (it builds the app) or `npm run build:web`, then reload';
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -191,7 +188,7 @@ export function webApp(deps: { config: Config; logger: Logger }): Middleware {
       if (file !== null) return sendFile(ctx, file, SHORT_CACHE);
     }
     const index = await openInside(root, ['index.html']);
-    if (index === null) throw new ApiError(503, 'server_error', WEB_APP_NOT_BUILT_MESSAGE);
+    if (index === null) throw new WebAppNotBuiltError();
     return sendFile(ctx, index, REVALIDATE);
   };
 }

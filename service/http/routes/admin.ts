@@ -23,7 +23,6 @@ export function adminRoutes(deps: AppDeps): Router<AppState> {
     try {
       const { user, link } = await inviteUser(deps.store, deps.config.web, { email: input.email, isAdmin: input.is_admin });
       ctx.status = 201;
-      ctx.set('Cache-Control', 'no-store');
       ctx.body = { user: presentUserReference(user), link: link.url, expires_at: link.expiresAt.toISOString() };
     } catch (error) {
       if (error instanceof DuplicateEmailError) throw new ConflictError(`a user with email ${input.email} already exists`);

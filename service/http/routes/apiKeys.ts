@@ -17,7 +17,6 @@ export function apiKeyRoutes(deps: AppDeps): Router<AppState> {
     const { name } = parseInput(createApiKeyBody, ctx.request.body, 'body');
     const { record, key } = await createApiKeyForUser(deps.store, caller.user, name);
     ctx.status = 201;
-    ctx.set('Cache-Control', 'no-store');
     ctx.body = { api_key: presentApiKey({ ...record, last_used_at: null }), key };
   }));
 

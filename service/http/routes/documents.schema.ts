@@ -3,7 +3,8 @@ import { jsonObject, nameCharacterProblem, pageQuery, requiredString } from '../
 
 export const ACCEPTED_EXTENSIONS = ['.txt', '.text', '.md', '.markdown'];
 
-export function filenameProblem(filename: string): string | null {
+/** The rules every document's filename follows, whatever its kind: a name that shows safely wherever it is listed. */
+export function filenameNameProblem(filename: string): string | null {
   if (filename.length < 1 || filename.length > 255) return 'must be 1–255 characters';
   if (/[\\/]/.test(filename)) return 'must not contain path separators';
   const characterProblem = nameCharacterProblem(filename);
@@ -11,6 +12,13 @@ export function filenameProblem(filename: string): string | null {
   if (filename.trim().length === 0) return 'must not be blank';
   // "." and ".." name a directory, not a file, wherever a filename ends up (a download, an export).
   if (filename === '.' || filename === '..') return 'must not be . or ..';
+  return null;
+}
+
+/** A text or markdown document's filename (the Developer API and the web app's JSON ingest). */
+export function filenameProblem(filename: string): string | null {
+  const nameProblem = filenameNameProblem(filename);
+  if (nameProblem) return nameProblem;
   const dot = filename.lastIndexOf('.');
   if (dot <= 0) return null;
   const extension = filename.slice(dot).toLowerCase();

@@ -7,13 +7,11 @@ import { presentDocument } from '../../presenters/documents.ts';
 import { authenticated, newRouter, type AppDeps, type AppState } from '../context.ts';
 import { storeFailure } from '../../store/index.ts';
 import { receiveUpload } from '../uploadStream.ts';
-import { nameCharacterProblem } from '../validation.ts';
+import { filenameNameProblem } from './documents.schema.ts';
 
 function pdfFilenameProblem(filename: string): string | null {
-  if (filename.length < 1 || filename.length > 255) return 'the filename must be 1–255 characters';
-  if (filename.includes('/') || filename.includes('\\')) return 'the filename must not contain path separators';
-  const characters = nameCharacterProblem(filename);
-  if (characters) return `the filename ${characters}`;
+  const nameProblem = filenameNameProblem(filename);
+  if (nameProblem) return `the filename ${nameProblem}`;
   if (!filename.toLowerCase().endsWith('.pdf')) return 'this endpoint takes PDFs (.pdf); send text and markdown as JSON to POST /api/web/documents';
   return null;
 }

@@ -44,7 +44,6 @@ export function webSessionRoutes(deps: AppDeps): Router<AppState> {
   });
 
   router.get('/session', authenticated((ctx, caller) => {
-    ctx.set('Cache-Control', 'no-store');
     ctx.body = presentCallerSession(caller);
   }));
 

@@ -6,21 +6,31 @@ interface FieldFrameProps {
   hint?: ReactNode;
 }
 
-export function TextField({ label, hint, id, ...input }: FieldFrameProps & InputHTMLAttributes<HTMLInputElement>) {
+/** The control's id (given or generated) and its hint's, shared by every field kind. */
+function useFieldIds(id: string | undefined, hint: ReactNode) {
   const generated = useId();
   const fieldId = id ?? generated;
   const hintId = `${fieldId}-hint`;
+  return { fieldId, hintId, describedBy: hint ? hintId : undefined };
+}
+
+function Hint({ id, hint }: { id: string; hint: ReactNode }) {
+  return hint ? (
+    <p id={id} className="field__hint">
+      {hint}
+    </p>
+  ) : null;
+}
+
+export function TextField({ label, hint, id, ...input }: FieldFrameProps & InputHTMLAttributes<HTMLInputElement>) {
+  const { fieldId, hintId, describedBy } = useFieldIds(id, hint);
   return (
     <div className="field">
       <label htmlFor={fieldId} className="field__label">
         {label}
       </label>
-      <input id={fieldId} className="input" aria-describedby={hint ? hintId : undefined} {...input} />
-      {hint ? (
-        <p id={hintId} className="field__hint">
-          {hint}
-        </p>
-      ) : null}
+      <input id={fieldId} className="input" aria-describedby={describedBy} {...input} />
+      <Hint id={hintId} hint={hint} />
     </div>
   );
 }
@@ -31,20 +41,14 @@ export function TextAreaField({
   id,
   ...textarea
 }: FieldFrameProps & TextareaHTMLAttributes<HTMLTextAreaElement>) {
-  const generated = useId();
-  const fieldId = id ?? generated;
-  const hintId = `${fieldId}-hint`;
+  const { fieldId, hintId, describedBy } = useFieldIds(id, hint);
   return (
     <div className="field">
       <label htmlFor={fieldId} className="field__label">
         {label}
       </label>
-      <textarea id={fieldId} className="input textarea" aria-describedby={hint ? hintId : undefined} {...textarea} />
-      {hint ? (
-        <p id={hintId} className="field__hint">
-          {hint}
-        </p>
-      ) : null}
+      <textarea id={fieldId} className="input textarea" aria-describedby={describedBy} {...textarea} />
+      <Hint id={hintId} hint={hint} />
     </div>
   );
 }
@@ -55,21 +59,47 @@ export function CheckboxField({
   id,
   ...input
 }: FieldFrameProps & Omit<InputHTMLAttributes<HTMLInputElement>, 'type'>) {
-  const generated = useId();
-  const fieldId = id ?? generated;
-  const hintId = `${fieldId}-hint`;
+  const { fieldId, hintId, describedBy } = useFieldIds(id, hint);
   return (
     <div className="field field--checkbox">
-      <input id={fieldId} type="checkbox" className="checkbox" aria-describedby={hint ? hintId : undefined} {...input} />
+      <input id={fieldId} type="checkbox" className="checkbox" aria-describedby={describedBy} {...input} />
       <label htmlFor={fieldId}>{label}</label>
-      {hint ? (
-        <p id={hintId} className="field__hint">
-          {hint}
-        </p>
-      ) : null}
+      <Hint id={hintId} hint={hint} />
     </div>
   );
 }
 
 export const MIN_PASSWORD_LENGTH = 12;
 export const PASSWORD_HINT = `At least ${MIN_PASSWORD_LENGTH} characters.`;
+
+/** "New password" and its confirmation: where a password is set (a set-password link, Settings → Account). */
+export function NewPasswordFields(props: {
+  password: string;
+  confirmation: string;
+  onPassword: (value: string) => void;
+  onConfirmation: (value: string) => void;
+}) {
+  return (
+    <>
+      <TextField
+        label="New password"
+        type="password"
+        autoComplete="new-password"
+        required
+        minLength={MIN_PASSWORD_LENGTH}
+        hint={PASSWORD_HINT}
+        value={props.password}
+        onChange={(event) => props.onPassword(event.target.value)}
+      />
+      <TextField
+        label="Confirm new password"
+        type="password"
+        autoComplete="new-password"
+        required
+        minLength={MIN_PASSWORD_LENGTH}
+        value={props.confirmation}
+        onChange={(event) => props.onConfirmation(event.target.value)}
+      />
+    </>
+  );
+}

@@ -1,11 +1,11 @@
 // Administrators: every user, and invitations. There is no mail server: the invitation is a link the admin
 // passes on themselves, shown here once.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
 import { api } from '../../api/client.ts';
 import type { Invitation } from '../../api/types.ts';
 import { Button } from '../../components/Button.tsx';
-import { CopyButton } from '../../components/CopyButton.tsx';
+import { SecretPanel } from '../../components/SecretPanel.tsx';
 import { EmptyState } from '../../components/EmptyState.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { CheckboxField, TextField } from '../../components/Field.tsx';
@@ -130,18 +130,14 @@ function InviteUser() {
 }
 
 function InvitationPanel({ invitation, onDone }: { invitation: Invitation; onDone: () => void }) {
-  const panel = useRef<HTMLDivElement>(null);
-  useEffect(() => panel.current?.focus(), [invitation.link]);
   return (
-    <div
-      ref={panel}
-      className="key-panel"
-      tabIndex={-1}
-      role="region"
-      aria-labelledby="invitation-heading"
-      data-testid="invitation"
+    <SecretPanel
+      heading={`Invitation for ${invitation.user.email}`}
+      secret={invitation.link}
+      testId="invitation"
+      secretTestId="invitation-link"
+      onDone={onDone}
     >
-      <h3 id="invitation-heading">Invitation for {invitation.user.email}</h3>
       <p>
         This link is the invitation: kbqa sends no email. Pass it to {invitation.user.email} yourself; opening it lets
         them set a password and sign in.
@@ -150,15 +146,6 @@ function InvitationPanel({ invitation, onDone }: { invitation: Invitation; onDon
         It is shown only now, works once, and expires{' '}
         <time dateTime={invitation.expires_at}>{formatDateTime(invitation.expires_at)}</time>.
       </p>
-      <div className="key-panel__value">
-        <code data-testid="invitation-link" className="secret">
-          {invitation.link}
-        </code>
-        <CopyButton text={invitation.link} />
-      </div>
-      <div>
-        <Button onClick={onDone}>Done</Button>
-      </div>
-    </div>
+    </SecretPanel>
   );
 }

@@ -6,7 +6,7 @@ import { Link, useLocation, useNavigate } from 'react-router';
 import { api } from '../../api/client.ts';
 import { Button } from '../../components/Button.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
-import { MIN_PASSWORD_LENGTH, PASSWORD_HINT, TextField } from '../../components/Field.tsx';
+import { MIN_PASSWORD_LENGTH, NewPasswordFields } from '../../components/Field.tsx';
 import { PublicFrame } from '../../components/Layout.tsx';
 import { Loading } from '../../components/Loading.tsx';
 import { HOME } from '../../components/RequireAuth.tsx';
@@ -96,25 +96,7 @@ function SetPasswordForm({ token }: { token: string }) {
         Setting the password for <strong>{link.data.email}</strong>.
       </p>
       <input type="email" name="username" autoComplete="username" value={link.data.email} readOnly hidden />
-      <TextField
-        label="New password"
-        type="password"
-        autoComplete="new-password"
-        required
-        minLength={MIN_PASSWORD_LENGTH}
-        hint={PASSWORD_HINT}
-        value={password}
-        onChange={(event) => setPassword(event.target.value)}
-      />
-      <TextField
-        label="Confirm new password"
-        type="password"
-        autoComplete="new-password"
-        required
-        minLength={MIN_PASSWORD_LENGTH}
-        value={confirmation}
-        onChange={(event) => setConfirmation(event.target.value)}
-      />
+      <NewPasswordFields password={password} confirmation={confirmation} onPassword={setPassword} onConfirmation={setConfirmation} />
       {problem ? <ErrorMessage error={new Error(problem)} /> : null}
       {redeem.error && !problem ? <ErrorMessage error={redeem.error} /> : null}
       <Button type="submit" variant="primary" busy={redeem.isPending}>

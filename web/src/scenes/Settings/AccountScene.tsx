@@ -5,7 +5,7 @@ import { api, isApiError } from '../../api/client.ts';
 import { Button } from '../../components/Button.tsx';
 import { ConfirmDialog } from '../../components/Dialog.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
-import { MIN_PASSWORD_LENGTH, PASSWORD_HINT, TextField } from '../../components/Field.tsx';
+import { MIN_PASSWORD_LENGTH, NewPasswordFields, TextField } from '../../components/Field.tsx';
 import { queryKeys } from '../../hooks/queryKeys.ts';
 import { markSignedOut, useCurrentUser } from '../../hooks/session.ts';
 import { useDocumentTitle } from '../../hooks/useDocumentTitle.ts';
@@ -77,25 +77,7 @@ function ChangePassword({ email }: { email: string }) {
           value={current}
           onChange={(event) => setCurrent(event.target.value)}
         />
-        <TextField
-          label="New password"
-          type="password"
-          autoComplete="new-password"
-          required
-          minLength={MIN_PASSWORD_LENGTH}
-          hint={PASSWORD_HINT}
-          value={next}
-          onChange={(event) => setNext(event.target.value)}
-        />
-        <TextField
-          label="Confirm new password"
-          type="password"
-          autoComplete="new-password"
-          required
-          minLength={MIN_PASSWORD_LENGTH}
-          value={confirmation}
-          onChange={(event) => setConfirmation(event.target.value)}
-        />
+        <NewPasswordFields password={next} confirmation={confirmation} onPassword={setNext} onConfirmation={setConfirmation} />
         {problem ? <ErrorMessage error={new Error(problem)} /> : null}
         {change.error && !problem ? <ErrorMessage error={change.error} /> : null}
         <div>

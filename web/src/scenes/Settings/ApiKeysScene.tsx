@@ -1,10 +1,10 @@
 // The user's API keys for the Developer API (/api/v1). A new key is shown in full once, right after creation.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
 import { api } from '../../api/client.ts';
 import type { ApiKey, CreatedApiKey } from '../../api/types.ts';
 import { Button } from '../../components/Button.tsx';
-import { CopyButton } from '../../components/CopyButton.tsx';
+import { SecretPanel } from '../../components/SecretPanel.tsx';
 import { ConfirmDialog } from '../../components/Dialog.tsx';
 import { EmptyState } from '../../components/EmptyState.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
@@ -166,29 +166,15 @@ export function ApiKeysScene() {
 }
 
 function NewKeyPanel({ created, onDone }: { created: CreatedApiKey; onDone: () => void }) {
-  const panel = useRef<HTMLDivElement>(null);
-  // The panel takes focus so keyboard and screen-reader users land on the key and its warning.
-  useEffect(() => panel.current?.focus(), [created.key]);
   return (
-    <div
-      ref={panel}
-      className="key-panel"
-      tabIndex={-1}
-      role="region"
-      aria-labelledby="new-key-heading"
-      data-testid="new-api-key"
+    <SecretPanel
+      heading={`Your new key “${created.api_key.name}”`}
+      secret={created.key}
+      testId="new-api-key"
+      secretTestId="api-key-value"
+      onDone={onDone}
     >
-      <h3 id="new-key-heading">Your new key “{created.api_key.name}”</h3>
       <p className="key-panel__warning">This key will not be shown again. Copy it now.</p>
-      <div className="key-panel__value">
-        <code data-testid="api-key-value" className="secret">
-          {created.key}
-        </code>
-        <CopyButton text={created.key} />
-      </div>
-      <div>
-        <Button onClick={onDone}>Done</Button>
-      </div>
-    </div>
+    </SecretPanel>
   );
 }

@@ -46,7 +46,12 @@ test('Settings → API Keys: a key is shown once, listed masked, works on /api/v
   // A key is an /api/v1 credential only: the web app's endpoints take the session cookie.
   t.is((await app.call('GET', '/api/web/me', { key })).status, 401);
 
-  const listed = await browser.call('GET', '/api/web/api-keys');
+  // last_used_at is written after the response (advisory, off the auth path), so it is awaited, up to 10 s.
+  let listed = await browser.call('GET', '/api/web/api-keys');
+  for (let tries = 0; tries < 100 && !listed.body.api_keys[0]?.last_used_at; tries += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    listed = await browser.call('GET', '/api/web/api-keys');
+  }
   t.is(listed.body.api_keys.length, 1);
   t.false(JSON.stringify(listed.body).includes(key), 'the list never shows the key');
   t.truthy(listed.body.api_keys[0].last_used_at, 'last used is recorded');

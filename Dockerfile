@@ -31,6 +31,8 @@ COPY --from=web /app/web/dist ./web/dist
 COPY package.json ./
 COPY bin ./bin
 COPY service ./service
+# The typed API client: `kbqa eval` calls the API through it (service/eval/apiClient.ts).
+COPY clients ./clients
 COPY index-templates ./index-templates
 COPY ingest-pipelines ./ingest-pipelines
 COPY search-pipelines ./search-pipelines

@@ -18,6 +18,8 @@ export default [
       'stack/**/*.ts',
       'bench/**/*.ts',
       'test/**/*.ts',
+      // The typed API client (its generated schema.d.ts holds no pattern, but the wrapper and generator may).
+      'clients/**/*.ts',
       // The web app parses answers and citations from models and documents in people's browsers.
       'web/**/*.ts',
       'web/**/*.tsx',

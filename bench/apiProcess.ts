@@ -53,7 +53,7 @@ export async function startApi(options: { root: string; env: NodeJS.ProcessEnv; 
   const port = await freePort(host);
   const child: ChildProcess = spawn(process.execPath, [join(options.root, 'service', 'main.ts')], {
     cwd: options.root,
-    env: { ...options.env, KBQA_HOST: host, KBQA_PORT: String(port), KBQA_LOG_LEVEL: 'warn' },
+    env: { ...options.env, KBQA_HOST: host, KBQA_PORT: String(port), KBQA_LOG_LEVEL: 'warn', KBQA_METRICS_PORT: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];

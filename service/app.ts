@@ -8,17 +8,20 @@ import { accessLog } from './http/middleware/accessLog.ts';
 import { authenticate } from './http/middleware/authenticate.ts';
 import { errorEnvelope } from './http/middleware/errors.ts';
 import { requestId } from './http/middleware/requestId.ts';
+import { requestMetrics } from './http/middleware/requestMetrics.ts';
 import { documentRoutes } from './http/routes/documents.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { knowledgeBaseRoutes } from './http/routes/knowledgeBases.ts';
 import { meRoutes } from './http/routes/me.ts';
 import { queryRoutes } from './http/routes/query.ts';
+import { searchRoutes } from './http/routes/search.ts';
 import { adminRoutes } from './http/routes/admin.ts';
 import { apiKeyRoutes } from './http/routes/apiKeys.ts';
 import { knowledgeBaseSharingRoutes } from './http/routes/knowledgeBaseSharing.ts';
 import { modelRoutes } from './http/routes/models.ts';
 import { uploadRoutes } from './http/routes/uploads.ts';
 import { webSessionRoutes } from './http/routes/webSession.ts';
+import { apiReferenceRoutes } from './http/openapi/routes.ts';
 import { requireCsrfDefence } from './http/middleware/csrf.ts';
 import { authenticateSession } from './http/middleware/session.ts';
 import { securityHeaders, webApp } from './http/webApp.ts';
@@ -31,13 +34,16 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
   // Errors are answered by errorEnvelope and logged there; Koa's own logger would print them a second time.
   app.silent = true;
 
+  app.use(requestMetrics(deps.metrics));
   app.use(requestId());
   app.use(securityHeaders());
   app.use(accessLog(deps.logger));
-  app.use(errorEnvelope(deps.logger, deps.config.limits.maxBodyBytes));
+  app.use(errorEnvelope(deps.logger, deps.config.limits.maxBodyBytes, deps.metrics));
   const health = healthRoutes(deps);
   app.use(health.routes());
-  // The built web app: GET/HEAD outside /api/, /healthz and /readyz (service/http/webApp.ts).
+  // GET /api/v1/openapi.json and the reference at /docs: no key, and before the web app's fallback takes /docs.
+  app.use(apiReferenceRoutes().routes());
+  // The built web app: GET/HEAD outside /api/, /docs, /healthz and /readyz (service/http/webApp.ts).
   app.use(webApp(deps));
 
   const api = buildApiRouter(deps);
@@ -71,7 +77,7 @@ function jsonBody(deps: AppDeps) {
  * presenters. Only the credential differs (an API key or a session cookie), set by the router mounting them.
  */
 function resourceRoutes(deps: AppDeps): Router<AppState>[] {
-  return [meRoutes(), modelRoutes(deps), knowledgeBaseRoutes(deps), documentRoutes(deps), queryRoutes(deps)];
+  return [meRoutes(), modelRoutes(deps), knowledgeBaseRoutes(deps), documentRoutes(deps), queryRoutes(deps), searchRoutes(deps)];
 }
 
 /** The Developer API under /api/v1: authentication, then the JSON body parser, then the resource routes. */

@@ -25,6 +25,10 @@ const environmentSchema = z.object({
   KBQA_PORT: integer(8080, 0, 65535),
   KBQA_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   KBQA_LOCAL_DIR: z.string().default('.local'),
+  // Prometheus metrics (GET /metrics) on a listener of their own, never the API's port. An empty variable means
+  // unset (the default, like every knob): `off` turns the listener off; 0 takes an ephemeral port.
+  KBQA_METRICS_HOST: z.string().default('127.0.0.1'),
+  KBQA_METRICS_PORT: z.union([z.literal('off'), integer(9464, 0, 65535)], { error: 'a port (0 to 65535) or off' }).default(9464),
 
   KBQA_OPENSEARCH_URL: z.string().url().default('http://127.0.0.1:9200'),
   KBQA_OPENSEARCH_HEAP: z.string().regex(/^\d+[mg]$/, 'like 1g or 512m').default('1g'),
@@ -103,6 +107,8 @@ export interface Config {
   port: number;
   logLevel: z.infer<typeof environmentSchema>['KBQA_LOG_LEVEL'];
   localDir: string;
+  /** Where GET /metrics listens; null: KBQA_METRICS_PORT=off. */
+  metrics: { host: string; port: number } | null;
   opensearch: {
     url: string;
     heap: string;
@@ -187,6 +193,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     port: env.KBQA_PORT,
     logLevel: env.KBQA_LOG_LEVEL,
     localDir,
+    metrics: env.KBQA_METRICS_PORT === 'off' ? null : { host: env.KBQA_METRICS_HOST, port: env.KBQA_METRICS_PORT },
     opensearch: {
       url: env.KBQA_OPENSEARCH_URL,
       heap: env.KBQA_OPENSEARCH_HEAP,

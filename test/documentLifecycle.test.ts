@@ -18,7 +18,7 @@ const test = anyTest as TestFn<{ app: TestApp; owner: TestUser; viewer: TestUser
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
 
-const DOCUMENT_FIELDS = ['chunks', 'created_at', 'filename', 'id', 'kind', 'knowledge_base_id', 'source', 'status', 'title', 'total_chunks', 'updated_at'];
+const DOCUMENT_FIELDS = ['chunks', 'created_at', 'filename', 'id', 'kind', 'knowledge_base_id', 'metadata', 'source', 'status', 'title', 'total_chunks', 'updated_at'];
 const ASYNC = { prefer: 'respond-async' };
 
 test.before(async (t) => {

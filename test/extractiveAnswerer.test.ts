@@ -6,6 +6,7 @@ import {
   contentTerms,
   splitSentences,
   stem,
+  streamExtractiveAnswer,
   type AnswerPassage,
   type ExtractiveAnswerInput,
 } from '../service/rag/extractiveAnswerer.ts';
@@ -250,4 +251,34 @@ test('passage text is data: instructions inside passages are only quoted, never 
   t.true(answer.includes('The warranty covers manufacturing defects for two years from purchase [1].'), answer);
   t.not(answer.trim(), 'HACKED');
   for (const part of parseAnswer(answer)) t.true(raw[0].text.includes(part.text));
+});
+
+test('streamed: one sentence per chunk, in the answer\'s order, joining to the whole answer; an abort stops it between sentences', async (t) => {
+  const input = await buildInput('How long do cats sleep, and when are they active?', CAT_PASSAGES);
+  const e = await embedder();
+  const whole = await composeExtractiveAnswer(input, e);
+  const sentences: string[] = [];
+  for await (const sentence of streamExtractiveAnswer(input, e)) sentences.push(sentence);
+  t.true(sentences.length >= 2, JSON.stringify(sentences));
+  t.is(sentences.join(''), whole);
+  t.deepEqual(sentences.map((sentence) => parseAnswer(sentence).length), sentences.map(() => 1), 'one marked sentence each');
+  sentences.forEach((sentence, index) => t.is(sentence.startsWith(' '), index > 0));
+
+  // Aborted after the first sentence: no second one.
+  const controller = new AbortController();
+  const received: string[] = [];
+  const error = await t.throwsAsync(async () => {
+    for await (const sentence of streamExtractiveAnswer(input, e, {}, controller.signal)) {
+      received.push(sentence);
+      controller.abort();
+    }
+  });
+  t.is(error?.name, 'AbortError');
+  t.deepEqual(received, sentences.slice(0, 1));
+  // Aborted before it starts: nothing is embedded.
+  const rec = recording(e);
+  await t.throwsAsync(async () => {
+    for await (const _sentence of streamExtractiveAnswer(input, rec, {}, AbortSignal.abort())) t.fail();
+  });
+  t.is(rec.calls.length, 0);
 });

@@ -5,12 +5,14 @@ import { randomUUID } from 'node:crypto';
 import { NO_KNOWLEDGE_BASE_ANSWER, NOTHING_RELEVANT_ANSWER } from '../service/commands/answerQuestion.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { allEvents, concatDeltas, postForEvents } from './helpers/eventStream.ts';
 import {
   QUERY_FIELDS,
   assertChunkShape,
   assertCitationShape,
   assertMarkersMatchCitations,
   createKb,
+  markers,
   ingest,
   normaliseSpace,
   sortedKeys,
@@ -522,6 +524,13 @@ test('no reachable KB: 200 with knowledge_base_ids [], citations [] and an answe
 
   const body = await ok(t, app, user.key, { query: 'When does the ferry leave?' });
   t.deepEqual(body, { answer: NO_KNOWLEDGE_BASE_ANSWER, citations: [], model: 'kbqa-extractive', knowledge_base_ids: [] });
+  // Streamed: no passages, the fixed answer as one delta, then the same body.
+  const streamed = await allEvents(await postForEvents(app.baseUrl, '/api/v1/query', { key: user.key, body: { query: 'When does the ferry leave?', stream: true } }));
+  t.deepEqual(streamed, [
+    { event: 'retrieval', data: { passages: [] } },
+    { event: 'delta', data: { text: NO_KNOWLEDGE_BASE_ANSWER, citations: [] } },
+    { event: 'done', data: body },
+  ]);
   t.regex(body.answer, /no knowledge bases/i);
   const withChunks = await ok(t, app, user.key, { query: 'When does the ferry leave?', include_chunks: true, max_results: 3 });
   t.deepEqual(withChunks.chunks, []);
@@ -529,4 +538,33 @@ test('no reachable KB: 200 with knowledge_base_ids [], citations [] and an answe
   // Naming the deleted default KB is still a 403.
   const named = await query(app, user.key, { query: 'When does the ferry leave?', knowledge_base_ids: [user.defaultKnowledgeBaseId] });
   t.is(named.status, 403);
+});
+
+test('stream: true with the default (extractive) model: one delta per sentence, done is the JSON answer', async (t) => {
+  const { app } = t.context;
+  const { user, kb } = await seededUser(app);
+  for (const question of ['When does the harbour ferry to Skerry Island leave on weekdays?', 'When is honey harvested from rooftop hives?']) {
+    const body = { query: question, knowledge_base_ids: [kb], include_chunks: true };
+    const response = await postForEvents(app.baseUrl, '/api/v1/query', { key: user.key, body: { ...body, stream: true } });
+    t.is(response.status, 200);
+    const events = await allEvents(response);
+    const names = events.map((event) => event.event);
+    t.is(names[0], 'retrieval');
+    t.is(names.at(-1), 'done');
+    t.true(names.slice(1, -1).every((name) => name === 'delta') && names.length >= 3, names.join(' '));
+    const done = events.at(-1)!.data;
+    t.deepEqual(done, await ok(t, app, user.key, body), question);
+    const { text, citations } = concatDeltas(events);
+    t.is(text, done.answer);
+    t.deepEqual(citations, done.citations);
+    assertMarkersMatchCitations(t, done);
+    // One delta per sentence: each ends in its marker, and there are as many as the answer has markers.
+    const deltas = events.filter((event) => event.event === 'delta').map((event) => event.data.text as string);
+    t.is(deltas.length, markers(done.answer).length, JSON.stringify(deltas));
+    for (const delta of deltas) t.regex(delta, /\[\d+\][.!?…]?$/);
+    t.deepEqual(
+      events[0].data.passages.map(({ number, ...chunk }: Body) => ({ number, id: chunk.id })),
+      done.chunks.map((chunk: Body, index: number) => ({ number: index + 1, id: chunk.id })),
+    );
+  }
 });

@@ -51,7 +51,7 @@ function caseVariants(path: string): string[] {
   ].filter((variant) => variant !== path);
 }
 
-test('the route table is what the contract lists, plus the document lifecycle and the models list', (t) => {
+test('the route table is what the contract lists, plus the document lifecycle, the models list and search', (t) => {
   const listed = apiRoutes(t.context.app, ':id').map((route) => `${route.method} ${route.path}`).sort();
   t.deepEqual(listed, [
     'DELETE /api/v1/documents/:id',
@@ -66,6 +66,7 @@ test('the route table is what the contract lists, plus the document lifecycle an
     'POST /api/v1/documents/:id/retry',
     'POST /api/v1/knowledge-bases',
     'POST /api/v1/query',
+    'POST /api/v1/search',
     'PUT /api/v1/documents/:id',
   ]);
 });

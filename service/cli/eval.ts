@@ -114,7 +114,8 @@ export async function runEval(options: EvalOptions): Promise<EvalResult> {
     options.concurrency,
     async (queryId) => {
       const { body } = await client.query({
-        query: dataset.queries.get(queryId),
+        // `judged` holds only ids with a query.
+        query: dataset.queries.get(queryId) as string,
         knowledge_base_ids: [knowledgeBaseId],
         max_results: RETRIEVAL_DEPTH,
         include_chunks: true,

@@ -1,9 +1,10 @@
-// POST /query: resolve the KBs to search, embed the question, ONE hybrid query, the answer chain, citations.
+// POST /query, one way: resolve the KBs to search, embed the question, ONE hybrid query, the relevance floor; then
+// the passages go to the answer chain, which answers whole (answerQuestion) or piece by piece (streamQuestionAnswer).
 import { authorizeQuery } from '../policies/knowledgeBases.ts';
 import { toPassageDocument } from '../rag/answerChain.ts';
 import type { Citation } from '../rag/answerChain.ts';
-import type { Rag } from '../rag/index.ts';
-import type { RetrievedChunk, SearchIndex } from '../search/index.ts';
+import type { AnswerRequest, Rag } from '../rag/index.ts';
+import type { RetrievalRequest, RetrievedChunk, SearchIndex } from '../search/index.ts';
 import type { Store, Principal } from '../store/index.ts';
 
 export const NO_KNOWLEDGE_BASE_ANSWER = 'You have no knowledge bases to search: create one or ask for one to be shared with you.';
@@ -18,12 +19,15 @@ export interface QueryInput {
   model?: string;
   max_results: number;
   include_chunks: boolean;
+  filters?: RetrievalRequest['filters'];
 }
 
 export interface QueryTimings {
   embedMs: number;
   searchMs: number;
   answerMs: number;
+  /** Streamed answers only: from the start of the answer model's call to its first piece of text. */
+  firstDeltaMs?: number;
 }
 
 export interface QueryResult {
@@ -35,29 +39,54 @@ export interface QueryResult {
   timings: QueryTimings;
 }
 
+/** A streamed answer's steps, in this order: one retrieval, one or more deltas, one done. */
+export type QueryStep =
+  /** The passages the answer may cite: passage n is passages[n-1] (none when there is nothing to answer from). */
+  | { type: 'retrieval'; passages: RetrievedChunk[] }
+  /** A piece of the answer and the citations it introduces (see AnswerDelta). */
+  | { type: 'delta'; text: string; citations: Citation[] }
+  /** The whole result, as answerQuestion returns it for the same request. */
+  | { type: 'done'; result: QueryResult };
+
+export interface QueryDeps {
+  store: Store;
+  search: SearchIndex;
+  rag: Rag;
+  relevanceFloor: number;
+}
+
 export async function resolveSearchedKnowledgeBases(store: Store, user: Principal, requested: string[] | undefined): Promise<string[]> {
   if (requested === undefined) return store.listReachableKnowledgeBaseIds(user);
   const unique = [...new Set(requested)];
   return authorizeQuery(user, requested, await store.findLiveKnowledgeBases(unique));
 }
 
-export async function answerQuestion(
-  deps: { store: Store; search: SearchIndex; rag: Rag; relevanceFloor: number },
-  user: Principal,
-  input: QueryInput,
-): Promise<QueryResult> {
+/** What retrieval leaves the answer: either passages to answer from, or the fixed answer saying why there are none. */
+interface Retrieval {
+  model: string;
+  knowledgeBaseIds: string[];
+  /** What the search returned (the include_chunks records), whether or not it passed the relevance floor. */
+  retrieved: RetrievedChunk[];
+  /** The model, the question and the passages, when there is something to answer from. */
+  request: AnswerRequest | null;
+  /** The answer when there is nothing to answer from. */
+  fixedAnswer: string | null;
+  timings: QueryTimings;
+}
+
+async function retrieve(deps: QueryDeps, user: Principal, input: QueryInput): Promise<Retrieval> {
   const model = input.model ?? deps.rag.answerModels.defaultModel;
   const knowledgeBaseIds = await resolveSearchedKnowledgeBases(deps.store, user, input.knowledge_base_ids);
   const timings: QueryTimings = { embedMs: 0, searchMs: 0, answerMs: 0 };
-  const empty = (answer: string, chunks: RetrievedChunk[] | null): QueryResult => ({
-    answer,
-    citations: [],
+  const nothing = (fixedAnswer: string, retrieved: RetrievedChunk[]): Retrieval => ({
     model,
     knowledgeBaseIds,
-    chunks: input.include_chunks ? (chunks ?? []) : null,
+    retrieved,
+    request: null,
+    fixedAnswer,
     timings,
   });
-  if (knowledgeBaseIds.length === 0) return empty(NO_KNOWLEDGE_BASE_ANSWER, []);
+  if (knowledgeBaseIds.length === 0) return nothing(NO_KNOWLEDGE_BASE_ANSWER, []);
 
   let started = performance.now();
   // Chunk versions still being built (or being retired) are excluded; read while the question is embedded.
@@ -67,51 +96,108 @@ export async function answerQuestion(
   ]);
   timings.embedMs = performance.now() - started;
 
-  let retrieved: RetrievedChunk[] = [];
-  const result = await deps.rag.answer({
-    question: input.query,
-    questionEmbedding,
-    model,
-    retrieve: async (question) => {
-      started = performance.now();
-      retrieved = await deps.search.hybridSearch({
-        text: question,
-        vector: questionEmbedding,
-        knowledgeBaseIds,
-        hidden,
-        size: input.max_results,
-        depth: HYBRID_DEPTH,
-        withSideRanks: input.include_chunks,
-      });
-      timings.searchMs = performance.now() - started;
-      // The relevance floor is on dense similarity: below it, nothing is worth answering from.
-      if (!retrieved.some((chunk) => chunk.similarity >= deps.relevanceFloor)) return [];
-      return retrieved.map((chunk) =>
-        toPassageDocument(chunk.text, {
-          chunk_id: chunk.chunk_id,
-          document_id: chunk.document_id,
-          knowledge_base_id: chunk.knowledge_base_id,
-          title: chunk.title,
-          filename: chunk.filename,
-          heading_path: chunk.heading_path,
-          chunk_index: chunk.chunk_index,
-          page_start: chunk.page_start,
-          page_end: chunk.page_end,
-          similarity: chunk.similarity,
-        }),
-      );
-    },
+  started = performance.now();
+  const retrieved = await deps.search.hybridSearch({
+    text: input.query,
+    vector: questionEmbedding,
+    knowledgeBaseIds,
+    hidden,
+    filters: input.filters,
+    size: input.max_results,
+    depth: HYBRID_DEPTH,
+    withSideRanks: input.include_chunks,
   });
-  timings.answerMs = result.answerMs;
-  if (result.passages.length === 0 || result.citations.length === 0) {
-    return empty(result.passages.length === 0 || result.answer.length === 0 ? NOTHING_RELEVANT_ANSWER : result.answer, retrieved);
-  }
+  timings.searchMs = performance.now() - started;
+  // The relevance floor is on dense similarity: below it, nothing is worth answering from.
+  if (!retrieved.some((chunk) => chunk.similarity >= deps.relevanceFloor)) return nothing(NOTHING_RELEVANT_ANSWER, retrieved);
+
+  const passages = retrieved.map((chunk) =>
+    toPassageDocument(chunk.text, {
+      chunk_id: chunk.chunk_id,
+      document_id: chunk.document_id,
+      knowledge_base_id: chunk.knowledge_base_id,
+      title: chunk.title,
+      filename: chunk.filename,
+      heading_path: chunk.heading_path,
+      chunk_index: chunk.chunk_index,
+      page_start: chunk.page_start,
+      page_end: chunk.page_end,
+      similarity: chunk.similarity,
+    }),
+  );
   return {
-    answer: result.answer,
-    citations: result.citations,
     model,
     knowledgeBaseIds,
-    chunks: input.include_chunks ? retrieved : null,
+    retrieved,
+    request: { question: input.query, questionEmbedding, model, passages },
+    fixedAnswer: null,
     timings,
   };
+}
+
+/** The chunks passed to the answer model: passage n is the n-th. */
+const passagesOf = (retrieval: Retrieval) => (retrieval.request ? retrieval.retrieved : []);
+
+/** An answer that says nothing (a reply citing nothing and holding no text) is the nothing-relevant answer. */
+const answerText = (text: string) => (text.length > 0 ? text : NOTHING_RELEVANT_ANSWER);
+
+function result(retrieval: Retrieval, input: QueryInput, answer: string, citations: Citation[]): QueryResult {
+  return {
+    answer,
+    citations,
+    model: retrieval.model,
+    knowledgeBaseIds: retrieval.knowledgeBaseIds,
+    chunks: input.include_chunks ? retrieval.retrieved : null,
+    timings: retrieval.timings,
+  };
+}
+
+export async function answerQuestion(deps: QueryDeps, user: Principal, input: QueryInput): Promise<QueryResult> {
+  const retrieval = await retrieve(deps, user, input);
+  if (retrieval.request === null) return result(retrieval, input, retrieval.fixedAnswer ?? NOTHING_RELEVANT_ANSWER, []);
+  const started = performance.now();
+  const answered = await deps.rag.answer(retrieval.request);
+  retrieval.timings.answerMs = performance.now() - started;
+  return result(retrieval, input, answerText(answered.answer), answered.citations);
+}
+
+/**
+ * The same answer as its steps: retrieval, the answer's deltas as the model writes them, then the whole result.
+ * Everything up to the retrieval step (authorization included) happens before the first step is yielded, so its
+ * failures can still be ordinary responses; a failure after it is thrown from the generator. Aborting `signal` (the
+ * client went away) cancels the model call.
+ */
+export async function* streamQuestionAnswer(
+  deps: QueryDeps,
+  user: Principal,
+  input: QueryInput,
+  signal: AbortSignal,
+): AsyncGenerator<QueryStep, void, undefined> {
+  const retrieval = await retrieve(deps, user, input);
+  yield { type: 'retrieval', passages: passagesOf(retrieval) };
+  if (retrieval.request === null) {
+    const answer = retrieval.fixedAnswer ?? NOTHING_RELEVANT_ANSWER;
+    yield { type: 'delta', text: answer, citations: [] };
+    yield { type: 'done', result: result(retrieval, input, answer, []) };
+    return;
+  }
+
+  const started = performance.now();
+  let text = '';
+  const citations: Citation[] = [];
+  for await (const delta of deps.rag.streamAnswer(retrieval.request, signal)) {
+    retrieval.timings.firstDeltaMs ??= performance.now() - started;
+    text += delta.text;
+    citations.push(...delta.citations);
+    yield { type: 'delta', text: delta.text, citations: delta.citations };
+  }
+  // A chat model may end its stream quietly when aborted rather than throw: that is no answer.
+  signal.throwIfAborted();
+  retrieval.timings.answerMs = performance.now() - started;
+  if (text.length === 0) {
+    retrieval.timings.firstDeltaMs ??= retrieval.timings.answerMs;
+    text = answerText(text);
+    yield { type: 'delta', text, citations: [] };
+  }
+  yield { type: 'done', result: result(retrieval, input, text, citations) };
 }

@@ -3,8 +3,9 @@
 import { randomUUID } from 'node:crypto';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
 import { authorizeRead, authorizeWriteDocuments } from '../policies/knowledgeBases.ts';
-import type { DocumentRecord, KnowledgeBaseRecord, Principal, Store } from '../store/index.ts';
-import { pendingContentId } from '../store/index.ts';
+import type { DocumentRecord, KnowledgeBaseRecord, MetadataEntry, Principal, Store } from '../store/index.ts';
+import { metadataEntries, pendingContentId } from '../store/index.ts';
+import type { DocumentMetadata } from '../search/metadataFilter.ts';
 import { newJob, type IngestDeps, type IngestRunner } from './ingestJobs.ts';
 
 /** The filename without its extension ("notes.v2.md" → "notes.v2"); a dot-file keeps its name. */
@@ -17,6 +18,7 @@ export interface IngestInput {
   kb_id: string;
   filename: string;
   content: string;
+  metadata?: DocumentMetadata;
 }
 
 export interface DocumentDeps extends IngestDeps {
@@ -32,10 +34,10 @@ export type IngestMode = 'wait' | 'queue';
  */
 export async function ingestDocument(deps: DocumentDeps, user: Principal, input: IngestInput, mode: IngestMode): Promise<DocumentRecord> {
   const knowledgeBase = authorizeWriteDocuments(user, await deps.store.findLiveKnowledgeBase(input.kb_id), input.kb_id);
-  const record = newDocumentRecord({ id: randomUUID(), knowledgeBaseId: knowledgeBase._id, filename: input.filename, source: 'api' });
+  const record = newDocumentRecord({ id: randomUUID(), knowledgeBaseId: knowledgeBase._id, filename: input.filename, source: 'api', metadata: input.metadata });
   const job = newJob(
     record,
-    { version: 1, content_id: record._id, filename: record.filename, title: record.title, replaces: null },
+    { version: 1, content_id: record._id, filename: record.filename, title: record.title, replaces: null, ...withMetadata(record.metadata) },
     mode === 'wait' ? 'sync' : 'async',
     mode === 'wait' ? deps.jobs.owner : null,
     deps.config.ingestion.leaseMs,
@@ -52,6 +54,8 @@ export function newDocumentRecord(input: {
   source: DocumentRecord['source'];
   /** A PDF: its text comes from this stored file. */
   fileId?: string;
+  /** Validated at the edge (http/routes/metadata.schema.ts); none when absent. */
+  metadata?: DocumentMetadata;
 }): DocumentRecord {
   const now = new Date();
   return {
@@ -61,6 +65,7 @@ export function newDocumentRecord(input: {
     title: titleFromFilename(input.filename),
     source: input.source,
     ...(input.fileId ? { kind: 'pdf' as const, file_id: input.fileId } : {}),
+    ...(input.metadata ? { metadata: metadataEntries(input.metadata) } : {}),
     chunks: 0,
     total_chunks: 0,
     created_at: now,
@@ -71,6 +76,11 @@ export function newDocumentRecord(input: {
     progress: null,
     error: null,
   };
+}
+
+/** A version's metadata for its job: left out when there is none (undefined would be stored as null). */
+function withMetadata(metadata: MetadataEntry[] | undefined | null): { metadata?: MetadataEntry[] } {
+  return metadata ? { metadata } : {};
 }
 
 async function startJob(deps: DocumentDeps, record: DocumentRecord, job: ReturnType<typeof newJob>, mode: IngestMode, content?: string): Promise<DocumentRecord> {
@@ -115,7 +125,7 @@ export async function replaceDocument(
   deps: DocumentDeps,
   user: Principal,
   id: string,
-  input: { content: string; filename?: string },
+  input: { content: string; filename?: string; metadata?: DocumentMetadata },
   mode: IngestMode,
 ): Promise<DocumentRecord> {
   const document = await ownedDocument(deps.store, user, id);
@@ -125,7 +135,9 @@ export async function replaceDocument(
   const filename = input.filename ?? document.filename;
   const contentId = pendingContentId(id, version);
   await deps.store.insertPendingContent(id, document.knowledge_base_id, version, input.content);
-  return queueVersion(deps, document, { version, content_id: contentId, filename, title: titleFromFilename(filename) }, mode, input.content);
+  // Without `metadata` the new version keeps the document's; with it (`{}` too), the given metadata replaces it.
+  const metadata = input.metadata === undefined ? document.metadata : metadataEntries(input.metadata);
+  return queueVersion(deps, document, { version, content_id: contentId, filename, title: titleFromFilename(filename), ...withMetadata(metadata) }, mode, input.content);
 }
 
 /** Runs a failed document's ingestion again from its stored text. */
@@ -137,7 +149,14 @@ export async function retryDocument(deps: DocumentDeps, user: Principal, id: str
   return queueVersion(
     deps,
     document,
-    { version: document.version + 1, content_id: contentId, filename: document.filename, title: document.title, file_id: document.file_id ?? null },
+    {
+      version: document.version + 1,
+      content_id: contentId,
+      filename: document.filename,
+      title: document.title,
+      file_id: document.file_id ?? null,
+      ...withMetadata(document.metadata),
+    },
     mode,
   );
 }
@@ -149,7 +168,7 @@ export async function retryDocument(deps: DocumentDeps, user: Principal, id: str
 async function queueVersion(
   deps: DocumentDeps,
   document: DocumentRecord,
-  next: { version: number; content_id: string; filename: string; title: string; file_id?: string | null },
+  next: { version: number; content_id: string; filename: string; title: string; file_id?: string | null; metadata?: MetadataEntry[] },
   mode: IngestMode,
   content?: string,
 ): Promise<DocumentRecord> {
@@ -209,7 +228,7 @@ export async function queueReindex(deps: DocumentDeps, documentId: string): Prom
   const version = current.version + 1;
   const job = newJob(
     current,
-    { version, content_id: current._id, filename: current.filename, title: current.title, replaces: current.live_version, file_id: fileId },
+    { version, content_id: current._id, filename: current.filename, title: current.title, replaces: current.live_version, file_id: fileId, ...withMetadata(current.metadata) },
     'async',
     null,
     deps.config.ingestion.leaseMs,

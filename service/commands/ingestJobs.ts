@@ -18,8 +18,11 @@ import { ApiError, BadRequestError, NotFoundError, ServiceStoppingError, Upstrea
 import type { Rag } from '../rag/index.ts';
 import type { TextSegment } from '../rag/splitter.ts';
 import type { ChunkDocument, SearchIndex } from '../search/index.ts';
-import type { DocumentRecord, IngestJobRecord, Store } from '../store/index.ts';
-import { createPdfExtractor, type PdfExtractor } from '../extraction/pdf.ts';
+import type { DocumentRecord, IngestJobRecord, MetadataEntry, Store } from '../store/index.ts';
+import { metadataObject } from '../store/index.ts';
+import { chunkMetadata, type ChunkMetadata } from '../search/metadataFilter.ts';
+import { createPdfExtractor, type PdfExtractor, type PdfPoolStats } from '../extraction/pdf.ts';
+import type { Metrics } from '../metrics.ts';
 import { extractionFailure, splitPages } from '../extraction/pdfPages.ts';
 
 export interface IngestDeps {
@@ -30,6 +33,8 @@ export interface IngestDeps {
   config: Pick<Config, 'ingestion' | 'pdf' | 'limits'>;
   /** Reads PDFs in worker threads; by default the runner starts one on its first PDF and closes it on stop(). */
   pdf?: PdfExtractor;
+  /** Counts the outages a job failed on that no request answers (a waiting request's 503 is counted as a response). */
+  metrics?: Pick<Metrics, 'countUpstreamError'>;
 }
 
 /** An extractor whose worker pool starts on first use: most processes never see a PDF. */
@@ -40,6 +45,7 @@ function lazyPdfExtractor(limits: Config['pdf']): PdfExtractor {
     close: async () => {
       await extractor?.close();
     },
+    stats: () => extractor?.stats?.() ?? null,
   };
 }
 
@@ -69,7 +75,8 @@ class JobCancelled extends Error {
 
 /** A document's chunks as indexed. Chunk ids derive from the document id and version: indexing again overwrites. */
 export function chunkDocuments(
-  record: Pick<DocumentRecord, '_id' | 'knowledge_base_id' | 'filename' | 'title' | 'created_at'>,
+  /** `chunkMetadata`: the version's metadata as every chunk carries it (computed once per job: one shared object). */
+  record: Pick<DocumentRecord, '_id' | 'knowledge_base_id' | 'filename' | 'title' | 'created_at'> & { chunkMetadata?: ChunkMetadata },
   version: number,
   segments: TextSegment[],
   vectors: number[][],
@@ -93,6 +100,7 @@ export function chunkDocuments(
       embedding: vectors[offset],
       embedder,
       created_at: record.created_at.toISOString(),
+      ...record.chunkMetadata,
     };
   });
 }
@@ -189,6 +197,11 @@ export class IngestRunner {
   /** Jobs running in this process. */
   runningJobs(): string[] {
     return [...this.#running.keys()];
+  }
+
+  /** Read-only, for metrics: the PDF worker pool's use, or null while it has not been started. */
+  pdfPoolStats(): PdfPoolStats | null {
+    return this.#deps.pdf?.stats?.() ?? null;
   }
 
   /**
@@ -322,7 +335,9 @@ export class IngestRunner {
         return;
       }
       if (!(error instanceof ApiError)) logger.error({ err: errorSummary(error), documentId: job._id }, 'ingestion job failed');
-      if (job.mode === 'async' && isTransient(error) && job.attempts < this.settings.maxAttempts) {
+      const retried = job.mode === 'async' && isTransient(error) && job.attempts < this.settings.maxAttempts;
+      if (error instanceof UpstreamUnavailableError && (retried || !onFailed)) this.#deps.metrics?.countUpstreamError(error.upstream);
+      if (retried) {
         await store.setDocumentProgress(job._id, 'queued', null);
         await store.releaseJob(job._id, this.owner, Date.now() + retryDelayMs(job.attempts));
         logger.warn({ err: errorSummary(error), documentId: job._id, attempts: job.attempts }, 'ingestion job will be retried');
@@ -414,7 +429,16 @@ async function buildVersion(run: JobRun): Promise<void> {
   if (!prepared || segments.length > SEGMENTS_PER_STEP) {
     if (!(await store.setDocumentProgress(job._id, 'processing', { embedded: 0, total: segments.length, ...phase }))) await cancel(deps, job, false);
   }
-  const target = { _id: job._id, knowledge_base_id: job.knowledge_base_id, filename: job.filename, title: job.title, created_at: document!.created_at };
+  // The version's metadata on every chunk; a job queued before jobs carried metadata uses the record's.
+  const metadata = job.metadata ?? document!.metadata;
+  const target = {
+    _id: job._id,
+    knowledge_base_id: job.knowledge_base_id,
+    filename: job.filename,
+    title: job.title,
+    created_at: document!.created_at,
+    chunkMetadata: chunkMetadata(metadataObject(metadata)),
+  };
   let lastProgress = Date.now();
   for (let start = 0; start < segments.length; start += SEGMENTS_PER_STEP) {
     const step = segments.slice(start, start + SEGMENTS_PER_STEP);
@@ -437,14 +461,14 @@ async function buildVersion(run: JobRun): Promise<void> {
   const built = { chunks: segments.length, total_chunks: total };
   if (job.replaces === null) {
     const now = new Date();
-    if (!(await store.setDocumentReady(job._id, job.version, { filename: job.filename, title: job.title, ...built }, now))) {
+    if (!(await store.setDocumentReady(job._id, job.version, { filename: job.filename, title: job.title, ...built, ...liveMetadata(job) }, now))) {
       await cancel(deps, job, false);
     }
     // The KB may have been deleted while this job worked: it is invisible now, so remove what was written (the
     // document is new: nothing of it was live before this job).
     if ((await store.findLiveKnowledgeBase(job.knowledge_base_id)) === null) await cancel(deps, job, true, true);
     await store.deleteJob(job._id);
-    onLive({ ...document!, filename: job.filename, title: job.title, ...built, status: 'ready', live_version: job.version, progress: null, error: null, updated_at: now });
+    onLive({ ...document!, filename: job.filename, title: job.title, ...built, ...liveMetadata(job), status: 'ready', live_version: job.version, progress: null, error: null, updated_at: now });
     return;
   }
   // The swap: one write hides the replaced version instead of the new one.
@@ -497,7 +521,7 @@ async function retireReplacedVersion({ deps, job, onLive }: JobRun): Promise<voi
     if (content !== null) await store.setLiveContent(job._id, job.knowledge_base_id, content);
   }
   const now = new Date();
-  const ready = await store.setDocumentReady(job._id, job.version, { filename: job.filename, title: job.title, ...built }, now);
+  const ready = await store.setDocumentReady(job._id, job.version, { filename: job.filename, title: job.title, ...built, ...liveMetadata(job) }, now);
   if (job.content_id !== job._id) await store.deleteDocumentContent(job.content_id);
   const document = ready ? await store.findDocument(job._id) : null;
   if (document) onLive(document);
@@ -530,10 +554,24 @@ async function cancel(deps: IngestDeps, job: IngestJobRecord, knowledgeBaseGone:
   throw new JobCancelled(knowledgeBaseGone);
 }
 
+/** The record's metadata once the job's version is live (a job queued before jobs carried metadata leaves it). */
+function liveMetadata(job: IngestJobRecord): { metadata?: MetadataEntry[] } {
+  return job.metadata ? { metadata: job.metadata } : {};
+}
+
 /** A fresh job record for a version (held by `owner` when a request runs it, otherwise free to claim). */
 export function newJob(
   document: Pick<DocumentRecord, '_id' | 'knowledge_base_id'>,
-  version: { version: number; content_id: string; filename: string; title: string; replaces: number | null; file_id?: string | null },
+  version: {
+    version: number;
+    content_id: string;
+    filename: string;
+    title: string;
+    replaces: number | null;
+    file_id?: string | null;
+    /** The version's metadata (leave it out rather than pass undefined: the driver would store null). */
+    metadata?: MetadataEntry[];
+  },
   mode: 'sync' | 'async',
   owner: string | null,
   leaseMs: number,

@@ -1,30 +1,23 @@
-// A small client of the kbqa Developer API, used by `kbqa eval` and the benchmarks (they go through the real API).
+// What `kbqa eval` and the benchmarks ask of the kbqa Developer API, over the typed client generated from its OpenAPI
+// description (clients/typescript/): every eval run exercises that client against the real API. This layer adds the
+// retries the contract asks of clients (503 is transient: back off and try again) and reads the Server-Timing header.
+import {
+  createKbqaClient as createTypedClient,
+  KbqaApiError,
+  type Me,
+  type QueryRequest,
+  type QueryResponse,
+} from '../../clients/typescript/index.ts';
 
-export class ApiCallError extends Error {
-  readonly status: number;
-  readonly code: string;
-  constructor(status: number, code: string, message: string) {
-    super(`${status} ${code}: ${message}`);
-    this.status = status;
-    this.code = code;
-  }
-}
-
-export interface QueryResponse {
-  answer: string;
-  citations: Array<{ document_id: string; title: string; snippet: string; similarity: number }>;
-  model: string;
-  knowledge_base_ids: string[];
-  chunks?: Array<{ id: string; document_id: string; title: string; filename: string; score: number; similarity: number; bm25_rank: number | null; vector_rank: number | null }>;
-}
+export type { QueryResponse };
 
 export interface KbqaClient {
-  me(): Promise<{ id: string; email: string }>;
+  me(): Promise<Me>;
   listKnowledgeBases(): Promise<Array<{ id: string; name: string; role: string; document_count: number }>>;
   createKnowledgeBase(name: string, description?: string): Promise<{ id: string; name: string }>;
   listDocumentFilenames(knowledgeBaseId: string): Promise<Set<string>>;
   ingestDocument(knowledgeBaseId: string, filename: string, content: string): Promise<{ id: string; chunks: number; total_chunks: number }>;
-  query(body: Record<string, unknown>): Promise<{ body: QueryResponse; serverTiming: Record<string, number> }>;
+  query(body: QueryRequest): Promise<{ body: QueryResponse; serverTiming: Record<string, number> }>;
 }
 
 function parseServerTiming(header: string | null): Record<string, number> {
@@ -36,51 +29,52 @@ function parseServerTiming(header: string | null): Record<string, number> {
   return timings;
 }
 
+interface CallResult<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
 export function createKbqaClient(baseUrl: string, apiKey: string, options: { retries?: number } = {}): KbqaClient {
   const retries = options.retries ?? 3;
-  async function call<T>(method: string, path: string, body?: unknown): Promise<{ body: T; headers: Headers }> {
+  const api = createTypedClient(baseUrl, apiKey);
+
+  /** The call's data; a 503 is retried with backoff, any other failure thrown as an ApiCallError. */
+  async function call<T>(send: () => Promise<CallResult<T>>): Promise<{ data: T; response: Response }> {
     for (let attempt = 0; ; attempt += 1) {
-      const response = await fetch(`${baseUrl.replace(/\/$/, '')}/api/v1${path}`, {
-        method,
-        headers: { authorization: `Bearer ${apiKey}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-        body: body !== undefined ? JSON.stringify(body) : undefined,
-      });
-      const parsed = (await response.json()) as T & { error?: { code: string; message: string } };
-      if (response.ok) return { body: parsed, headers: response.headers };
-      // 503s are transient by contract: retry with backoff; anything else is the caller's problem.
+      const { data, error, response } = await send();
+      if (error === undefined && data !== undefined) return { data, response };
       if (response.status === 503 && attempt < retries) {
         await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt));
         continue;
       }
-      throw new ApiCallError(response.status, parsed.error?.code ?? 'unknown', parsed.error?.message ?? response.statusText);
+      const envelope = (error as { error?: { code?: string; message?: string } } | undefined)?.error;
+      throw new KbqaApiError(response.status, envelope?.code ?? 'unknown', envelope?.message ?? response.statusText);
     }
   }
+
   return {
-    me: async () => (await call<{ id: string; email: string }>('GET', '/me')).body,
-    listKnowledgeBases: async () =>
-      (await call<{ knowledge_bases: Array<{ id: string; name: string; role: string; document_count: number }> }>('GET', '/knowledge-bases')).body
-        .knowledge_bases,
+    me: async () => (await call(() => api.GET('/api/v1/me'))).data,
+    listKnowledgeBases: async () => (await call(() => api.GET('/api/v1/knowledge-bases'))).data.knowledge_bases,
     createKnowledgeBase: async (name, description) =>
-      (await call<{ knowledge_base: { id: string; name: string } }>('POST', '/knowledge-bases', { name, description })).body.knowledge_base,
+      (await call(() => api.POST('/api/v1/knowledge-bases', { body: { name, description } }))).data.knowledge_base,
     async listDocumentFilenames(knowledgeBaseId) {
       const filenames = new Set<string>();
-      let cursor: string | null = null;
+      let cursor: string | undefined;
       do {
-        const query: string = `?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-        const page: { documents: Array<{ filename: string }>; next_cursor: string | null } = (
-          await call<{ documents: Array<{ filename: string }>; next_cursor: string | null }>('GET', `/knowledge-bases/${knowledgeBaseId}/documents${query}`)
-        ).body;
+        const { data: page } = await call(() =>
+          api.GET('/api/v1/knowledge-bases/{id}/documents', { params: { path: { id: knowledgeBaseId }, query: { limit: 1000, cursor } } }),
+        );
         for (const document of page.documents) filenames.add(document.filename);
-        cursor = page.next_cursor;
+        cursor = page.next_cursor ?? undefined;
       } while (cursor);
       return filenames;
     },
     ingestDocument: async (knowledgeBaseId, filename, content) =>
-      (await call<{ document: { id: string; chunks: number; total_chunks: number } }>('POST', '/documents', { kb_id: knowledgeBaseId, filename, content }))
-        .body.document,
+      (await call(() => api.POST('/api/v1/documents', { body: { kb_id: knowledgeBaseId, filename, content } }))).data.document,
     async query(body) {
-      const { body: response, headers } = await call<QueryResponse>('POST', '/query', body);
-      return { body: response, serverTiming: parseServerTiming(headers.get('server-timing')) };
+      const { data, response } = await call(() => api.POST('/api/v1/query', { body: { ...body, stream: false } }));
+      return { body: data, serverTiming: parseServerTiming(response.headers.get('server-timing')) };
     },
   };
 }

@@ -71,6 +71,17 @@ export interface PdfExtractor {
   extract(bytes: Uint8Array, onPage?: (done: number, total: number) => void): Promise<ExtractedPdf>;
   /** Ends the workers; extractions still running reject. */
   close(): Promise<void>;
+  /** Read-only, for metrics: null while no worker pool has been started (a lazy extractor before its first PDF). */
+  stats?(): PdfPoolStats | null;
+}
+
+export interface PdfPoolStats {
+  /** Threads the pool may run (PDFs read at once). */
+  workers: number;
+  /** PDFs a worker is reading now. */
+  busy: number;
+  /** PDFs waiting for a worker. */
+  queued: number;
 }
 
 function failure(result: Extract<ExtractionResult, { ok: false }>, limits: PdfLimits): PdfExtractionError {
@@ -100,6 +111,7 @@ export function createPdfExtractor(limits: PdfLimits, options: { workers?: numbe
     concurrentTasksPerWorker: 1,
   });
   let closed = false;
+  let reading = 0;
 
   return {
     async extract(bytes, onPage) {
@@ -112,10 +124,13 @@ export function createPdfExtractor(limits: PdfLimits, options: { workers?: numbe
       const { port1, port2 } = new MessageChannel();
       const timeLimit = new AbortController();
       let timer: NodeJS.Timeout | undefined;
+      let started = false;
       let callbackError: unknown;
       const ended = new Promise<void>((resolve) => {
         port1.on('message', (message: ProgressMessage) => {
           if (message.type === 'started') {
+            started = true;
+            reading += 1;
             timer = setTimeout(() => timeLimit.abort(), limits.timeoutMs);
           } else if (message.type === 'page') {
             try {
@@ -145,11 +160,13 @@ export function createPdfExtractor(limits: PdfLimits, options: { workers?: numbe
       } finally {
         clearTimeout(timer);
         port1.close();
+        if (started) reading -= 1;
       }
     },
     async close() {
       closed = true;
       await pool.destroy();
     },
+    stats: () => ({ workers, busy: reading, queued: pool.queueSize }),
   };
 }

@@ -7,6 +7,7 @@ import type { Caller } from '../commands/apiKeys.ts';
 import type { IngestRunner } from '../commands/ingestJobs.ts';
 import type { Config } from '../config.ts';
 import { UnauthorizedError } from '../errors.ts';
+import type { Metrics } from '../metrics.ts';
 import type { Rag } from '../rag/index.ts';
 import type { SearchIndex } from '../search/index.ts';
 import type { Store } from '../store/index.ts';
@@ -19,6 +20,8 @@ export interface AppDeps {
   rag: Rag;
   /** This process's ingestion job engine. */
   jobs: IngestRunner;
+  /** The Prometheus metrics of this process (served by http/metricsServer.ts, never on the API's port). */
+  metrics: Metrics;
 }
 
 export interface AppState {

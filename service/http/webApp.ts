@@ -2,7 +2,7 @@
 // the app and its API, so the session cookie, CORS and the CSP stay simple. Three kinds of answer:
 // - /assets/*: Vite's content-hashed files, cached for a year (a new build gives them new names);
 // - other top-level files of the build (favicon.ico, robots.txt …), cached briefly;
-// - any other GET/HEAD outside /api/, /healthz and /readyz: index.html, revalidated every time, so the React
+// - any other GET/HEAD outside /api/, /docs, /healthz and /readyz: index.html, revalidated every time, so the React
 //   router can take the path and a deploy is seen at the next navigation.
 // Request paths are mapped onto the disk segment by segment: a segment that decodes to "." or "..", or contains a
 // slash, a backslash or NUL, ends the request with a 404, and the resolved file must still lie inside the build
@@ -75,8 +75,12 @@ const CONTENT_TYPES: Record<string, string> = {
   '.wasm': 'application/wasm',
 };
 
-/** First path segments the app never answers, in any letter case: /API/V1/me stays the API's 404, not index.html. */
-const RESERVED_FIRST_SEGMENTS = new Set(['api', 'healthz', 'readyz']);
+/**
+ * First path segments the app never answers, in any letter case: /API/V1/me stays the API's 404, not index.html.
+ * /metrics too: it is served on its own port (KBQA_METRICS_PORT), so a scraper pointed at this one gets a 404.
+ * /docs is the API reference (http/openapi/routes.ts): a path under it that names nothing is a 404, not the app.
+ */
+const RESERVED_FIRST_SEGMENTS = new Set(['api', 'healthz', 'readyz', 'metrics', 'docs']);
 
 /** On every response (API, health, app): no MIME sniffing of a JSON body into HTML, no Referer to other sites. */
 export function securityHeaders(): Middleware {

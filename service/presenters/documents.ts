@@ -1,7 +1,12 @@
+import type { z } from 'zod';
+import type { documentListItem, documentWithStatus, ingestedDocument } from '../http/routes/documents.schema.ts';
 import type { DocumentRecord } from '../store/index.ts';
+import { metadataObject } from '../store/index.ts';
+
+// Typed against the response schemas (http/routes/documents.schema.ts) the OpenAPI description publishes.
 
 /** POST / PUT answered once the document is searchable (201): the contract's fields. */
-export function presentIngestedDocument(record: DocumentRecord) {
+export function presentIngestedDocument(record: DocumentRecord): z.input<typeof ingestedDocument> {
   return {
     id: record._id,
     filename: record.filename,
@@ -12,7 +17,7 @@ export function presentIngestedDocument(record: DocumentRecord) {
 }
 
 /** The KB's documents list: exactly the contract's fields. */
-export function presentDocumentListItem(record: DocumentRecord) {
+export function presentDocumentListItem(record: DocumentRecord): z.input<typeof documentListItem> {
   return {
     id: record._id,
     filename: record.filename,
@@ -26,7 +31,7 @@ export function presentDocumentListItem(record: DocumentRecord) {
  * GET /documents/{id}, and the 202 of a queued ingestion. filename, title and the chunk counts are those of the
  * searchable (live) version; status, progress and error those of the newest ingestion.
  */
-export function presentDocument(record: DocumentRecord) {
+export function presentDocument(record: DocumentRecord): z.input<typeof documentWithStatus> {
   return {
     id: record._id,
     knowledge_base_id: record.knowledge_base_id,
@@ -51,5 +56,6 @@ export function presentDocument(record: DocumentRecord) {
         }
       : {}),
     ...(record.status === 'failed' ? { error: record.error ?? 'the ingestion failed' } : {}),
+    metadata: metadataObject(record.metadata),
   };
 }

@@ -2,8 +2,13 @@
 import type { KnowledgeBaseSharing } from '../commands/knowledgeBases.ts';
 import type { KnowledgeBaseRole } from '../policies/knowledgeBases.ts';
 import type { KnowledgeBaseRecord } from '../store/index.ts';
+import type { z } from 'zod';
+import type { createdKnowledgeBase, knowledgeBase, knowledgeBaseListItem } from '../http/routes/knowledgeBases.schema.ts';
 
-export function presentCreatedKnowledgeBase(record: KnowledgeBaseRecord) {
+// The Developer API's shapes are typed against the response schemas (http/routes/knowledgeBases.schema.ts), which the
+// OpenAPI description publishes: a field added here and not there, or the other way round, does not compile.
+
+export function presentCreatedKnowledgeBase(record: KnowledgeBaseRecord): z.input<typeof createdKnowledgeBase> {
   return {
     id: record._id,
     name: record.name,
@@ -13,7 +18,7 @@ export function presentCreatedKnowledgeBase(record: KnowledgeBaseRecord) {
   };
 }
 
-export function presentKnowledgeBase(record: KnowledgeBaseRecord, role: KnowledgeBaseRole) {
+export function presentKnowledgeBase(record: KnowledgeBaseRecord, role: KnowledgeBaseRole): z.input<typeof knowledgeBase> {
   return {
     id: record._id,
     name: record.name,
@@ -24,7 +29,7 @@ export function presentKnowledgeBase(record: KnowledgeBaseRecord, role: Knowledg
   };
 }
 
-export function presentKnowledgeBaseListItem(record: KnowledgeBaseRecord, role: KnowledgeBaseRole, documentCount: number) {
+export function presentKnowledgeBaseListItem(record: KnowledgeBaseRecord, role: KnowledgeBaseRole, documentCount: number): z.input<typeof knowledgeBaseListItem> {
   return {
     id: record._id,
     name: record.name,

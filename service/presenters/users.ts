@@ -1,7 +1,9 @@
 import type { Caller } from '../commands/caller.ts';
+import type { z } from 'zod';
+import type { meResponse } from '../http/routes/me.schema.ts';
 import type { Principal, UserRecord } from '../store/index.ts';
 
-export function presentMe(user: Principal) {
+export function presentMe(user: Principal): z.input<typeof meResponse> {
   return { id: user._id, email: user.email };
 }
 

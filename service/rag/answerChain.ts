@@ -1,15 +1,16 @@
-// The answer chain (LangChain): a retriever over the knowledge bases yields Documents whose metadata carries chunk
-// and document ids; the passages are numbered; an answer model writes an answer citing them as [n]; the markers
-// are then mapped to citations in order of first use, so the answer's [n] is citations[n-1].
+// The answer chain (LangChain): the command hands it the passages it retrieved, as Documents whose metadata carries
+// chunk and document ids; the passages are numbered; an answer model writes an answer citing them as [n]; the
+// markers are then mapped to citations in order of first use, so the answer's [n] is citations[n-1]. The same piped
+// runnable answers whole (`invoke`) or as it is written (`stream`): the marker mapping is incremental, so the
+// streamed pieces add up to exactly the whole answer.
 import { Document } from '@langchain/core/documents';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { StringOutputParser } from '@langchain/core/output_parsers';
 import { ChatPromptTemplate } from '@langchain/core/prompts';
-import { BaseRetriever } from '@langchain/core/retrievers';
-import { RunnableLambda, type Runnable } from '@langchain/core/runnables';
-import { composeExtractiveAnswer, type SentenceEmbedder } from './extractiveAnswerer.ts';
+import { Runnable, RunnableLambda, type RunnableConfig } from '@langchain/core/runnables';
+import { streamExtractiveAnswer, type SentenceEmbedder } from './extractiveAnswerer.ts';
 
-/** What a retriever hands the chain for each passage; `similarity` is the cosine to the question in [0, 1]. */
+/** What the command hands the chain for each passage; `similarity` is the cosine to the question in [0, 1]. */
 export interface PassageMetadata {
   chunk_id: string;
   document_id: string;
@@ -22,21 +23,6 @@ export interface PassageMetadata {
   page_start: number | null;
   page_end: number | null;
   similarity: number;
-}
-
-/** Wraps the service's hybrid search (injected: only service/search/ talks to OpenSearch) as a LangChain retriever. */
-export class KnowledgeBaseRetriever extends BaseRetriever {
-  lc_namespace = ['kbqa', 'retrievers'];
-  readonly #retrieve: (question: string) => Promise<Document<PassageMetadata>[]>;
-
-  constructor(retrieve: (question: string) => Promise<Document<PassageMetadata>[]>) {
-    super({});
-    this.#retrieve = retrieve;
-  }
-
-  async _getRelevantDocuments(question: string): Promise<Document<PassageMetadata>[]> {
-    return this.#retrieve(question);
-  }
 }
 
 export interface AnswerInput {
@@ -56,6 +42,16 @@ export interface Citation {
 
 export interface ChainAnswer {
   answer: string;
+  citations: Citation[];
+}
+
+/**
+ * A piece of the answer as it is written: its text (markers already renumbered, blanks already tidied) and the
+ * citations its markers introduce (those cited for the first time in it). The pieces of an answer, concatenated,
+ * are its whole text and its whole citation list.
+ */
+export interface AnswerDelta {
+  text: string;
   citations: Citation[];
 }
 
@@ -108,9 +104,14 @@ export function llmAnswerModel(chat: BaseChatModel): AnswerModel {
   return toPrompt.pipe(answerPrompt).pipe(chat).pipe(new StringOutputParser());
 }
 
+/**
+ * The extractive answerer as a generator lambda: `stream` yields one chunk per sentence, `invoke` joins them
+ * (RunnableLambda does both for a function returning an async iterable). The run's abort signal is checked between
+ * sentences.
+ */
 export function extractiveAnswerModel(embedder: SentenceEmbedder): AnswerModel {
-  return RunnableLambda.from((input: AnswerInput) =>
-    composeExtractiveAnswer(
+  const sentences = (input: AnswerInput, config?: RunnableConfig): AsyncGenerator<string> =>
+    streamExtractiveAnswer(
       {
         question: input.question,
         questionEmbedding: input.questionEmbedding,
@@ -122,47 +123,273 @@ export function extractiveAnswerModel(embedder: SentenceEmbedder): AnswerModel {
         })),
       },
       embedder,
-    ),
-  );
+      {},
+      config?.signal,
+    );
+  // The lambda's declared output is its chunk type; its typings do not model generator functions.
+  return RunnableLambda.from(sentences as unknown as (input: AnswerInput, config?: RunnableConfig) => Promise<string>);
 }
 
-const MARKER = /\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]/g;
+/** The whole chain for one question: the answer model, then its markers mapped to these passages' citations. */
+export function answerChain(model: AnswerModel, passages: Document<PassageMetadata>[], question: string): Runnable<AnswerInput, AnswerDelta> {
+  return model.pipe(new CitationMarkers(passages, question));
+}
 
 /**
- * Maps the model's [n] markers to citations: markers are renumbered in order of first use, markers naming no
- * passage are dropped, and `citations` lists exactly the passages cited, so [k] in the answer is citations[k-1].
+ * Maps a raw answer's markers as a runnable: `invoke` maps a whole answer, `transform` (hence `stream`) maps it
+ * piece by piece as the model writes it, yielding a delta whenever there is text that can no longer change.
  */
-export function mapCitations(rawAnswer: string, passages: Document<PassageMetadata>[], question: string): ChainAnswer {
-  const order: number[] = [];
-  const answer = rawAnswer
-    .replace(MARKER, (_match, numbers: string) => {
-      const kept: number[] = [];
-      for (const part of numbers.split(',')) {
-        const n = Number(part.trim());
-        if (!Number.isInteger(n) || n < 1 || n > passages.length) continue;
-        if (!order.includes(n)) order.push(n);
-        const renumbered = order.indexOf(n) + 1;
-        if (!kept.includes(renumbered)) kept.push(renumbered);
+export class CitationMarkers extends Runnable<string, AnswerDelta> {
+  lc_namespace = ['kbqa', 'answer_chain'];
+  readonly #passages: Document<PassageMetadata>[];
+  readonly #question: string;
+
+  constructor(passages: Document<PassageMetadata>[], question: string) {
+    super();
+    this.#passages = passages;
+    this.#question = question;
+  }
+
+  async invoke(rawAnswer: string, options?: Partial<RunnableConfig>): Promise<AnswerDelta> {
+    return this._callWithConfig(async (raw: string) => {
+      const { answer, citations } = mapCitations(raw, this.#passages, this.#question);
+      return { text: answer, citations };
+    }, rawAnswer, options);
+  }
+
+  async *transform(pieces: AsyncGenerator<string>, options?: Partial<RunnableConfig>): AsyncGenerator<AnswerDelta> {
+    yield* this._transformStreamWithConfig(pieces, this.#deltas.bind(this), options);
+  }
+
+  _concatOutputChunks<T>(first: T, second: T): T {
+    const [a, b] = [first as AnswerDelta, second as AnswerDelta];
+    return { text: a.text + b.text, citations: [...a.citations, ...b.citations] } as T;
+  }
+
+  async *#deltas(pieces: AsyncGenerator<string>): AsyncGenerator<AnswerDelta> {
+    const mapper = new CitationMapper(this.#passages, this.#question);
+    for await (const piece of pieces) {
+      const delta = mapper.push(piece);
+      if (delta.text.length > 0 || delta.citations.length > 0) yield delta;
+    }
+    const last = mapper.end();
+    if (last.text.length > 0 || last.citations.length > 0) yield last;
+  }
+}
+
+/**
+ * Where the marker being read stands in `[` digits (blanks `,` blanks digits)* `]`: outside any marker; after the `[`
+ * (a digit must follow); in a number (1 to 3 digits); in blanks after a number (a comma must follow); after a comma
+ * and maybe blanks (a digit must follow).
+ */
+type MarkerState = 'outside' | 'open' | 'digits' | 'before-comma' | 'after-comma';
+
+/** What trims at the ends of the answer: exactly String.prototype.trim's set. */
+const isTrimmed = (char: string) => char.trim() === '';
+const isBlank = (char: string) => char === ' ' || char === '\t';
+const isDigit = (char: string) => char >= '0' && char <= '9';
+const PUNCTUATION = '.,;:!?';
+/** A marker's number has at most this many digits. */
+const MAX_DIGITS = 3;
+
+/**
+ * Maps an answer's [n] markers to citations as the answer arrives, piece by piece:
+ * - a marker is `[` n (, n)* `]` with n of 1 to 3 digits and blanks allowed around the commas; its numbers are
+ *   renumbered in order of first use, numbers naming no passage are dropped (a marker naming none disappears), and a
+ *   group becomes one [k] per distinct passage; anything else starting with `[` stays as it was written;
+ * - blanks before punctuation go (a dropped marker leaves them), other runs of two or more blanks become one space,
+ *   and whitespace at either end goes.
+ * Only what may still change is held back: a marker not yet closed, whitespace not yet followed by anything (it may
+ * end the answer, or precede punctuation), a high surrogate whose pair has not arrived. Each character is looked at
+ * once, so the work is linear in the answer however it is split.
+ */
+export class CitationMapper {
+  readonly #passages: Document<PassageMetadata>[];
+  readonly #question: string;
+  /** Passage numbers in order of first use: passage order[k-1] is cited as [k]. */
+  readonly #order: number[] = [];
+  #state: MarkerState = 'outside';
+  /** The text of the marker being read, as written (emitted as it is if it turns out not to be one). */
+  #marker: string[] = [];
+  #numbers: string[] = [];
+  #digits = '';
+  /** Whitespace since the last character written, already tidied except for the run of blanks at its end. */
+  #whitespace: string[] = [];
+  #blanks = '';
+  /** Whether anything but whitespace has been written (whitespace before it is trimmed). */
+  #started = false;
+  #heldSurrogate = '';
+  /** Output of the current push. */
+  #out: string[] = [];
+  #introduced: Citation[] = [];
+
+  constructor(passages: Document<PassageMetadata>[], question: string) {
+    this.#passages = passages;
+    this.#question = question;
+  }
+
+  /** Feeds the next piece of raw answer; returns what can be written now and the citations it introduces. */
+  push(piece: string): AnswerDelta {
+    for (let index = 0; index < piece.length; index += 1) this.#read(piece[index]);
+    return this.#flush(false);
+  }
+
+  /** The answer is complete: an unclosed marker is text, trailing whitespace goes. */
+  end(): AnswerDelta {
+    if (this.#state !== 'outside') this.#literal();
+    this.#whitespace = [];
+    this.#blanks = '';
+    return this.#flush(true);
+  }
+
+  #read(char: string): void {
+    switch (this.#state) {
+      case 'outside':
+        if (char === '[') this.#begin(char);
+        else this.#emit(char);
+        return;
+      case 'open':
+      case 'after-comma':
+        if (isDigit(char)) {
+          this.#state = 'digits';
+          this.#digits = char;
+          this.#marker.push(char);
+        } else if (this.#state === 'after-comma' && /\s/.test(char)) this.#marker.push(char);
+        else this.#fail(char);
+        return;
+      case 'digits':
+        if (isDigit(char) && this.#digits.length < MAX_DIGITS) {
+          this.#digits += char;
+          this.#marker.push(char);
+        } else if (char === ']') {
+          this.#numbers.push(this.#digits);
+          this.#close();
+        } else if (char === ',') {
+          this.#numbers.push(this.#digits);
+          this.#state = 'after-comma';
+          this.#marker.push(char);
+        } else if (/\s/.test(char)) {
+          this.#numbers.push(this.#digits);
+          this.#state = 'before-comma';
+          this.#marker.push(char);
+        } else this.#fail(char);
+        return;
+      case 'before-comma':
+        if (char === ',') this.#state = 'after-comma';
+        else if (!/\s/.test(char)) {
+          this.#fail(char);
+          return;
+        }
+        this.#marker.push(char);
+        return;
+    }
+  }
+
+  #begin(char: string): void {
+    this.#state = 'open';
+    this.#marker = [char];
+    this.#numbers = [];
+    this.#digits = '';
+  }
+
+  /**
+   * Not a marker after all: what was read is text, and `char` is read afresh (it may open a marker). Nothing read
+   * since the `[` can open one (digits, commas, whitespace), so this is where a regex retrying from the next
+   * character would find its next match too.
+   */
+  #fail(char: string): void {
+    this.#literal();
+    this.#read(char);
+  }
+
+  #literal(): void {
+    const text = this.#marker;
+    this.#state = 'outside';
+    this.#marker = [];
+    for (const char of text) this.#emit(char);
+  }
+
+  #close(): void {
+    this.#state = 'outside';
+    this.#marker = [];
+    const kept: number[] = [];
+    for (const digits of this.#numbers) {
+      const n = Number(digits);
+      if (n < 1 || n > this.#passages.length) continue;
+      if (!this.#order.includes(n)) {
+        this.#order.push(n);
+        this.#introduced.push(this.#citation(n));
       }
-      return kept.map((n) => `[${n}]`).join('');
-    })
-    // Blanks left before punctuation by a dropped marker go. The lookbehind starts a match only at the first blank of
-    // a run: without it, a long run of blanks followed by no punctuation is rescanned from each blank (quadratic).
-    .replace(/(?<![ \t])[ \t]+([.,;:!?])/g, '$1')
-    .replace(/[ \t]{2,}/g, ' ')
-    .trim();
-  const citations = order.map((n) => {
-    const passage = passages[n - 1];
+      const renumbered = this.#order.indexOf(n) + 1;
+      if (!kept.includes(renumbered)) kept.push(renumbered);
+    }
+    for (const k of kept) for (const char of `[${k}]`) this.#emit(char);
+  }
+
+  #citation(n: number): Citation {
+    const passage = this.#passages[n - 1];
     return {
       document_id: passage.metadata.document_id,
       title: passage.metadata.title,
-      snippet: bestSnippet(passage.pageContent, question),
+      snippet: bestSnippet(passage.pageContent, this.#question),
       similarity: round(passage.metadata.similarity),
       page_start: passage.metadata.page_start ?? null,
       page_end: passage.metadata.page_end ?? null,
     };
-  });
-  return { answer, citations };
+  }
+
+  /** One character of text after marker mapping, through the whitespace tidying. */
+  #emit(char: string): void {
+    // Whitespace before the first character of text is trimmed: not even held.
+    if (!this.#started && isTrimmed(char)) return;
+    if (isBlank(char)) {
+      this.#blanks += char;
+      return;
+    }
+    if (isTrimmed(char)) {
+      this.#endBlanks(false);
+      this.#whitespace.push(char);
+      return;
+    }
+    // Blanks right before punctuation go; a longer run elsewhere becomes one space; a single blank stays as written.
+    this.#endBlanks(PUNCTUATION.includes(char));
+    if (this.#started) this.#out.push(...this.#whitespace);
+    this.#whitespace = [];
+    this.#started = true;
+    this.#out.push(char);
+  }
+
+  #endBlanks(beforePunctuation: boolean): void {
+    if (this.#blanks.length === 0) return;
+    if (!beforePunctuation) this.#whitespace.push(this.#blanks.length >= 2 ? ' ' : this.#blanks);
+    this.#blanks = '';
+  }
+
+  #flush(final: boolean): AnswerDelta {
+    let text = this.#heldSurrogate + this.#out.join('');
+    this.#heldSurrogate = '';
+    const last = text.charCodeAt(text.length - 1);
+    if (!final && last >= 0xd800 && last <= 0xdbff) {
+      this.#heldSurrogate = text.slice(-1);
+      text = text.slice(0, -1);
+    }
+    const delta = { text, citations: this.#introduced };
+    this.#out = [];
+    this.#introduced = [];
+    return delta;
+  }
+}
+
+/**
+ * Maps a whole answer's [n] markers to citations (the incremental mapper over one piece): markers are renumbered in
+ * order of first use, markers naming no passage are dropped, and `citations` lists exactly the passages cited, so
+ * [k] in the answer is citations[k-1].
+ */
+export function mapCitations(rawAnswer: string, passages: Document<PassageMetadata>[], question: string): ChainAnswer {
+  const mapper = new CitationMapper(passages, question);
+  const whole = mapper.push(rawAnswer);
+  const rest = mapper.end();
+  return { answer: whole.text + rest.text, citations: [...whole.citations, ...rest.citations] };
 }
 
 function round(value: number): number {

@@ -1,7 +1,10 @@
 // The configured answer models: the built-in extractive answerer, and OpenAI-compatible chat models when
 // KBQA_OPENAI_BASE_URL is set. LLM calls are retried with backoff on timeouts, 429 and 5xx within a bounded budget;
-// after that the caller gets 503.
+// after that the caller gets 503. A streamed call is retried only until its first token: after that, text has
+// reached the client and cannot be taken back, so a failure is final.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ChatOpenAI } from '@langchain/openai';
+import { Runnable, type RunnableConfig } from '@langchain/core/runnables';
 import type { Config } from '../config.ts';
 import { EXTRACTIVE_MODEL } from '../config.ts';
 import { UpstreamUnavailableError } from '../errors.ts';
@@ -13,8 +16,11 @@ export const ANSWER_MODEL_UNAVAILABLE = 'the answer model is unavailable; retry 
 export interface AnswerModels {
   names: string[];
   defaultModel: string;
-  /** Runs the named model with the retry policy; throws UpstreamUnavailableError when it cannot answer. */
-  run(name: string, input: AnswerInput): Promise<string>;
+  /**
+   * The named model as a runnable (AnswerInput → raw answer text), with the retry policy: `invoke` and `stream`
+   * throw UpstreamUnavailableError when it cannot answer, and the run's abort signal as it is when it was aborted.
+   */
+  model(name: string): AnswerModel;
 }
 
 function isTransient(error: unknown): boolean {
@@ -25,47 +31,138 @@ function isTransient(error: unknown): boolean {
   return /timeout|abort|ECONNREFUSED|ECONNRESET|socket|network|fetch failed|connection/i.test(`${name} ${message}`);
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const unavailable = (cause: unknown) => new UpstreamUnavailableError('answer-model', ANSWER_MODEL_UNAVAILABLE, { cause });
+
+interface RetryPolicy {
+  attempts: number;
+  /** The longest wait for the next token of a streamed answer (the client's own timeout covers only the headers). */
+  idleTimeoutMs: number;
+}
+
+/** Runs `attempt` up to `attempts` times while it fails transiently, backing off; never past an aborted signal. */
+async function withRetries<T>(policy: RetryPolicy, signal: AbortSignal | undefined, attempt: () => Promise<T>): Promise<T> {
+  let lastError: unknown;
+  for (let index = 0; index < policy.attempts; index += 1) {
+    if (index > 0) await sleep(Math.min(4_000, 250 * 2 ** (index - 1)) * (0.75 + Math.random() * 0.5), undefined, { signal });
+    try {
+      return await attempt();
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      lastError = error;
+      if (!isTransient(error)) break;
+    }
+  }
+  throw unavailable(lastError);
+}
+
+class TokenTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`no token from the answer model for ${ms} ms (timeout)`);
+    this.name = 'TimeoutError';
+  }
+}
+
+/** `work`'s result, or a TokenTimeoutError past `ms` (after aborting `controller`, so the request stops). */
+async function within<T>(work: Promise<T>, ms: number, controller: AbortController): Promise<T> {
+  // Once the timeout has won, the aborted call's rejection has nobody left to hear it.
+  work.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      const error = new TokenTimeoutError(ms);
+      controller.abort(error);
+      reject(error);
+    }, ms);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** An LLM answer model behind the retry policy. */
+class RetriedAnswerModel extends Runnable<AnswerInput, string> {
+  lc_namespace = ['kbqa', 'answer_models'];
+  readonly #model: AnswerModel;
+  readonly #policy: RetryPolicy;
+
+  constructor(model: AnswerModel, policy: RetryPolicy) {
+    super();
+    this.#model = model;
+    this.#policy = policy;
+  }
+
+  async invoke(input: AnswerInput, options?: Partial<RunnableConfig>): Promise<string> {
+    return withRetries(this.#policy, options?.signal, () => this.#model.invoke(input, options));
+  }
+
+  async *_streamIterator(input: AnswerInput, options?: Partial<RunnableConfig>): AsyncGenerator<string> {
+    const signal = options?.signal;
+    const { idleTimeoutMs } = this.#policy;
+    // Each attempt has its own controller, so a stalled one can be stopped without aborting the run. `stream()`
+    // itself waits for the first chunk, so opening is timed like every later token.
+    const open = async () => {
+      const controller = new AbortController();
+      const opening = (async () => {
+        const stream = await this.#model.stream(input, {
+          ...options,
+          signal: signal ? AbortSignal.any([signal, controller.signal]) : controller.signal,
+        });
+        const iterator = stream[Symbol.asyncIterator]();
+        // Chat streams open with an empty chunk (the role): the first token is the first text.
+        let first = await iterator.next();
+        while (!first.done && first.value.length === 0) first = await iterator.next();
+        return { iterator, first };
+      })();
+      try {
+        return { controller, ...(await within(opening, idleTimeoutMs, controller)) };
+      } catch (error) {
+        if (!controller.signal.aborted) controller.abort(error);
+        throw error;
+      }
+    };
+    const { iterator, controller, first } = await withRetries(this.#policy, signal, open);
+    try {
+      for (let next = first; !next.done; next = await within(iterator.next(), idleTimeoutMs, controller)) yield next.value;
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      throw unavailable(error);
+    } finally {
+      // The consumer stopped early (or the call failed): the request must not go on.
+      if (!controller.signal.aborted) controller.abort();
+    }
+  }
+}
 
 export function buildAnswerModels(config: Config, embedder: SentenceEmbedder): AnswerModels {
   const models = new Map<string, AnswerModel>();
   models.set(EXTRACTIVE_MODEL, extractiveAnswerModel(embedder));
   const openai = config.answerModels.openai;
   if (openai) {
+    const policy: RetryPolicy = { attempts: 1 + openai.maxRetries, idleTimeoutMs: openai.timeoutMs };
     for (const model of openai.models) {
       const chat = new ChatOpenAI({
         model,
         apiKey: openai.apiKey,
         configuration: { baseURL: openai.baseUrl },
         timeout: openai.timeoutMs,
-        // Retries are ours (below), so the budget is explicit and the same for every error kind.
+        // Retries are ours (above), so the budget is explicit and the same for every error kind.
         maxRetries: 0,
         temperature: 0,
         useResponsesApi: false,
       });
-      models.set(model, llmAnswerModel(chat));
+      models.set(model, new RetriedAnswerModel(llmAnswerModel(chat), policy));
     }
   }
 
   return {
     names: config.answerModels.available,
     defaultModel: config.answerModels.defaultModel,
-    async run(name, input) {
+    model(name) {
       const model = models.get(name);
       if (!model) throw new Error(`unknown answer model ${name}`);
-      if (name === EXTRACTIVE_MODEL) return model.invoke(input);
-      const attempts = 1 + (openai?.maxRetries ?? 0);
-      let lastError: unknown;
-      for (let attempt = 0; attempt < attempts; attempt += 1) {
-        if (attempt > 0) await sleep(Math.min(4_000, 250 * 2 ** (attempt - 1)) * (0.75 + Math.random() * 0.5));
-        try {
-          return await model.invoke(input);
-        } catch (error) {
-          lastError = error;
-          if (!isTransient(error)) break;
-        }
-      }
-      throw new UpstreamUnavailableError('answer-model', ANSWER_MODEL_UNAVAILABLE, { cause: lastError });
+      return model;
     },
   };
 }

@@ -402,14 +402,21 @@ export async function scoreAnswerSentences(
   }));
 }
 
-export async function composeExtractiveAnswer(
+/**
+ * The answer sentence by sentence: the sentences are chosen together (the one embedding call is the only slow step),
+ * then yielded in reading order, each with its marker, each after the first led by its separating space. `signal`
+ * is checked before the embedding call and between sentences.
+ */
+export async function* streamExtractiveAnswer(
   input: ExtractiveAnswerInput,
   embedder: SentenceEmbedder,
   options: ExtractiveAnswerOptions = {},
-): Promise<string> {
+  signal?: AbortSignal,
+): AsyncGenerator<string> {
+  signal?.throwIfAborted();
   const maxSentences = Math.max(1, Math.floor(options.maxSentences ?? DEFAULT_MAX_SENTENCES));
   const ranked = await shortlistSentences(input, embedder, options);
-  if (ranked.length === 0) return '';
+  if (ranked.length === 0) return;
 
   // 4. Best sentence, plus close runners-up that are not redundant.
   const best = ranked[0];
@@ -427,5 +434,19 @@ export async function composeExtractiveAnswer(
 
   // 5. Passage order (then sentence order), each sentence with its marker.
   chosen.sort((a, b) => a.rank - b.rank || a.position - b.position);
-  return chosen.map((c) => withMarker(c.text, c.n)).join(' ');
+  for (const [index, c] of chosen.entries()) {
+    signal?.throwIfAborted();
+    yield `${index > 0 ? ' ' : ''}${withMarker(c.text, c.n)}`;
+  }
+}
+
+/** The whole answer: the sentences of streamExtractiveAnswer, joined. */
+export async function composeExtractiveAnswer(
+  input: ExtractiveAnswerInput,
+  embedder: SentenceEmbedder,
+  options: ExtractiveAnswerOptions = {},
+): Promise<string> {
+  let answer = '';
+  for await (const sentence of streamExtractiveAnswer(input, embedder, options)) answer += sentence;
+  return answer;
 }

@@ -2,12 +2,19 @@
 // talks to models, and no inference runs on the event loop.
 import type { Config } from '../config.ts';
 import { UpstreamUnavailableError } from '../errors.ts';
-import { KnowledgeBaseRetriever, mapCitations, type ChainAnswer, type PassageMetadata } from './answerChain.ts';
+import { answerChain, type AnswerDelta, type ChainAnswer, type PassageMetadata } from './answerChain.ts';
 import { buildAnswerModels, type AnswerModels } from './answerModels.ts';
 import { BGE_SMALL_EN } from './embedderIdentity.ts';
 import { startModelPool, type ModelPool } from './modelPool.ts';
 import { embeddingInput, isMarkdownFilename, type SplitResult, type TextSegment } from './splitter.ts';
 import type { Document } from '@langchain/core/documents';
+
+export interface AnswerRequest {
+  question: string;
+  questionEmbedding: number[];
+  model: string;
+  passages: Document<PassageMetadata>[];
+}
 
 export interface Rag {
   /** Which vectors this service makes (the chunk index is named after it). */
@@ -24,14 +31,15 @@ export interface Rag {
   embedSegments(title: string, segments: TextSegment[]): Promise<number[][]>;
   embedQuestion(question: string): Promise<number[]>;
   /**
-   * The chain: retrieve (the caller's hybrid search, as a LangChain retriever) → the named answer model → citations.
+   * The answer chain over passages the caller retrieved (passage n is passages[n-1]): the named answer model, then
+   * its markers mapped to citations. Throws UpstreamUnavailableError when the model cannot answer.
    */
-  answer(request: {
-    question: string;
-    questionEmbedding: number[];
-    model: string;
-    retrieve: (question: string) => Promise<Document<PassageMetadata>[]>;
-  }): Promise<ChainAnswer & { passages: Document<PassageMetadata>[]; answerMs: number }>;
+  answer(request: AnswerRequest): Promise<ChainAnswer>;
+  /**
+   * The same chain, streamed: the answer's pieces as the model writes them, concatenating to what `answer` returns.
+   * Aborting `signal` cancels the model call (the stream then throws the signal's reason).
+   */
+  streamAnswer(request: AnswerRequest, signal: AbortSignal): AsyncIterable<AnswerDelta>;
   /** Stops the worker threads. */
   close(): Promise<void>;
 }
@@ -43,6 +51,12 @@ async function embedderCall<T>(operation: () => Promise<T>): Promise<T> {
     throw new UpstreamUnavailableError('embedder', 'the embedder is unavailable; retry later', { cause: error });
   }
 }
+
+const answerInput = (request: AnswerRequest) => ({
+  question: request.question,
+  questionEmbedding: request.questionEmbedding,
+  passages: request.passages,
+});
 
 export async function loadRag(config: Config): Promise<Rag> {
   const models = startModelPool({
@@ -75,14 +89,13 @@ export async function loadRag(config: Config): Promise<Rag> {
       }),
     embedQuestion: (question) => embedderCall(() => rag.models.embedQuery(question)),
     async answer(request) {
-      const retriever = new KnowledgeBaseRetriever(request.retrieve);
-      const passages = (await retriever.invoke(request.question)) as Document<PassageMetadata>[];
-      const started = performance.now();
-      const raw = passages.length > 0
-        ? await rag.answerModels.run(request.model, { question: request.question, questionEmbedding: request.questionEmbedding, passages })
-        : '';
-      const mapped = mapCitations(raw, passages, request.question);
-      return { ...mapped, passages, answerMs: performance.now() - started };
+      const chain = answerChain(rag.answerModels.model(request.model), request.passages, request.question);
+      const { text, citations } = await chain.invoke(answerInput(request));
+      return { answer: text, citations };
+    },
+    async *streamAnswer(request, signal) {
+      const chain = answerChain(rag.answerModels.model(request.model), request.passages, request.question);
+      yield* await chain.stream(answerInput(request), { signal });
     },
     close: () => models.close(),
   };

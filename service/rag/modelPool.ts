@@ -34,7 +34,15 @@ export interface ModelPool {
   countTokens(text: string): Promise<number>;
   /** Tasks waiting for a worker, per lane (for metrics and tests). */
   queued(): { interactive: number; background: number };
+  /** Read-only, for metrics: the workers, and per lane the tasks running on them and the tasks waiting. */
+  stats(): ModelPoolStats;
   close(): Promise<void>;
+}
+
+export interface ModelPoolStats {
+  workers: number;
+  running: Record<Lane, number>;
+  queued: Record<Lane, number>;
 }
 
 interface Waiting {
@@ -141,6 +149,11 @@ export function startModelPool(options: ModelPoolOptions): ModelPool {
     },
     countTokens: (text) => submit<number>('interactive', { op: 'countTokens', settings, text }),
     queued: () => ({ interactive: lanes.interactive.length, background: lanes.background.length }),
+    stats: () => ({
+      workers,
+      running: { ...runningIn },
+      queued: { interactive: lanes.interactive.length, background: lanes.background.length },
+    }),
     async close() {
       if (wakeUp) clearTimeout(wakeUp);
       const error = new Error('the model pool is closed');

@@ -63,7 +63,10 @@ export async function applySearchAssets(client: SearchClient, settings: SearchAs
 
   const index = chunkIndexName(settings.embedderName);
   const template = readAsset('index-templates', 'kbqa-chunks.v1.json') as {
-    template: { mappings: { properties: { embedding: { dimension: number } } & Record<string, unknown> } };
+    template: {
+      settings: Record<string, unknown>;
+      mappings: { properties: { embedding: { dimension: number } } & Record<string, unknown>; dynamic_templates?: unknown[] };
+    };
   };
   const templateDimensions = template.template.mappings.properties.embedding.dimension;
   if (templateDimensions !== settings.dimensions) {
@@ -80,7 +83,16 @@ export async function applySearchAssets(client: SearchClient, settings: SearchAs
   }
   // Additive mapping changes of the same template version (a new field) reach an existing index in place; a
   // conflicting change fails here, loudly, and needs a new template version and a reindex.
-  await client.request('PUT', `/${index}/_mapping`, { body: { properties: template.template.mappings.properties } });
+  // Dynamic templates (how metadata.<type>.<key> fields are mapped) go with them: the list sent replaces the index's.
+  const { properties, dynamic_templates: dynamicTemplates } = template.template.mappings;
+  await client.request('PUT', `/${index}/_mapping`, { body: { properties, ...(dynamicTemplates ? { dynamic_templates: dynamicTemplates } : {}) } });
+  // Every distinct metadata key adds a field (two for a date): an index created before metadata has the default
+  // limit of 1000 fields; the template's (a dynamic setting) reaches it in place. Raised only, never lowered: an
+  // operator may have raised it further.
+  const fieldLimit = Number(template.template.settings[TOTAL_FIELDS_LIMIT]);
+  if (Number.isFinite(fieldLimit) && (await totalFieldsLimit(client, index)) < fieldLimit) {
+    await client.request('PUT', `/${index}/_settings`, { body: { [TOTAL_FIELDS_LIMIT]: fieldLimit } });
+  }
   const aliases = await client.request<Record<string, unknown>>('GET', `/_alias/${CHUNKS_ALIAS}`, { acceptStatuses: [404] });
   if (!aliases || !(index in aliases)) {
     await client.request('POST', '/_aliases', {
@@ -88,6 +100,19 @@ export async function applySearchAssets(client: SearchClient, settings: SearchAs
     });
   }
   return { index };
+}
+
+const TOTAL_FIELDS_LIMIT = 'index.mapping.total_fields.limit';
+
+/** The index's field limit, set or default. */
+async function totalFieldsLimit(client: SearchClient, index: string): Promise<number> {
+  const response = await client.request<Record<string, { settings?: Record<string, string>; defaults?: Record<string, string> }>>(
+    'GET',
+    `/${index}/_settings/${TOTAL_FIELDS_LIMIT}`,
+    { querystring: { flat_settings: true, include_defaults: true } },
+  );
+  const found = response[index];
+  return Number(found?.settings?.[TOTAL_FIELDS_LIMIT] ?? found?.defaults?.[TOTAL_FIELDS_LIMIT] ?? 1000);
 }
 
 async function indexExists(client: SearchClient, index: string): Promise<boolean> {

@@ -1,9 +1,11 @@
 // Writing and removing chunks. Reads are in retrieval.ts.
 import { safeReason, type SearchClient } from './client.ts';
-import { UpstreamUnavailableError } from '../errors.ts';
+import { BadRequestError, UpstreamUnavailableError } from '../errors.ts';
 import { CHUNKS_ALIAS } from './assets.ts';
+import type { ChunkMetadata } from './metadataFilter.ts';
 
-export interface ChunkDocument {
+/** A chunk as indexed; `metadata` / `metadata_keys` are its document's metadata (metadataFilter.ts chunkMetadata). */
+export interface ChunkDocument extends ChunkMetadata {
   chunk_id: string;
   knowledge_base_id: string;
   document_id: string;
@@ -59,6 +61,25 @@ export const MAX_BULK_BYTES = 8 * 1024 * 1024;
  * loop for seconds on a big document.
  */
 export function chunkBytesUpperBound(chunk: ChunkDocument): number {
+  return textBytesUpperBound(chunk) + metadataBytesUpperBound(chunk.metadata, chunk.metadata_keys);
+}
+
+/**
+ * The metadata's part: JSON of the typed sub-objects and the key list, 6 bytes a UTF-16 unit at most. Every chunk of
+ * a document shares one metadata object, so it is measured once (at most 8 KiB of JSON, measured per document).
+ */
+const metadataBytes = new WeakMap<object, number>();
+function metadataBytesUpperBound(metadata: ChunkDocument['metadata'], keys: string[] | undefined): number {
+  if (!metadata) return 0;
+  let bytes = metadataBytes.get(metadata);
+  if (bytes === undefined) {
+    bytes = 6 * (JSON.stringify(metadata).length + JSON.stringify(keys ?? []).length);
+    metadataBytes.set(metadata, bytes);
+  }
+  return bytes;
+}
+
+function textBytesUpperBound(chunk: ChunkDocument): number {
   const strings = chunk.text.length + chunk.title.length + chunk.filename.length + chunk.heading_path.reduce((sum, heading) => sum + heading.length + 3, 0);
   const ids = chunk.chunk_id.length * 2 + chunk.document_id.length * 2 + chunk.knowledge_base_id.length + chunk.embedder.length + 32;
   return 6 * strings + 6 * ids + chunk.embedding.length * (25 + 6) + 512;
@@ -107,6 +128,12 @@ export function bulkFailure(response: BulkResponse): Error {
     return new UpstreamUnavailableError(
       'opensearch',
       'the search index is read-only (OpenSearch blocks writes, usually because a disk is full); nothing was stored; retry once an operator has freed space',
+    );
+  }
+  if (/limit of total fields/i.test(error.reason)) {
+    // Each distinct metadata key (per type) is a field of the shared chunk index, which has a ceiling.
+    return new BadRequestError(
+      'metadata: the search index holds as many distinct metadata keys as it can (index.mapping.total_fields.limit); reuse existing keys, or ask an operator to raise the limit',
     );
   }
   if (failed && (failed.status === 429 || failed.status >= 500)) {

@@ -4,6 +4,7 @@
 import { chunkVersionQuery, documentVersionId, type ChunkDocument } from './chunks.ts';
 import type { SearchClient } from './client.ts';
 import { CHUNKS_ALIAS, HYBRID_EXPLAIN_SEARCH_PIPELINE, HYBRID_SEARCH_PIPELINE } from './assets.ts';
+import { metadataFilterQuery, type MetadataFilter } from './metadataFilter.ts';
 
 /** Fields BM25 searches: the chunk text and its document's title. */
 export const LEXICAL_FIELDS = ['text', 'title'];
@@ -28,6 +29,8 @@ export interface RetrievalRequest {
   knowledgeBaseIds: string[];
   /** Chunk versions not to serve: ingestions in flight and replaced versions being retired. */
   hidden?: Array<{ document_id: string; version: number }>;
+  /** Only chunks whose document metadata passes this filter (applied inside OpenSearch, to both sides, before fusion). */
+  filters?: MetadataFilter;
   size: number;
   /** How deep each side looks before fusion (pagination_depth / k). */
   depth: number;
@@ -65,15 +68,19 @@ interface SearchResponse {
 /**
  * The chunks a request may see: its KBs, minus the hidden chunk versions — one `terms` clause for all of them, plus
  * one clause per hidden version 0 (chunks indexed before versions existed carry no version id; only a re-index or
- * replacement of such a document hides one, and `kbqa docs reindex` keeps at most 64 in flight).
+ * replacement of such a document hides one, and `kbqa docs reindex` keeps at most 64 in flight) — and, given a
+ * metadata filter, only the chunks that pass it. The BM25 side's bool filter and the k-NN side's `filter` are both
+ * this one: Lucene's k-NN search then explores the HNSW graph for the k nearest chunks that pass (exact search when
+ * few do), so each side ranks filtered chunks only, before fusion, and a page comes back full whenever enough match.
  */
 function chunkFilter(request: RetrievalRequest) {
   const kbs = { terms: { knowledge_base_id: request.knowledgeBaseIds } };
-  if (!request.hidden?.length) return kbs;
+  const filter = request.filters ? [kbs, metadataFilterQuery(request.filters)] : [kbs];
+  if (!request.hidden?.length) return filter.length === 1 ? kbs : { bool: { filter } };
   const versionIds = request.hidden.filter((hidden) => hidden.version > 0).map((hidden) => documentVersionId(hidden.document_id, hidden.version));
   const legacy = request.hidden.filter((hidden) => hidden.version === 0).map((hidden) => chunkVersionQuery(hidden.document_id, 0));
   const mustNot = [...(versionIds.length > 0 ? [{ terms: { document_version_id: versionIds } }] : []), ...legacy];
-  return { bool: { filter: [kbs], must_not: mustNot } };
+  return { bool: { filter, must_not: mustNot } };
 }
 
 /**

@@ -2,10 +2,21 @@ import type { Filter } from 'mongodb';
 import type { Collections } from './mongo.ts';
 import { storeCall } from './mongo.ts';
 import { NEWEST_FIRST, afterCursor, toPage, type Page } from './pagination.ts';
-import type { DocumentRecord, DocumentStatus, IngestJobRecord } from './records.ts';
+import type { DocumentRecord, DocumentStatus, IngestJobRecord, MetadataEntry } from './records.ts';
+import type { DocumentMetadata } from '../search/metadataFilter.ts';
 
 /** Documents retrieval serves: those with a live version (a replacement in flight keeps its old one). */
 const HAS_LIVE_VERSION = { live_version: { $ne: null } };
+
+/** Metadata as a record stores it (records.ts MetadataEntry: FerretDB refuses dotted field names). */
+export function metadataEntries(metadata: DocumentMetadata): MetadataEntry[] {
+  return Object.entries(metadata).map(([key, value]) => ({ key, value }));
+}
+
+/** Stored entries as the API and the chunks show them. fromEntries defines own properties: a `__proto__` key stays data. */
+export function metadataObject(entries: MetadataEntry[] | undefined): DocumentMetadata {
+  return Object.fromEntries((entries ?? []).map((entry) => [entry.key, entry.value]));
+}
 
 /** Where a document version's original text is stored while it is not (yet) the live one. */
 export function pendingContentId(documentId: string, version: number): string {
@@ -141,7 +152,7 @@ export function documentsStore(collections: Collections) {
     async setDocumentReady(
       id: string,
       version: number,
-      live: { filename: string; title: string; chunks: number; total_chunks: number },
+      live: { filename: string; title: string; chunks: number; total_chunks: number; metadata?: MetadataEntry[] },
       now: Date,
     ): Promise<boolean> {
       // By bare _id, like setDocumentProgress; `version` is what goes live.

@@ -48,8 +48,8 @@ export async function openStore(url: string, timeoutMs: number, options: Connect
   return store;
 }
 
-export type { HiddenChunkVersion } from './ingestJobs.ts';
-export { pendingContentId } from './documents.ts';
+export type { HiddenChunkVersion, IngestJobCounts } from './ingestJobs.ts';
+export { metadataEntries, metadataObject, pendingContentId } from './documents.ts';
 export type { Reader } from './knowledgeBases.ts';
 export type { Page } from './pagination.ts';
 export { InvalidCursorError } from './pagination.ts';

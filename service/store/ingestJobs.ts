@@ -10,6 +10,13 @@ export interface HiddenChunkVersion {
   version: number;
 }
 
+/** Jobs in flight by state: claimable now, backing off after a transient failure, or held under a live lease. */
+export interface IngestJobCounts {
+  queued: number;
+  retry_wait: number;
+  running: number;
+}
+
 export function ingestJobsStore(collections: Collections) {
   const { ingestJobs } = collections;
   return {
@@ -59,6 +66,23 @@ export function ingestJobsStore(collections: Collections) {
     },
     async deleteJobsOfKnowledgeBase(knowledgeBaseId: string): Promise<void> {
       await storeCall(() => ingestJobs.deleteMany({ knowledge_base_id: knowledgeBaseId }));
+    },
+    /**
+     * For metrics: jobs by state at `now`, from one read of two fields per job (no filter: FerretDB v1 would scan
+     * the table for any, and it has no $cond to count in an aggregate), bounded by `maxTimeMs` on the server.
+     */
+    async countJobsByState(now: number, maxTimeMs: number): Promise<IngestJobCounts> {
+      const jobs = await storeCall(() =>
+        ingestJobs.find({}, { projection: { _id: 0, lease_until: 1, not_before: 1 }, maxTimeMS: maxTimeMs }).toArray(),
+      );
+      const counts: IngestJobCounts = { queued: 0, retry_wait: 0, running: 0 };
+      for (const job of jobs) {
+        // A lapsed lease is claimable again (its holder died): queued, as the runners see it.
+        if (job.lease_until !== null && job.lease_until !== undefined && job.lease_until >= now) counts.running += 1;
+        else if (job.not_before > now) counts.retry_wait += 1;
+        else counts.queued += 1;
+      }
+      return counts;
     },
     /** Every job in flight (admin views: doctor, reindex progress). */
     listJobs: (knowledgeBaseIds?: string[]) =>

@@ -1,4 +1,5 @@
 // The shapes stored in MongoDB. Identifiers are UUID strings kept in `_id`; timestamps are Dates.
+import type { MetadataValue } from '../search/metadataFilter.ts';
 
 export interface UserRecord {
   _id: string;
@@ -99,6 +100,17 @@ export interface DocumentRecord {
   progress: { embedded: number; total: number; phase?: 'extracting' | 'embedding'; pages?: { done: number; total: number } } | null;
   /** Why the newest ingestion failed, in words a user can act on. */
   error: string | null;
+  /** The live version's metadata (a new document's from the start). Absent on records older than metadata: none. */
+  metadata?: MetadataEntry[];
+}
+
+/**
+ * Document metadata as stored: a list of entries, in the caller's order, not an object, because FerretDB refuses a
+ * field name with a dot and metadata keys may have one.
+ */
+export interface MetadataEntry {
+  key: string;
+  value: MetadataValue;
 }
 
 /**
@@ -121,6 +133,8 @@ export interface IngestJobRecord {
   title: string;
   /** The live version this job replaces when it is ready (null for a new document). */
   replaces: number | null;
+  /** The version's metadata, put on each of its chunks (and on the record when it goes live). Absent on older jobs: the record's. */
+  metadata?: MetadataEntry[];
   /** 'build': embedding and indexing; 'retire': the new version is live, the replaced one is being removed. */
   phase: 'build' | 'retire';
   /** Chunk versions retrieval must not serve right now. */

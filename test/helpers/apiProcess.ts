@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { callJson, type CallOptions, type CallResult } from './http.ts';
+import { recordResponse } from './openapiCheck.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const HOST = '127.0.0.1';
@@ -55,7 +56,7 @@ export async function startApiProcess(env: Record<string, string>, readyTimeoutM
   const port = await freePort();
   const child = spawn(process.execPath, ['service/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, KBQA_HOST: HOST, KBQA_PORT: String(port), KBQA_LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, KBQA_HOST: HOST, KBQA_PORT: String(port), KBQA_LOG_LEVEL: 'warn', KBQA_METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
@@ -86,7 +87,13 @@ export async function startApiProcess(env: Record<string, string>, readyTimeoutM
     exited,
     exit: () => exit,
     tail,
-    call: (method, path, options) => callJson(url, method, path, options),
+    async call(method, path, options) {
+      // Checked against the OpenAPI description like the in-process app's responses (helpers/openapiCheck.ts).
+      const result = await callJson(url, method, path, options);
+      const contentType = result.headers.get('content-type');
+      recordResponse({ method, path: path.split('?')[0], status: result.status, contentType, body: result.body, where: `API process ${url}` });
+      return result;
+    },
     signal(signal) {
       if (!exit) child.kill(signal);
     },

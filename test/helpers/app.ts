@@ -6,10 +6,12 @@ import pino, { type Logger } from 'pino';
 import { buildApp, type AppDeps } from '../../service/app.ts';
 import { loadConfig, type Config } from '../../service/config.ts';
 import { IngestRunner } from '../../service/commands/ingestJobs.ts';
+import { createMetrics } from '../../service/metrics.ts';
 import { loadRag } from '../../service/rag/index.ts';
 import { openConfiguredSearchIndex } from '../../service/search/index.ts';
 import { openStore } from '../../service/store/index.ts';
 import { callJson, type CallOptions, type CallResult } from './http.ts';
+import { checkResponses, takeViolations } from './openapiCheck.ts';
 
 export interface TestApp {
   baseUrl: string;
@@ -38,10 +40,13 @@ export async function startTestApp(environment: Record<string, string> = {}, opt
     await Promise.allSettled([store.close(), search.close(), rag.close()]);
     throw error;
   }
-  const jobs = new IngestRunner({ store, search, rag, logger, config }, { claims: options.claims ?? 'own' });
+  // Each app its own registry: its counters start at zero. Serve them with startMetricsServer(deps.metrics, …).
+  const metrics = createMetrics();
+  const jobs = new IngestRunner({ store, search, rag, logger, config, metrics }, { claims: options.claims ?? 'own' });
+  metrics.collectFrom({ store, models: rag.models, jobs });
   jobs.start();
-  const deps: AppDeps = { config, logger, store, search, rag, jobs };
-  const server: Server = buildApp(deps).listen(0, '127.0.0.1');
+  const deps: AppDeps = { config, logger, store, search, rag, jobs, metrics };
+  const server: Server = checkedApp(deps).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
@@ -53,8 +58,18 @@ export async function startTestApp(environment: Record<string, string> = {}, opt
       await jobs.stop(0);
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await Promise.allSettled([store.close(), search.close(), rag.close()]);
+      // Responses of the file's after hooks too (the hook openapiCheck.ts registers has run by then).
+      const violations = takeViolations();
+      if (violations) throw violations;
     },
   };
+}
+
+/** The real app, with every /api/v1 response checked against the OpenAPI description (helpers/openapiCheck.ts). */
+function checkedApp(deps: AppDeps) {
+  const app = buildApp(deps);
+  app.middleware.unshift(checkResponses('in-process app'));
+  return app;
 }
 
 /**
@@ -62,7 +77,7 @@ export async function startTestApp(environment: Record<string, string> = {}, opt
  * limits and expiries too small or too large to set through the environment.
  */
 export async function serveVariant(deps: AppDeps, change: (config: Config) => Config): Promise<{ baseUrl: string; close(): Promise<void> }> {
-  const server: Server = buildApp({ ...deps, config: change(deps.config) }).listen(0, '127.0.0.1');
+  const server: Server = checkedApp({ ...deps, config: change(deps.config) }).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,

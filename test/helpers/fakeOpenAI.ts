@@ -1,6 +1,9 @@
 // A local HTTP server speaking the OpenAI chat completions API (POST /v1/chat/completions), for tests of the LLM
 // answer models. It records every request and is scriptable: the reply text, a sequence of status codes to answer
-// before succeeding (or a status to answer forever), and a delay before each answer.
+// before succeeding (or a status to answer forever), and a delay before each answer. A request with "stream": true
+// is answered as OpenAI streams: Server-Sent Events of chat.completion.chunk objects, one per token, then
+// `data: [DONE]`; the tokens, the delay between them and a failure part-way (a dropped connection or an error event)
+// are scriptable too, and the fake records whether the client went away before the reply was complete.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
@@ -15,6 +18,13 @@ export interface RecordedChatRequest {
   body: { model?: string; messages?: ChatMessage[]; [key: string]: unknown };
   /** The status the fake answered with (null when the client went away first). */
   status: number | null;
+  /** Whether the client asked for a streamed reply. */
+  stream: boolean;
+  /** Whether the client closed the connection before the reply was complete (a cancelled call), and when. */
+  cancelled: boolean;
+  cancelledAt: number | null;
+  /** Content chunks sent so far (streamed replies). */
+  tokensSent: number;
 }
 
 export interface FakeOpenAIScript {
@@ -26,6 +36,17 @@ export interface FakeOpenAIScript {
   thenStatus?: number;
   /** Milliseconds to wait before answering each request. */
   delayMs?: number;
+  /** Streamed replies: the reply's tokens, one chunk each (default: the reply cut every `tokenChars` characters). */
+  tokens?: string[];
+  /** Streamed replies: characters per token when `tokens` is not given (default 3, so markers are split too). */
+  tokenChars?: number;
+  /** Streamed replies: milliseconds before each content chunk (a list: before the n-th, none past its end). */
+  tokenDelayMs?: number | number[];
+  /**
+   * Streamed replies: after this many content chunks, fail — `drop` closes the connection mid-body, `error` sends an
+   * error event (as OpenAI does for a failure inside a stream) and ends the body.
+   */
+  streamFailure?: { afterTokens: number; kind: 'drop' | 'error' };
 }
 
 export interface FakeOpenAI {
@@ -61,6 +82,52 @@ function sendJson(response: ServerResponse, status: number, body: unknown): void
   response.end(JSON.stringify(body));
 }
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The reply cut into tokens: the script's, else every `chars` characters. */
+export function tokensOf(reply: string, script: FakeOpenAIScript): string[] {
+  if (script.tokens) return script.tokens;
+  const chars = Math.max(1, script.tokenChars ?? 3);
+  const tokens: string[] = [];
+  for (let start = 0; start < reply.length; start += chars) tokens.push(reply.slice(start, start + chars));
+  return tokens;
+}
+
+/** A streamed chat completion, chunk by chunk, as api.openai.com sends it. */
+async function streamReply(response: ServerResponse, recorded: RecordedChatRequest, reply: string, id: string, script: FakeOpenAIScript): Promise<void> {
+  const base = { id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: recorded.body.model ?? 'unknown', system_fingerprint: 'fp_fake' };
+  const gone = () => response.destroyed || response.writableEnded;
+  const send = (data: unknown) => {
+    if (!gone()) response.write(`data: ${JSON.stringify(data)}\n\n`);
+  };
+  const choice = (delta: Record<string, unknown>, finish: string | null) => ({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+  response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+  send(choice({ role: 'assistant', content: '', refusal: null }, null));
+  const tokens = tokensOf(reply, script);
+  const failure = script.streamFailure;
+  for (const [index, token] of tokens.entries()) {
+    if (failure && index === failure.afterTokens) {
+      // What was written reaches the client first: destroyed at once, the socket would discard it.
+      if (failure.kind === 'drop') await sleep(100).then(() => response.socket?.destroy());
+      else {
+        send({ error: { message: 'scripted failure inside the stream', type: 'server_error', param: null, code: null } });
+        response.end();
+      }
+      return;
+    }
+    const delay = Array.isArray(script.tokenDelayMs) ? (script.tokenDelayMs[index] ?? 0) : (script.tokenDelayMs ?? 0);
+    if (delay > 0) await sleep(delay);
+    if (gone()) return;
+    send(choice({ content: token }, null));
+    recorded.tokensSent += 1;
+  }
+  send(choice({}, 'stop'));
+  if ((recorded.body.stream_options as { include_usage?: boolean } | undefined)?.include_usage) {
+    send({ ...base, choices: [], usage: { prompt_tokens: 100, completion_tokens: tokens.length, total_tokens: 100 + tokens.length } });
+  }
+  if (!gone()) response.end('data: [DONE]\n\n');
+}
+
 export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   let current: FakeOpenAIScript = {};
   let statusQueue: number[] = [];
@@ -81,8 +148,22 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       sendJson(response, 400, { error: { message: 'body is not JSON', type: 'invalid_request_error' } });
       return;
     }
-    const recorded: RecordedChatRequest = { path: request.url ?? '', headers: request.headers, body, status: null };
+    const recorded: RecordedChatRequest = {
+      path: request.url ?? '',
+      headers: request.headers,
+      body,
+      status: null,
+      stream: body.stream === true,
+      cancelled: false,
+      cancelledAt: null,
+      tokensSent: 0,
+    };
     requests.push(recorded);
+    response.on('close', () => {
+      if (response.writableFinished || recorded.cancelled) return;
+      recorded.cancelled = true;
+      recorded.cancelledAt = Date.now();
+    });
     const status = statusQueue.length > 0 ? (statusQueue.shift() as number) : (current.thenStatus ?? 200);
     const delayMs = current.delayMs ?? 0;
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
@@ -96,6 +177,10 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     }
     const reply = typeof current.reply === 'function' ? current.reply(recorded) : (current.reply ?? 'I cannot tell [1].');
     counter += 1;
+    if (recorded.stream) {
+      await streamReply(response, recorded, reply, `chatcmpl-fake-${counter}`, current);
+      return;
+    }
     sendJson(response, 200, {
       id: `chatcmpl-fake-${counter}`,
       object: 'chat.completion',

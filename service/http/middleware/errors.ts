@@ -2,6 +2,7 @@
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { ApiError, BadRequestError, PayloadTooLargeError, RateLimitedError, UpstreamUnavailableError, errorSummary } from '../../errors.ts';
+import type { Metrics } from '../../metrics.ts';
 import { InvalidCursorError } from '../../store/pagination.ts';
 
 interface HttpishError {
@@ -69,26 +70,50 @@ function loggableError(error: unknown, withStack: boolean): Record<string, unkno
   return logged;
 }
 
-export function errorEnvelope(logger: Logger, maxBodyBytes: number): Middleware {
+export interface FailedRequest {
+  requestId: string | undefined;
+  method: string;
+  path: string;
+}
+
+/**
+ * A failure as the client sees it (status, envelope, Retry-After) and as the log records it: the middleware's answer,
+ * and the `error` event of a response already streaming (http/routes/query.ts).
+ */
+export function errorResponse(
+  error: unknown,
+  request: FailedRequest,
+  options: { logger: Logger; maxBodyBytes: number; metrics?: Pick<Metrics, 'countUpstreamError'> },
+): { status: number; body: { error: { code: string; message: string } }; retryAfterSeconds?: number } {
+  const { logger, metrics } = options;
+  const { requestId } = request;
+  const known = toApiError(error, options.maxBodyBytes);
+  if (known) {
+    if (known instanceof UpstreamUnavailableError) {
+      metrics?.countUpstreamError(known.upstream);
+      logger.warn({ requestId, upstream: known.upstream, error: loggableError(known, false) }, 'upstream unavailable');
+    }
+    return {
+      status: known.status,
+      body: { error: { code: known.code, message: known.message } },
+      ...(known instanceof RateLimitedError ? { retryAfterSeconds: known.retryAfterSeconds } : {}),
+    };
+  }
+  // Unexpected: log what identifies it (never its bodies), reveal nothing but the id that finds the log line.
+  logger.error({ requestId, error: loggableError(error, true), method: request.method, path: request.path }, 'unhandled error');
+  return { status: 500, body: { error: { code: 'server_error', message: `internal error (request id ${requestId ?? 'unknown'})` } } };
+}
+
+export function errorEnvelope(logger: Logger, maxBodyBytes: number, metrics?: Pick<Metrics, 'countUpstreamError'>): Middleware {
   return async (ctx, next) => {
     try {
       await next();
     } catch (error) {
-      const known = toApiError(error, maxBodyBytes);
-      const requestId = ctx.state.requestId as string | undefined;
-      if (known) {
-        if (known instanceof UpstreamUnavailableError) {
-          logger.warn({ requestId, upstream: known.upstream, error: loggableError(known, false) }, 'upstream unavailable');
-        }
-        if (known instanceof RateLimitedError) ctx.set('Retry-After', String(known.retryAfterSeconds));
-        ctx.status = known.status;
-        ctx.body = { error: { code: known.code, message: known.message } };
-        return;
-      }
-      // Unexpected: log what identifies it (never its bodies), reveal nothing but the id that finds the log line.
-      logger.error({ requestId, error: loggableError(error, true), method: ctx.method, path: ctx.path }, 'unhandled error');
-      ctx.status = 500;
-      ctx.body = { error: { code: 'server_error', message: `internal error (request id ${requestId ?? 'unknown'})` } };
+      const request = { requestId: ctx.state.requestId as string | undefined, method: ctx.method, path: ctx.path };
+      const response = errorResponse(error, request, { logger, maxBodyBytes, metrics });
+      if (response.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(response.retryAfterSeconds));
+      ctx.status = response.status;
+      ctx.body = response.body;
     }
   };
 }

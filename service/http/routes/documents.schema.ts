@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { jsonObject, nameCharacterProblem, pageQuery, requiredString } from '../validation.ts';
+import { documentMetadata, documentMetadataOutput } from './metadata.schema.ts';
+import { nextCursor, resourceId, timestamp } from './common.schema.ts';
 
 export const ACCEPTED_EXTENSIONS = ['.txt', '.text', '.md', '.markdown'];
 
@@ -49,6 +51,7 @@ export function ingestDocumentBody(maxContentBytes: number) {
     kb_id: requiredString().min(1, 'must not be empty'),
     filename: filenameField(),
     content: contentField(maxContentBytes),
+    metadata: documentMetadata.optional(),
   });
 }
 
@@ -57,6 +60,8 @@ export function replaceDocumentBody(maxContentBytes: number) {
   return jsonObject({
     filename: filenameField().optional(),
     content: contentField(maxContentBytes),
+    /** Absent: the document keeps its metadata; given (`{}` too): it replaces it. */
+    metadata: documentMetadata.optional(),
   });
 }
 
@@ -77,4 +82,71 @@ export function prefersRespondAsync(header: string | string[] | undefined): bool
  */
 export const documentListQuery = pageQuery.extend({
   include: z.enum(['status'], { error: 'must be status' }).optional(),
+});
+
+// ── Responses ─────────────────────────────────────────────────────────────────────────────────────────────────────
+// What presenters/documents.ts returns (typed against these) and the OpenAPI description publishes.
+
+const documentIdentity = {
+  id: resourceId('Document id'),
+  filename: z.string().meta({ description: 'Name shown in listings and citations', example: 'onboarding.md' }),
+  title: z.string().meta({ description: 'The filename without its extension', example: 'onboarding' }),
+};
+
+const chunkCounts = {
+  chunks: z.number().int().min(0).meta({ description: 'Number of segments produced (of the searchable version)', example: 12 }),
+  total_chunks: z.number().int().min(0).meta({ description: 'Number of segments reported as total', example: 12 }),
+};
+
+const documentSource = z.enum(['api', 'upload']).meta({ description: 'How the document entered the KB: `api` (this API or pasted text) or `upload` (a file in the web app)' });
+
+/** 201 of POST /documents and PUT /documents/{id}: the contract's fields, once the document is searchable. */
+export const ingestedDocument = z
+  .object({ ...documentIdentity, ...chunkCounts })
+  .meta({ id: 'IngestedDocument', description: 'A document just ingested and searchable.' });
+
+/** GET /knowledge-bases/{id}/documents: exactly the contract's fields. */
+export const documentListItem = z
+  .object({ ...documentIdentity, source: documentSource, created_at: timestamp('Creation timestamp') })
+  .meta({ id: 'DocumentListItem', description: 'A searchable document in a KB\'s list.' });
+
+/** GET /documents/{id}, the 202 of a queued ingestion, and list items with ?include=status. */
+export const documentWithStatus = z
+  .object({
+    ...documentIdentity,
+    knowledge_base_id: resourceId('The KB the document belongs to'),
+    source: documentSource,
+    kind: z.enum(['text', 'pdf']).meta({ description: '`pdf` for PDFs uploaded in the web app; everything else `text`' }),
+    status: z.enum(['queued', 'processing', 'ready', 'failed']).meta({
+      description:
+        'Of the newest ingestion: `queued` → `processing` → `ready` (searchable) or `failed` (see `error`; retry with POST /documents/{id}/retry). A replacement keeps the previous version searchable until it is ready.',
+    }),
+    ...chunkCounts,
+    created_at: timestamp('Creation timestamp'),
+    updated_at: timestamp('Last change of the record (status, progress, a new version)'),
+    progress: z
+      .object({
+        embedded: z.number().int().min(0).meta({ description: 'Segments embedded so far' }),
+        total: z.number().int().min(0).meta({ description: 'Segments to embed (0 until the text is split)' }),
+        phase: z.enum(['extracting', 'embedding']).optional().meta({ description: 'PDFs: which step the ingestion is in' }),
+        pages: z
+          .object({ done: z.number().int().min(0), total: z.number().int().min(0) })
+          .optional()
+          .meta({ description: 'PDFs: pages extracted of the page count' }),
+      })
+      .optional()
+      .meta({ description: 'Only while `queued` or `processing`' }),
+    error: z.string().optional().meta({ description: 'Only when `failed`: why, in words a user can act on' }),
+    metadata: documentMetadataOutput,
+  })
+  .meta({ id: 'Document', description: 'A document with the status of its newest ingestion.' });
+
+export const ingestedDocumentResponse = z.object({ document: ingestedDocument });
+export const documentResponse = z.object({ document: documentWithStatus });
+export const documentDeletedResponse = z.object({ deleted: z.literal(true) });
+export const documentListResponse = z.object({
+  documents: z.array(z.union([documentListItem, documentWithStatus])).meta({
+    description: 'Searchable documents (`DocumentListItem`); with `?include=status` every document with its status (`Document`).',
+  }),
+  next_cursor: nextCursor,
 });

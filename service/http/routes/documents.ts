@@ -1,12 +1,23 @@
 // The document lifecycle: POST /api/v1/documents (ingest), GET / PUT / DELETE /api/v1/documents/{id},
 // POST /api/v1/documents/{id}/retry, and GET /api/v1/knowledge-bases/{id}/documents (list).
+// Their OpenAPI operations: http/openapi/operations/documents.ts.
 import { authenticated, newRouter, type AppContext, type AppDeps, type AppState } from '../context.ts';
 import type Router from '@koa/router';
 import { deleteDocument, getDocument, ingestDocument, listDocuments, replaceDocument, retryDocument, type IngestMode } from '../../commands/documents.ts';
 import type { DocumentRecord } from '../../store/index.ts';
 import { presentDocument, presentDocumentListItem, presentIngestedDocument } from '../../presenters/documents.ts';
 import { parseInput } from '../validation.ts';
-import { documentListQuery, ingestDocumentBody, prefersRespondAsync, replaceDocumentBody } from './documents.schema.ts';
+import type { z } from 'zod';
+import {
+  documentListQuery,
+  ingestDocumentBody,
+  prefersRespondAsync,
+  replaceDocumentBody,
+  type documentDeletedResponse,
+  type documentListResponse,
+  type documentResponse,
+  type ingestedDocumentResponse,
+} from './documents.schema.ts';
 
 /** `Prefer: respond-async` (RFC 7240): answer 202 at once; otherwise wait until the document is searchable. */
 function ingestMode(ctx: AppContext): IngestMode {
@@ -17,13 +28,13 @@ function ingestMode(ctx: AppContext): IngestMode {
 function answerIngest(ctx: AppContext, mode: IngestMode, record: DocumentRecord): void {
   if (mode === 'wait') {
     ctx.status = 201;
-    ctx.body = { document: presentIngestedDocument(record) };
+    ctx.body = { document: presentIngestedDocument(record) } satisfies z.input<typeof ingestedDocumentResponse>;
     return;
   }
   ctx.status = 202;
   ctx.set('Preference-Applied', 'respond-async');
   ctx.set('Location', `/api/v1/documents/${record._id}`);
-  ctx.body = { document: presentDocument(record) };
+  ctx.body = { document: presentDocument(record) } satisfies z.input<typeof documentResponse>;
 }
 
 export function documentRoutes(deps: AppDeps): Router<AppState> {
@@ -38,7 +49,7 @@ export function documentRoutes(deps: AppDeps): Router<AppState> {
   }));
 
   router.get('/documents/:id', authenticated(async (ctx, caller) => {
-    ctx.body = { document: presentDocument(await getDocument(deps.store, caller.user, ctx.params.id)) };
+    ctx.body = { document: presentDocument(await getDocument(deps.store, caller.user, ctx.params.id)) } satisfies z.input<typeof documentResponse>;
   }));
 
   router.put('/documents/:id', authenticated(async (ctx, caller) => {
@@ -54,7 +65,7 @@ export function documentRoutes(deps: AppDeps): Router<AppState> {
 
   router.delete('/documents/:id', authenticated(async (ctx, caller) => {
     await deleteDocument(deps, caller.user, ctx.params.id);
-    ctx.body = { deleted: true };
+    ctx.body = { deleted: true } satisfies z.input<typeof documentDeletedResponse>;
   }));
 
   router.get('/knowledge-bases/:id/documents', authenticated(async (ctx, caller) => {
@@ -64,7 +75,7 @@ export function documentRoutes(deps: AppDeps): Router<AppState> {
     ctx.body = {
       documents: items.map(include === 'status' ? presentDocument : presentDocumentListItem),
       ...(page.limit !== undefined ? { next_cursor: nextCursor } : {}),
-    };
+    } satisfies z.input<typeof documentListResponse>;
   }));
 
   return router;

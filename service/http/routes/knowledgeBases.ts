@@ -1,4 +1,4 @@
-// /api/v1/knowledge-bases: list, create, get, delete.
+// /api/v1/knowledge-bases: list, create, get, delete. Their OpenAPI operations: http/openapi/operations/knowledgeBases.ts.
 import {
   createKnowledgeBase,
   deleteKnowledgeBase,
@@ -13,7 +13,15 @@ import {
 import { authenticated, newRouter, type AppDeps, type AppState } from '../context.ts';
 import type Router from '@koa/router';
 import { pageQuery, parseInput } from '../validation.ts';
-import { createKnowledgeBaseBody, deleteKnowledgeBaseQuery } from './knowledgeBases.schema.ts';
+import type { z } from 'zod';
+import {
+  createKnowledgeBaseBody,
+  deleteKnowledgeBaseQuery,
+  type knowledgeBaseCreatedResponse,
+  type knowledgeBaseDeletedResponse,
+  type knowledgeBaseListResponse,
+  type knowledgeBaseResponse,
+} from './knowledgeBases.schema.ts';
 
 export function knowledgeBaseRoutes(deps: AppDeps): Router<AppState> {
   const router = newRouter();
@@ -24,25 +32,25 @@ export function knowledgeBaseRoutes(deps: AppDeps): Router<AppState> {
     ctx.body = {
       knowledge_bases: items.map((item) => presentKnowledgeBaseListItem(item.record, item.role, item.documentCount)),
       ...(page.limit !== undefined ? { next_cursor: nextCursor } : {}),
-    };
+    } satisfies z.input<typeof knowledgeBaseListResponse>;
   }));
 
   router.post('/knowledge-bases', authenticated(async (ctx, caller) => {
     const input = parseInput(createKnowledgeBaseBody, ctx.request.body, 'body');
     const record = await createKnowledgeBase(deps.store, caller.user, input);
     ctx.status = 201;
-    ctx.body = { knowledge_base: presentCreatedKnowledgeBase(record) };
+    ctx.body = { knowledge_base: presentCreatedKnowledgeBase(record) } satisfies z.input<typeof knowledgeBaseCreatedResponse>;
   }));
 
   router.get('/knowledge-bases/:id', authenticated(async (ctx, caller) => {
     const { record, role } = await getKnowledgeBase(deps.store, caller.user, ctx.params.id);
-    ctx.body = { knowledge_base: presentKnowledgeBase(record, role) };
+    ctx.body = { knowledge_base: presentKnowledgeBase(record, role) } satisfies z.input<typeof knowledgeBaseResponse>;
   }));
 
   router.delete('/knowledge-bases/:id', authenticated(async (ctx, caller) => {
     const { permanent } = parseInput(deleteKnowledgeBaseQuery, ctx.query, 'query');
     const mode = await deleteKnowledgeBase(deps.store, deps.search, caller.user, ctx.params.id, permanent === 'true');
-    ctx.body = { deleted: true, mode };
+    ctx.body = { deleted: true, mode } satisfies z.input<typeof knowledgeBaseDeletedResponse>;
   }));
 
   return router;

@@ -1,0 +1,19 @@
+// POST /api/v1/search: ranked chunks from the KBs the key can reach (hybrid, BM25 or dense), optionally filtered
+// by document metadata. Retrieval only: no answer, no relevance floor. Its OpenAPI operation: http/openapi/operations/search.ts.
+import { authenticated, newRouter, type AppDeps, type AppState } from '../context.ts';
+import type Router from '@koa/router';
+import { searchChunks } from '../../commands/searchChunks.ts';
+import { presentSearchResult } from '../../presenters/query.ts';
+import { parseInput } from '../validation.ts';
+import { searchBody } from './search.schema.ts';
+
+export function searchRoutes(deps: AppDeps): Router<AppState> {
+  const router = newRouter();
+
+  router.post('/search', authenticated(async (ctx, caller) => {
+    const input = parseInput(searchBody, ctx.request.body, 'body');
+    ctx.body = presentSearchResult(await searchChunks({ store: deps.store, search: deps.search, rag: deps.rag }, caller.user, input));
+  }));
+
+  return router;
+}

@@ -1,0 +1,216 @@
+// Prometheus metrics: every metric this service exports, defined here, in one registry of its own (never prom-client's
+// global one, so tests can build several apps in one process). Served in the text format on a port of its own
+// (http/metricsServer.ts), never on the API's.
+//
+// Two kinds: what code records as it happens (requests, query stages, upstream errors), and what is read at scrape
+// time from read-only getters (ingestion jobs from the store, worker pools): the store, search and rag layers never
+// import this module; they are asked when Prometheus asks.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { PdfPoolStats } from './extraction/pdf.ts';
+import type { ModelPoolStats } from './rag/modelPool.ts';
+import type { IngestJobCounts } from './store/index.ts';
+
+/** Per-stage durations of one answered query (commands/answerQuestion.ts's QueryTimings). */
+export interface QueryStageTimings {
+  embedMs: number;
+  searchMs: number;
+  answerMs: number;
+}
+
+/** Where scrape-time values come from: read-only getters, each asked once per scrape. */
+export interface MetricSources {
+  store: { countJobsByState(now: number, maxTimeMs: number): Promise<IngestJobCounts> };
+  models: { stats(): ModelPoolStats };
+  jobs: { runningJobs(): string[]; pdfPoolStats(): PdfPoolStats | null };
+}
+
+/** How long a scrape waits for the store's job counts before reporting without them. */
+export const STORE_READ_TIMEOUT_MS = 2_000;
+
+/** Seconds: from a few ms (a key lookup, a cached probe) to an LLM answer near its timeout. */
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+const UPSTREAM_COMPONENTS = ['opensearch', 'mongodb', 'embedder', 'answer-model'];
+
+/** Route labels for requests no router matched: the web app's pages and files, and everything else. */
+export const WEB_ROUTE = '(web)';
+export const UNMATCHED_ROUTE = '(unmatched)';
+
+export interface Metrics {
+  readonly registry: Registry;
+  /** One answered HTTP request; `route` is a route template or WEB_ROUTE / UNMATCHED_ROUTE, never a raw path. */
+  observeRequest(request: { method: string; route: string; status: number; seconds: number }): void;
+  observeQueryStages(timings: QueryStageTimings): void;
+  /** An UpstreamUnavailableError that became a response, or that an ingestion job failed on. */
+  countUpstreamError(component: string): void;
+  /** Where the scrape-time gauges read from (set once the store, models and job runner exist). */
+  collectFrom(sources: MetricSources): void;
+  /** The registry in the Prometheus text format. */
+  scrape(): Promise<string>;
+}
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  const registers = [registry];
+  let sources: MetricSources | null = null;
+
+  collectDefaultMetrics({ register: registry, prefix: 'kbqa_' });
+
+  const requests = new Counter({
+    name: 'kbqa_http_requests_total',
+    help: 'HTTP requests answered, by method, route template and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers,
+  });
+  const requestDuration = new Histogram({
+    name: 'kbqa_http_request_duration_seconds',
+    help: 'Time from a request arriving to its response being sent, by method, route template and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: DURATION_BUCKETS,
+    registers,
+  });
+  const queryStages = new Histogram({
+    name: 'kbqa_query_stage_duration_seconds',
+    help: "Time an answered query spent in each stage: embed (the question's vector), search (hybrid retrieval), answer (the answer model).",
+    labelNames: ['stage'] as const,
+    buckets: DURATION_BUCKETS,
+    registers,
+  });
+  const upstreamErrors = new Counter({
+    name: 'kbqa_upstream_errors_total',
+    help: 'Dependencies found unavailable (opensearch, mongodb, embedder, answer-model): 503 responses, and ingestion jobs that failed or will be retried on an outage.',
+    labelNames: ['component'] as const,
+    registers,
+  });
+  // Created before any scrape, so that "no failures" reads 0 rather than nothing (the components of errors.ts's
+  // UpstreamUnavailableError; one the code adds later appears with its first error).
+  for (const component of UPSTREAM_COMPONENTS) upstreamErrors.inc({ component }, 0);
+
+  // The store's job counts: one read per scrape, shared by concurrent scrapes, bounded in time. A failure or a
+  // timeout leaves the job gauges out of that scrape and counts an error; everything else is still reported.
+  let jobCountsRead: Promise<IngestJobCounts | null> | null = null;
+  // Registered after the job gauge (below): a scrape collects metrics in registration order, so this waits for the
+  // read that scrape started, and a failure of it is counted in the same scrape.
+  const collectErrors = new Counter({
+    name: 'kbqa_metrics_collect_errors_total',
+    help: 'Scrape-time reads that failed or timed out (the metrics they feed are missing from that scrape), by source.',
+    labelNames: ['source'] as const,
+    registers: [],
+    async collect() {
+      await jobCountsRead;
+    },
+  });
+  collectErrors.inc({ source: 'ingest_jobs' }, 0);
+
+  function readJobCounts(): Promise<IngestJobCounts | null> {
+    if (!sources) return Promise.resolve(null);
+    const store = sources.store;
+    jobCountsRead ??= (async () => {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('timed out')), STORE_READ_TIMEOUT_MS);
+      });
+      try {
+        return await Promise.race([store.countJobsByState(Date.now(), STORE_READ_TIMEOUT_MS), timeout]);
+      } catch {
+        collectErrors.inc({ source: 'ingest_jobs' });
+        return null;
+      } finally {
+        clearTimeout(timer);
+        jobCountsRead = null;
+      }
+    })();
+    return jobCountsRead;
+  }
+
+  new Gauge({
+    name: 'kbqa_ingest_jobs',
+    help: 'Ingestion jobs in flight across every process sharing the database, by state: queued (claimable now: the queue depth), retry_wait (backing off after an outage), running (held under a live lease).',
+    labelNames: ['state'] as const,
+    registers,
+    async collect() {
+      const counts = await readJobCounts();
+      this.reset();
+      if (counts === null) return;
+      for (const [state, count] of Object.entries(counts)) this.set({ state }, count);
+    },
+  });
+  registry.registerMetric(collectErrors);
+
+  new Gauge({
+    name: 'kbqa_ingest_jobs_in_process',
+    help: 'Ingestion jobs this process is running now (at most KBQA_INGEST_CONCURRENCY from the queue, plus those requests wait for).',
+    registers,
+    collect() {
+      this.set(sources?.jobs.runningJobs().length ?? 0);
+    },
+  });
+
+  new Gauge({
+    name: 'kbqa_model_pool_workers',
+    help: 'Worker threads of the model pool (embedder, splitter, extractive answerer).',
+    registers,
+    collect() {
+      this.set(sources?.models.stats().workers ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'kbqa_model_pool_busy_workers',
+    help: 'Model pool workers running a task, by lane: interactive (questions) or background (documents).',
+    labelNames: ['lane'] as const,
+    registers,
+    collect() {
+      const stats = sources?.models.stats();
+      this.set({ lane: 'interactive' }, stats?.running.interactive ?? 0);
+      this.set({ lane: 'background' }, stats?.running.background ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'kbqa_model_pool_queued_tasks',
+    help: 'Model pool tasks waiting for a worker, by lane.',
+    labelNames: ['lane'] as const,
+    registers,
+    collect() {
+      const stats = sources?.models.stats();
+      this.set({ lane: 'interactive' }, stats?.queued.interactive ?? 0);
+      this.set({ lane: 'background' }, stats?.queued.background ?? 0);
+    },
+  });
+
+  // The PDF pool starts with a process's first PDF: until then it has no workers (all three read 0).
+  const pdfGauge = (name: string, help: string, field: keyof PdfPoolStats) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        this.set(sources?.jobs.pdfPoolStats()?.[field] ?? 0);
+      },
+    });
+  pdfGauge('kbqa_pdf_pool_workers', 'Threads the PDF extraction pool may run (0 until the first PDF starts it).', 'workers');
+  pdfGauge('kbqa_pdf_pool_busy_workers', 'PDF extraction workers reading a PDF now.', 'busy');
+  pdfGauge('kbqa_pdf_pool_queued_tasks', 'PDFs waiting for an extraction worker.', 'queued');
+
+  return {
+    registry,
+    observeRequest({ method, route, status, seconds }) {
+      const labels = { method: METHODS.has(method) ? method : 'OTHER', route, status: String(status) };
+      requests.inc(labels);
+      requestDuration.observe(labels, seconds);
+    },
+    observeQueryStages({ embedMs, searchMs, answerMs }) {
+      queryStages.observe({ stage: 'embed' }, embedMs / 1000);
+      queryStages.observe({ stage: 'search' }, searchMs / 1000);
+      queryStages.observe({ stage: 'answer' }, answerMs / 1000);
+    },
+    countUpstreamError(component) {
+      upstreamErrors.inc({ component });
+    },
+    collectFrom(next) {
+      sources = next;
+    },
+    scrape: () => registry.metrics(),
+  };
+}

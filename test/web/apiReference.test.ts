@@ -1,0 +1,77 @@
+// The API reference at /docs, in the real Chromium: Redoc (served from node_modules by the API process) renders the
+// served OpenAPI description, every request the page makes stays on the origin (no CDN, no fonts, no telemetry), and
+// its Content-Security-Policy refuses nothing Redoc does (no CSP report in the console).
+import anyTest, { type TestFn } from 'ava';
+import type { Browser } from 'playwright-core';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { launchBrowser, newPage } from '../helpers/browser.ts';
+
+const test = anyTest as TestFn<{ app: TestApp; browser: Browser }>;
+
+test.before(async (t) => {
+  t.context.app = await startTestApp();
+  t.context.browser = await launchBrowser();
+});
+
+test.after.always(async (t) => {
+  await t.context.browser?.close();
+  await t.context.app?.close();
+});
+
+test('/docs renders every operation from this origin alone, under a CSP that refuses nothing', async (t) => {
+  const { app, browser } = t.context;
+  const page = await newPage(browser, app.baseUrl);
+  const origin = new URL(app.baseUrl).origin;
+  const requests: string[] = [];
+  const problems: string[] = [];
+  page.on('request', (request) => requests.push(request.url()));
+  page.on('console', (message) => {
+    if (message.type() === 'error' || /content security policy/i.test(message.text())) problems.push(`${message.type()}: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+
+  const response = await page.goto('/docs');
+  t.is(response?.status(), 200);
+  t.regex(response?.headers()['content-security-policy'] ?? '', /script-src 'self';/);
+  t.notRegex(response?.headers()['content-security-policy'] ?? '', /unsafe-inline|unsafe-eval/);
+  // Every operation's summary from the spec is in Redoc's menu under its tag (a tag opens when clicked).
+  const spec = (await (await fetch(`${app.baseUrl}/api/v1/openapi.json`)).json()) as {
+    tags: Array<{ name: string }>;
+    paths: Record<string, Record<string, { summary: string; tags: string[] }>>;
+  };
+  const operations = Object.values(spec.paths).flatMap((item) => Object.values(item));
+  t.true(operations.some((operation) => operation.summary === 'Ask a question'));
+  for (const tag of spec.tags) {
+    await page.getByRole('link', { name: tag.name, exact: true }).click();
+    for (const operation of operations.filter((each) => each.tags.includes(tag.name))) {
+      await page.getByRole('link', { name: operation.summary }).first().waitFor({ timeout: 30_000 });
+    }
+  }
+  // An operation's page: its heading, and a field of its request body rendered from the schema.
+  await page.getByRole('link', { name: 'Ask a question' }).first().click();
+  await page.getByRole('heading', { name: 'Ask a question' }).waitFor();
+  await page.getByText('knowledge_base_ids').first().waitFor();
+
+  t.true(requests.length >= 3, `the page, the bundle and the spec at least: ${requests.join(', ')}`);
+  const offOrigin = requests.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:') && !url.startsWith('blob:'));
+  t.deepEqual(offOrigin, [], 'every request stays on the origin');
+  t.true(requests.some((url) => url === `${origin}/api/v1/openapi.json`), 'the spec is read from this server');
+  t.deepEqual(problems, [], 'no console errors, no CSP reports');
+});
+
+test('/docs is not the web app: a path under it is a 404, and the bundle is cached for good', async (t) => {
+  const { app } = t.context;
+  const page = await fetch(`${app.baseUrl}/docs`);
+  const html = await page.text();
+  t.is(page.headers.get('cache-control'), 'no-store');
+  const script = /<script type="module" src="([^"]+)"/.exec(html)?.[1];
+  t.truthy(script, html);
+  const bundle = await fetch(`${app.baseUrl}${script}`);
+  await bundle.arrayBuffer();
+  t.is(bundle.status, 200);
+  t.is(bundle.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+  t.regex(bundle.headers.get('content-type') ?? '', /^text\/javascript/);
+  const unknown = await fetch(`${app.baseUrl}/docs/nothing-here`);
+  await unknown.text();
+  t.is(unknown.status, 404);
+});

@@ -24,8 +24,8 @@ const test = anyTest as TestFn<Context>;
 
 /** The checks that say "no 5xx, every error in the envelope, every response conforming to the spec". */
 const CHECKS = ['not_a_server_error', 'status_code_conformance', 'content_type_conformance', 'response_schema_conformance'];
-const EXAMPLES = Number(process.env.KBQA_FUZZ_EXAMPLES ?? 4);
-const PHASES = process.env.KBQA_FUZZ_PHASES ?? 'examples,fuzzing';
+const EXAMPLES = Number(process.env.KBQA_FUZZ_EXAMPLES ?? 10);
+const PHASES = process.env.KBQA_FUZZ_PHASES ?? 'examples,coverage,fuzzing';
 const SEED = Number(process.env.KBQA_FUZZ_SEED ?? 20261122);
 
 // A database of its own: the fuzzer creates and deletes knowledge bases and documents of its user.
@@ -110,7 +110,7 @@ test('Schemathesis finds no 5xx, no undeclared status or content type, and no bo
       join(reports, 'report.json'),
     ], reports);
     t.log(`schemathesis seed ${SEED}, ${EXAMPLES} examples per operation, phases ${PHASES}`);
-    const summary = output.split('\n').filter((line) => /passed|failed|error|operations|test cases/i.test(line)).slice(-12);
+    const summary = output.split('\n').filter((line) => /passed|failed|error|operations|generated/i.test(line)).slice(-12);
     for (const line of summary) t.log(line.trim());
     if (code !== 0) t.log(output.slice(-12_000));
     t.is(code, 0, 'schemathesis reported failures (its output is above)');

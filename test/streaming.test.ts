@@ -16,6 +16,8 @@ import { allEvents, concatDeltas, postForEvents, type StreamedEvent, type Stream
 import { startFakeOpenAI, type FakeOpenAI } from './helpers/fakeOpenAI.ts';
 import { mulberry32, type Rng } from './helpers/random.ts';
 import { WebClient } from './helpers/webClient.ts';
+import { createKbqaClient, KbqaApiError } from '../clients/typescript/index.ts';
+import { streamQuery } from '../clients/typescript/stream.ts';
 import { capturingLogger } from './helpers/logCapture.ts';
 
 interface Context {
@@ -482,4 +484,21 @@ test.serial('the web app streams too: its citations (in deltas and done) carry t
   const json = await web.call('POST', '/api/web/query', { body });
   t.is(json.status, 200);
   t.deepEqual(done, json.body);
+});
+
+test.serial('the TypeScript client streams the same events (clients/typescript/stream.ts); a refusal before the stream throws', async (t) => {
+  const client = createKbqaClient(t.context.app.baseUrl, t.context.user.key);
+  const events: StreamedEvent[] = [];
+  for await (const event of streamQuery(client, { query: QUESTION, knowledge_base_ids: [t.context.kb], model: 'kbqa-extractive' })) {
+    events.push(event as StreamedEvent);
+  }
+  assertOrder(t, events);
+  const done = assertDeltasAddUp(t, events);
+  t.deepEqual(done, await jsonAnswer(t, { model: 'kbqa-extractive' }));
+
+  const refused = await t.throwsAsync(async () => {
+    for await (const event of streamQuery(client, { query: ' ' })) t.fail(`no event expected, got ${event.event}`);
+  });
+  t.true(refused instanceof KbqaApiError);
+  t.like(refused, { status: 400, code: 'bad_request' });
 });

@@ -9,7 +9,8 @@ import { presentChunk, presentCitation, presentQueryResult } from '../../present
 import { acceptsEventStream, clientGone, sseComment, sseEvent, writeEventStream } from '../eventStream.ts';
 import { errorResponse } from '../middleware/errors.ts';
 import { parseInput } from '../validation.ts';
-import { queryBody } from './query.schema.ts';
+import type { z } from 'zod';
+import { queryBody, type queryStreamDeltaEvent, type queryStreamRetrievalEvent } from './query.schema.ts';
 
 /** Per-stage timings for operators and benchmarks (not part of the JSON contract), as a Server-Timing value. */
 function serverTiming(timings: QueryTimings): string {
@@ -58,9 +59,9 @@ export function queryRoutes(deps: AppDeps): Router<AppState> {
     const present = (step: QueryStep): string[] => {
       switch (step.type) {
         case 'retrieval':
-          return [sseEvent('retrieval', { passages: step.passages.map((chunk, index) => ({ number: index + 1, ...presentChunk(chunk) })) })];
+          return [sseEvent('retrieval', { passages: step.passages.map((chunk, index) => ({ number: index + 1, ...presentChunk(chunk) })) } satisfies z.input<typeof queryStreamRetrievalEvent>)];
         case 'delta':
-          return [sseEvent('delta', { text: step.text, citations: step.citations.map((citation) => presentCitation(citation, { citationPages })) })];
+          return [sseEvent('delta', { text: step.text, citations: step.citations.map((citation) => presentCitation(citation, { citationPages })) } satisfies z.input<typeof queryStreamDeltaEvent>)];
         case 'done':
           deps.metrics.observeQueryStages(step.result.timings);
           // The timings ride in a comment (parsers skip it); step.result.timings is the whole request's.

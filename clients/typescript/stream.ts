@@ -42,15 +42,21 @@ export async function* streamQuery(
   });
   const reader = (data as ReadableStream<Uint8Array>).getReader();
   const decoder = new TextDecoder();
+  let finished = false;
   try {
     for (;;) {
       const { value, done } = await reader.read();
-      if (done) break;
+      if (done) {
+        finished = true;
+        break;
+      }
       // stream: true keeps a character split across two chunks whole.
       parser.feed(decoder.decode(value, { stream: true }));
       while (arrived.length > 0) yield arrived.shift() as QueryStreamEvent;
     }
   } finally {
+    // A consumer that stops early (break, an exception) closes the connection: the server then cancels the model call.
+    if (!finished) await reader.cancel().catch(() => undefined);
     reader.releaseLock();
   }
 }

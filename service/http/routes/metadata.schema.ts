@@ -123,7 +123,9 @@ class FilterProblem extends Error {
   }
 }
 
-const isScalar = (value: unknown): value is FilterScalar => typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+// A number must be finite: JSON's 1e400 parses to Infinity, which would serialise as null in the query (no bound).
+const isScalar = (value: unknown): value is FilterScalar =>
+  typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) || typeof value === 'boolean';
 
 class FilterParser {
   conditions = 0;
@@ -139,6 +141,8 @@ class FilterParser {
   filter(input: unknown, path: string[], depth: number): MetadataFilter {
     if (!isPlainObject(input)) throw new FilterProblem(path, 'must be a JSON object (a filter)');
     const parts: MetadataFilter[] = [];
+    // An empty filter costs a clause too (a match_all): otherwise { "$or": [{}, {}, …] } would escape the limits.
+    if (Object.keys(input).length === 0) this.count(path);
     for (const [key, value] of Object.entries(input)) {
       const at = [...path, shownKey(key)];
       if (key === '$and' || key === '$or') parts.push(this.combination(key, value, at, depth + 1));
@@ -159,7 +163,9 @@ class FilterParser {
 
   combination(operator: '$and' | '$or', value: unknown, path: string[], depth: number): MetadataFilter {
     if (depth > FILTER_LIMITS.depth) throw new FilterProblem(path, `nests too deep: at most ${FILTER_LIMITS.depth} levels of $and, $or and $not`);
-    if (!Array.isArray(value) || value.length === 0) throw new FilterProblem(path, 'must be a non-empty array of filters');
+    if (!Array.isArray(value) || value.length === 0 || value.length > FILTER_LIMITS.conditions) {
+      throw new FilterProblem(path, `must be a non-empty array of at most ${FILTER_LIMITS.conditions} filters`);
+    }
     return { op: operator === '$and' ? 'and' : 'or', filters: value.map((item, index) => this.filter(item, [...path, String(index)], depth)) };
   }
 
@@ -204,7 +210,10 @@ class FilterParser {
       case '$lt':
       case '$lte': {
         const op = operator.slice(1) as 'gt' | 'gte' | 'lt' | 'lte';
-        if (typeof operand === 'number') return { op, key, value: operand };
+        if (typeof operand === 'number') {
+          if (!Number.isFinite(operand)) throw new FilterProblem(path, 'must be a finite number or an ISO date');
+          return { op, key, value: operand };
+        }
         const instant = typeof operand === 'string' ? isoDateInstant(operand) : null;
         if (instant === null) throw new FilterProblem(path, 'must be a number or an ISO date (2024-05-01, 2024-05-01T12:00:00Z)');
         return { op, key, value: { date: instant } };

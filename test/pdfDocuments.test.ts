@@ -97,6 +97,36 @@ test('a multi-page PDF: uploaded, extracted page by page, every chunk knows its 
   t.is(refused.status, 404);
 });
 
+// Serial: it slows the shared store's progress writes while it runs (ava runs serial tests before the others).
+test.serial('a progress write still in flight when extraction fails cannot set the failed document back to processing', async (t) => {
+  const { app } = t.context;
+  const { user, browser } = await owner(app);
+  const store = app.deps.store;
+  const original = store.setDocumentProgress;
+  let delayed = 0;
+  // What a loaded store does now and then: the last page's progress write lands after the failure was recorded.
+  store.setDocumentProgress = async (id, status, progress) => {
+    if (progress?.phase === 'extracting') {
+      delayed += 1;
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+    }
+    return original.call(store, id, status, progress);
+  };
+  try {
+    const uploaded = await upload(browser, user.defaultKnowledgeBaseId, 'slow-scan.pdf', await scannedPdf());
+    t.is(uploaded.status, 202);
+    const document = await settled(browser, uploaded.body.document.id);
+    t.like(document, { status: 'failed', error: 'scanned PDF: no text to index' });
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const { body } = await browser.call('GET', `/api/web/documents/${document.id}`);
+    t.is(body.document.status, 'failed', 'still failed once every write has landed');
+    t.falsy(body.document.progress, 'and no progress shown');
+    t.true(delayed > 0, 'the progress writes were slowed');
+  } finally {
+    store.setDocumentProgress = original;
+  }
+});
+
 test('encrypted, corrupt and scanned PDFs end as failed with a message a person understands, and nothing indexed', async (t) => {
   const { app } = t.context;
   const { user, browser } = await owner(app);

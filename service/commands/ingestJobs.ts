@@ -498,6 +498,9 @@ async function extractPdf({ deps, job, checkpoint }: JobRun, fileId: string): Pr
   try {
     extracted = await deps.pdf!.extract(bytes, onPage);
   } catch (error) {
+    // The last page's progress write may still be in flight: landing after the failure is recorded, it would set
+    // the document back to "processing" for good (seen once under load: a scanned PDF stuck at "page 2 of 2").
+    await progressWrite;
     throw extractionFailure(error);
   }
   await progressWrite;

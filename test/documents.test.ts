@@ -1,10 +1,9 @@
 // POST /api/v1/documents and GET /api/v1/knowledge-bases/{id}/documents against the running stack: the ingest →
 // list → query round trip, chunking as the splitter does it, every validation and access rule of the contract.
-import anyTest, { type TestFn } from 'ava';
 import { randomUUID } from 'node:crypto';
 import { setKnowledgeBaseLibrary, shareKnowledgeBase } from '../service/commands/accounts.ts';
 import { addOrganisationMember, makeOrganisation, makeUser, type TestUser } from './factories/accounts.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { startTestApp, testWithApp, type TestApp } from './helpers/app.ts';
 import {
   INGEST_FIELDS,
   ISO_UTC,
@@ -16,19 +15,7 @@ import {
   sortedKeys,
 } from './helpers/documentsApi.ts';
 
-interface Context {
-  app: TestApp;
-}
-
-const test = anyTest as TestFn<Context>;
-
-test.before(async (t) => {
-  t.context.app = await startTestApp();
-});
-
-test.after.always(async (t) => {
-  await t.context.app?.close();
-});
+const test = testWithApp();
 
 const documentsOf = (app: TestApp, key: string, kbId: string, query = '') =>
   app.call('GET', `/api/v1/knowledge-bases/${kbId}/documents${query}`, { key });

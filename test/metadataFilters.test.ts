@@ -2,9 +2,8 @@
 // the running stack: every validation rule, the round trip, PUT keeping or replacing, the chunks in OpenSearch, a
 // seeded randomised comparison with a reference evaluator written here (pre-filtering: the dense side returns
 // exactly the matching chunks), and the filtered hybrid top-k against RRF of the filtered single sides.
-import anyTest, { type TestFn } from 'ava';
 import { makeUser, type TestUser } from './factories/accounts.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { testWithApp, type TestApp } from './helpers/app.ts';
 import { createKb } from './helpers/documentsApi.ts';
 import { mulberry32, type Rng } from './helpers/random.ts';
 import { CHUNKS_ALIAS } from '../service/search/assets.ts';
@@ -12,19 +11,7 @@ import { HYBRID_DEPTH } from '../service/commands/answerQuestion.ts';
 import { documentMetadata } from '../service/http/routes/metadata.schema.ts';
 import { parseInput } from '../service/http/validation.ts';
 
-interface Context {
-  app: TestApp;
-}
-
-const test = anyTest as TestFn<Context>;
-
-test.before(async (t) => {
-  t.context.app = await startTestApp();
-});
-
-test.after.always(async (t) => {
-  await t.context.app?.close();
-});
+const test = testWithApp();
 
 type Body = Record<string, any>;
 type Metadata = Record<string, string | number | boolean | string[]>;

@@ -2,11 +2,11 @@
 // model selection, the prompt, mapping the model's [n] markers to citations, and the retry/timeout policy.
 // Tests are serial: the fake's script is shared.
 import anyTest, { type TestFn } from 'ava';
-import { ANSWER_MODEL_UNAVAILABLE } from '../service/rag/answerModels.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { assertCitationShape, assertMarkersMatchCitations, ingest, type IngestedDocument } from './helpers/documentsApi.ts';
 import { startFakeOpenAI, type FakeOpenAI } from './helpers/fakeOpenAI.ts';
+import { LIGHTHOUSE, QUESTION, TIDES, UNAVAILABLE } from './fixtures/corranPoint.ts';
 
 interface Context {
   app: TestApp;
@@ -19,15 +19,7 @@ interface Context {
 
 const test = anyTest as TestFn<Context>;
 
-const LIGHTHOUSE =
-  'The Corran Point lighthouse was automated in 1987. Its lamp flashes white twice every fifteen seconds and can be ' +
-  'seen from 18 nautical miles.';
-const TIDES =
-  'At Corran Point the spring tide range reaches 4.2 metres. The causeway to the lighthouse floods two hours before ' +
-  'high water and is safe again two hours after it.';
-const QUESTION = 'When was the Corran Point lighthouse automated, and when does the causeway flood?';
 
-const UNAVAILABLE = { error: { code: 'server_error', message: ANSWER_MODEL_UNAVAILABLE } };
 
 test.before(async (t) => {
   const fake = await startFakeOpenAI();

@@ -1,10 +1,10 @@
 // POST /api/v1/query against the running stack with the built-in extractive answer model: response shape, [n] ↔
 // citations, include_chunks, max_results, knowledge_base_ids, validation, soft-deleted KBs and tenant isolation.
-import anyTest, { type ExecutionContext, type TestFn } from 'ava';
+import type { ExecutionContext } from 'ava';
 import { randomUUID } from 'node:crypto';
 import { NO_KNOWLEDGE_BASE_ANSWER, NOTHING_RELEVANT_ANSWER } from '../service/commands/answerQuestion.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { testWithApp, type TestApp } from './helpers/app.ts';
 import { allEvents, concatDeltas, postForEvents } from './helpers/eventStream.ts';
 import {
   QUERY_FIELDS,
@@ -18,19 +18,7 @@ import {
   sortedKeys,
 } from './helpers/documentsApi.ts';
 
-interface Context {
-  app: TestApp;
-}
-
-const test = anyTest as TestFn<Context>;
-
-test.before(async (t) => {
-  t.context.app = await startTestApp();
-});
-
-test.after.always(async (t) => {
-  await t.context.app?.close();
-});
+const test = testWithApp();
 
 const FERRY = `# Skerry Island Ferry
 

@@ -1,25 +1,12 @@
 // POST /api/v1/search against the running stack: ranked chunks without an answer, in three modes; the same access
 // rules as /query (403 naming the first KB the key cannot reach, no reachable KB → no results), hidden versions
 // excluded, max_results bounds, validation. Filters: metadataFilters.test.ts.
-import anyTest, { type TestFn } from 'ava';
 import { randomUUID } from 'node:crypto';
 import { makeUser, type TestUser } from './factories/accounts.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { testWithApp, type TestApp } from './helpers/app.ts';
 import { assertChunkShape, createKb, ingest } from './helpers/documentsApi.ts';
 
-interface Context {
-  app: TestApp;
-}
-
-const test = anyTest as TestFn<Context>;
-
-test.before(async (t) => {
-  t.context.app = await startTestApp();
-});
-
-test.after.always(async (t) => {
-  await t.context.app?.close();
-});
+const test = testWithApp();
 
 type Body = Record<string, any>;
 

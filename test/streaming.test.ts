@@ -8,7 +8,6 @@ import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import { randomUUID } from 'node:crypto';
 import { NOTHING_RELEVANT_ANSWER } from '../service/commands/answerQuestion.ts';
 import { CitationMapper, mapCitations, toPassageDocument, type Citation } from '../service/rag/answerChain.ts';
-import { ANSWER_MODEL_UNAVAILABLE } from '../service/rag/answerModels.ts';
 import { makeUser, makeWebUser, type TestUser } from './factories/accounts.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { assertMarkersMatchCitations, ingest, markers } from './helpers/documentsApi.ts';
@@ -19,6 +18,7 @@ import { WebClient } from './helpers/webClient.ts';
 import { createKbqaClient, KbqaApiError } from '../clients/typescript/index.ts';
 import { streamQuery } from '../clients/typescript/stream.ts';
 import { capturingLogger } from './helpers/logCapture.ts';
+import { LIGHTHOUSE, QUESTION, TIDES, UNAVAILABLE } from './fixtures/corranPoint.ts';
 
 interface Context {
   app: TestApp;
@@ -148,15 +148,7 @@ test('the mapper holds back only a marker still open and whitespace not yet foll
 
 // ── The streamed query, against the stand-in ────────────────────────────────────────────────────────────────────
 
-const LIGHTHOUSE =
-  'The Corran Point lighthouse was automated in 1987. Its lamp flashes white twice every fifteen seconds and can be ' +
-  'seen from 18 nautical miles.';
-const TIDES =
-  'At Corran Point the spring tide range reaches 4.2 metres. The causeway to the lighthouse floods two hours before ' +
-  'high water and is safe again two hours after it.';
-const QUESTION = 'When was the Corran Point lighthouse automated, and when does the causeway flood?';
 const REPLY = 'It was automated in 1987 [2] , and the causeway floods two hours before high water [1][2] and more [7].';
-const UNAVAILABLE = { error: { code: 'server_error', message: ANSWER_MODEL_UNAVAILABLE } };
 
 test.before(async (t) => {
   const fake = await startFakeOpenAI();

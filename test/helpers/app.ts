@@ -2,6 +2,7 @@
 // ephemeral port. One app per test file (ava runs files in separate processes); nothing is mocked.
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import anyTest, { type TestFn } from 'ava';
 import pino, { type Logger } from 'pino';
 import { buildApp, type AppDeps } from '../../service/app.ts';
 import { loadConfig, type Config } from '../../service/config.ts';
@@ -83,4 +84,16 @@ export async function serveVariant(deps: AppDeps, change: (config: Config) => Co
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** ava's `test` for a file that needs one app: started before the file's tests, closed after them. */
+export function testWithApp(): TestFn<{ app: TestApp }> {
+  const test = anyTest as TestFn<{ app: TestApp }>;
+  test.before(async (t) => {
+    t.context.app = await startTestApp();
+  });
+  test.after.always(async (t) => {
+    await t.context.app?.close();
+  });
+  return test;
 }

@@ -3,24 +3,32 @@ import { jsonObject, requiredString } from '../validation.ts';
 import { resourceId } from './common.schema.ts';
 import { metadataFilter } from './metadata.schema.ts';
 
+/** The question, shared by /query and /search. */
+export const questionField = () => requiredString().trim().min(1, 'must be 1–4000 characters').max(4000, 'must be 1–4000 characters');
+
+/** Which KBs to search (omitted: every KB the caller reaches), shared by /query and /search. */
+export const knowledgeBaseIdsField = () =>
+  z
+    .array(z.string({ error: 'must be an array of knowledge base id strings' }), { error: 'must be an array of knowledge base id strings' })
+    .min(1, 'must not be empty (omit it to search every knowledge base you can reach)')
+    .max(100, 'must list at most 100 knowledge bases')
+    .optional();
+
+/** How many results, from 1 to `max` (default `fallback`): /query pages at most 50 passages, /search 100 chunks. */
+export const maxResultsField = (max: number, fallback: number) => {
+  const rule = `must be an integer from 1 to ${max}`;
+  return z.number({ error: rule }).int(rule).min(1, rule).max(max, rule).default(fallback);
+};
+
 export function queryBody(models: string[]) {
   return jsonObject({
-    query: requiredString().trim().min(1, 'must be 1–4000 characters').max(4000, 'must be 1–4000 characters'),
-    knowledge_base_ids: z
-      .array(z.string({ error: 'must be an array of knowledge base id strings' }), { error: 'must be an array of knowledge base id strings' })
-      .min(1, 'must not be empty (omit it to search every knowledge base you can reach)')
-      .max(100, 'must list at most 100 knowledge bases')
-      .optional(),
+    query: questionField(),
+    knowledge_base_ids: knowledgeBaseIdsField(),
     model: z
       .string({ error: 'must be a string' })
       .refine((model) => models.includes(model), { message: `must be one of: ${models.join(', ')}` })
       .optional(),
-    max_results: z
-      .number({ error: 'must be an integer from 1 to 50' })
-      .int('must be an integer from 1 to 50')
-      .min(1, 'must be an integer from 1 to 50')
-      .max(50, 'must be an integer from 1 to 50')
-      .default(8),
+    max_results: maxResultsField(50, 8),
     include_chunks: z.boolean({ error: 'must be true or false' }).default(false),
     /** Answer as Server-Sent Events (retrieval, delta…, done) rather than one JSON body; so does Accept: text/event-stream. */
     stream: z.boolean({ error: 'must be true or false' }).default(false),

@@ -22,17 +22,27 @@ function Hint({ id, hint }: { id: string; hint: ReactNode }) {
   ) : null;
 }
 
-export function TextField({ label, hint, id, ...input }: FieldFrameProps & InputHTMLAttributes<HTMLInputElement>) {
+/** A label above its control and the hint below, the control given the ids that tie the three together. */
+function LabelledField({
+  label,
+  hint,
+  id,
+  control,
+}: FieldFrameProps & { id: string | undefined; control: (ids: { id: string; 'aria-describedby'?: string }) => ReactNode }) {
   const { fieldId, hintId, describedBy } = useFieldIds(id, hint);
   return (
     <div className="field">
       <label htmlFor={fieldId} className="field__label">
         {label}
       </label>
-      <input id={fieldId} className="input" aria-describedby={describedBy} {...input} />
+      {control({ id: fieldId, 'aria-describedby': describedBy })}
       <Hint id={hintId} hint={hint} />
     </div>
   );
+}
+
+export function TextField({ label, hint, id, ...input }: FieldFrameProps & InputHTMLAttributes<HTMLInputElement>) {
+  return <LabelledField label={label} hint={hint} id={id} control={(ids) => <input {...ids} className="input" {...input} />} />;
 }
 
 export function TextAreaField({
@@ -41,16 +51,7 @@ export function TextAreaField({
   id,
   ...textarea
 }: FieldFrameProps & TextareaHTMLAttributes<HTMLTextAreaElement>) {
-  const { fieldId, hintId, describedBy } = useFieldIds(id, hint);
-  return (
-    <div className="field">
-      <label htmlFor={fieldId} className="field__label">
-        {label}
-      </label>
-      <textarea id={fieldId} className="input textarea" aria-describedby={describedBy} {...textarea} />
-      <Hint id={hintId} hint={hint} />
-    </div>
-  );
+  return <LabelledField label={label} hint={hint} id={id} control={(ids) => <textarea {...ids} className="input textarea" {...textarea} />} />;
 }
 
 export function CheckboxField({

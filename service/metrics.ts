@@ -7,15 +7,12 @@
 // import this module; they are asked when Prometheus asks.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PdfPoolStats } from './extraction/pdf.ts';
+import type { QueryTimings } from './commands/answerQuestion.ts';
 import type { ModelPoolStats } from './rag/modelPool.ts';
 import type { IngestJobCounts } from './store/index.ts';
 
-/** Per-stage durations of one answered query (commands/answerQuestion.ts's QueryTimings). */
-export interface QueryStageTimings {
-  embedMs: number;
-  searchMs: number;
-  answerMs: number;
-}
+/** Per-stage durations of one answered query (the streamed answer's first-delta time is not a stage). */
+export type QueryStageTimings = Pick<QueryTimings, 'embedMs' | 'searchMs' | 'answerMs'>;
 
 /** Where scrape-time values come from: read-only getters, each asked once per scrape. */
 export interface MetricSources {

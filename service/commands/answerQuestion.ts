@@ -74,6 +74,32 @@ interface Retrieval {
   timings: QueryTimings;
 }
 
+/**
+ * The search request for a question over resolved KBs, shared by /query and /search: the question's vector (unless
+ * only BM25 runs: `embed` false leaves it empty) and the chunk versions to hide (still being built, or being
+ * retired), read at the same time; each side looks HYBRID_DEPTH deep.
+ */
+export async function retrievalRequest(
+  deps: { store: Store; rag: Pick<Rag, 'embedQuestion'> },
+  knowledgeBaseIds: string[],
+  options: { question: string; embed: boolean; filters: RetrievalRequest['filters']; size: number; withSideRanks: boolean },
+): Promise<RetrievalRequest> {
+  const [vector, hidden] = await Promise.all([
+    options.embed ? deps.rag.embedQuestion(options.question) : Promise.resolve([]),
+    deps.store.listHiddenChunkVersions(knowledgeBaseIds),
+  ]);
+  return {
+    text: options.question,
+    vector,
+    knowledgeBaseIds,
+    hidden,
+    filters: options.filters,
+    size: options.size,
+    depth: HYBRID_DEPTH,
+    withSideRanks: options.withSideRanks,
+  };
+}
+
 async function retrieve(deps: QueryDeps, user: Principal, input: QueryInput): Promise<Retrieval> {
   const model = input.model ?? deps.rag.answerModels.defaultModel;
   const knowledgeBaseIds = await resolveSearchedKnowledgeBases(deps.store, user, input.knowledge_base_ids);
@@ -89,24 +115,17 @@ async function retrieve(deps: QueryDeps, user: Principal, input: QueryInput): Pr
   if (knowledgeBaseIds.length === 0) return nothing(NO_KNOWLEDGE_BASE_ANSWER, []);
 
   let started = performance.now();
-  // Chunk versions still being built (or being retired) are excluded; read while the question is embedded.
-  const [questionEmbedding, hidden] = await Promise.all([
-    deps.rag.embedQuestion(input.query),
-    deps.store.listHiddenChunkVersions(knowledgeBaseIds),
-  ]);
+  const request = await retrievalRequest(deps, knowledgeBaseIds, {
+    question: input.query,
+    embed: true,
+    filters: input.filters,
+    size: input.max_results,
+    withSideRanks: input.include_chunks,
+  });
   timings.embedMs = performance.now() - started;
 
   started = performance.now();
-  const retrieved = await deps.search.hybridSearch({
-    text: input.query,
-    vector: questionEmbedding,
-    knowledgeBaseIds,
-    hidden,
-    filters: input.filters,
-    size: input.max_results,
-    depth: HYBRID_DEPTH,
-    withSideRanks: input.include_chunks,
-  });
+  const retrieved = await deps.search.hybridSearch(request);
   timings.searchMs = performance.now() - started;
   // The relevance floor is on dense similarity: below it, nothing is worth answering from.
   if (!retrieved.some((chunk) => chunk.similarity >= deps.relevanceFloor)) return nothing(NOTHING_RELEVANT_ANSWER, retrieved);
@@ -129,7 +148,7 @@ async function retrieve(deps: QueryDeps, user: Principal, input: QueryInput): Pr
     model,
     knowledgeBaseIds,
     retrieved,
-    request: { question: input.query, questionEmbedding, model, passages },
+    request: { question: input.query, questionEmbedding: request.vector, model, passages },
     fixedAnswer: null,
     timings,
   };

@@ -84,15 +84,14 @@ export async function listApiKeysOfUser(store: Store, userId: string): Promise<L
 }
 
 /** The CLI's (an operator revokes any key). */
-export async function revokeApiKey(store: Store, id: string): Promise<void> {
+/** `ownerId`: only that user's key may be revoked; anyone else's is 404, as if it did not exist. */
+export async function revokeApiKey(store: Store, id: string, ownerId?: string): Promise<void> {
   const record = await store.findApiKeyById(id);
-  if (!record) throw new NotFoundError(`no API key with id ${id}`);
+  if (!record || (ownerId !== undefined && record.user_id !== ownerId)) throw new NotFoundError(`no API key with id ${id}`);
   await store.revokeApiKey(id);
 }
 
 /** A user revokes one of their own keys; anyone else's is 404, as if it did not exist. Effective on the next request. */
 export async function revokeOwnApiKey(store: Store, caller: Caller, id: string): Promise<void> {
-  const record = await store.findApiKeyById(id);
-  if (!record || record.user_id !== caller.user._id) throw new NotFoundError(`no API key with id ${id}`);
-  await store.revokeApiKey(id);
+  await revokeApiKey(store, id, caller.user._id);
 }

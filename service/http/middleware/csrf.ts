@@ -26,8 +26,7 @@ function allowedOrigin(origin: string, publicOrigin: string, publicHostname: str
 }
 
 export function requireCsrfDefence(publicUrl: string): Middleware<AppState> {
-  const publicOrigin = new URL(publicUrl).origin;
-  const publicHostname = new URL(publicUrl).hostname;
+  const { origin: publicOrigin, hostname: publicHostname } = new URL(publicUrl);
   return async (ctx, next) => {
     if (SAFE_METHODS.has(ctx.method)) return next();
     const fetchSite = ctx.get('sec-fetch-site');

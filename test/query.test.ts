@@ -3,7 +3,7 @@
 import type { ExecutionContext } from 'ava';
 import { randomUUID } from 'node:crypto';
 import { NO_KNOWLEDGE_BASE_ANSWER, NOTHING_RELEVANT_ANSWER } from '../service/commands/answerQuestion.ts';
-import { makeUser, type TestUser } from './factories/accounts.ts';
+import { makeUser } from './factories/accounts.ts';
 import { testWithApp, type TestApp } from './helpers/app.ts';
 import { allEvents, concatDeltas, postForEvents } from './helpers/eventStream.ts';
 import {
@@ -16,6 +16,7 @@ import {
   ingest,
   normaliseSpace,
   sortedKeys,
+  waitUntilNothingReaches,
 } from './helpers/documentsApi.ts';
 
 const test = testWithApp();
@@ -483,17 +484,6 @@ test('nothing relevant: a clearly off-topic question is not answered from the ne
     t.is(body.answer, NOTHING_RELEVANT_ANSWER, question);
   }
 });
-
-/** Library KBs reach every user; another test process may hold one briefly. Wait until none reaches `user`. */
-async function waitUntilNothingReaches(app: TestApp, user: TestUser): Promise<string[]> {
-  const reader = { _id: user.id, organisation_id: null };
-  let reachable = await app.deps.store.listReachableKnowledgeBaseIds(reader);
-  for (let attempt = 0; attempt < 60 && reachable.length > 0; attempt += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    reachable = await app.deps.store.listReachableKnowledgeBaseIds(reader);
-  }
-  return reachable;
-}
 
 test('no reachable KB: 200 with knowledge_base_ids [], citations [] and an answer saying so', async (t) => {
   t.timeout(120_000);

@@ -2,9 +2,9 @@
 // rules as /query (403 naming the first KB the key cannot reach, no reachable KB → no results), hidden versions
 // excluded, max_results bounds, validation. Filters: metadataFilters.test.ts.
 import { randomUUID } from 'node:crypto';
-import { makeUser, type TestUser } from './factories/accounts.ts';
+import { makeUser } from './factories/accounts.ts';
 import { testWithApp, type TestApp } from './helpers/app.ts';
-import { assertChunkShape, createKb, ingest } from './helpers/documentsApi.ts';
+import { assertChunkShape, createKb, ingest, waitUntilNothingReaches } from './helpers/documentsApi.ts';
 
 const test = testWithApp();
 
@@ -219,13 +219,3 @@ test('the web app gets /search too (the shared resource routes)', async (t) => {
   t.not(response.status, 404, 'mounted under /api/web');
 });
 
-/** Library KBs reach every user; another test process may hold one briefly. Wait until none reaches `user`. */
-async function waitUntilNothingReaches(app: TestApp, user: TestUser): Promise<string[]> {
-  const reader = { _id: user.id, organisation_id: null };
-  let reachable = await app.deps.store.listReachableKnowledgeBaseIds(reader);
-  for (let attempt = 0; attempt < 60 && reachable.length > 0; attempt += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    reachable = await app.deps.store.listReachableKnowledgeBaseIds(reader);
-  }
-  return reachable;
-}

@@ -136,6 +136,19 @@ async function scrape(t: ExecutionContext<Context>, url = t.context.metrics.url)
   return exposition;
 }
 
+/**
+ * A scrape once `ready` holds of it, or the last one after 5 s: a request is counted when its response has been
+ * sent ('finish'), which the client may see a moment before the server does.
+ */
+async function scrapeWhen(t: ExecutionContext<Context>, ready: (exposition: Exposition) => boolean, url = t.context.metrics.url): Promise<Exposition> {
+  let exposition = await scrape(t, url);
+  for (let tries = 0; tries < 50 && !ready(exposition); tries += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    exposition = await scrape(t, url);
+  }
+  return exposition;
+}
+
 /** The value of the one sample with exactly these labels (0 when absent: a counter not yet incremented). */
 function value(exposition: Exposition, name: string, labels: Record<string, string> = {}): number {
   const wanted = JSON.stringify(Object.entries(labels).sort());
@@ -193,7 +206,6 @@ test.serial('API calls are counted and timed by route template and status, never
   t.is((await app.call('GET', `/api/v1/no-such-resource/${missing}`, { key: user.key })).status, 404);
   t.is((await app.call('GET', '/healthz')).status, 200);
 
-  const after = await scrape(t);
   const expected: Array<[string, string, string, number]> = [
     ['GET', '/api/v1/me', '200', 2],
     ['GET', '/api/v1/documents/:id', '404', 1],
@@ -203,6 +215,9 @@ test.serial('API calls are counted and timed by route template and status, never
     ['GET', UNMATCHED_ROUTE, '404', 1],
     ['GET', '/healthz', '200', 1],
   ];
+  const counted = (exposition: Exposition) =>
+    expected.every(([method, route, status, count]) => value(exposition, 'kbqa_http_requests_total', { method, route, status }) - value(before, 'kbqa_http_requests_total', { method, route, status }) >= count);
+  const after = await scrapeWhen(t, counted);
   for (const [method, route, status, count] of expected) {
     const labels = { method, route, status };
     t.is(value(after, 'kbqa_http_requests_total', labels) - value(before, 'kbqa_http_requests_total', labels), count, `${method} ${route} ${status}`);
@@ -228,8 +243,8 @@ test.serial('API calls are counted and timed by route template and status, never
 test.serial('the web app pages share one route label', async (t) => {
   const before = await scrape(t);
   const page = await t.context.app.call('GET', `/knowledge-bases/${randomUUID()}`);
-  const after = await scrape(t);
   const labels = { method: 'GET', route: WEB_ROUTE, status: String(page.status) };
+  const after = await scrapeWhen(t, (exposition) => value(exposition, 'kbqa_http_requests_total', labels) > value(before, 'kbqa_http_requests_total', labels));
   t.is(value(after, 'kbqa_http_requests_total', labels) - value(before, 'kbqa_http_requests_total', labels), 1);
 });
 
@@ -396,9 +411,10 @@ test('an OpenSearch outage is counted once per 503, and once per ingestion attem
 
     const query = await app.call('POST', '/api/v1/query', { key: user.key, body: { query: 'Is anybody there?' } });
     t.is(query.status, 503, JSON.stringify(query.body));
-    const afterQuery = await scrape(t, server.url);
+    const answered503 = (exposition: Exposition) => value(exposition, 'kbqa_http_requests_total', { method: 'POST', route: '/api/v1/query', status: '503' });
+    const afterQuery = await scrapeWhen(t, (exposition) => answered503(exposition) >= 1, server.url);
     t.is(count(afterQuery), 1);
-    t.is(value(afterQuery, 'kbqa_http_requests_total', { method: 'POST', route: '/api/v1/query', status: '503' }), 1);
+    t.is(answered503(afterQuery), 1);
 
     // A request waiting for its document: its job fails on the outage and the request answers 503, counted once.
     const waited = await app.call('POST', '/api/v1/documents', {

@@ -30,11 +30,25 @@ const environmentSchema = z.object({
   KBQA_METRICS_HOST: z.string().default('127.0.0.1'),
   KBQA_METRICS_PORT: z.union([z.literal('off'), integer(9464, 0, 65535)], { error: 'a port (0 to 65535) or off' }).default(9464),
 
-  KBQA_OPENSEARCH_URL: z.string().url().default('http://127.0.0.1:9200'),
+  // One URL, or every node of a cluster, comma-separated: reads that fail on one node are retried on another.
+  KBQA_OPENSEARCH_URL: list('http://127.0.0.1:9200').pipe(z.array(z.string().url()).min(1, 'at least one URL')),
+  // How many OpenSearch nodes the local stack starts (one cluster). With one URL above, node i listens on its port + i - 1.
+  KBQA_OPENSEARCH_NODES: integer(1, 1, 9),
+  // Heap per local node (-Xms/-Xmx).
   KBQA_OPENSEARCH_HEAP: z.string().regex(/^\d+[mg]$/, 'like 1g or 512m').default('1g'),
   KBQA_OPENSEARCH_TIMEOUT_MS: integer(10_000, 100, 600_000),
-  KBQA_CHUNKS_SHARDS: integer(1, 1, 64),
-  KBQA_CHUNKS_REPLICAS: integer(0, 0, 8),
+  // An existing cluster with the security plugin: HTTP basic credentials and the CA that signed its certificates.
+  KBQA_OPENSEARCH_USERNAME: z.string().optional(),
+  KBQA_OPENSEARCH_PASSWORD: z.string().optional(),
+  KBQA_OPENSEARCH_CA_FILE: z.string().optional(),
+  // The snapshot repository's directory (`kbqa backup`): in every node's path.repo (the local stack sets it) and
+  // reachable at the same path by the kbqa command.
+  KBQA_OPENSEARCH_SNAPSHOT_DIR: z.string().optional(),
+  // Unset: 1 shard and 0 replicas on one node; 3 shards and 1 replica on a local cluster (KBQA_OPENSEARCH_NODES > 1).
+  KBQA_CHUNKS_SHARDS: z.coerce.number().int().min(1).max(64).optional(),
+  KBQA_CHUNKS_REPLICAS: z.coerce.number().int().min(0).max(8).optional(),
+  // API processes sharing the one port (node:cluster); they share the ingestion jobs through the store.
+  KBQA_API_PROCESSES: integer(1, 1, 64),
   KBQA_RRF_RANK_CONSTANT: integer(60, 1, 10_000),
   KBQA_RRF_WEIGHTS: z
     .string()
@@ -109,9 +123,20 @@ export interface Config {
   localDir: string;
   /** Where GET /metrics listens; null: KBQA_METRICS_PORT=off. */
   metrics: { host: string; port: number } | null;
+  /** API processes on the one port (1: no node:cluster primary). */
+  apiProcesses: number;
   opensearch: {
+    /** The first of `urls`: where the local stack's first node listens. */
     url: string;
+    /** Every node the client may use (a local cluster's nodes when one URL and KBQA_OPENSEARCH_NODES > 1). */
+    urls: string[];
+    /** Nodes the local stack starts. */
+    nodes: number;
     heap: string;
+    /** Basic credentials and CA for a cluster with the security plugin; null: plain HTTP as the local stack runs. */
+    auth: { username: string; password: string } | null;
+    caFile: string | null;
+    snapshotDir: string;
     timeoutMs: number;
     shards: number;
     replicas: number;
@@ -154,6 +179,28 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
+function withoutTrailingSlashes(url: string): string {
+  let end = url.length;
+  while (end > 0 && url[end - 1] === '/') end -= 1;
+  return url.slice(0, end);
+}
+
+/**
+ * The URLs of every node: as listed, or, for one URL and a local cluster of N nodes, that URL's port and the N - 1
+ * ports after it (how the local stack places its nodes).
+ */
+function clusterUrls(listed: string[], nodes: number): string[] {
+  const urls = listed.map(withoutTrailingSlashes);
+  if (urls.length > 1 || nodes === 1) return urls;
+  const first = new URL(urls[0]);
+  const port = Number(first.port || (first.protocol === 'https:' ? 443 : 80));
+  return Array.from({ length: nodes }, (_unused, index) => {
+    const node = new URL(urls[0]);
+    node.port = String(port + index);
+    return withoutTrailingSlashes(node.toString());
+  });
+}
+
 export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config {
   // An empty variable means "not set" (docker-compose passes `${VAR:-}` through as "").
   const present = Object.fromEntries(Object.entries(environment).filter(([, value]) => value !== undefined && value !== ''));
@@ -167,6 +214,12 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   if (env.KBQA_CHUNK_OVERLAP_TOKENS >= env.KBQA_CHUNK_TOKENS) {
     throw new ConfigError('invalid configuration: KBQA_CHUNK_OVERLAP_TOKENS must be smaller than KBQA_CHUNK_TOKENS');
   }
+
+  if ((env.KBQA_OPENSEARCH_USERNAME === undefined) !== (env.KBQA_OPENSEARCH_PASSWORD === undefined)) {
+    throw new ConfigError('invalid configuration: set both KBQA_OPENSEARCH_USERNAME and KBQA_OPENSEARCH_PASSWORD, or neither');
+  }
+  const opensearchUrls = clusterUrls(env.KBQA_OPENSEARCH_URL, env.KBQA_OPENSEARCH_NODES);
+  const cluster = env.KBQA_OPENSEARCH_NODES > 1;
 
   const openai =
     env.KBQA_OPENAI_BASE_URL !== undefined
@@ -185,8 +238,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     throw new ConfigError(`invalid configuration: KBQA_DEFAULT_MODEL must be one of ${available.join(', ')}`);
   }
 
-  let publicUrl = env.KBQA_PUBLIC_URL ?? `http://${env.KBQA_HOST}:${env.KBQA_PORT}`;
-  while (publicUrl.endsWith('/')) publicUrl = publicUrl.slice(0, -1);
+  const publicUrl = withoutTrailingSlashes(env.KBQA_PUBLIC_URL ?? `http://${env.KBQA_HOST}:${env.KBQA_PORT}`);
 
   return {
     host: env.KBQA_HOST,
@@ -194,12 +246,21 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     logLevel: env.KBQA_LOG_LEVEL,
     localDir,
     metrics: env.KBQA_METRICS_PORT === 'off' ? null : { host: env.KBQA_METRICS_HOST, port: env.KBQA_METRICS_PORT },
+    apiProcesses: env.KBQA_API_PROCESSES,
     opensearch: {
-      url: env.KBQA_OPENSEARCH_URL,
+      url: opensearchUrls[0],
+      urls: opensearchUrls,
+      nodes: env.KBQA_OPENSEARCH_NODES,
       heap: env.KBQA_OPENSEARCH_HEAP,
+      auth:
+        env.KBQA_OPENSEARCH_USERNAME !== undefined && env.KBQA_OPENSEARCH_PASSWORD !== undefined
+          ? { username: env.KBQA_OPENSEARCH_USERNAME, password: env.KBQA_OPENSEARCH_PASSWORD }
+          : null,
+      caFile: env.KBQA_OPENSEARCH_CA_FILE !== undefined ? resolve(env.KBQA_OPENSEARCH_CA_FILE) : null,
+      snapshotDir: resolve(env.KBQA_OPENSEARCH_SNAPSHOT_DIR ?? `${localDir}/snapshots`),
       timeoutMs: env.KBQA_OPENSEARCH_TIMEOUT_MS,
-      shards: env.KBQA_CHUNKS_SHARDS,
-      replicas: env.KBQA_CHUNKS_REPLICAS,
+      shards: env.KBQA_CHUNKS_SHARDS ?? (cluster ? 3 : 1),
+      replicas: env.KBQA_CHUNKS_REPLICAS ?? (cluster ? 1 : 0),
       rrfRankConstant: env.KBQA_RRF_RANK_CONSTANT,
       rrfWeights: env.KBQA_RRF_WEIGHTS,
     },

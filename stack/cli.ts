@@ -121,7 +121,7 @@ async function lint(args: string[] = []): Promise<number> {
 async function main(): Promise<number> {
   const [command, ...rest] = process.argv.slice(2);
   const config = loadConfig();
-  const paths = stackPaths(config.localDir, config.embedder.modelDir);
+  const paths = stackPaths(config.localDir, config.embedder.modelDir, config.opensearch.snapshotDir);
   switch (command) {
     case 'stack:up':
       await stackUp(config, paths);

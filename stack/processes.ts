@@ -188,9 +188,9 @@ export function opensearchSpec(paths: StackPaths, url: string, heap: string): Se
     startTimeoutMs: 180_000,
     start() {
       const temporary = join(paths.localDir, 'tmp', 'opensearch');
-      for (const directory of [paths.opensearchData, paths.opensearchLogs, temporary]) mkdirSync(directory, { recursive: true });
+      for (const directory of [paths.opensearchData, paths.opensearchLogs, temporary, paths.snapshotDir]) mkdirSync(directory, { recursive: true });
       const javaHome = findOpenSearchJava();
-      const runAs = opensearchRunAs(paths, [paths.opensearchHome, paths.opensearchData, paths.opensearchLogs, temporary]);
+      const runAs = opensearchRunAs(paths, [paths.opensearchHome, paths.opensearchData, paths.opensearchLogs, temporary, paths.snapshotDir]);
       const args = [
         join(paths.opensearchHome, 'bin', 'opensearch'),
         '-Ediscovery.type=single-node',
@@ -200,6 +200,8 @@ export function opensearchSpec(paths: StackPaths, url: string, heap: string): Se
         `-Etransport.port=${portNumber + 100}`,
         `-Epath.data=${paths.opensearchData}`,
         `-Epath.logs=${paths.opensearchLogs}`,
+        // Filesystem snapshot repositories (kbqa backup) must live under path.repo.
+        `-Epath.repo=${paths.snapshotDir}`,
         '-Ecluster.name=kbqa-local',
         // A developer's nearly-full disk must not flip the indices to read-only.
         '-Ecluster.routing.allocation.disk.threshold_enabled=false',

@@ -31,9 +31,11 @@ export interface StackPaths {
   ferretdbLogs: string;
   modelDir: string;
   runDir: string;
+  /** OpenSearch's path.repo: where `kbqa backup` snapshots go (KBQA_OPENSEARCH_SNAPSHOT_DIR). */
+  snapshotDir: string;
 }
 
-export function stackPaths(localDir: string, modelDir: string): StackPaths {
+export function stackPaths(localDir: string, modelDir: string, snapshotDir = join(localDir, 'snapshots')): StackPaths {
   return {
     localDir,
     downloads: join(localDir, 'downloads'),
@@ -45,6 +47,7 @@ export function stackPaths(localDir: string, modelDir: string): StackPaths {
     ferretdbLogs: join(localDir, 'logs', 'ferretdb'),
     modelDir,
     runDir: join(localDir, 'run'),
+    snapshotDir,
   };
 }
 

@@ -25,6 +25,9 @@ const environmentSchema = z.object({
   KBQA_PORT: integer(8080, 0, 65535),
   KBQA_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   KBQA_LOCAL_DIR: z.string().default('.local'),
+  // Where this stack instance keeps data, logs and pids (default KBQA_LOCAL_DIR): a second local stack (with ports of
+  // its own) runs from the same provisioned distribution and model under another directory.
+  KBQA_STACK_DATA_DIR: z.string().optional(),
   // Prometheus metrics (GET /metrics) on a listener of their own, never the API's port. An empty variable means
   // unset (the default, like every knob): `off` turns the listener off; 0 takes an ephemeral port.
   KBQA_METRICS_HOST: z.string().default('127.0.0.1'),
@@ -47,6 +50,9 @@ const environmentSchema = z.object({
   // Unset: 1 shard and 0 replicas on one node; 3 shards and 1 replica on a local cluster (KBQA_OPENSEARCH_NODES > 1).
   KBQA_CHUNKS_SHARDS: z.coerce.number().int().min(1).max(64).optional(),
   KBQA_CHUNKS_REPLICAS: z.coerce.number().int().min(0).max(8).optional(),
+  // The chunk index's alias. Another kbqa-chunks-<name> gives a deployment (or a test) an index of its own on a shared
+  // cluster: kbqa-chunks-v1-<name>-<embedder>, still under the template's pattern and the kbqa-chunks* privileges.
+  KBQA_CHUNKS_ALIAS: z.string().regex(/^kbqa-chunks(?:-[a-z0-9]+)*$/, 'kbqa-chunks or kbqa-chunks-<name> (lower-case letters, digits, dashes)').default('kbqa-chunks'),
   // API processes sharing the one port (node:cluster); they share the ingestion jobs through the store.
   KBQA_API_PROCESSES: integer(1, 1, 64),
   KBQA_RRF_RANK_CONSTANT: integer(60, 1, 10_000),
@@ -63,7 +69,8 @@ const environmentSchema = z.object({
   // Passages per task handed to a model worker: one (~25–70 ms on one thread), so a question waits behind at most one
   // passage. Passages are embedded one sequence per inference anyway (exact mode), so bigger tasks save nothing.
   KBQA_EMBED_BATCH_SIZE: integer(1, 1, 256),
-  // Model worker threads (0: one per core), each with its own ONNX session of KBQA_EMBED_THREADS intra-op threads.
+  // Model worker threads per API process (0: the cores shared out among KBQA_API_PROCESSES, at least one each), each
+  // with its own ONNX session of KBQA_EMBED_THREADS intra-op threads.
   KBQA_MODEL_WORKERS: integer(0, 0, 64),
   KBQA_EMBED_THREADS: integer(1, 1, 64),
   KBQA_CHUNK_TOKENS: integer(256, 32, 510),
@@ -121,6 +128,8 @@ export interface Config {
   port: number;
   logLevel: z.infer<typeof environmentSchema>['KBQA_LOG_LEVEL'];
   localDir: string;
+  /** The local stack instance's data, logs and pids (KBQA_STACK_DATA_DIR; localDir unless set). */
+  stackDataDir: string;
   /** Where GET /metrics listens; null: KBQA_METRICS_PORT=off. */
   metrics: { host: string; port: number } | null;
   /** API processes on the one port (1: no node:cluster primary). */
@@ -140,6 +149,8 @@ export interface Config {
     timeoutMs: number;
     shards: number;
     replicas: number;
+    /** The chunk index's alias (KBQA_CHUNKS_ALIAS). */
+    chunksAlias: string;
     rrfRankConstant: number;
     rrfWeights: [number, number];
   };
@@ -211,6 +222,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   }
   const env = parsed.data;
   const localDir = resolve(env.KBQA_LOCAL_DIR);
+  const stackDataDir = resolve(env.KBQA_STACK_DATA_DIR ?? localDir);
   if (env.KBQA_CHUNK_OVERLAP_TOKENS >= env.KBQA_CHUNK_TOKENS) {
     throw new ConfigError('invalid configuration: KBQA_CHUNK_OVERLAP_TOKENS must be smaller than KBQA_CHUNK_TOKENS');
   }
@@ -245,6 +257,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     port: env.KBQA_PORT,
     logLevel: env.KBQA_LOG_LEVEL,
     localDir,
+    stackDataDir,
     metrics: env.KBQA_METRICS_PORT === 'off' ? null : { host: env.KBQA_METRICS_HOST, port: env.KBQA_METRICS_PORT },
     apiProcesses: env.KBQA_API_PROCESSES,
     opensearch: {
@@ -257,10 +270,11 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
           ? { username: env.KBQA_OPENSEARCH_USERNAME, password: env.KBQA_OPENSEARCH_PASSWORD }
           : null,
       caFile: env.KBQA_OPENSEARCH_CA_FILE !== undefined ? resolve(env.KBQA_OPENSEARCH_CA_FILE) : null,
-      snapshotDir: resolve(env.KBQA_OPENSEARCH_SNAPSHOT_DIR ?? `${localDir}/snapshots`),
+      snapshotDir: resolve(env.KBQA_OPENSEARCH_SNAPSHOT_DIR ?? `${stackDataDir}/snapshots`),
       timeoutMs: env.KBQA_OPENSEARCH_TIMEOUT_MS,
       shards: env.KBQA_CHUNKS_SHARDS ?? (cluster ? 3 : 1),
       replicas: env.KBQA_CHUNKS_REPLICAS ?? (cluster ? 1 : 0),
+      chunksAlias: env.KBQA_CHUNKS_ALIAS,
       rrfRankConstant: env.KBQA_RRF_RANK_CONSTANT,
       rrfWeights: env.KBQA_RRF_WEIGHTS,
     },
@@ -268,7 +282,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     embedder: {
       modelDir: resolve(env.KBQA_MODEL_DIR ?? `${localDir}/models/bge-small-en-v1.5-q`),
       batchSize: env.KBQA_EMBED_BATCH_SIZE,
-      workers: env.KBQA_MODEL_WORKERS > 0 ? env.KBQA_MODEL_WORKERS : availableParallelism(),
+      workers: env.KBQA_MODEL_WORKERS > 0 ? env.KBQA_MODEL_WORKERS : Math.max(1, Math.floor(availableParallelism() / env.KBQA_API_PROCESSES)),
       threads: env.KBQA_EMBED_THREADS,
     },
     ingestion: {

@@ -93,6 +93,28 @@ export class UpstreamUnavailableError extends ApiError {
   }
 }
 
+/**
+ * OpenSearch refuses writes to the chunk index: a read-only or write block, which is what a node's disk reaching
+ * the flood-stage watermark sets (index.blocks.read_only_allow_delete; OpenSearch lifts it itself once the disk is
+ * below the high watermark again). Queries still work. Deleting documents does not (OpenSearch 3 refuses them
+ * under that block too: "allow delete" means deleting whole indices). An outage, not a defect: ingestions and
+ * deletions are refused (503) and queued jobs wait, until the block is lifted.
+ */
+export class SearchIndexReadOnlyError extends UpstreamUnavailableError {
+  /** The block OpenSearch named (a setting such as index.blocks.read_only_allow_delete, or its reason). */
+  readonly block: string;
+  /** `storedDocumentId`: a request waited on this document when the block came; it is kept and resumes after it. */
+  constructor(block: string, storedDocumentId?: string) {
+    super(
+      'opensearch',
+      storedDocumentId === undefined
+        ? "the search index is read-only (a node's disk is full?); ingestion resumes when the block is lifted; retry later"
+        : `the search index is read-only (a node's disk is full?); ingestion resumes when the block is lifted: document ${storedDocumentId} is stored and queued, follow GET /api/v1/documents/${storedDocumentId}`,
+    );
+    this.block = block;
+  }
+}
+
 /** The API runs without a built web app (`web/dist`): pages cannot be served until it is built. */
 export class WebAppNotBuiltError extends ApiError {
   constructor() {

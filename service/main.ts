@@ -1,11 +1,14 @@
-// Reads config, connects the stores, bootstraps OpenSearch assets, then listens.
-import pino from 'pino';
+// Reads config, connects the stores, bootstraps OpenSearch assets, then listens. With KBQA_API_PROCESSES > 1 this
+// process is the node:cluster primary (apiProcesses.ts), and each process it forks runs the API below.
+import cluster from 'node:cluster';
+import pino, { type Logger } from 'pino';
 import { buildApp } from './app.ts';
+import { runPrimary } from './apiProcesses.ts';
 import { IngestRunner } from './commands/ingestJobs.ts';
-import { loadConfig } from './config.ts';
+import { loadConfig, type Config } from './config.ts';
 import { errorSummary } from './errors.ts';
 import { startMetricsServer } from './http/metricsServer.ts';
-import { createMetrics } from './metrics.ts';
+import { answerMetricsRequests, createMetrics } from './metrics.ts';
 import { purgeExpiredWebRecords } from './commands/sessions.ts';
 import { loadRag } from './rag/index.ts';
 import { openConfiguredSearchIndex } from './search/index.ts';
@@ -14,6 +17,12 @@ import { openStore } from './store/index.ts';
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = pino({ level: config.logLevel, redact: ['req.headers.authorization', 'authorization', 'key'] });
+  if (cluster.isPrimary && config.apiProcesses > 1) return runPrimary(config, logger);
+  return runApi(config, logger);
+}
+
+/** One API process: the only one, or one of the primary's (then its metrics are served by the primary). */
+async function runApi(config: Config, logger: Logger): Promise<void> {
   const rag = await loadRag(config);
   const store = await openStore(config.mongodb.url, config.mongodb.timeoutMs);
   const search = openConfiguredSearchIndex(config, rag.embedder);
@@ -23,8 +32,9 @@ async function main(): Promise<void> {
   const metrics = createMetrics();
   const jobs = new IngestRunner({ store, search, rag, logger, config, metrics });
   metrics.collectFrom({ store, models: rag.models, jobs });
+  if (cluster.isWorker) answerMetricsRequests(metrics);
   // Before the API listens: a busy metrics port stops start-up, naming the variable that moves it.
-  const metricsServer = config.metrics
+  const metricsServer = config.metrics && cluster.isPrimary
     ? await startMetricsServer(metrics, config.metrics, (error) => logger.error({ error: errorSummary(error) }, 'collecting metrics failed'))
     : null;
   if (metricsServer) logger.info(`kbqa metrics on ${metricsServer.url}/metrics`);
@@ -61,6 +71,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+  // The primary died (its IPC channel closed): nothing hands this process connections any more.
+  if (cluster.isWorker) process.on('disconnect', () => shutdown('primary gone'));
 }
 
 main().catch((error: unknown) => {

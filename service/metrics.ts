@@ -2,10 +2,15 @@
 // global one, so tests can build several apps in one process). Served in the text format on a port of its own
 // (http/metricsServer.ts), never on the API's.
 //
+// With KBQA_API_PROCESSES > 1 every API process keeps its registry and the node:cluster primary serves them as one
+// (createClusterMetrics): it asks each process over IPC at scrape time and adds them up, counters and histograms
+// summed, except what every process reads from the shared store (the job counts), which is taken once.
+//
 // Two kinds: what code records as it happens (requests, query stages, upstream errors), and what is read at scrape
 // time from read-only getters (ingestion jobs from the store, worker pools): the store, search and rag layers never
 // import this module; they are asked when Prometheus asks.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Worker } from 'node:cluster';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { PdfPoolStats } from './extraction/pdf.ts';
 import type { QueryTimings } from './commands/answerQuestion.ts';
 import type { ModelPoolStats } from './rag/modelPool.ts';
@@ -35,7 +40,14 @@ const UPSTREAM_COMPONENTS = ['opensearch', 'mongodb', 'embedder', 'answer-model'
 export const WEB_ROUTE = '(web)';
 export const UNMATCHED_ROUTE = '(unmatched)';
 
-export interface Metrics {
+/** What GET /metrics serves: one process's registry, or the cluster's (createClusterMetrics). */
+export interface MetricsSource {
+  /** The Prometheus text format. */
+  scrape(): Promise<string>;
+  readonly contentType: string;
+}
+
+export interface Metrics extends MetricsSource {
   readonly registry: Registry;
   /** One answered HTTP request; `route` is a route template or WEB_ROUTE / UNMATCHED_ROUTE, never a raw path. */
   observeRequest(request: { method: string; route: string; status: number; seconds: number }): void;
@@ -44,8 +56,17 @@ export interface Metrics {
   countUpstreamError(component: string): void;
   /** Where the scrape-time gauges read from (set once the store, models and job runner exist). */
   collectFrom(sources: MetricSources): void;
-  /** The registry in the Prometheus text format. */
-  scrape(): Promise<string>;
+}
+
+/** Scrape-time reads that failed: one definition for the API processes' registries and the primary's. */
+function collectErrorsCounter(collect?: () => Promise<void>): Counter<'source'> {
+  return new Counter({
+    name: 'kbqa_metrics_collect_errors_total',
+    help: 'Scrape-time reads that failed or timed out (the metrics they feed are missing from that scrape), by source: ingest_jobs (the store), api_process (an API process that did not answer the primary).',
+    labelNames: ['source'] as const,
+    registers: [],
+    ...(collect ? { collect } : {}),
+  });
 }
 
 export function createMetrics(): Metrics {
@@ -90,14 +111,8 @@ export function createMetrics(): Metrics {
   let jobCountsRead: Promise<IngestJobCounts | null> | null = null;
   // Registered after the job gauge (below): a scrape collects metrics in registration order, so this waits for the
   // read that scrape started, and a failure of it is counted in the same scrape.
-  const collectErrors = new Counter({
-    name: 'kbqa_metrics_collect_errors_total',
-    help: 'Scrape-time reads that failed or timed out (the metrics they feed are missing from that scrape), by source.',
-    labelNames: ['source'] as const,
-    registers: [],
-    async collect() {
-      await jobCountsRead;
-    },
+  const collectErrors = collectErrorsCounter(async () => {
+    await jobCountsRead;
   });
   collectErrors.inc({ source: 'ingest_jobs' }, 0);
 
@@ -127,6 +142,8 @@ export function createMetrics(): Metrics {
     help: 'Ingestion jobs in flight across every process sharing the database, by state: queued (claimable now: the queue depth), retry_wait (backing off after an outage), running (held under a live lease).',
     labelNames: ['state'] as const,
     registers,
+    // Every API process reads the same jobs: one count, not one per process.
+    aggregator: 'max',
     async collect() {
       const counts = await readJobCounts();
       this.reset();
@@ -209,5 +226,110 @@ export function createMetrics(): Metrics {
       sources = next;
     },
     scrape: () => registry.metrics(),
+    contentType: registry.contentType,
+  };
+}
+
+// The node:cluster side ---------------------------------------------------------------------------------------------
+
+const METRICS_REQUEST = 'kbqa:metrics-request';
+const METRICS_RESPONSE = 'kbqa:metrics';
+
+/** How long the primary waits for an API process's metrics: its store read is bounded by STORE_READ_TIMEOUT_MS. */
+export const PROCESS_ANSWER_TIMEOUT_MS = STORE_READ_TIMEOUT_MS + 1_000;
+
+interface MetricsRequest {
+  type: typeof METRICS_REQUEST;
+  id: number;
+}
+interface MetricsResponse {
+  type: typeof METRICS_RESPONSE;
+  id: number;
+  metrics?: MetricObjectWithValues<MetricValue<string>>[];
+  error?: string;
+}
+
+/** In an API process under the primary: answer its requests with this process's registry (as JSON). */
+export function answerMetricsRequests(metrics: Metrics, channel: NodeJS.Process = process): void {
+  channel.on('message', (message: MetricsRequest) => {
+    if (message?.type !== METRICS_REQUEST) return;
+    const reply = (response: Omit<MetricsResponse, 'type' | 'id'>) => {
+      if (channel.connected) channel.send?.({ type: METRICS_RESPONSE, id: message.id, ...response });
+    };
+    metrics.registry.getMetricsAsJSON().then(
+      (json) => reply({ metrics: json as MetricObjectWithValues<MetricValue<string>>[] }),
+      (error: unknown) => reply({ error: error instanceof Error ? error.message : String(error) }),
+    );
+  });
+}
+
+export interface ClusterMetrics extends MetricsSource {
+  /** An API process exited unexpectedly (the primary replaces it). */
+  countProcessExit(): void;
+}
+
+/**
+ * The primary's GET /metrics: every API process's registry, asked over IPC and aggregated (prom-client's
+ * AggregatorRegistry.aggregate: by each metric's aggregator, a sum unless it says otherwise), plus the primary's own:
+ * API processes running and unexpected exits. A process that does not answer within PROCESS_ANSWER_TIMEOUT_MS (it
+ * is starting, stopping or stuck) is left out of that scrape and counted as a collect error.
+ */
+export function createClusterMetrics(processes: () => Worker[]): ClusterMetrics {
+  const registry = new Registry();
+  const collectErrors = collectErrorsCounter();
+  registry.registerMetric(collectErrors);
+  collectErrors.inc({ source: 'api_process' }, 0);
+  const exits = new Counter({
+    name: 'kbqa_api_process_exits_total',
+    help: 'API processes that exited unexpectedly (each is replaced by a new one).',
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'kbqa_api_processes',
+    help: 'API processes running (listening on the API port) under the node:cluster primary.',
+    registers: [registry],
+    collect() {
+      this.set(processes().length);
+    },
+  });
+  let nextId = 0;
+
+  function ask(worker: Worker, id: number): Promise<MetricObjectWithValues<MetricValue<string>>[] | null> {
+    return new Promise((resolve) => {
+      const finish = (metrics: MetricObjectWithValues<MetricValue<string>>[] | null) => {
+        clearTimeout(timer);
+        worker.off('message', onMessage);
+        worker.off('exit', onExit);
+        resolve(metrics);
+      };
+      const onMessage = (message: MetricsResponse) => {
+        if (message?.type === METRICS_RESPONSE && message.id === id) finish(message.metrics ?? null);
+      };
+      const onExit = () => finish(null);
+      const timer = setTimeout(() => finish(null), PROCESS_ANSWER_TIMEOUT_MS);
+      worker.on('message', onMessage);
+      worker.on('exit', onExit);
+      try {
+        worker.send({ type: METRICS_REQUEST, id } satisfies MetricsRequest);
+      } catch {
+        finish(null);
+      }
+    });
+  }
+
+  return {
+    async scrape() {
+      const id = nextId++;
+      const answers = await Promise.all(processes().map((worker) => ask(worker, id)));
+      const missing = answers.filter((answer) => answer === null).length;
+      if (missing > 0) collectErrors.inc({ source: 'api_process' }, missing);
+      const own = (await registry.getMetricsAsJSON()) as MetricObjectWithValues<MetricValue<string>>[];
+      const all = [...answers.filter((answer) => answer !== null), own];
+      return AggregatorRegistry.aggregate(all).metrics();
+    },
+    contentType: registry.contentType,
+    countProcessExit() {
+      exits.inc();
+    },
   };
 }

@@ -4,12 +4,41 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadConfig, type Config } from '../service/config.ts';
-import { ProvisionError, provisionAll, provisionBrowser, provisionSchemathesis, stackPaths, type StackPaths } from './provision.ts';
-import { ferretdbSpec, opensearchSpec, runningPid, startServer, stopServer, type ServerSpec } from './processes.ts';
+import { ProvisionError, provisionAll, provisionBrowser, provisionSchemathesis, stackPathsFor, type StackPaths } from './provision.ts';
+import {
+  busyPorts,
+  ferretdbSpec,
+  openSearchClusterHealth,
+  openSearchNodeSpecs,
+  runningPid,
+  startServer,
+  startedServers,
+  stopServer,
+  type ServerSpec,
+} from './processes.ts';
 import { WEB_DIST, buildWebIfStale } from './webBuild.ts';
 
 function specs(config: Config, paths: StackPaths): ServerSpec[] {
-  return [ferretdbSpec(paths, config.mongodb.url), opensearchSpec(paths, config.opensearch.url, config.opensearch.heap)];
+  return [ferretdbSpec(paths, config.mongodb.url), ...openSearchNodeSpecs(config, paths)];
+}
+
+/**
+ * `--nodes N` (or `--nodes=N`) after any command: KBQA_OPENSEARCH_NODES for this run and every process it starts
+ * (the API then reads every node's URL). Returns the other arguments.
+ */
+function takeNodesOption(args: string[]): string[] {
+  const rest: string[] = [];
+  for (let index = 0; index < args.length; index += 1) {
+    const arg = args[index];
+    if (arg === '--nodes' || arg.startsWith('--nodes=')) {
+      const value = arg === '--nodes' ? args[(index += 1)] : arg.slice('--nodes='.length);
+      if (value === undefined || value === '') throw new ProvisionError('--nodes needs a number of OpenSearch nodes, like --nodes 3');
+      process.env.KBQA_OPENSEARCH_NODES = value;
+    } else {
+      rest.push(arg);
+    }
+  }
+  return rest;
 }
 
 function seconds(since: number): string {
@@ -22,7 +51,12 @@ async function stackUp(config: Config, paths: StackPaths): Promise<string[]> {
   provisionAll(paths);
   const started: string[] = [];
   const all = specs(config, paths);
-  console.log(`[kbqa] starting ${all.map((spec) => spec.name).join(' and ')} (OpenSearch takes ~30–60 s)…`);
+  const busy = await busyPorts(paths, all);
+  if (busy.length > 0) throw new ProvisionError(busy.join('\n'));
+  const cluster = config.opensearch.nodes > 1;
+  console.log(
+    `[kbqa] starting ${all.map((spec) => spec.name).join(', ')} (OpenSearch takes ~30–60 s${cluster ? `, a ${config.opensearch.nodes}-node cluster 1–2 min` : ''})…`,
+  );
   const results = await Promise.allSettled(all.map((spec) => startServer(paths, spec)));
   const failures: string[] = [];
   results.forEach((result, index) => {
@@ -51,15 +85,31 @@ async function stackDown(paths: StackPaths, names: string[]): Promise<void> {
   );
 }
 
+/** Every configured server (each OpenSearch node with the cluster as it sees it), then any other server kbqa runs here. */
 async function stackStatus(config: Config, paths: StackPaths): Promise<boolean> {
   let allHealthy = true;
-  for (const spec of specs(config, paths)) {
+  const configured = specs(config, paths);
+  const nodeUrls = new Map(openSearchNodeSpecs(config, paths).map((node) => [node.name, node.url]));
+  const others = startedServers(paths).filter((name) => !configured.some((spec) => spec.name === name));
+  const width = Math.max(...[...configured.map((spec) => spec.name), ...others].map((name) => name.length)) + 2;
+  for (const spec of configured) {
     const pid = runningPid(paths, spec.name);
     const healthy = await spec.healthy();
     allHealthy &&= healthy;
-    console.log(`${spec.name.padEnd(11)} ${healthy ? 'healthy' : 'down   '} ${spec.host}:${spec.port} ${pid ? `pid ${pid}` : '(not started by kbqa)'}`);
+    const url = nodeUrls.get(spec.name);
+    const health = url === undefined ? null : await openSearchClusterHealth(url);
+    // A node that answers while its cluster lacks a node (or a primary) is up but not healthy.
+    const state = healthy ? 'healthy ' : health ? 'degraded' : 'down    ';
+    const seen = health ? ` (${health.cluster_name}: ${health.status}, ${health.number_of_nodes} node${health.number_of_nodes === 1 ? '' : 's'})` : '';
+    console.log(`${spec.name.padEnd(width)}${state} ${spec.host}:${spec.port} ${pid ? `pid ${pid}` : health || healthy ? '(not started by kbqa)' : '(not running)'}${seen}`);
   }
-  console.log(`.local/     ${formatBytes(directorySize(paths.localDir))} on disk`);
+  for (const name of others) {
+    const pid = runningPid(paths, name);
+    if (pid === null) continue;
+    console.log(`${name.padEnd(width)}running pid ${pid}, not part of this configuration (KBQA_OPENSEARCH_NODES=${config.opensearch.nodes}); stack:down stops it`);
+  }
+  console.log(`${'.local/'.padEnd(width)}${formatBytes(directorySize(paths.localDir))} on disk`);
+  if (paths.instanceDir !== paths.localDir) console.log(`${paths.instanceDir} ${formatBytes(directorySize(paths.instanceDir))} on disk`);
   return allHealthy;
 }
 
@@ -119,15 +169,17 @@ async function lint(args: string[] = []): Promise<number> {
 }
 
 async function main(): Promise<number> {
-  const [command, ...rest] = process.argv.slice(2);
+  const [command, ...given] = process.argv.slice(2);
+  const rest = takeNodesOption(given);
   const config = loadConfig();
-  const paths = stackPaths(config.localDir, config.embedder.modelDir, config.opensearch.snapshotDir);
+  const paths = stackPathsFor(config);
   switch (command) {
     case 'stack:up':
       await stackUp(config, paths);
       return 0;
     case 'stack:down':
-      await stackDown(paths, ['opensearch', 'ferretdb']);
+      // Whatever kbqa started in this instance: the single node and/or a cluster's nodes, and FerretDB.
+      await stackDown(paths, startedServers(paths));
       return 0;
     case 'stack:status':
       return (await stackStatus(config, paths)) ? 0 : 1;
@@ -181,12 +233,19 @@ async function main(): Promise<number> {
     case 'dev:web':
       // Vite's dev server with hot reload; it forwards /api, /healthz and /readyz to the API (run `npm start` too).
       return runForeground(process.execPath, [join('node_modules', 'vite', 'bin', 'vite.js'), '--config', join('web', 'vite.config.ts'), ...rest]);
+    case 'resilience':
+    case 'soak':
+      // Each runs a stack of its own (bench/stackInstance.ts): the dev stack may run beside it, untouched.
+      buildWeb(config);
+      return runForeground(process.execPath, [join('bench', `${command}.ts`), ...rest]);
     case 'bench': {
       const code = await runForeground(process.execPath, [join('bench', 'run.ts'), ...rest]);
       return code;
     }
     default:
-      console.error('usage: stack/cli.ts start|test|fuzz [-- --seed=N]|lint|bench|dev:web|build:web [--force]|stack:up|stack:down|stack:status');
+      console.error(
+        'usage: stack/cli.ts start|test|fuzz [-- --seed=N]|lint|bench|dev:web|build:web [--force]|stack:up|stack:down|stack:status [--nodes N]',
+      );
       return 2;
   }
 }

@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, cpSync, chmodSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import type { Config } from '../service/config.ts';
 
 export const OPENSEARCH_VERSION = '3.6.0';
 export const OPENSEARCH_PLUGIN_VERSION = `${OPENSEARCH_VERSION}.0`;
@@ -21,34 +22,60 @@ const MINIMUM_OPENSEARCH_JAVA = 21;
 export class ProvisionError extends Error {}
 
 export interface StackPaths {
+  /** What is provisioned once and shared (KBQA_LOCAL_DIR): the OpenSearch distribution, FerretDB, downloads. */
   localDir: string;
+  /**
+   * Where one stack instance keeps its data, logs, pids and temporary files (KBQA_STACK_DATA_DIR, default localDir).
+   * A second instance (a resilience or soak script, a test that needs an empty stack) points it elsewhere and moves
+   * its ports, and still runs the provisioned distribution and FerretDB binary.
+   */
+  instanceDir: string;
   downloads: string;
   opensearchHome: string;
+  /** The single node's data and logs (KBQA_OPENSEARCH_NODES=1). */
   opensearchData: string;
   opensearchLogs: string;
+  /** A local cluster's nodes: node-<i> in each (processes.ts). Apart from the single node's, so the two never mix. */
+  opensearchClusterData: string;
+  opensearchClusterLogs: string;
   ferretdbBinary: string;
   ferretdbData: string;
   ferretdbLogs: string;
   modelDir: string;
   runDir: string;
+  tmpDir: string;
   /** OpenSearch's path.repo: where `kbqa backup` snapshots go (KBQA_OPENSEARCH_SNAPSHOT_DIR). */
   snapshotDir: string;
 }
 
-export function stackPaths(localDir: string, modelDir: string, snapshotDir = join(localDir, 'snapshots')): StackPaths {
+export function stackPaths(
+  localDir: string,
+  modelDir: string,
+  snapshotDir = join(localDir, 'snapshots'),
+  instanceDir = localDir,
+): StackPaths {
   return {
     localDir,
+    instanceDir,
     downloads: join(localDir, 'downloads'),
     opensearchHome: join(localDir, `opensearch-${OPENSEARCH_VERSION}`),
-    opensearchData: join(localDir, 'data', 'opensearch'),
-    opensearchLogs: join(localDir, 'logs', 'opensearch'),
+    opensearchData: join(instanceDir, 'data', 'opensearch'),
+    opensearchLogs: join(instanceDir, 'logs', 'opensearch'),
+    opensearchClusterData: join(instanceDir, 'data', 'opensearch-cluster'),
+    opensearchClusterLogs: join(instanceDir, 'logs', 'opensearch-cluster'),
     ferretdbBinary: join(localDir, 'bin', `ferretdb-${FERRETDB_VERSION}`),
-    ferretdbData: join(localDir, 'data', 'ferretdb'),
-    ferretdbLogs: join(localDir, 'logs', 'ferretdb'),
+    ferretdbData: join(instanceDir, 'data', 'ferretdb'),
+    ferretdbLogs: join(instanceDir, 'logs', 'ferretdb'),
     modelDir,
-    runDir: join(localDir, 'run'),
+    runDir: join(instanceDir, 'run'),
+    tmpDir: join(instanceDir, 'tmp'),
     snapshotDir,
   };
+}
+
+/** The paths a configuration names: KBQA_LOCAL_DIR, KBQA_STACK_DATA_DIR, KBQA_MODEL_DIR, KBQA_OPENSEARCH_SNAPSHOT_DIR. */
+export function stackPathsFor(config: Config): StackPaths {
+  return stackPaths(config.localDir, config.embedder.modelDir, config.opensearch.snapshotDir, config.stackDataDir);
 }
 
 function progress(message: string): void {

@@ -230,6 +230,7 @@ test.serial('kbqa doctor finds orphan chunks, orphan contents, documents without
     documents_removed: 1,
     documents_requeued: 0,
     jobs_removed: 0,
+    claim_tokens_removed: 0,
     documents_rebuilt: 1,
     not_rebuildable: [],
   });

@@ -1,4 +1,4 @@
-// The `kbqa` admin command: accounts, keys, organisations, sharing, KB restore/purge, and evaluation.
+// The `kbqa` admin command: accounts, keys, organisations, sharing, KB restore/purge, backups, and evaluation.
 // Every command takes --json (one JSON object on stdout); failures exit non-zero with a message on stderr.
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
@@ -15,13 +15,14 @@ import { presentApiKey } from '../presenters/apiKeys.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../commands/apiKeys.ts';
 import { purgeDeletedKnowledgeBases, restoreKnowledgeBase } from '../commands/knowledgeBases.ts';
 import { formatDoctorReport, runDoctor } from '../commands/doctor.ts';
+import { BackupError, createBackup, formatBackupManifest, formatRestoreSummary, restoreBackup } from '../commands/backup.ts';
 import { reindexDocuments } from '../commands/documents.ts';
 import { IngestRunner } from '../commands/ingestJobs.ts';
 import type { Config } from '../config.ts';
 import pino from 'pino';
 import { BGE_SMALL_EN } from '../rag/embedderIdentity.ts';
 import { loadRag, type Rag } from '../rag/index.ts';
-import { openConfiguredSearchIndex, type SearchIndex } from '../search/index.ts';
+import { openConfiguredSearchIndex, SnapshotRepositoryError, type SearchIndex } from '../search/index.ts';
 import { DuplicateEmailError, DuplicateOrganisationError, openStore, type Store } from '../store/index.ts';
 
 const USAGE = `usage: kbqa <command> [options] [--json]
@@ -43,6 +44,10 @@ const USAGE = `usage: kbqa <command> [options] [--json]
                                               contents, jobs and documents that do not match their records
   docs reindex (--kb ID | --all)              rebuild documents' chunks from their stored text, as ingestion
                                               jobs (running API processes share them), with a progress bar
+  backup create DIR                           a chunk snapshot, a MongoDB export (records, texts,
+                                              files) and a manifest, into DIR (new or empty)
+  backup restore DIR                          into an empty stack, then reconciled (missing chunks
+                                              rebuilt from the stored originals, orphans removed)
   eval beir DIR [--url U] [--api-key K] [--kb ID] [--ablate] [--split test] [--limit N] [--out FILE]`;
 
 class UsageError extends Error {}
@@ -118,7 +123,13 @@ async function documentDeps(services: Services) {
   return { store, search: services.search(), rag, jobs, logger: pino({ level: 'warn' }), config: services.config };
 }
 
-async function runAdmin(group: string, action: string, options: Options, services: Services): Promise<{ json: unknown; text: string }> {
+async function runAdmin(
+  group: string,
+  action: string,
+  options: Options,
+  services: Services,
+  operands: string[] = [],
+): Promise<{ json: unknown; text: string; exitCode?: number }> {
   const command = action ? `${group} ${action}` : group;
   switch (command) {
     case 'users create': {
@@ -203,6 +214,20 @@ async function runAdmin(group: string, action: string, options: Options, service
         text: `rebuilt ${outcome.rebuilt.length}, failed ${outcome.failed.length}, skipped ${outcome.skipped.length} (no live version or text, or in flight)`,
       };
     }
+    case 'backup create':
+    case 'backup restore': {
+      const [dir, ...extra] = operands;
+      if (!dir || extra.length > 0) throw new UsageError(`backup ${action} takes one directory`);
+      const deps = { store: await services.store(), search: services.search(), config: services.config, embedder: BGE_SMALL_EN };
+      const progress = (line: string) => process.stderr.write(`${line}\n`);
+      if (action === 'create') {
+        const manifest = await createBackup(deps, dir, { progress });
+        return { json: manifest, text: formatBackupManifest(dir, manifest) };
+      }
+      const summary = await restoreBackup({ ...deps, documentDeps: () => documentDeps(services) }, dir, { progress });
+      // Restored, but something the reconcile could not mend: say so in the exit status too.
+      return { json: summary, text: formatRestoreSummary(summary), exitCode: summary.consistent ? 0 : 1 };
+    }
     case 'doctor': {
       const report = await runDoctor(
         { store: await services.store(), search: services.search() },
@@ -264,14 +289,16 @@ async function main(argv: string[]): Promise<number> {
     },
   };
   try {
-    const { json, text } = await runAdmin(group, action ?? '', options, services);
+    const { json, text, exitCode } = await runAdmin(group, action ?? '', options, services, rest);
     console.log(options.json ? JSON.stringify(json) : text);
-    return 0;
+    return exitCode ?? 0;
   } catch (error) {
     const known =
       error instanceof UsageError ||
       error instanceof ApiError ||
       error instanceof DuplicateEmailError ||
+      error instanceof BackupError ||
+      error instanceof SnapshotRepositoryError ||
       error instanceof DuplicateOrganisationError;
     console.error(`kbqa: ${error instanceof Error ? error.message : String(error)}${error instanceof UsageError ? `\n${USAGE}` : ''}`);
     return known ? (error instanceof UsageError ? 2 : 1) : 1;

@@ -3,7 +3,7 @@
 // a crash, an outage during a clean-up, or a race left behind is found by comparing the sides, and removed (or
 // rebuilt, or queued again).
 import type { SearchIndex } from '../search/index.ts';
-import type { DocumentRecord, IngestJobRecord, Store } from '../store/index.ts';
+import type { DocumentRecord, IngestJobClaimRecord, IngestJobRecord, Store } from '../store/index.ts';
 import { pendingContentId } from '../store/index.ts';
 import { newJob } from './ingestJobs.ts';
 
@@ -27,6 +27,8 @@ export interface DoctorFindings {
   documents_without_job: Array<DocumentRef & { version: number }>;
   /** Jobs whose document record is gone. */
   orphan_jobs: Array<DocumentRef & { version: number }>;
+  /** Claim tokens of ingestion jobs that are gone, or of an earlier job of the document (a crash between two deletes). */
+  orphan_claim_tokens: Array<DocumentRef & { claim: number }>;
 }
 
 export interface DoctorReport extends DoctorFindings {
@@ -39,6 +41,7 @@ export interface DoctorReport extends DoctorFindings {
     documents_removed: number;
     documents_requeued: number;
     jobs_removed: number;
+    claim_tokens_removed: number;
     documents_rebuilt: number;
     not_rebuildable: string[];
   };
@@ -66,6 +69,8 @@ export async function runDoctor(deps: { store: Store; search: SearchIndex }, opt
   const knowledgeBaseIds = await deps.store.listAllKnowledgeBaseIds();
   const contents = await deps.store.listDocumentContentSummaries(scope);
   const jobs = await deps.store.listJobs(scope);
+  // After the jobs: a token written since belongs to a job written since too, and is recent (within the grace).
+  const claimTokens = await deps.store.listJobClaims(scope);
   const chunkGroups = await deps.search.listChunkGroups(scope);
 
   const knowledgeBases = new Set(knowledgeBaseIds);
@@ -82,6 +87,7 @@ export async function runDoctor(deps: { store: Store; search: SearchIndex }, opt
     documents_missing_chunks: [],
     documents_without_job: [],
     orphan_jobs: [],
+    orphan_claim_tokens: [],
   };
   const orphanChunks = new Map<string, DocumentRef & { chunks: number }>();
   for (const group of chunkGroups) {
@@ -124,6 +130,10 @@ export async function runDoctor(deps: { store: Store; search: SearchIndex }, opt
   for (const job of jobs) {
     if (!documentsById.has(job._id)) findings.orphan_jobs.push({ document_id: job._id, knowledge_base_id: job.knowledge_base_id, version: job.version });
   }
+  for (const token of claimTokens) {
+    if (!isOrphanClaimToken(token, jobsById.get(token.job_id) ?? null, cutoff)) continue;
+    findings.orphan_claim_tokens.push({ document_id: token.job_id, knowledge_base_id: token.knowledge_base_id, claim: token.claim });
+  }
 
   const clean = Object.values(findings).every((list) => list.length === 0);
   if (!options.fix || clean) return { ...findings, clean };
@@ -139,6 +149,7 @@ async function fix(deps: { store: Store; search: SearchIndex }, findings: Doctor
     documents_removed: 0,
     documents_requeued: 0,
     jobs_removed: 0,
+    claim_tokens_removed: 0,
     documents_rebuilt: 0,
     not_rebuildable: [] as string[],
   };
@@ -171,6 +182,16 @@ async function fix(deps: { store: Store; search: SearchIndex }, findings: Doctor
     await store.deleteJob(job._id);
     fixed.jobs_removed += 1;
   }
+  if (findings.orphan_claim_tokens.length > 0) {
+    const cutoff = (options.now ?? new Date()).getTime() - (options.graceMs ?? DEFAULT_GRACE_MS);
+    const current = new Map((await store.listJobClaims(options.knowledgeBaseIds)).map((token) => [token._id, token]));
+    for (const orphan of findings.orphan_claim_tokens) {
+      const token = current.get(`${orphan.document_id}:${orphan.claim}`);
+      if (!token || !isOrphanClaimToken(token, await store.findJob(orphan.document_id), cutoff)) continue;
+      await store.deleteJobClaim(token._id);
+      fixed.claim_tokens_removed += 1;
+    }
+  }
   // The KB is gone for good: its documents go the way a permanent delete would have taken them.
   for (const orphan of findings.documents_without_knowledge_base) {
     if (await store.findKnowledgeBaseIncludingDeleted(orphan.knowledge_base_id)) continue;
@@ -195,6 +216,11 @@ async function fix(deps: { store: Store; search: SearchIndex }, findings: Doctor
     fixed.not_rebuildable = failed;
   }
   return fixed;
+}
+
+/** A claim token no job will read again: its job is gone (and it is older than the grace), or it predates the job. */
+function isOrphanClaimToken(token: IngestJobClaimRecord, job: Pick<IngestJobRecord, 'created_at'> | null, cutoff: number): boolean {
+  return job === null ? token.created_at <= cutoff : token.created_at < job.created_at.getTime();
 }
 
 function requeuedJob(document: DocumentRecord, hasPendingContent: boolean, leaseMs: number): IngestJobRecord {
@@ -225,6 +251,7 @@ export function formatDoctorReport(report: DoctorReport): string {
     `documents whose chunks are missing or incomplete: ${report.documents_missing_chunks.length}`,
     `documents queued with no ingestion job: ${report.documents_without_job.length}`,
     `ingestion jobs whose document is gone: ${report.orphan_jobs.length}`,
+    `claim tokens of ingestion jobs that are gone: ${report.orphan_claim_tokens.length}`,
   ];
   for (const orphan of report.orphan_chunks.slice(0, 20)) lines.push(`  chunks of document ${orphan.document_id} (kb ${orphan.knowledge_base_id}): ${orphan.chunks}`);
   for (const missing of report.documents_missing_chunks.slice(0, 20)) {
@@ -236,7 +263,7 @@ export function formatDoctorReport(report: DoctorReport): string {
     const f = report.fixed;
     lines.push(
       `fixed: removed the chunks of ${f.chunks_removed_for_documents} document(s), ${f.stale_versions_removed} stale version(s), ${f.contents_removed} content(s), ` +
-        `${f.documents_removed} document(s), ${f.jobs_removed} job(s); queued ${f.documents_requeued} again; rebuilt ${f.documents_rebuilt}`,
+        `${f.documents_removed} document(s), ${f.jobs_removed} job(s), ${f.claim_tokens_removed} claim token(s); queued ${f.documents_requeued} again; rebuilt ${f.documents_rebuilt}`,
     );
     if (f.not_rebuildable.length > 0) lines.push(`not rebuilt: ${f.not_rebuildable.join(', ')}`);
   }

@@ -30,10 +30,12 @@ export type IngestMode = 'wait' | 'queue';
 
 /**
  * Stores the text, records the document (`queued`) and its job. Waiting, this process runs the job itself and
- * answers with the ready document; queued, any process's runner takes it and the caller follows the status.
+ * answers with the ready document; queued, any process's runner takes it and the caller follows the status. While
+ * the chunk index is read-only (a full disk), refused with 503 and nothing stored (queued jobs wait for the block).
  */
 export async function ingestDocument(deps: DocumentDeps, user: Principal, input: IngestInput, mode: IngestMode): Promise<DocumentRecord> {
   const knowledgeBase = authorizeWriteDocuments(user, await deps.store.findLiveKnowledgeBase(input.kb_id), input.kb_id);
+  await deps.search.assertWritable();
   const record = newDocumentRecord({ id: randomUUID(), knowledgeBaseId: knowledgeBase._id, filename: input.filename, source: 'api', metadata: input.metadata });
   const job = newJob(
     record,
@@ -131,6 +133,7 @@ export async function replaceDocument(
   const document = await ownedDocument(deps.store, user, id);
   if (document.status === 'queued' || document.status === 'processing') throw inFlight(document);
   if (document.kind === 'pdf') throw new BadRequestError(`document ${id} is a PDF: replace it by deleting it and uploading the new file in the web app`);
+  await deps.search.assertWritable();
   const version = document.version + 1;
   const filename = input.filename ?? document.filename;
   const contentId = pendingContentId(id, version);
@@ -144,6 +147,7 @@ export async function replaceDocument(
 export async function retryDocument(deps: DocumentDeps, user: Principal, id: string, mode: IngestMode): Promise<DocumentRecord> {
   const document = await ownedDocument(deps.store, user, id);
   if (document.status !== 'failed') throw new ConflictError(`document ${id} is ${document.status}; only a failed document is retried`);
+  await deps.search.assertWritable();
   const pending = pendingContentId(id, document.version);
   const contentId = (await deps.store.hasDocumentContent(pending)) ? pending : id;
   return queueVersion(
@@ -190,6 +194,8 @@ async function queueVersion(
  */
 export async function deleteDocument(deps: Pick<DocumentDeps, 'store' | 'search'>, user: Principal, id: string): Promise<void> {
   await ownedDocument(deps.store, user, id);
+  // Its chunks could not be deleted while the chunk index is read-only (a full disk): 503, nothing changes.
+  await deps.search.assertWritable();
   await deps.store.deleteJob(id);
   await deps.store.deleteDocument(id);
   await deps.search.deleteChunksOfDocument(id);

@@ -14,7 +14,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import { ApiError, BadRequestError, NotFoundError, ServiceStoppingError, UpstreamUnavailableError, errorSummary } from '../errors.ts';
+import { ApiError, BadRequestError, NotFoundError, SearchIndexReadOnlyError, ServiceStoppingError, UpstreamUnavailableError, errorSummary } from '../errors.ts';
 import type { Rag } from '../rag/index.ts';
 import type { TextSegment } from '../rag/splitter.ts';
 import type { ChunkDocument, SearchIndex } from '../search/index.ts';
@@ -124,6 +124,9 @@ export function retryDelayMs(attempts: number): number {
   return Math.min(300_000, 1_000 * 2 ** Math.max(1, attempts));
 }
 
+/** Queues the holder's writes to its job record one after the other. */
+type HeldWrites = <T>(write: () => Promise<T>) => Promise<T>;
+
 interface Running {
   stop: (reason: StopReason) => void;
   done: Promise<void>;
@@ -136,6 +139,8 @@ interface JobRun {
   owner: string;
   /** Throws JobStopped when the lease was lost or the process is stopping: called between two steps. */
   checkpoint: () => void;
+  /** Runs a write of the holder to its job record after the one before (see #launch). */
+  held: HeldWrites;
   /** The version is live (a waiting request answers now; retiring the old one goes on). */
   onLive: (document: DocumentRecord) => void;
   prepared: Prepared | undefined;
@@ -260,11 +265,13 @@ export class IngestRunner {
       if (free <= 0) return;
       const now = Date.now();
       const candidates = await this.#deps.store.listClaimableJobs(now);
+      // The chunk index refuses writes (a full disk): every job stays queued until the block is lifted (cached check).
+      if (candidates.length > 0 && (await this.#deps.search.writeBlock()) !== null) return;
       let claimed = 0;
       for (const candidate of candidates) {
         if (claimed >= free || this.#stopping) break;
         if (this.#running.has(candidate._id) || (this.#own && !this.#own.has(candidate._id))) continue;
-        const job = await this.#deps.store.claimJob(candidate._id, candidate.lease_until ?? null, this.owner, now + this.settings.leaseMs);
+        const job = await this.#deps.store.claimJob(candidate, this.owner, now, this.settings.leaseMs);
         if (!job) continue;
         if (this.#stopping) {
           // SIGTERM arrived during the claim: give it straight back (its attempt is not counted against it).
@@ -288,23 +295,36 @@ export class IngestRunner {
     const checkpoint = () => {
       if (stopReason) throw new JobStopped(stopReason);
     };
+    // The holder's writes to its job record (renewals, the swap, a release) one at a time: FerretDB v1 writes back
+    // the whole record it read, so a renewal overlapping the swap would put the swapped fields back.
+    let writes: Promise<unknown> = Promise.resolve();
+    const held: HeldWrites = (write) => {
+      const next = writes.then(write);
+      writes = next.catch(() => undefined);
+      return next;
+    };
     const renewEvery = Math.max(250, Math.floor(this.settings.leaseMs / 3));
+    let renewing = false;
     const renewal = setInterval(() => {
-      this.#deps.store.renewLease(job._id, this.owner, Date.now() + this.settings.leaseMs).then(
-        (held) => {
-          if (!held) stopReason ??= 'lease-lost';
-        },
-        (error: unknown) => this.#deps.logger.warn({ err: errorSummary(error), documentId: job._id }, 'ingestion jobs: could not renew a lease'),
-      );
+      if (renewing) return;
+      renewing = true;
+      held(() => this.#deps.store.renewLease(job._id, this.owner, Date.now() + this.settings.leaseMs))
+        .then(
+          (stillHeld) => {
+            if (!stillHeld) stopReason ??= 'lease-lost';
+          },
+          (error: unknown) => this.#deps.logger.warn({ err: errorSummary(error), documentId: job._id }, 'ingestion jobs: could not renew a lease'),
+        )
+        .finally(() => (renewing = false));
     }, renewEvery);
     renewal.unref();
 
     const fromQueue = prepared === undefined && callbacks.onLive === undefined;
     const done = (async () => {
       try {
-        await executeJob({ deps: this.#deps, job, owner: this.owner, checkpoint, onLive: (document) => callbacks.onLive?.(document), prepared });
+        await executeJob({ deps: this.#deps, job, owner: this.owner, checkpoint, held, onLive: (document) => callbacks.onLive?.(document), prepared });
       } catch (error) {
-        await this.#settleFailure(job, error, callbacks.onFailed);
+        await this.#settleFailure(job, error, callbacks.onFailed, held);
       } finally {
         clearInterval(renewal);
         this.#running.delete(job._id);
@@ -316,12 +336,12 @@ export class IngestRunner {
     this.#running.set(job._id, { stop: (reason) => (stopReason ??= reason), done });
   }
 
-  async #settleFailure(job: IngestJobRecord, error: unknown, onFailed: ((error: unknown) => void) | undefined): Promise<void> {
+  async #settleFailure(job: IngestJobRecord, error: unknown, onFailed: ((error: unknown) => void) | undefined, held: HeldWrites): Promise<void> {
     const { store, logger } = this.#deps;
     try {
       if (error instanceof JobStopped) {
         if (error.reason === 'shutdown') {
-          await store.releaseJob(job._id, this.owner, Date.now());
+          await held(() => store.releaseJob(job._id, this.owner, Date.now()));
           onFailed?.(stoppingError(job._id));
         } else {
           // Someone else holds it now, or it was deleted (the deleter removed the document; remove what we wrote since).
@@ -335,11 +355,24 @@ export class IngestRunner {
         return;
       }
       if (!(error instanceof ApiError)) logger.error({ err: errorSummary(error), documentId: job._id }, 'ingestion job failed');
+      if (error instanceof SearchIndexReadOnlyError) {
+        // A full disk is not the document's fault and may last hours. The job waits, queued, without using up an
+        // attempt (the runner claims nothing while the block is on), keeping what it indexed: OpenSearch refuses
+        // deletions under the block too, and the version stays hidden while its job exists; the next run writes the
+        // same chunk ids again. A request waiting on it hears so (as at shutdown: the document is stored).
+        this.#deps.metrics?.countUpstreamError(error.upstream);
+        await store.setDocumentProgress(job._id, 'queued', null);
+        await held(() => store.releaseJob(job._id, this.owner, Date.now() + retryDelayMs(1), true));
+        this.#own?.add(job._id);
+        logger.warn({ err: errorSummary(error), documentId: job._id }, 'ingestion job waits: the search index is read-only');
+        onFailed?.(new SearchIndexReadOnlyError(error.block, job._id));
+        return;
+      }
       const retried = job.mode === 'async' && isTransient(error) && job.attempts < this.settings.maxAttempts;
       if (error instanceof UpstreamUnavailableError && (retried || !onFailed)) this.#deps.metrics?.countUpstreamError(error.upstream);
       if (retried) {
         await store.setDocumentProgress(job._id, 'queued', null);
-        await store.releaseJob(job._id, this.owner, Date.now() + retryDelayMs(job.attempts));
+        await held(() => store.releaseJob(job._id, this.owner, Date.now() + retryDelayMs(job.attempts)));
         logger.warn({ err: errorSummary(error), documentId: job._id, attempts: job.attempts }, 'ingestion job will be retried');
         return;
       }
@@ -400,7 +433,7 @@ async function executeJob(run: JobRun): Promise<void> {
 }
 
 async function buildVersion(run: JobRun): Promise<void> {
-  const { deps, job, owner, checkpoint, onLive, prepared } = run;
+  const { deps, job, owner, checkpoint, held, onLive, prepared } = run;
   const { store, search, rag } = deps;
   let document: DocumentRecord | null;
   let content: string | null;
@@ -472,9 +505,10 @@ async function buildVersion(run: JobRun): Promise<void> {
     return;
   }
   // The swap: one write hides the replaced version instead of the new one.
-  if (!(await store.updateHeldJob(job._id, owner, { phase: 'retire', hidden: [job.replaces], built }))) throw new JobStopped('lease-lost');
+  const replaced = job.replaces;
+  if (!(await held(() => store.updateHeldJob(job._id, owner, { phase: 'retire', hidden: [replaced], built })))) throw new JobStopped('lease-lost');
   job.phase = 'retire';
-  job.hidden = [job.replaces];
+  job.hidden = [replaced];
   job.built = built;
 }
 
@@ -589,6 +623,7 @@ export function newJob(
     built: null,
     lease_owner: owner,
     lease_until: owner ? now + leaseMs : null,
+    claims: 0,
     mode,
     attempts: owner ? 1 : 0,
     not_before: 0,

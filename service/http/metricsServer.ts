@@ -1,8 +1,9 @@
 // GET /metrics in the Prometheus text format, on a listener of its own (KBQA_METRICS_HOST:KBQA_METRICS_PORT), so
-// the API's port never serves it and a firewall can keep it to the scraper.
+// the API's port never serves it and a firewall can keep it to the scraper. One listener per service: the API
+// process's, or with KBQA_API_PROCESSES > 1 the node:cluster primary's, which serves every process's metrics as one.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Metrics } from '../metrics.ts';
+import type { MetricsSource } from '../metrics.ts';
 
 export interface MetricsServer {
   /** http://host:port, with the port actually bound (for port 0). */
@@ -12,7 +13,7 @@ export interface MetricsServer {
 }
 
 export async function startMetricsServer(
-  metrics: Metrics,
+  metrics: MetricsSource,
   where: { host: string; port: number },
   onError?: (error: unknown) => void,
 ): Promise<MetricsServer> {
@@ -28,7 +29,7 @@ export async function startMetricsServer(
     }
     metrics.scrape().then(
       (text) => {
-        response.writeHead(200, { 'content-type': metrics.registry.contentType, 'cache-control': 'no-store' });
+        response.writeHead(200, { 'content-type': metrics.contentType, 'cache-control': 'no-store' });
         response.end(request.method === 'HEAD' ? undefined : text);
       },
       (error: unknown) => {

@@ -15,6 +15,8 @@ export const HYBRID_SEARCH_PIPELINE = 'kbqa-hybrid-rrf-v1';
 export const HYBRID_EXPLAIN_SEARCH_PIPELINE = 'kbqa-hybrid-rrf-v1-explain';
 
 export interface SearchAssetSettings {
+  /** The chunk index's alias: CHUNKS_ALIAS, or kbqa-chunks-<name> for a deployment of its own (KBQA_CHUNKS_ALIAS). */
+  alias?: string;
   embedderName: string;
   dimensions: number;
   shards: number;
@@ -23,8 +25,9 @@ export interface SearchAssetSettings {
   rrfWeights: [number, number];
 }
 
-export function chunkIndexName(embedderName: string): string {
-  return `${CHUNKS_TEMPLATE}-${embedderName.toLowerCase().replace(/[^a-z0-9.-]/g, '-')}`;
+/** kbqa-chunks-v1-<embedder>; behind the alias kbqa-chunks-<name>, kbqa-chunks-v1-<name>-<embedder> (the template's pattern). */
+export function chunkIndexName(embedderName: string, alias = CHUNKS_ALIAS): string {
+  return `${CHUNKS_TEMPLATE}${alias.slice(CHUNKS_ALIAS.length)}-${embedderName.toLowerCase().replace(/[^a-z0-9.-]/g, '-')}`;
 }
 
 function readAsset(folder: string, file: string): Record<string, unknown> {
@@ -54,14 +57,18 @@ export function hybridPipelineBody(settings: Pick<SearchAssetSettings, 'rrfRankC
 }
 
 export async function applySearchAssets(client: SearchClient, settings: SearchAssetSettings): Promise<{ index: string }> {
+  // Every write here sets a named thing to a given state: safe to send again to another node (client.ts).
+  const idempotent = true;
   await client.request('PUT', `/_ingest/pipeline/${CHUNKS_INGEST_PIPELINE}`, {
     body: readAsset('ingest-pipelines', 'kbqa-chunks.v1.json'),
+    idempotent,
   });
-  await client.request('PUT', `/_index_template/${CHUNKS_TEMPLATE}`, { body: readAsset('index-templates', 'kbqa-chunks.v1.json') });
-  await client.request('PUT', `/_search/pipeline/${HYBRID_SEARCH_PIPELINE}`, { body: hybridPipelineBody(settings, false) });
-  await client.request('PUT', `/_search/pipeline/${HYBRID_EXPLAIN_SEARCH_PIPELINE}`, { body: hybridPipelineBody(settings, true) });
+  await client.request('PUT', `/_index_template/${CHUNKS_TEMPLATE}`, { body: readAsset('index-templates', 'kbqa-chunks.v1.json'), idempotent });
+  await client.request('PUT', `/_search/pipeline/${HYBRID_SEARCH_PIPELINE}`, { body: hybridPipelineBody(settings, false), idempotent });
+  await client.request('PUT', `/_search/pipeline/${HYBRID_EXPLAIN_SEARCH_PIPELINE}`, { body: hybridPipelineBody(settings, true), idempotent });
 
-  const index = chunkIndexName(settings.embedderName);
+  const alias = settings.alias ?? CHUNKS_ALIAS;
+  const index = chunkIndexName(settings.embedderName, alias);
   const template = readAsset('index-templates', 'kbqa-chunks.v1.json') as {
     template: {
       settings: Record<string, unknown>;
@@ -79,24 +86,26 @@ export async function applySearchAssets(client: SearchClient, settings: SearchAs
     await client.request('PUT', `/${index}`, {
       acceptStatuses: [400],
       body: { settings: { number_of_shards: settings.shards, number_of_replicas: settings.replicas } },
+      idempotent,
     });
   }
   // Additive mapping changes of the same template version (a new field) reach an existing index in place; a
   // conflicting change fails here, loudly, and needs a new template version and a reindex.
   // Dynamic templates (how metadata.<type>.<key> fields are mapped) go with them: the list sent replaces the index's.
   const { properties, dynamic_templates: dynamicTemplates } = template.template.mappings;
-  await client.request('PUT', `/${index}/_mapping`, { body: { properties, ...(dynamicTemplates ? { dynamic_templates: dynamicTemplates } : {}) } });
+  await client.request('PUT', `/${index}/_mapping`, { body: { properties, ...(dynamicTemplates ? { dynamic_templates: dynamicTemplates } : {}) }, idempotent });
   // Every distinct metadata key adds a field (two for a date): an index created before metadata has the default
   // limit of 1000 fields; the template's (a dynamic setting) reaches it in place. Raised only, never lowered: an
   // operator may have raised it further.
   const fieldLimit = Number(template.template.settings[TOTAL_FIELDS_LIMIT]);
   if (Number.isFinite(fieldLimit) && (await totalFieldsLimit(client, index)) < fieldLimit) {
-    await client.request('PUT', `/${index}/_settings`, { body: { [TOTAL_FIELDS_LIMIT]: fieldLimit } });
+    await client.request('PUT', `/${index}/_settings`, { body: { [TOTAL_FIELDS_LIMIT]: fieldLimit }, idempotent });
   }
-  const aliases = await client.request<Record<string, unknown>>('GET', `/_alias/${CHUNKS_ALIAS}`, { acceptStatuses: [404] });
+  const aliases = await client.request<Record<string, unknown>>('GET', `/_alias/${alias}`, { acceptStatuses: [404] });
   if (!aliases || !(index in aliases)) {
     await client.request('POST', '/_aliases', {
-      body: { actions: [{ add: { index, alias: CHUNKS_ALIAS, is_write_index: true } }] },
+      body: { actions: [{ add: { index, alias, is_write_index: true } }] },
+      idempotent,
     });
   }
   return { index };

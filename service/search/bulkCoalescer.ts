@@ -19,7 +19,7 @@ export interface BulkCoalescer {
   requests(): number;
 }
 
-export function startBulkCoalescer(client: SearchClient, maxBytes = MAX_BULK_BYTES): BulkCoalescer {
+export function startBulkCoalescer(client: SearchClient, alias: string, maxBytes = MAX_BULK_BYTES): BulkCoalescer {
   let pending: PendingWrite[] = [];
   let flushing = false;
   let requests = 0;
@@ -28,7 +28,8 @@ export function startBulkCoalescer(client: SearchClient, maxBytes = MAX_BULK_BYT
     requests += 1;
     let response: BulkResponse;
     try {
-      response = await client.request<BulkResponse>('POST', '/_bulk', { bulkBody: batch.flatMap((write) => bulkLines(write.chunks)) });
+      // Idempotent: chunks are indexed under their own ids (chunks.ts indexChunks).
+      response = await client.request<BulkResponse>('POST', '/_bulk', { bulkBody: batch.flatMap((write) => bulkLines(alias, write.chunks)), idempotent: true });
     } catch (error) {
       for (const write of batch) write.reject(error);
       return;
@@ -67,7 +68,7 @@ export function startBulkCoalescer(client: SearchClient, maxBytes = MAX_BULK_BYT
       // A write bigger than one request goes out on its own, in byte-bounded requests.
       if (bytes > maxBytes) {
         requests += 1;
-        return indexChunks(client, chunks);
+        return indexChunks(client, alias, chunks);
       }
       return new Promise<void>((resolve, reject) => {
         pending.push({ chunks, bytes, resolve, reject });

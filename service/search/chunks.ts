@@ -1,7 +1,6 @@
 // Writing and removing chunks. Reads are in retrieval.ts.
-import { safeReason, type SearchClient } from './client.ts';
-import { BadRequestError, UpstreamUnavailableError } from '../errors.ts';
-import { CHUNKS_ALIAS } from './assets.ts';
+import { isWriteBlock, safeReason, type SearchClient } from './client.ts';
+import { BadRequestError, SearchIndexReadOnlyError, UpstreamUnavailableError } from '../errors.ts';
 import type { ChunkMetadata } from './metadataFilter.ts';
 
 /** A chunk as indexed; `metadata` / `metadata_keys` are its document's metadata (metadataFilter.ts chunkMetadata). */
@@ -38,10 +37,10 @@ export function documentVersionId(documentId: string, version: number): string {
   return `${documentId}:${version}`;
 }
 
-export function bulkLines(chunks: ChunkDocument[]): unknown[] {
+export function bulkLines(alias: string, chunks: ChunkDocument[]): unknown[] {
   const lines: unknown[] = [];
   for (const chunk of chunks) {
-    lines.push({ index: { _index: CHUNKS_ALIAS, _id: chunk.chunk_id } });
+    lines.push({ index: { _index: alias, _id: chunk.chunk_id } });
     lines.push({ ...chunk, document_version_id: documentVersionId(chunk.document_id, chunk.document_version), embedding_b64: encodeEmbedding(chunk.embedding) });
   }
   return lines;
@@ -119,17 +118,13 @@ export class ChunkIndexingError extends Error {}
 
 /**
  * Names why a bulk failed. Overload (429), a node's trouble (5xx) and a write block (a full disk makes OpenSearch
- * mark indices read-only) pass: they are 503s naming OpenSearch. Anything else is deterministic and not retried.
+ * mark indices read-only) pass: they are 503s naming OpenSearch, the block its own kind (queued ingestions wait for
+ * it to be lifted). Anything else is deterministic and not retried.
  */
 export function bulkFailure(response: BulkResponse): Error {
   const failed = response.items.map((item) => Object.values(item)[0]).find((result) => result.error);
   const error = failed?.error ?? { type: 'unknown', reason: '' };
-  if (error.type === 'cluster_block_exception') {
-    return new UpstreamUnavailableError(
-      'opensearch',
-      'the search index is read-only (OpenSearch blocks writes, usually because a disk is full); nothing was stored; retry once an operator has freed space',
-    );
-  }
+  if (isWriteBlock(error.type, failed?.status, error.reason)) return new SearchIndexReadOnlyError(safeReason(error.reason) ?? error.type);
   if (/limit of total fields/i.test(error.reason)) {
     // Each distinct metadata key (per type) is a field of the shared chunk index, which has a ceiling.
     return new BadRequestError(
@@ -147,26 +142,29 @@ export function bulkFailure(response: BulkResponse): Error {
  * ingestion makes its chunks searchable once, at its end, through the shared refresher (refresher.ts). A forced
  * refresh per bulk would write a tiny segment, each with its own HNSW graph, that merges then rebuild.
  */
-export async function indexChunks(client: SearchClient, chunks: ChunkDocument[]): Promise<void> {
+export async function indexChunks(client: SearchClient, alias: string, chunks: ChunkDocument[]): Promise<void> {
   for (const batch of bulkBatches(chunks)) {
-    const response = await client.request<BulkResponse>('POST', '/_bulk', { bulkBody: bulkLines(batch) });
+    // Idempotent: every chunk has its own id, so a bulk sent twice writes the same documents twice.
+    const response = await client.request<BulkResponse>('POST', '/_bulk', { bulkBody: bulkLines(alias, batch), idempotent: true });
     if (response.errors) throw bulkFailure(response);
   }
 }
 
-export async function refreshChunks(client: SearchClient): Promise<void> {
-  await client.request('POST', `/${CHUNKS_ALIAS}/_refresh`);
+export async function refreshChunks(client: SearchClient, alias: string): Promise<void> {
+  await client.request('POST', `/${alias}/_refresh`, { idempotent: true });
 }
 
 /**
  * Deletes by query after a refresh: chunks acknowledged by a bulk request that did not refresh (an earlier batch
  * of an ingest that then failed) are not yet visible to search, and _delete_by_query only deletes what it finds.
  */
-async function deleteChunksWhere(client: SearchClient, query: object): Promise<number> {
-  await client.request('POST', `/${CHUNKS_ALIAS}/_refresh`);
-  const response = await client.request<{ deleted: number }>('POST', `/${CHUNKS_ALIAS}/_delete_by_query`, {
+async function deleteChunksWhere(client: SearchClient, alias: string, query: object): Promise<number> {
+  await refreshChunks(client, alias);
+  // Idempotent: sent twice, the second finds less to delete and the end state is the same (only its count differs).
+  const response = await client.request<{ deleted: number }>('POST', `/${alias}/_delete_by_query`, {
     querystring: { refresh: true, conflicts: 'proceed' },
     body: { query },
+    idempotent: true,
   });
   return response.deleted;
 }
@@ -181,18 +179,22 @@ export function chunkVersionQuery(documentId: string, version: number): object {
     : { bool: { filter: [{ term: { document_id: documentId } }, { term: { document_version: version } }] } };
 }
 
-export const deleteChunksOfDocument = (client: SearchClient, documentId: string) =>
-  deleteChunksWhere(client, { term: { document_id: documentId } });
+export const deleteChunksOfDocument = (client: SearchClient, alias: string, documentId: string) =>
+  deleteChunksWhere(client, alias, { term: { document_id: documentId } });
 
-export const deleteChunksOfDocumentVersion = (client: SearchClient, documentId: string, version: number) =>
-  deleteChunksWhere(client, chunkVersionQuery(documentId, version));
+export const deleteChunksOfDocumentVersion = (client: SearchClient, alias: string, documentId: string, version: number) =>
+  deleteChunksWhere(client, alias, chunkVersionQuery(documentId, version));
 
-export const deleteChunksOfKnowledgeBase = (client: SearchClient, knowledgeBaseId: string) =>
-  deleteChunksWhere(client, { term: { knowledge_base_id: knowledgeBaseId } });
+export const deleteChunksOfKnowledgeBase = (client: SearchClient, alias: string, knowledgeBaseId: string) =>
+  deleteChunksWhere(client, alias, { term: { knowledge_base_id: knowledgeBaseId } });
 
-export async function countChunks(client: SearchClient, filter: { document_id?: string; knowledge_base_id?: string; document_version?: number } = {}): Promise<number> {
+export async function countChunks(
+  client: SearchClient,
+  alias: string,
+  filter: { document_id?: string; knowledge_base_id?: string; document_version?: number } = {},
+): Promise<number> {
   const terms = Object.entries(filter).map(([field, value]) => ({ term: { [field]: value } }));
-  const response = await client.request<{ count: number }>('POST', `/${CHUNKS_ALIAS}/_count`, {
+  const response = await client.request<{ count: number }>('POST', `/${alias}/_count`, {
     body: { query: terms.length > 0 ? { bool: { filter: terms } } : { match_all: {} } },
   });
   return response.count;
@@ -212,7 +214,7 @@ export interface ChunkGroup {
  * Chunk counts per (document, KB, version) over the whole index, or some KBs, paged with a composite aggregation: what
  * `kbqa doctor` compares with the document records. An admin scan, never on a request path.
  */
-export async function listChunkGroups(client: SearchClient, knowledgeBaseIds?: string[]): Promise<ChunkGroup[]> {
+export async function listChunkGroups(client: SearchClient, alias: string, knowledgeBaseIds?: string[]): Promise<ChunkGroup[]> {
   const groups: ChunkGroup[] = [];
   let after: Record<string, unknown> | undefined;
   for (;;) {
@@ -227,7 +229,7 @@ export async function listChunkGroups(client: SearchClient, knowledgeBaseIds?: s
           }>;
         };
       };
-    }>('POST', `/${CHUNKS_ALIAS}/_search`, {
+    }>('POST', `/${alias}/_search`, {
       body: {
         size: 0,
         query: knowledgeBaseIds ? { terms: { knowledge_base_id: knowledgeBaseIds } } : { match_all: {} },

@@ -4,7 +4,6 @@
 // document. `refresh=wait_for` would park each ingestion until the scheduled refresh (up to refresh_interval, 1 s),
 // and refresh=true per bulk writes a segment per request; the bench measures all three (see README).
 import type { SearchClient } from './client.ts';
-import { CHUNKS_ALIAS } from './assets.ts';
 
 export interface Refresher {
   /** Resolves once a refresh that began after this call has completed. */
@@ -13,7 +12,7 @@ export interface Refresher {
   count(): number;
 }
 
-export function startRefresher(client: SearchClient, minIntervalMs: number): Refresher {
+export function startRefresher(client: SearchClient, alias: string, minIntervalMs: number): Refresher {
   let waiting: Array<{ resolve: () => void; reject: (error: unknown) => void }> = [];
   let running = false;
   let lastStarted = 0;
@@ -29,7 +28,7 @@ export function startRefresher(client: SearchClient, minIntervalMs: number): Ref
         waiting = [];
         lastStarted = Date.now();
         try {
-          await client.request('POST', `/${CHUNKS_ALIAS}/_refresh`);
+          await client.request('POST', `/${alias}/_refresh`, { idempotent: true });
           refreshes += 1;
           for (const waiter of batch) waiter.resolve();
         } catch (error) {

@@ -3,7 +3,7 @@
 // one field set, so an ablation measures the fusion and nothing else.
 import { chunkVersionQuery, documentVersionId, type ChunkDocument } from './chunks.ts';
 import type { SearchClient } from './client.ts';
-import { CHUNKS_ALIAS, HYBRID_EXPLAIN_SEARCH_PIPELINE, HYBRID_SEARCH_PIPELINE } from './assets.ts';
+import { HYBRID_EXPLAIN_SEARCH_PIPELINE, HYBRID_SEARCH_PIPELINE } from './assets.ts';
 import { metadataFilterQuery, type MetadataFilter } from './metadataFilter.ts';
 
 /** Fields BM25 searches: the chunk text and its document's title. */
@@ -105,9 +105,9 @@ interface AnalyzedToken {
  * MAX_LEXICAL_TERMS most informative distinct terms, as the question spelled them. Longest first stands in for
  * "rarest"; the sort is stable, so ties keep their first occurrence's order.
  */
-export async function lexicalQueryText(client: SearchClient, question: string): Promise<string> {
+export async function lexicalQueryText(client: SearchClient, alias: string, question: string): Promise<string> {
   if (question.length <= MAX_LEXICAL_TERMS) return question;
-  const { tokens } = await client.request<{ tokens: AnalyzedToken[] }>('POST', `/${CHUNKS_ALIAS}/_analyze`, {
+  const { tokens } = await client.request<{ tokens: AnalyzedToken[] }>('POST', `/${alias}/_analyze`, {
     body: { field: 'text', text: question },
   });
   if (tokens.length <= MAX_LEXICAL_TERMS) return question;
@@ -188,10 +188,10 @@ export function sideRanksFromExplanation(explanation: Explanation | undefined, r
  * Chunks indexed before embedding_b64 existed carry only the knn_vector: read those vectors (derived source, slower)
  * so their similarity is still right.
  */
-async function withVectors(client: SearchClient, hits: Hit[]): Promise<Hit[]> {
+async function withVectors(client: SearchClient, alias: string, hits: Hit[]): Promise<Hit[]> {
   const missing = hits.filter((hit) => hit._source.embedding_b64 === undefined).map((hit) => hit._id);
   if (missing.length === 0) return hits;
-  const response = await client.request<{ docs: Array<{ _id: string; _source?: { embedding: number[] } }> }>('POST', `/${CHUNKS_ALIAS}/_mget`, {
+  const response = await client.request<{ docs: Array<{ _id: string; _source?: { embedding: number[] } }> }>('POST', `/${alias}/_mget`, {
     body: { ids: missing },
     querystring: { _source_includes: 'embedding' },
   });
@@ -201,12 +201,13 @@ async function withVectors(client: SearchClient, hits: Hit[]): Promise<Hit[]> {
 
 export async function hybridSearch(
   client: SearchClient,
+  alias: string,
   request: RetrievalRequest,
   rankConstant: number,
 ): Promise<RetrievedChunk[]> {
   if (request.knowledgeBaseIds.length === 0) return [];
   const depth = Math.max(request.depth, request.size);
-  const response = await client.request<SearchResponse>('POST', `/${CHUNKS_ALIAS}/_search`, {
+  const response = await client.request<SearchResponse>('POST', `/${alias}/_search`, {
     querystring: {
       search_pipeline: request.withSideRanks ? HYBRID_EXPLAIN_SEARCH_PIPELINE : HYBRID_SEARCH_PIPELINE,
       ...(request.withSideRanks ? { explain: true } : {}),
@@ -214,27 +215,27 @@ export async function hybridSearch(
     body: {
       size: request.size,
       _source: RETURNED_FIELDS,
-      query: { hybrid: { pagination_depth: depth, queries: [lexicalQuery(request, await lexicalQueryText(client, request.text)), vectorQuery(request, depth)] } },
+      query: { hybrid: { pagination_depth: depth, queries: [lexicalQuery(request, await lexicalQueryText(client, alias, request.text)), vectorQuery(request, depth)] } },
     },
   });
-  const hits = await withVectors(client, response.hits.hits);
+  const hits = await withVectors(client, alias, response.hits.hits);
   return hits.map((hit) =>
     toChunk(hit, request, request.withSideRanks ? sideRanksFromExplanation(hit._explanation, rankConstant) : { bm25: null, vector: null }),
   );
 }
 
-export async function lexicalSearch(client: SearchClient, request: RetrievalRequest): Promise<RetrievedChunk[]> {
+export async function lexicalSearch(client: SearchClient, alias: string, request: RetrievalRequest): Promise<RetrievedChunk[]> {
   if (request.knowledgeBaseIds.length === 0) return [];
-  const response = await client.request<SearchResponse>('POST', `/${CHUNKS_ALIAS}/_search`, {
-    body: { size: request.size, _source: RETURNED_FIELDS, query: lexicalQuery(request, await lexicalQueryText(client, request.text)) },
+  const response = await client.request<SearchResponse>('POST', `/${alias}/_search`, {
+    body: { size: request.size, _source: RETURNED_FIELDS, query: lexicalQuery(request, await lexicalQueryText(client, alias, request.text)) },
   });
-  return (await withVectors(client, response.hits.hits)).map((hit, index) => toChunk(hit, request, { bm25: index + 1, vector: null }));
+  return (await withVectors(client, alias, response.hits.hits)).map((hit, index) => toChunk(hit, request, { bm25: index + 1, vector: null }));
 }
 
-export async function vectorSearch(client: SearchClient, request: RetrievalRequest): Promise<RetrievedChunk[]> {
+export async function vectorSearch(client: SearchClient, alias: string, request: RetrievalRequest): Promise<RetrievedChunk[]> {
   if (request.knowledgeBaseIds.length === 0) return [];
-  const response = await client.request<SearchResponse>('POST', `/${CHUNKS_ALIAS}/_search`, {
+  const response = await client.request<SearchResponse>('POST', `/${alias}/_search`, {
     body: { size: request.size, _source: RETURNED_FIELDS, query: vectorQuery(request, Math.max(request.size, request.depth)) },
   });
-  return (await withVectors(client, response.hits.hits)).map((hit, index) => toChunk(hit, request, { bm25: null, vector: index + 1 }));
+  return (await withVectors(client, alias, response.hits.hits)).map((hit, index) => toChunk(hit, request, { bm25: null, vector: index + 1 }));
 }

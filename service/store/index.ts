@@ -1,5 +1,6 @@
 // The store: every MongoDB query the service makes, as small named functions grouped by collection.
 import { apiKeysStore } from './apiKeys.ts';
+import { backupStore } from './backup.ts';
 import { documentsStore } from './documents.ts';
 import { filesStore } from './files.ts';
 import { ingestJobsStore } from './ingestJobs.ts';
@@ -24,6 +25,8 @@ function buildStore(connection: MongoConnection) {
     ...ingestJobsStore(collections),
     ...sessionsStore(collections),
     ...files,
+    /** Whole-collection export and import for `kbqa backup`: never on a request path. */
+    ...backupStore(connection.db),
     /** The record, its stored texts, and its stored files: every way a document goes removes all of it. */
     async deleteDocument(id: string): Promise<void> {
       await documents.deleteDocument(id);
@@ -57,5 +60,6 @@ export { DuplicateEmailError } from './users.ts';
 export { FirstAccountTakenError } from './sessions.ts';
 export { storeFailure } from './mongo.ts';
 export type { StoredFile } from './files.ts';
+export { TRANSIENT_COLLECTIONS, type BackupIndex } from './backup.ts';
 export { DuplicateOrganisationError } from './organisations.ts';
 export type * from './records.ts';

@@ -1,8 +1,13 @@
-// Ingestion jobs: claimed with a lease (compare-and-set on the job's _id, the one filter both servers push down),
-// renewed while the holder works, free again when it lapses. See commands/ingestJobs.ts for what a job does.
+// Ingestion jobs: claimed with a lease, renewed while the holder works, free again when it lapses. See
+// commands/ingestJobs.ts for what a job does.
+//
+// A claim is won by inserting a claim token with a unique _id (`${jobId}:${n}` for the job's claim n), not by a
+// compare-and-set on the job: FerretDB v1 runs a filtered update as a read, a filter in Go and a write of the whole
+// record, so claimers that read the same free job all "win" it (seen: up to 19 of 40 concurrent claimers of one job).
+// A unique insert is atomic on both servers. Only the winner then writes the lease to the job.
 import type { Collections } from './mongo.ts';
-import { storeCall } from './mongo.ts';
-import type { IngestJobRecord } from './records.ts';
+import { isDuplicateKeyError, storeCall } from './mongo.ts';
+import type { IngestJobClaimRecord, IngestJobRecord } from './records.ts';
 
 /** A chunk version retrieval must not serve: chunks of `document_id` with this version. */
 export interface HiddenChunkVersion {
@@ -17,30 +22,85 @@ export interface IngestJobCounts {
   running: number;
 }
 
+/** What a claimer read of a claimable job (listClaimableJobs). */
+export type ClaimCandidate = Pick<IngestJobRecord, '_id' | 'knowledge_base_id' | 'lease_until' | 'claims' | 'created_at'>;
+
+/**
+ * Claim tokens a claimer steps over when each is dead: inserted by a claim that never reached the job (its claimer
+ * died in between, or the job record was rewritten over it). More in a row means something else is wrong.
+ */
+const MAX_DEAD_CLAIMS = 16;
+
+const claimTokenId = (documentId: string, claim: number) => `${documentId}:${claim}`;
+
 export function ingestJobsStore(collections: Collections) {
-  const { ingestJobs } = collections;
+  const { ingestJobs, ingestJobClaims } = collections;
+
+  /** Inserts claim token `claim` of the job: 'won'; or it exists: 'dead' (provably never reached the job) or 'taken'. */
+  async function insertClaimToken(candidate: ClaimCandidate, claim: number, owner: string, now: number, leaseMs: number): Promise<'won' | 'taken' | 'dead'> {
+    const token: IngestJobClaimRecord = {
+      _id: claimTokenId(candidate._id, claim),
+      job_id: candidate._id,
+      knowledge_base_id: candidate.knowledge_base_id,
+      claim,
+      owner,
+      created_at: Date.now(),
+    };
+    try {
+      await storeCall(() => ingestJobClaims.insertOne(token));
+      return 'won';
+    } catch (error) {
+      if (!isDuplicateKeyError(error)) throw error;
+    }
+    const existing = await storeCall(() => ingestJobClaims.findOne({ _id: token._id }));
+    if (existing === null) return 'taken';
+    // The job as read at `now` shows neither this claim nor a lease from it, though a lease from it would have been
+    // written when it was inserted: older than a lease, it never reached the job (or is from an earlier job of the
+    // same document, deleted without its tokens).
+    const dead = existing.created_at <= now - leaseMs || existing.created_at < candidate.created_at.getTime();
+    return dead ? 'dead' : 'taken';
+  }
+
   return {
     insertJob: (job: IngestJobRecord) => storeCall(() => ingestJobs.insertOne(job)).then(() => undefined),
     findJob: (documentId: string) => storeCall(() => ingestJobs.findOne({ _id: documentId })),
     /** Jobs nobody holds (or whose holder's lease lapsed) and whose back-off is over. The collection is small. */
-    listClaimableJobs: (now: number) =>
+    listClaimableJobs: (now: number): Promise<ClaimCandidate[]> =>
       storeCall(() =>
         ingestJobs
           .find(
             { $and: [{ not_before: { $lte: now } }, { $or: [{ lease_until: null }, { lease_until: { $lt: now } }] }] },
-            { projection: { _id: 1, lease_until: 1, created_at: 1 } },
+            { projection: { _id: 1, knowledge_base_id: 1, lease_until: 1, claims: 1, created_at: 1 } },
           )
           .sort({ created_at: 1 })
           .limit(100)
           .toArray(),
       ),
-    /** Takes the job if its lease is still what the caller saw; counts the attempt. */
-    async claimJob(documentId: string, seenLeaseUntil: number | null, owner: string, until: number): Promise<IngestJobRecord | null> {
+    /**
+     * Takes a job read claimable at `now` for `leaseMs`, counting the attempt: null when another claimer won it, or
+     * its holder renewed or released it meanwhile. Of any number of concurrent claimers, one wins.
+     */
+    async claimJob(candidate: ClaimCandidate, owner: string, now: number, leaseMs: number): Promise<IngestJobRecord | null> {
+      let claim = (candidate.claims ?? 0) + 1;
+      for (let dead = 0; ; dead += 1) {
+        const outcome = await insertClaimToken(candidate, claim, owner, now, leaseMs);
+        if (outcome === 'won') break;
+        if (outcome === 'taken' || dead >= MAX_DEAD_CLAIMS) return null;
+        claim += 1;
+      }
+      // Won: nobody else writes this claim. The job may still have moved on since it was read (its holder renewed
+      // or released it; it was deleted): then the claim gives up, and takes its token back.
       const result = await storeCall(() =>
-        ingestJobs.updateOne({ _id: documentId, lease_until: seenLeaseUntil }, { $set: { lease_owner: owner, lease_until: until }, $inc: { attempts: 1 } }),
+        ingestJobs.updateOne(
+          { _id: candidate._id, lease_until: candidate.lease_until ?? null },
+          { $set: { lease_owner: owner, lease_until: now + leaseMs, claims: claim }, $inc: { attempts: 1 } },
+        ),
       );
-      if (result.modifiedCount !== 1) return null;
-      return storeCall(() => ingestJobs.findOne({ _id: documentId, lease_owner: owner }));
+      if (result.modifiedCount !== 1) {
+        await storeCall(() => ingestJobClaims.deleteOne({ _id: claimTokenId(candidate._id, claim) }));
+        return null;
+      }
+      return storeCall(() => ingestJobs.findOne({ _id: candidate._id, lease_owner: owner }));
     },
     /** Extends the holder's lease; false when the job is gone (deleted, cancelled) or someone else holds it. */
     async renewLease(documentId: string, owner: string, until: number): Promise<boolean> {
@@ -61,11 +121,20 @@ export function ingestJobsStore(collections: Collections) {
       const result = await storeCall(() => ingestJobs.updateOne({ _id: documentId, lease_owner: owner }, { $set: set }));
       return result.matchedCount === 1;
     },
+    /** The job, then its claim tokens (a claim racing the delete finds no job and takes its own token back). */
     async deleteJob(documentId: string): Promise<void> {
       await storeCall(() => ingestJobs.deleteOne({ _id: documentId }));
+      await storeCall(() => ingestJobClaims.deleteMany({ job_id: documentId }));
     },
     async deleteJobsOfKnowledgeBase(knowledgeBaseId: string): Promise<void> {
       await storeCall(() => ingestJobs.deleteMany({ knowledge_base_id: knowledgeBaseId }));
+      await storeCall(() => ingestJobClaims.deleteMany({ knowledge_base_id: knowledgeBaseId }));
+    },
+    /** Claim tokens (admin: the doctor looks for those of jobs that are gone). */
+    listJobClaims: (knowledgeBaseIds?: string[]) =>
+      storeCall(() => ingestJobClaims.find(knowledgeBaseIds ? { knowledge_base_id: { $in: knowledgeBaseIds } } : {}).toArray()),
+    async deleteJobClaim(id: string): Promise<void> {
+      await storeCall(() => ingestJobClaims.deleteOne({ _id: id }));
     },
     /**
      * For metrics: jobs by state at `now`, from one read of two fields per job (no filter: FerretDB v1 would scan

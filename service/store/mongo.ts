@@ -8,6 +8,7 @@ import type {
   ApiKeyUsageRecord,
   DocumentContentRecord,
   DocumentRecord,
+  IngestJobClaimRecord,
   IngestJobRecord,
   InstallationRecord,
   KnowledgeBaseRecord,
@@ -27,6 +28,7 @@ export interface Collections {
   documents: Collection<DocumentRecord>;
   documentContents: Collection<DocumentContentRecord>;
   ingestJobs: Collection<IngestJobRecord>;
+  ingestJobClaims: Collection<IngestJobClaimRecord>;
   sessions: Collection<SessionRecord>;
   passwordLinks: Collection<PasswordLinkRecord>;
   signInFailures: Collection<SignInFailuresRecord>;
@@ -73,6 +75,7 @@ export async function connectMongo(url: string, timeoutMs: number, options: Conn
     documents: db.collection<DocumentRecord>('documents'),
     documentContents: db.collection<DocumentContentRecord>('document_contents'),
     ingestJobs: db.collection<IngestJobRecord>('ingest_jobs'),
+    ingestJobClaims: db.collection<IngestJobClaimRecord>('ingest_job_claims'),
     sessions: db.collection<SessionRecord>('sessions'),
     passwordLinks: db.collection<PasswordLinkRecord>('password_links'),
     signInFailures: db.collection<SignInFailuresRecord>('sign_in_failures'),
@@ -99,6 +102,8 @@ async function ensureIndexes(collections: Collections): Promise<void> {
   await collections.documentContents.createIndex({ knowledge_base_id: 1 }, { name: 'knowledge_base_id' });
   await collections.documentContents.createIndex({ document_id: 1 }, { name: 'document_id' });
   await collections.sessions.createIndex({ user_id: 1 }, { name: 'user_id' });
+  await collections.ingestJobClaims.createIndex({ job_id: 1 }, { name: 'job_id' });
+  await collections.ingestJobClaims.createIndex({ knowledge_base_id: 1 }, { name: 'knowledge_base_id' });
   await collections.passwordLinks.createIndex({ user_id: 1 }, { name: 'user_id' });
   // A document's or a KB's stored files are found by their metadata (store/files.ts).
   await collections.documentFiles.createIndex({ 'metadata.document_id': 1 }, { name: 'metadata_document_id' });

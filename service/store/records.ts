@@ -144,12 +144,30 @@ export interface IngestJobRecord {
   /** The process holding the job and until when (ms since epoch); null: free to claim. */
   lease_owner: string | null;
   lease_until: number | null;
+  /** Claims of the job from the queue so far: the next claimer inserts claim token `claims + 1`. Absent on older jobs: 0. */
+  claims?: number;
   /** Whether a client waits on the request (all or nothing) or follows the status (retried on outages). */
   mode: 'sync' | 'async';
   attempts: number;
   /** Not claimed before this time (ms since epoch): the back-off after a transient failure. */
   not_before: number;
   created_at: Date;
+}
+
+/**
+ * Claim number `claim` of an ingestion job, `_id` `${job_id}:${claim}`. A claim is won by inserting it: a unique _id
+ * insert is atomic on FerretDB v1 too, where a filtered update is a read then a write (two claimers both "win" a
+ * compare-and-set). Deleted with the job; one left behind (a crash between the two deletes) is stale, and `kbqa
+ * doctor` removes it.
+ */
+export interface IngestJobClaimRecord {
+  _id: string;
+  job_id: string;
+  knowledge_base_id: string;
+  claim: number;
+  owner: string;
+  /** When it was inserted (ms since epoch): a token older than a lease that the job does not show is dead. */
+  created_at: number;
 }
 
 /**

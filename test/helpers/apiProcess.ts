@@ -51,8 +51,9 @@ export interface ApiProcess {
 /**
  * Spawns the API with `env` over the test process's environment (which points at the running stack), and waits
  * until /healthz answers 200. Throws with the process's last lines if it exits or does not answer in time.
+ * `onLine` sees every line the process prints (its log, with KBQA_LOG_LEVEL=info one line per request).
  */
-export async function startApiProcess(env: Record<string, string>, readyTimeoutMs = 120_000): Promise<ApiProcess> {
+export async function startApiProcess(env: Record<string, string>, readyTimeoutMs = 120_000, onLine?: (line: string) => void): Promise<ApiProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, ['service/main.ts'], {
     cwd: ROOT,
@@ -60,12 +61,22 @@ export async function startApiProcess(env: Record<string, string>, readyTimeoutM
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
-  const keep = (chunk: Buffer) => {
-    for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) lines.push(line);
-    if (lines.length > 60) lines.splice(0, lines.length - 60);
+  // Per stream: a chunk may end in the middle of a line, whose rest comes with the next one.
+  const keep = () => {
+    let partial = '';
+    return (chunk: Buffer) => {
+      const parts = (partial + chunk.toString('utf8')).split('\n');
+      partial = parts.pop() ?? '';
+      for (const line of parts) {
+        if (!line.trim()) continue;
+        lines.push(line);
+        onLine?.(line);
+      }
+      if (lines.length > 60) lines.splice(0, lines.length - 60);
+    };
   };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
+  child.stdout.on('data', keep());
+  child.stderr.on('data', keep());
   let exit: ProcessExit | null = null;
   const exited = new Promise<ProcessExit>((resolveExit) => {
     child.once('exit', (code, signal) => {

@@ -81,6 +81,8 @@ export async function runPrimary(config: Config, logger: Logger): Promise<void> 
       slot.worker = null;
       slot.listening = false;
     }
+    // Its counters stay in the sums (metrics.ts): its replacement starts from 0, and the sums must not fall.
+    metrics.retireProcess(worker);
     // apiPid, not pid: pino puts the primary's own pid on every line.
     const apiPid = worker.process.pid;
     if (stopping) {

@@ -130,6 +130,26 @@ export class ServiceStoppingError extends ApiError {
 }
 
 /**
+ * A `kbqa` admin command refused or failed in a way its operator can act on (the message says how). Never an API
+ * response: the CLI prints the message and exits 1. Each kind below is one.
+ */
+export class AdminCommandError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** A backup that cannot be made or restored as asked (a non-empty target, a damaged backup, another embedder). */
+export class BackupError extends AdminCommandError {}
+
+/**
+ * A snapshot repository could not be registered or used, most often because its location is outside every node's
+ * path.repo. OpenSearch answers 500 for that, which the client would take for an outage: it is a set-up mistake.
+ */
+export class SnapshotRepositoryError extends AdminCommandError {}
+
+/**
  * What a log line may say about an error: its class, message and codes, never the request or response bodies that
  * client libraries attach (an OpenSearch error's meta carries the query and its vector, a failed bulk the text).
  */

@@ -4,13 +4,14 @@
 //
 // With KBQA_API_PROCESSES > 1 every API process keeps its registry and the node:cluster primary serves them as one
 // (createClusterMetrics): it asks each process over IPC at scrape time and adds them up, counters and histograms
-// summed, except what every process reads from the shared store (the job counts), which is taken once.
+// summed, except what every process reads from the shared store (the job counts), which is taken once. The sums never
+// fall while processes miss a scrape or die (Prometheus would read that as a counter reset): see createClusterMetrics.
 //
 // Two kinds: what code records as it happens (requests, query stages, upstream errors), and what is read at scrape
 // time from read-only getters (ingestion jobs from the store, worker pools): the store, search and rag layers never
 // import this module; they are asked when Prometheus asks.
 import type { Worker } from 'node:cluster';
-import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue, type MetricValueWithName } from 'prom-client';
 import type { PdfPoolStats } from './extraction/pdf.ts';
 import type { QueryTimings } from './commands/answerQuestion.ts';
 import type { ModelPoolStats } from './rag/modelPool.ts';
@@ -238,6 +239,9 @@ const METRICS_RESPONSE = 'kbqa:metrics';
 /** How long the primary waits for an API process's metrics: its store read is bounded by STORE_READ_TIMEOUT_MS. */
 export const PROCESS_ANSWER_TIMEOUT_MS = STORE_READ_TIMEOUT_MS + 1_000;
 
+/** One metric of a registry's getMetricsAsJSON(): what an API process sends the primary. */
+type MetricJson = MetricObjectWithValues<MetricValue<string>>;
+
 interface MetricsRequest {
   type: typeof METRICS_REQUEST;
   id: number;
@@ -245,7 +249,7 @@ interface MetricsRequest {
 interface MetricsResponse {
   type: typeof METRICS_RESPONSE;
   id: number;
-  metrics?: MetricObjectWithValues<MetricValue<string>>[];
+  metrics?: MetricJson[];
   error?: string;
 }
 
@@ -257,7 +261,7 @@ export function answerMetricsRequests(metrics: Metrics, channel: NodeJS.Process 
       if (channel.connected) channel.send?.({ type: METRICS_RESPONSE, id: message.id, ...response });
     };
     metrics.registry.getMetricsAsJSON().then(
-      (json) => reply({ metrics: json as MetricObjectWithValues<MetricValue<string>>[] }),
+      (json) => reply({ metrics: json as MetricJson[] }),
       (error: unknown) => reply({ error: error instanceof Error ? error.message : String(error) }),
     );
   });
@@ -266,15 +270,45 @@ export function answerMetricsRequests(metrics: Metrics, channel: NodeJS.Process 
 export interface ClusterMetrics extends MetricsSource {
   /** An API process exited unexpectedly (the primary replaces it). */
   countProcessExit(): void;
+  /** An API process exited, for whatever reason: its counts so far are kept in every later sum (call on every exit). */
+  retireProcess(worker: Worker): void;
+}
+
+// prom-client's JSON names the type ('counter'), whatever its typings (an enum) say.
+const CUMULATIVE_TYPES = new Set<unknown>(['counter', 'histogram']);
+
+/** The counters and histograms of `answers` summed, series by series (a histogram's buckets, _sum and _count each). */
+function sumCumulative(answers: MetricJson[][]): MetricJson[] {
+  const byName = new Map<string, { metric: MetricJson; series: Map<string, MetricValue<string>> }>();
+  for (const answer of answers) {
+    for (const metric of answer) {
+      if (!CUMULATIVE_TYPES.has(metric.type)) continue;
+      let sums = byName.get(metric.name);
+      if (!sums) byName.set(metric.name, (sums = { metric, series: new Map() }));
+      for (const value of metric.values) {
+        const key = JSON.stringify([(value as MetricValueWithName<string>).metricName ?? '', Object.entries(value.labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))]);
+        const sum = sums.series.get(key);
+        sums.series.set(key, { ...value, value: (sum?.value ?? 0) + value.value });
+      }
+    }
+  }
+  return [...byName.values()].map(({ metric, series }) => ({ ...metric, values: [...series.values()] }));
 }
 
 /**
  * The primary's GET /metrics: every API process's registry, asked over IPC and aggregated (prom-client's
  * AggregatorRegistry.aggregate: by each metric's aggregator, a sum unless it says otherwise), plus the primary's own:
- * API processes running and unexpected exits. A process that does not answer within PROCESS_ANSWER_TIMEOUT_MS (it
- * is starting, stopping or stuck) is left out of that scrape and counted as a collect error.
+ * API processes running and unexpected exits.
+ *
+ * Counters and histograms summed over the processes must never fall: Prometheus reads a fall as a counter reset, and
+ * rate()/increase() would count the whole sum again. So the primary keeps each process's last answer (one per
+ * process) and a "retired" total (one for all): a process that does not answer within `answerTimeoutMs` (it is
+ * starting, stopping or stuck) is counted as a collect error and its last answer's counters and histograms stand in
+ * for it (not its gauges: a gauge is a reading of now); a process that exits has its last answer's counters and
+ * histograms added to the retired total, which every later scrape adds in, and its gauges dropped. What a process
+ * counted after its last answer is lost with it: the sums stop growing for a moment, they do not fall.
  */
-export function createClusterMetrics(processes: () => Worker[]): ClusterMetrics {
+export function createClusterMetrics(processes: () => Worker[], { answerTimeoutMs = PROCESS_ANSWER_TIMEOUT_MS } = {}): ClusterMetrics {
   const registry = new Registry();
   const collectErrors = collectErrorsCounter();
   registry.registerMetric(collectErrors);
@@ -293,20 +327,30 @@ export function createClusterMetrics(processes: () => Worker[]): ClusterMetrics 
     },
   });
   let nextId = 0;
+  /** By worker id, until the process exits: its newest answer, and the request it answered. */
+  const lastAnswers = new Map<number, { request: number; metrics: MetricJson[] }>();
+  /** The counters and histograms of every process that exited, as of its last answer. */
+  let retired: MetricJson[] = [];
 
-  function ask(worker: Worker, id: number): Promise<MetricObjectWithValues<MetricValue<string>>[] | null> {
+  function ask(worker: Worker, id: number): Promise<MetricJson[] | null> {
     return new Promise((resolve) => {
-      const finish = (metrics: MetricObjectWithValues<MetricValue<string>>[] | null) => {
+      const finish = (metrics: MetricJson[] | null) => {
         clearTimeout(timer);
         worker.off('message', onMessage);
         worker.off('exit', onExit);
         resolve(metrics);
       };
       const onMessage = (message: MetricsResponse) => {
-        if (message?.type === METRICS_RESPONSE && message.id === id) finish(message.metrics ?? null);
+        if (message?.type !== METRICS_RESPONSE || message.id !== id) return;
+        const metrics = message.metrics ?? null;
+        // Kept as it arrives, so that an exit later in this scrape retires these counts. Never for a dead process
+        // (retireProcess has taken its last answer already), nor over a newer answer of a concurrent scrape.
+        const kept = lastAnswers.get(worker.id);
+        if (metrics && !worker.isDead() && (!kept || kept.request < id)) lastAnswers.set(worker.id, { request: id, metrics });
+        finish(metrics);
       };
       const onExit = () => finish(null);
-      const timer = setTimeout(() => finish(null), PROCESS_ANSWER_TIMEOUT_MS);
+      const timer = setTimeout(() => finish(null), answerTimeoutMs);
       worker.on('message', onMessage);
       worker.on('exit', onExit);
       try {
@@ -320,16 +364,28 @@ export function createClusterMetrics(processes: () => Worker[]): ClusterMetrics 
   return {
     async scrape() {
       const id = nextId++;
-      const answers = await Promise.all(processes().map((worker) => ask(worker, id)));
+      const workers = processes();
+      const answers = await Promise.all(workers.map((worker) => ask(worker, id)));
       const missing = answers.filter((answer) => answer === null).length;
       if (missing > 0) collectErrors.inc({ source: 'api_process' }, missing);
-      const own = (await registry.getMetricsAsJSON()) as MetricObjectWithValues<MetricValue<string>>[];
-      const all = [...answers.filter((answer) => answer !== null), own];
+      const all: MetricJson[][] = [];
+      workers.forEach((worker, index) => {
+        const kept = lastAnswers.get(worker.id);
+        // None: it has not answered yet, or it exited during this scrape (its counts are in `retired` now).
+        if (kept) all.push(answers[index] ?? sumCumulative([kept.metrics]));
+      });
+      all.push(retired, (await registry.getMetricsAsJSON()) as MetricJson[]);
       return AggregatorRegistry.aggregate(all).metrics();
     },
     contentType: registry.contentType,
     countProcessExit() {
       exits.inc();
+    },
+    retireProcess(worker) {
+      const kept = lastAnswers.get(worker.id);
+      if (!kept) return;
+      lastAnswers.delete(worker.id);
+      retired = sumCumulative([retired, kept.metrics]);
     },
   };
 }

@@ -4,15 +4,21 @@
 // the two halves of a backup disagree, as writes during a backup do, and shows restore reconciles them.
 import { execFile } from 'node:child_process';
 import { chmodSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import { createApiKey, revokeApiKey } from '../service/commands/apiKeys.ts';
-import { createBackup, type BackupManifest, type RestoreSummary } from '../service/commands/backup.ts';
+import { createBackup, restoreBackup, verifyBackup, type BackupManifest, type RestoreDeps, type RestoreSummary } from '../service/commands/backup.ts';
 import { runDoctor } from '../service/commands/doctor.ts';
 import { loadConfig, type Config } from '../service/config.ts';
+import { BackupError } from '../service/errors.ts';
+import { BGE_SMALL_EN } from '../service/rag/embedderIdentity.ts';
+import { openConfiguredSearchIndex } from '../service/search/index.ts';
+import { BACKUP_COLLECTIONS, openStore } from '../service/store/index.ts';
 import { stackPathsFor, type StackPaths } from '../stack/provision.ts';
 import { portAnswers, startOpenSearchNode, stopOpenSearchNode, TRANSPORT_PORT_OFFSET } from '../stack/processes.ts';
 import { makeUser, makeWebUser, TEST_PASSWORD } from './factories/accounts.ts';
@@ -219,7 +225,7 @@ test.serial('kbqa backup create → wipe → kbqa backup restore: every document
   t.is(manifest.format, 'kbqa-backup');
   t.deepEqual(manifest.opensearch.indices, ['kbqa-chunks-v1-bge-small-en-v1.5']);
   t.is(manifest.opensearch.embedder.name, 'bge-small-en-v1.5');
-  const collections = new Map(manifest.mongo.collections.map((collection) => [collection.name, collection]));
+  const collections = new Map<string, BackupManifest['mongo']['collections'][number]>(manifest.mongo.collections.map((collection) => [collection.name, collection]));
   t.is(collections.get('documents')?.documents, 4);
   t.is(collections.get('users')?.documents, 1);
   t.is(collections.get('api_keys')?.documents, 2);
@@ -285,6 +291,88 @@ test.serial('kbqa backup create → wipe → kbqa backup restore: every document
   }
 });
 
+/** A manifest edited to reach outside kbqa's data is refused by the check, before anything is written. */
+async function refusesCraftedManifests(t: ExecutionContext<Context>, backupDir: string): Promise<void> {
+  const manifest = JSON.parse(readFileSync(join(backupDir, 'manifest.json'), 'utf8')) as BackupManifest;
+  const crafted = [
+    { change: (m: any) => (m.opensearch.indices = ['customer-orders']), refused: /opensearch\.indices\.0: not a kbqa chunk index/ },
+    { change: (m: any) => (m.mongo.collections[0].name = 'sessions'), refused: /mongo\.collections\.0\.name/ },
+    { change: (m: any) => m.mongo.collections.push(m.mongo.collections[0]), refused: /a collection is listed twice/ },
+    // Checked on the normalized path, which is the one a restore would copy from.
+    {
+      change: (m: any) => (m.opensearch.files[0].path = `opensearch/../${m.mongo.collections[0].path}`),
+      refused: /is damaged \(nothing was restored\): opensearch\/\.\.\/mongo\/\S+: not a path inside the backup's opensearch\//,
+    },
+  ];
+  for (const [n, { change, refused }] of crafted.entries()) {
+    const dir = join(t.context.tempDir, 'backups', `crafted-${n}`);
+    cpSync(backupDir, dir, { recursive: true });
+    const edited = structuredClone(manifest);
+    change(edited);
+    writeFileSync(join(dir, 'manifest.json'), JSON.stringify(edited));
+    const error = await t.throwsAsync(verifyBackup(dir), { instanceOf: BackupError });
+    t.regex(error?.message ?? '', refused);
+  }
+  // A path with ./ in it is used as it was checked: normalized.
+  const dotted = join(t.context.tempDir, 'backups', 'dotted');
+  cpSync(backupDir, dotted, { recursive: true });
+  const edited = structuredClone(manifest);
+  edited.opensearch.files[0].path = edited.opensearch.files[0].path.replace('opensearch/', 'opensearch/./');
+  writeFileSync(join(dotted, 'manifest.json'), JSON.stringify(edited));
+  t.is((await verifyBackup(dotted)).opensearch.files[0].path, manifest.opensearch.files[0].path);
+}
+
+/**
+ * A restore refuses while an API answers at the configured address, and one failing after the records are
+ * imported and the chunk index restored undoes all of it: the target is as it was (an API started once on it: an
+ * empty chunk index) and the restore can run again.
+ */
+async function failedRestoreLeavesNothing(t: ExecutionContext<Context>, backupDir: string): Promise<void> {
+  const { config } = t.context;
+  const store = await openStore(config.mongodb.url, config.mongodb.timeoutMs);
+  const search = openConfiguredSearchIndex(config, BGE_SMALL_EN);
+  const api = createServer((request, response) => response.end(JSON.stringify(request.url === '/healthz' ? { status: 'ok' } : {})));
+  try {
+    const { index } = await search.applyAssets();
+    const deps: RestoreDeps = { store, search, config, embedder: BGE_SMALL_EN, documentDeps: () => Promise.reject(new Error('not reached')) };
+    const target = async () => ({
+      records: await store.nonEmptyCollections([...BACKUP_COLLECTIONS]),
+      indices: ((await opensearch(t, 'GET', '/_cat/indices?format=json&h=index,docs.count')) as Array<{ index: string; 'docs.count': string }>)
+        .filter((row) => !row.index.startsWith('.'))
+        .map((row) => `${row.index}:${row['docs.count']}`),
+      repositories: Object.keys(await opensearch(t, 'GET', '/_snapshot')),
+      snapshotDir: readdirSync(config.opensearch.snapshotDir),
+    });
+    const before = await target();
+    t.deepEqual(before, { records: [], indices: [`${index}:0`], repositories: [], snapshotDir: [] });
+
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+    const live = { ...config, host: '127.0.0.1', port: (api.address() as AddressInfo).port };
+    const refused = await t.throwsAsync(restoreBackup({ ...deps, config: live }, backupDir), { instanceOf: BackupError });
+    t.regex(refused?.message ?? '', /a kbqa API answers at http:\/\/127\.0\.0\.1:\d+\/healthz: stop every API process/);
+    t.deepEqual(await target(), before, 'refused before writing anything');
+
+    let held: number[] = [];
+    const failed = await t.throwsAsync(
+      restoreBackup(deps, backupDir, {
+        afterChunkRestore: async () => {
+          t.true((await search.countChunks()) > 0, 'the chunks were restored before the failure');
+          held = (await store.listJobs()).map((job) => job.not_before);
+          throw new Error('injected failure');
+        },
+      }),
+      { instanceOf: BackupError },
+    );
+    t.regex(failed?.message ?? '', /^the restore failed: injected failure\. Nothing of the backup was left behind/);
+    // Imported jobs wait for the restore's release: an API running meanwhile could not take them.
+    t.true(held.every((notBefore) => notBefore === Number.MAX_SAFE_INTEGER), JSON.stringify(held));
+    t.deepEqual(await target(), before, 'the target is as it was');
+  } finally {
+    api.close();
+    await Promise.allSettled([store.close(), search.close()]);
+  }
+}
+
 test.serial('halves from different instants: restore rebuilds the chunks the snapshot missed and removes those no record claims', async (t) => {
   const { env } = t.context;
   await wipe(t);
@@ -325,6 +413,8 @@ test.serial('halves from different instants: restore rebuilds the chunks the sna
   }
 
   await wipe(t);
+  await refusesCraftedManifests(t, backupDir);
+  await failedRestoreLeavesNothing(t, backupDir);
   const restored = await kbqa(t, 'backup', 'restore', backupDir, '--json');
   t.is(restored.code, 0, restored.stderr);
   const summary = lastJsonLine(restored.stdout) as RestoreSummary;

@@ -206,8 +206,8 @@ test('a read that times out, or meets a node without a cluster manager, is answe
     t.is((await nodes.request<{ count: number }>('POST', `/${index}/_count`)).count, 3, fault);
     t.deepEqual(broken.seen, [`POST /${index}/_count`], fault);
     t.deepEqual(healthy.seen, [`POST /${index}/_count`], fault);
-    // One per-attempt timeout, not more: the hung node is given up after timeoutMs.
-    if (fault === 'hang') t.true(Date.now() - started < 4_000, `${Date.now() - started} ms`);
+    // The hung node is given up after its per-attempt timeout (1 s), not the default 10 s: generous for a loaded machine.
+    if (fault === 'hang') t.true(Date.now() - started < 8_000, `${Date.now() - started} ms`);
     t.is((await nodes.request<{ count: number }>('POST', `/${index}/_count`)).count, 3);
     t.is(broken.seen.length, 1, `${fault}: skipped once dead`);
   }

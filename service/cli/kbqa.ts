@@ -2,7 +2,7 @@
 // Every command takes --json (one JSON object on stdout); failures exit non-zero with a message on stderr.
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
-import { ApiError } from '../errors.ts';
+import { AdminCommandError, ApiError } from '../errors.ts';
 import {
   addOrganisationMember,
   createOrganisation,
@@ -15,14 +15,14 @@ import { presentApiKey } from '../presenters/apiKeys.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../commands/apiKeys.ts';
 import { purgeDeletedKnowledgeBases, restoreKnowledgeBase } from '../commands/knowledgeBases.ts';
 import { formatDoctorReport, runDoctor } from '../commands/doctor.ts';
-import { BackupError, createBackup, formatBackupManifest, formatRestoreSummary, restoreBackup } from '../commands/backup.ts';
+import { createBackup, formatBackupManifest, formatRestoreSummary, restoreBackup } from '../commands/backup.ts';
 import { reindexDocuments } from '../commands/documents.ts';
 import { IngestRunner } from '../commands/ingestJobs.ts';
 import type { Config } from '../config.ts';
 import pino from 'pino';
 import { BGE_SMALL_EN } from '../rag/embedderIdentity.ts';
 import { loadRag, type Rag } from '../rag/index.ts';
-import { openConfiguredSearchIndex, SnapshotRepositoryError, type SearchIndex } from '../search/index.ts';
+import { openConfiguredSearchIndex, type SearchIndex } from '../search/index.ts';
 import { DuplicateEmailError, DuplicateOrganisationError, openStore, type Store } from '../store/index.ts';
 
 const USAGE = `usage: kbqa <command> [options] [--json]
@@ -46,8 +46,9 @@ const USAGE = `usage: kbqa <command> [options] [--json]
                                               jobs (running API processes share them), with a progress bar
   backup create DIR                           a chunk snapshot, a MongoDB export (records, texts,
                                               files) and a manifest, into DIR (new or empty)
-  backup restore DIR                          into an empty stack, then reconciled (missing chunks
-                                              rebuilt from the stored originals, orphans removed)
+  backup restore DIR                          into an empty stack, its API stopped, then reconciled
+                                              (missing chunks rebuilt from the stored originals, orphans
+                                              removed); a failure before the reconcile is undone
   eval beir DIR [--url U] [--api-key K] [--kb ID] [--ablate] [--split test] [--limit N] [--out FILE]`;
 
 class UsageError extends Error {}
@@ -224,7 +225,7 @@ async function runAdmin(
         const manifest = await createBackup(deps, dir, { progress });
         return { json: manifest, text: formatBackupManifest(dir, manifest) };
       }
-      const summary = await restoreBackup({ ...deps, documentDeps: () => documentDeps(services) }, dir, { progress });
+      const summary = await restoreBackup({ ...deps, documentDeps: () => documentDeps(services) }, dir, { progress, rebuildProgress: progressBar });
       // Restored, but something the reconcile could not mend: say so in the exit status too.
       return { json: summary, text: formatRestoreSummary(summary), exitCode: summary.consistent ? 0 : 1 };
     }
@@ -297,8 +298,7 @@ async function main(argv: string[]): Promise<number> {
       error instanceof UsageError ||
       error instanceof ApiError ||
       error instanceof DuplicateEmailError ||
-      error instanceof BackupError ||
-      error instanceof SnapshotRepositoryError ||
+      error instanceof AdminCommandError ||
       error instanceof DuplicateOrganisationError;
     console.error(`kbqa: ${error instanceof Error ? error.message : String(error)}${error instanceof UsageError ? `\n${USAGE}` : ''}`);
     return known ? (error instanceof UsageError ? 2 : 1) : 1;

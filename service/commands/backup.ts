@@ -11,12 +11,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { chmod, chown, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
-import { join, normalize, posix, sep } from 'node:path';
+import { join, posix, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
+import { BackupError } from '../errors.ts';
 import {
   CHUNKS_INGEST_PIPELINE,
   CHUNKS_TEMPLATE,
@@ -24,16 +25,13 @@ import {
   HYBRID_SEARCH_PIPELINE,
   type SearchIndex,
 } from '../search/index.ts';
-import { TRANSIENT_COLLECTIONS, type BackupIndex, type Store } from '../store/index.ts';
+import { BACKUP_COLLECTIONS, TRANSIENT_COLLECTIONS, type BackupIndex, type Store } from '../store/index.ts';
 import { runDoctor, formatDoctorReport, type DoctorReport } from './doctor.ts';
 import { reindexDocuments, type DocumentDeps } from './documents.ts';
 
 export const BACKUP_FORMAT = 'kbqa-backup';
 export const BACKUP_FORMAT_VERSION = 1;
 const MANIFEST = 'manifest.json';
-
-/** A backup that cannot be made or restored as asked (a non-empty target, a damaged backup, another embedder). */
-export class BackupError extends Error {}
 
 const fileSchema = z.object({
   /** Relative to the backup directory, with forward slashes. */
@@ -44,6 +42,14 @@ const fileSchema = z.object({
 export type BackupFile = z.infer<typeof fileSchema>;
 
 const timestamp = z.string().datetime();
+
+/**
+ * The chunk indices kbqa names (the template's pattern, e.g. kbqa-chunks-v1-bge-small-en-v1.5): a restore deletes an
+ * empty index of such a name and restores over it, so a manifest naming any other index is refused.
+ */
+const chunkIndexSchema = z
+  .string()
+  .refine((name) => name.startsWith(`${CHUNKS_TEMPLATE}-`) && /^[a-z0-9][a-z0-9._-]*$/.test(name), { error: `not a kbqa chunk index (${CHUNKS_TEMPLATE}-…)` });
 
 const manifestSchema = z.object({
   format: z.literal(BACKUP_FORMAT),
@@ -60,7 +66,7 @@ const manifestSchema = z.object({
     embedder: z.object({ name: z.string(), dimensions: z.number().int() }),
     /** Null when there was no chunk index to snapshot (a stack that never started the API). */
     snapshot: z.string().nullable(),
-    indices: z.array(z.string()),
+    indices: z.array(chunkIndexSchema),
     /** The snapshot repository's files, copied into opensearch/. */
     files: z.array(fileSchema),
   }),
@@ -72,7 +78,8 @@ const manifestSchema = z.object({
     skipped: z.array(z.string()),
     collections: z.array(
       fileSchema.extend({
-        name: z.string().min(1),
+        /** Only kbqa's collections, never a transient one (sessions): a restore writes into each. */
+        name: z.enum(BACKUP_COLLECTIONS),
         documents: z.number().int().min(0),
         indexes: z.array(
           z.object({
@@ -85,7 +92,15 @@ const manifestSchema = z.object({
       }),
     ),
   }),
-});
+})
+  .refine((manifest) => new Set(manifest.mongo.collections.map((collection) => collection.name)).size === manifest.mongo.collections.length, {
+    error: 'a collection is listed twice',
+    path: ['mongo', 'collections'],
+  })
+  .refine((manifest) => (manifest.opensearch.snapshot === null) === (manifest.opensearch.indices.length === 0), {
+    error: 'a snapshot names its indices, and indices come with a snapshot',
+    path: ['opensearch', 'indices'],
+  });
 export type BackupManifest = z.infer<typeof manifestSchema>;
 
 export interface BackupDeps {
@@ -102,6 +117,18 @@ export interface BackupOptions {
   pollMs?: number;
   /** Runs between the two halves: for tests that make the halves disagree, as writes during a backup do. */
   afterSnapshot?: () => Promise<void>;
+}
+
+export interface RestoreOptions extends Omit<BackupOptions, 'afterSnapshot'> {
+  /** Progress of rebuilding documents (`finished` of `total`): the CLI's progress bar; none by default. */
+  rebuildProgress?: (label: string) => (finished: number, total: number) => void;
+  /** How long the restored indices may take to recover, and a shard may stay unassigned with none recovering. */
+  recoveryTimeoutMs?: number;
+  unassignedTimeoutMs?: number;
+  /** How long the reconcile's ingestion jobs may go without one of them finishing (a write block on the index). */
+  jobsStallTimeoutMs?: number;
+  /** Runs once the chunk indices are restored, before the reconcile: for tests of a restore failing there. */
+  afterChunkRestore?: () => Promise<void>;
 }
 
 // Everything written into DIR is for its owner only: the export holds password hashes and API key digests.
@@ -130,38 +157,40 @@ async function prepareBackupDirectory(dir: string): Promise<boolean> {
   return entries === null;
 }
 
-/** Streams `lines` into a new file (one per line), hashing as it writes. */
-async function writeLines(dir: string, path: string, lines: AsyncIterable<string>): Promise<BackupFile & { lines: number }> {
-  const hash = createHash('sha256');
-  let bytes = 0;
-  let count = 0;
-  async function* encoded() {
-    for await (const line of lines) {
-      const data = Buffer.from(`${line}\n`);
-      hash.update(data);
-      bytes += data.length;
-      count += 1;
-      yield data;
-    }
-  }
-  await pipeline(Readable.from(encoded()), createWriteStream(join(dir, path), { flags: 'wx', mode: PRIVATE_FILE }));
-  return { path, bytes, sha256: hash.digest('hex'), lines: count };
-}
-
-/** Copies one file, hashing what it reads; the copy gets `mode`. */
-async function copyHashed(source: string, target: string, mode: number): Promise<{ bytes: number; sha256: string }> {
+/**
+ * Streams `parts` through SHA-256 into `target` (a new file, given `mode`), or only through the hash: their size
+ * and hash. Every file of a backup is written, copied and verified through this one.
+ */
+async function hashStream(parts: AsyncIterable<Buffer>, target?: { path: string; mode: number }): Promise<{ bytes: number; sha256: string }> {
   const hash = createHash('sha256');
   let bytes = 0;
   async function* hashed() {
-    for await (const part of createReadStream(source)) {
-      hash.update(part as Buffer);
-      bytes += (part as Buffer).length;
-      yield part as Buffer;
+    for await (const part of parts) {
+      hash.update(part);
+      bytes += part.length;
+      yield part;
     }
   }
-  await pipeline(Readable.from(hashed()), createWriteStream(target, { flags: 'wx', mode }));
-  await chmod(target, mode);
+  if (target) {
+    await pipeline(Readable.from(hashed()), createWriteStream(target.path, { flags: 'wx', mode: target.mode }));
+    await chmod(target.path, target.mode);
+  } else {
+    for await (const part of hashed()) void part;
+  }
   return { bytes, sha256: hash.digest('hex') };
+}
+
+/** Streams `lines` into a new file (one per line), hashing as it writes. */
+async function writeLines(dir: string, path: string, lines: AsyncIterable<string>): Promise<BackupFile & { lines: number }> {
+  let count = 0;
+  async function* encoded() {
+    for await (const line of lines) {
+      count += 1;
+      yield Buffer.from(`${line}\n`);
+    }
+  }
+  const written = await hashStream(encoded(), { path: join(dir, path), mode: PRIVATE_FILE });
+  return { path, ...written, lines: count };
 }
 
 /** Every file under `root`, as paths relative to it with forward slashes, sorted. */
@@ -195,19 +224,24 @@ async function copyTree(source: string, target: string, files: string[], options
       if (options.owner) await chown(join(target, directory), options.owner.uid, options.owner.gid);
     }
     const destination = join(target, ...parts);
-    copied.push({ path: file, ...(await copyHashed(join(source, ...parts), destination, options.fileMode)) });
+    copied.push({ path: file, ...(await hashStream(createReadStream(join(source, ...parts)), { path: destination, mode: options.fileMode })) });
     if (options.owner) await chown(destination, options.owner.uid, options.owner.gid);
   }
   return copied;
 }
 
-async function removeQuietly(path: string, progress: (line: string) => void): Promise<void> {
+/** Whether `path` is gone; a progress line when it could not be removed. */
+async function removeQuietly(path: string, progress: (line: string) => void): Promise<boolean> {
   try {
     await rm(path, { recursive: true, force: true });
+    return true;
   } catch (error) {
     progress(`could not remove ${path} (${(error as Error).message}); remove it by hand`);
+    return false;
   }
 }
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 async function waitForSnapshot(search: SearchIndex, repository: string, snapshot: string, pollMs: number, progress: (line: string) => void) {
   let lastReport = Date.now();
@@ -308,7 +342,9 @@ async function backupChunkIndices(deps: BackupDeps, dir: string, pollMs: number,
 async function exportCollections(store: Store, dir: string, progress: (line: string) => void): Promise<BackupManifest['mongo']> {
   const startedAt = new Date().toISOString();
   const collections: BackupManifest['mongo']['collections'] = [];
-  for (const name of await store.listBackupCollections()) {
+  const { collections: names, others } = await store.listBackupCollections();
+  if (others.length > 0) progress(`left out, not kbqa's: ${others.join(', ')}`);
+  for (const name of names) {
     const indexes = await store.listCollectionIndexes(name);
     const written = await writeLines(dir, collectionFile(name), store.exportCollection(name));
     collections.push({ name, path: written.path, bytes: written.bytes, sha256: written.sha256, documents: written.lines, indexes });
@@ -318,7 +354,8 @@ async function exportCollections(store: Store, dir: string, progress: (line: str
 }
 
 export interface RestoreDeps extends BackupDeps {
-  config: BackupDeps['config'] & { ingestion: Pick<Config['ingestion'], 'leaseMs'> };
+  /** host and port: where this configuration's API would answer (restore refuses while one does). */
+  config: BackupDeps['config'] & Pick<Config, 'host' | 'port'> & { ingestion: Pick<Config['ingestion'], 'leaseMs'> };
   /** The ingestion machinery (models, a job runner): loaded only when the reconcile has something to rebuild. */
   documentDeps: () => Promise<DocumentDeps>;
 }
@@ -352,7 +389,10 @@ export interface RestoreSummary {
   remaining: string | null;
 }
 
-/** Reads and checks the manifest, then every file it names against its size and SHA-256. */
+/**
+ * Reads and checks the manifest, then every file it names against its size and SHA-256. Returns the manifest with
+ * every file's path normalized (`opensearch/./a` → `opensearch/a`): the path that was checked is the one used.
+ */
 export async function verifyBackup(dir: string): Promise<BackupManifest> {
   let text: string;
   try {
@@ -379,72 +419,112 @@ export async function verifyBackup(dir: string): Promise<BackupManifest> {
         : `${join(dir, MANIFEST)} is not a kbqa backup manifest: ${issue.path.join('.')}: ${issue.message}`,
     );
   }
-  const manifest = result.data;
   const damaged: string[] = [];
-  const files = [...manifest.opensearch.files.map((file) => ({ ...file, folder: 'opensearch/' })), ...manifest.mongo.collections.map((file) => ({ ...file, folder: 'mongo/' }))];
-  for (const file of files) {
-    const path = safeRelativePath(file.path);
-    if (path === null || !file.path.startsWith(file.folder)) {
-      damaged.push(`${file.path}: not a path inside the backup's ${file.folder}`);
-      continue;
+  /** The file's normalized path, checked to be inside `folder` and to match the manifest's size and hash. */
+  const checked = async <File extends BackupFile>(file: File, folder: 'opensearch/' | 'mongo/'): Promise<File> => {
+    const path = safeRelativePath(file.path, folder);
+    if (path === null) {
+      damaged.push(`${file.path}: not a path inside the backup's ${folder}`);
+      return file;
     }
-    const found = await hashFile(join(dir, path)).catch(() => null);
+    const found = await hashStream(createReadStream(join(dir, ...path.split('/')))).catch(() => null);
     if (found === null) damaged.push(`${file.path}: missing`);
     else if (found.bytes !== file.bytes) damaged.push(`${file.path}: ${found.bytes} bytes, the manifest says ${file.bytes}`);
     else if (found.sha256 !== file.sha256) damaged.push(`${file.path}: its SHA-256 differs from the manifest's`);
-  }
+    return { ...file, path };
+  };
+  const { opensearch, mongo } = result.data;
+  const manifest: BackupManifest = {
+    ...result.data,
+    opensearch: { ...opensearch, files: await mapInOrder(opensearch.files, (file) => checked(file, 'opensearch/')) },
+    mongo: { ...mongo, collections: await mapInOrder(mongo.collections, (collection) => checked(collection, 'mongo/')) },
+  };
   if (damaged.length > 0) {
     throw new BackupError(`${dir} is damaged (nothing was restored): ${damaged.slice(0, 5).join('; ')}${damaged.length > 5 ? ` and ${damaged.length - 5} more` : ''}`);
   }
   return manifest;
 }
 
-/** A manifest path as a relative path inside the backup, or null for one that would leave it. */
-function safeRelativePath(path: string): string | null {
-  const normalized = posix.normalize(path);
-  if (normalized.startsWith('/') || normalized.startsWith('../') || normalized === '..' || normalized.includes('\\')) return null;
-  return normalize(normalized);
-}
-
-async function hashFile(path: string): Promise<{ bytes: number; sha256: string }> {
-  const hash = createHash('sha256');
-  let bytes = 0;
-  for await (const part of createReadStream(path)) {
-    hash.update(part as Buffer);
-    bytes += (part as Buffer).length;
-  }
-  return { bytes, sha256: hash.digest('hex') };
+async function mapInOrder<T, U>(items: T[], map: (item: T) => Promise<U>): Promise<U[]> {
+  const mapped: U[] = [];
+  for (const item of items) mapped.push(await map(item));
+  return mapped;
 }
 
 /**
- * Restores a backup into an empty stack: checks the backup and the target before writing anything, imports the
- * records, restores the chunk indices from the snapshot, applies the search assets, then reconciles the two halves.
+ * A manifest path, normalized (forward slashes), when it names a file inside `folder` of the backup; else null (one
+ * that would leave it, or the folder itself). The check is on the normalized path, the one a restore then uses.
  */
-export async function restoreBackup(deps: RestoreDeps, dir: string, options: BackupOptions = {}): Promise<RestoreSummary> {
+function safeRelativePath(path: string, folder: string): string | null {
+  if (path.includes('\\')) return null;
+  const normalized = posix.normalize(path);
+  if (!normalized.startsWith(folder) || normalized.length === folder.length || normalized.endsWith('/')) return null;
+  return normalized;
+}
+
+/** What a restore has written so far: what it takes back when it fails before the reconcile. */
+interface RestoreWrites {
+  /** Collections it imported into (each verified empty first: they are dropped). */
+  collections: string[];
+  /** Empty chunk indices it deleted (an API that started once made them; applying the assets makes them again). */
+  deletedIndices: string[];
+  /** Indices it asked OpenSearch to restore (none of them existed, or they were the empty ones it deleted). */
+  restoredIndices: string[];
+  /** What its own clean-up could not remove (a snapshot repository, its copy), in words. */
+  leftBehind: string[];
+}
+
+/**
+ * Restores a backup into an empty stack whose API is stopped: checks the backup and the target before writing
+ * anything, imports the records, restores the chunk indices from the snapshot, applies the search assets, releases
+ * the imported ingestion jobs, then reconciles the two halves. Up to the reconcile it is all or nothing: a failure
+ * undoes what it wrote (RestoreWrites), so the target is empty again and the restore can be run again.
+ */
+export async function restoreBackup(deps: RestoreDeps, dir: string, options: RestoreOptions = {}): Promise<RestoreSummary> {
   const progress = options.progress ?? (() => {});
-  const pollMs = options.pollMs ?? 500;
   const manifest = await verifyBackup(dir);
   progress(`backup verified: ${manifest.mongo.collections.length} collection file(s), ${manifest.opensearch.files.length} snapshot file(s)`);
   checkCompatible(deps, manifest);
+  await checkNoLiveApi(deps);
   const emptyIndices = await checkTargetEmpty(deps, manifest);
 
+  const writes: RestoreWrites = { collections: [], deletedIndices: [], restoredIndices: [], leftBehind: [] };
   const collections: Record<string, number> = {};
-  for (const collection of manifest.mongo.collections) {
-    const input = createReadStream(join(dir, safeRelativePath(collection.path)!));
-    const lines = createInterface({ input, crlfDelay: Infinity });
-    const imported = await deps.store.importCollection(collection.name, lines);
-    if (imported !== collection.documents) {
-      throw new BackupError(`${collection.path}: ${imported} record(s) imported, the manifest says ${collection.documents}`);
+  let chunksRestored = 0;
+  let released = 0;
+  try {
+    for (const collection of manifest.mongo.collections) {
+      writes.collections.push(collection.name);
+      const input = createReadStream(join(dir, ...collection.path.split('/')));
+      const lines = createInterface({ input, crlfDelay: Infinity });
+      const imported = await deps.store.importCollection(collection.name, lines);
+      if (imported !== collection.documents) {
+        throw new BackupError(`${collection.path}: ${imported} record(s) imported, the manifest says ${collection.documents}`);
+      }
+      await deps.store.createCollectionIndexes(collection.name, collection.indexes as BackupIndex[]);
+      collections[collection.name] = imported;
+      progress(`imported ${collection.name}: ${imported} record(s)`);
     }
-    await deps.store.createCollectionIndexes(collection.name, collection.indexes as BackupIndex[]);
-    collections[collection.name] = imported;
-    progress(`imported ${collection.name}: ${imported} record(s)`);
+    if (manifest.opensearch.snapshot !== null) chunksRestored = await restoreChunkIndices(deps, dir, manifest, emptyIndices, writes, options, progress);
+    await options.afterChunkRestore?.();
+    await deps.search.applyAssets();
+    // Only now may anyone take the imported jobs: their chunks go to an index that exists.
+    released = await deps.store.releaseRestoredJobs(Date.now());
+  } catch (error) {
+    throw await undoRestore(deps, writes, error, progress);
   }
-
-  const chunksRestored = manifest.opensearch.snapshot === null ? 0 : await restoreChunkIndices(deps, dir, manifest, emptyIndices, pollMs, progress);
-  await deps.search.applyAssets();
-  progress(`search assets applied; reconciling records and chunks`);
-  const outcome = await reconcile(deps, progress);
+  for (const left of writes.leftBehind) progress(`left behind: ${left}`);
+  progress(`search assets applied, ${released} ingestion job(s) of the backup released; reconciling records and chunks`);
+  let outcome: ReconcileOutcome;
+  try {
+    outcome = await reconcile(deps, options, progress);
+  } catch (error) {
+    throw new BackupError(
+      `the records and chunks are restored, but reconciling them failed: ${messageOf(error)}. ` +
+        'Once the cause is fixed, start the API (it runs the queued ingestion jobs) and run `kbqa doctor --fix` until it finds nothing',
+      { cause: error },
+    );
+  }
   return {
     backup_created_at: manifest.created_at,
     halves_apart_ms: Math.max(0, Date.parse(manifest.mongo.started_at) - Date.parse(manifest.opensearch.finished_at)),
@@ -456,6 +536,57 @@ export async function restoreBackup(deps: RestoreDeps, dir: string, options: Bac
     chunks: await deps.search.countChunks(),
     ...outcome,
   };
+}
+
+/**
+ * Takes back what a failed restore wrote: the restored indices deleted, the empty chunk index it deleted made again,
+ * the collections it imported into dropped. Returns the error to throw: the failure, and what (if anything) is left.
+ */
+async function undoRestore(deps: RestoreDeps, writes: RestoreWrites, error: unknown, progress: (line: string) => void): Promise<BackupError> {
+  progress(`restore failed (${messageOf(error)}); undoing what it wrote`);
+  const left = [...writes.leftBehind];
+  for (const index of writes.restoredIndices) {
+    await deps.search.snapshots.deleteIndex(index).catch((failure: unknown) => left.push(`OpenSearch index ${index} (${messageOf(failure)})`));
+  }
+  // Not data, but the target had it: applying the assets makes it again (as the API does when it starts).
+  const notBack =
+    writes.deletedIndices.length > 0 && (await deps.search.applyAssets().then(() => false, () => true))
+      ? ` The empty chunk index ${writes.deletedIndices.join(', ')} it deleted is not back: the API makes it when it starts.`
+      : '';
+  for (const collection of [...writes.collections].reverse()) {
+    await deps.store.dropCollection(collection).catch((failure: unknown) => left.push(`records in MongoDB collection ${collection} (${messageOf(failure)})`));
+  }
+  const cause = messageOf(error);
+  return new BackupError(
+    left.length === 0
+      ? `the restore failed: ${cause}. Nothing of the backup was left behind (the collections it imported into are dropped, the indices it restored deleted): ` +
+          `once the cause is fixed, run the restore again.${notBack}`
+      : `the restore failed: ${cause}. Undoing it left behind: ${left.join('; ')}. Remove those (drop the collections, delete the indices and repositories), ` +
+          `then run the restore again.${notBack}`,
+    { cause: error },
+  );
+}
+
+/**
+ * Refuses while a kbqa API answers where this configuration puts it (KBQA_HOST:KBQA_PORT): one running would take the
+ * restored ingestion jobs and write chunks before their index is back. A cheap sign, not proof: API processes
+ * elsewhere are not seen, which is why the README says to stop them all.
+ */
+async function checkNoLiveApi(deps: RestoreDeps): Promise<void> {
+  const { host, port } = deps.config;
+  if (port === 0) return;
+  const reachable = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
+  const url = `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}/healthz`;
+  const answered = await fetch(url, { signal: AbortSignal.timeout(2_000) }).then(
+    async (response) => response.ok && ((await response.json().catch(() => null)) as { status?: unknown } | null)?.status === 'ok',
+    () => false,
+  );
+  if (answered) {
+    throw new BackupError(
+      `a kbqa API answers at ${url}: stop every API process of the target stack before restoring (a running one would take the restored ingestion jobs ` +
+        'and write chunks before their index is back), run the restore, then start them again',
+    );
+  }
 }
 
 function checkCompatible(deps: RestoreDeps, manifest: BackupManifest): void {
@@ -506,21 +637,24 @@ async function checkTargetEmpty(deps: RestoreDeps, manifest: BackupManifest): Pr
 /**
  * Copies the backup's snapshot repository under the snapshot directory, registers it read-only, restores the
  * indices (with the chunk alias) and waits until every primary is back. The repository goes again afterwards: the
- * restored data lives in the nodes' data paths.
+ * restored data lives in the nodes' data paths. What it deleted, restored or could not clean up goes into `writes`.
  */
 async function restoreChunkIndices(
   deps: RestoreDeps,
   dir: string,
   manifest: BackupManifest,
   emptyIndices: string[],
-  pollMs: number,
+  writes: RestoreWrites,
+  options: RestoreOptions,
   progress: (line: string) => void,
 ): Promise<number> {
   const { snapshots } = deps.search;
+  const pollMs = options.pollMs ?? 500;
   const indices = manifest.opensearch.indices;
   for (const index of emptyIndices) {
     progress(`deleting the empty index ${index} (a snapshot's index comes back under its own name)`);
     await snapshots.deleteIndex(index);
+    writes.deletedIndices.push(index);
   }
   const name = `kbqa-restore-${stamp()}`;
   const repositoryDir = join(deps.config.opensearch.snapshotDir, name);
@@ -530,33 +664,66 @@ async function restoreChunkIndices(
   const uid = process.getuid?.() ?? snapshotDirOwner.uid;
   const owner = uid === 0 && snapshotDirOwner.uid !== 0 ? { uid: snapshotDirOwner.uid, gid: snapshotDirOwner.gid } : undefined;
   const sameUser = owner !== undefined || uid === snapshotDirOwner.uid;
+  // verifyBackup normalized and checked these paths: each is inside opensearch/.
   const files = manifest.opensearch.files.map((file) => file.path.slice('opensearch/'.length));
+  let registered = false;
   try {
     await copyTree(join(dir, 'opensearch'), repositoryDir, files, {
       fileMode: sameUser ? PRIVATE_FILE : 0o644,
       dirMode: sameUser ? PRIVATE_DIR : 0o755,
       ...(owner ? { owner } : {}),
     });
+    registered = true;
     await snapshots.registerRepository(name, name, { readonly: true });
     progress(`restoring ${indices.join(', ')} from the snapshot`);
+    // Before the request: one that times out may still have started the restore.
+    writes.restoredIndices.push(...indices);
     await snapshots.startRestore(name, manifest.opensearch.snapshot!, indices, deps.config.opensearch.replicas);
-    let lastReport = Date.now();
-    for (;;) {
-      const health = await snapshots.indexHealth(indices);
-      if (health.status !== 'red' && health.initializingShards === 0) break;
-      if (Date.now() - lastReport > 10_000) {
-        lastReport = Date.now();
-        progress(`restore: ${health.activePrimaryShards} primary shard(s) back, ${health.initializingShards} recovering`);
-      }
-      await sleep(pollMs);
-    }
+    await waitForRecovery(deps, indices, options, pollMs, progress);
     let chunks = 0;
     for (const index of indices) chunks += await snapshots.countIndex(index);
     progress(`restored ${chunks} chunk(s)`);
     return chunks;
   } finally {
-    await snapshots.deleteRepository(name).catch(() => undefined);
-    await removeQuietly(repositoryDir, progress);
+    if (registered) {
+      await snapshots.deleteRepository(name).catch((error: unknown) =>
+        writes.leftBehind.push(`snapshot repository ${name}, registered (${messageOf(error)}): DELETE _snapshot/${name}`),
+      );
+    }
+    if (!(await removeQuietly(repositoryDir, progress))) writes.leftBehind.push(`the repository copy ${repositoryDir}`);
+  }
+}
+
+/**
+ * Polls until the restored indices are no longer red and no shard is recovering. Fails when a shard stays unassigned
+ * with none recovering (OpenSearch gave up on it: a recovery failed its retries) or recovery outlasts its deadline.
+ */
+async function waitForRecovery(deps: RestoreDeps, indices: string[], options: RestoreOptions, pollMs: number, progress: (line: string) => void) {
+  const recoveryTimeoutMs = options.recoveryTimeoutMs ?? 2 * 3_600_000;
+  const unassignedTimeoutMs = options.unassignedTimeoutMs ?? 60_000;
+  const started = Date.now();
+  let stuckSince: number | null = null;
+  let lastReport = started;
+  for (;;) {
+    const health = await deps.search.snapshots.indexHealth(indices);
+    if (health.status !== 'red' && health.initializingShards === 0) return;
+    const now = Date.now();
+    const state = `${health.activePrimaryShards} primary shard(s) back, ${health.initializingShards} recovering, ${health.unassignedShards} unassigned`;
+    stuckSince = health.status === 'red' && health.initializingShards === 0 ? (stuckSince ?? now) : null;
+    if (stuckSince !== null && now - stuckSince > unassignedTimeoutMs) {
+      throw new BackupError(
+        `the restore of ${indices.join(', ')} stopped: ${state} for ${Math.round((now - stuckSince) / 1000)} s, none recovering ` +
+          '(OpenSearch gave up on a shard; GET _cluster/allocation/explain says why)',
+      );
+    }
+    if (now - started > recoveryTimeoutMs) {
+      throw new BackupError(`the restore of ${indices.join(', ')} did not finish within ${Math.round(recoveryTimeoutMs / 60_000)} min (${state})`);
+    }
+    if (now - lastReport > 10_000) {
+      lastReport = now;
+      progress(`restore: ${state}`);
+    }
+    await sleep(pollMs);
   }
 }
 
@@ -583,7 +750,7 @@ const RECONCILE_ROUNDS = 4;
  * end here, and the doctor runs again: a job finishing (a replacement going live whose chunks the snapshot did not
  * have) can show what the first round could not see.
  */
-async function reconcile(deps: RestoreDeps, progress: (line: string) => void): Promise<ReconcileOutcome> {
+async function reconcile(deps: RestoreDeps, options: RestoreOptions, progress: (line: string) => void): Promise<ReconcileOutcome> {
   const outcome: ReconcileOutcome = {
     documents_rebuilt: 0,
     documents_requeued: 0,
@@ -607,35 +774,24 @@ async function reconcile(deps: RestoreDeps, progress: (line: string) => void): P
         leaseMs: deps.config.ingestion.leaseMs,
         rebuild: async (ids) => {
           progress(`rebuilding ${ids.length} document(s) from their stored originals`);
-          const rebuilt = await reindexDocuments(await loadDocumentDeps(), ids, tenths('rebuilt', progress));
+          const rebuilt = await reindexDocuments(await loadDocumentDeps(), ids, options.rebuildProgress?.('rebuilt'));
           return [...rebuilt.failed, ...rebuilt.skipped];
         },
       },
     );
     count(outcome, report, notRebuildable);
-    const jobs = await deps.store.listJobs();
-    if (report.clean && jobs.length === 0) break;
-    if (jobs.length > 0) outcome.jobs_run += await runJobs(await loadDocumentDeps(), progress);
+    const jobs = await deps.store.countIngestJobs();
+    if (report.clean && jobs === 0) break;
+    if (jobs > 0) outcome.jobs_run += await runJobs(await loadDocumentDeps(), options, progress);
   }
   outcome.not_rebuildable = [...notRebuildable];
   const final = await runDoctor({ store: deps.store, search: deps.search }, { graceMs: 0 });
-  const left = await deps.store.listJobs();
-  outcome.consistent = final.clean && left.length === 0;
+  const left = await deps.store.countIngestJobs();
+  outcome.consistent = final.clean && left === 0;
   if (!outcome.consistent) {
-    outcome.remaining = `${formatDoctorReport(final)}${left.length > 0 ? `\ningestion jobs still queued: ${left.length}` : ''}`;
+    outcome.remaining = `${formatDoctorReport(final)}${left > 0 ? `\ningestion jobs still queued: ${left}` : ''}`;
   }
   return outcome;
-}
-
-/** A progress line per tenth done (restores can rebuild thousands of documents). */
-function tenths(label: string, progress: (line: string) => void): (finished: number, total: number) => void {
-  let last = -1;
-  return (finished, total) => {
-    const tenth = total === 0 ? 10 : Math.floor((finished / total) * 10);
-    if (tenth === last) return;
-    last = tenth;
-    progress(`${label}: ${finished}/${total}`);
-  };
 }
 
 function count(outcome: ReconcileOutcome, report: DoctorReport, notRebuildable: Set<string>): void {
@@ -651,22 +807,40 @@ function count(outcome: ReconcileOutcome, report: DoctorReport, notRebuildable: 
   for (const id of fixed.not_rebuildable) notRebuildable.add(id);
 }
 
-/** Runs every queued ingestion job in this process until none is left; returns how many there were. */
-async function runJobs(deps: DocumentDeps, progress: (line: string) => void, pollMs = 500): Promise<number> {
-  const seen = new Set<string>();
-  let lastReport = 0;
+/**
+ * Runs every queued ingestion job in this process until none is left; returns how many it was handed. Polls a count
+ * (the ids are read only to hand new jobs to the runner); fails when no job finishes for `jobsStallTimeoutMs`, as
+ * while a write block is on the chunk index (jobs then wait, and would forever).
+ */
+async function runJobs(deps: DocumentDeps, options: RestoreOptions, progress: (line: string) => void): Promise<number> {
+  const pollMs = options.pollMs ?? 500;
+  const stallMs = options.jobsStallTimeoutMs ?? 15 * 60_000;
+  const handed = new Set<string>();
+  let fewest = Infinity;
+  let progressAt = Date.now();
+  let listedAt = 0;
   for (;;) {
-    const jobs = await deps.store.listJobs();
-    if (jobs.length === 0) return seen.size;
-    for (const job of jobs) {
-      if (seen.has(job._id)) continue;
-      seen.add(job._id);
-      // The runner of the kbqa command takes only the jobs it is handed (API processes may share the store).
-      deps.jobs.nudge(job._id);
+    const left = await deps.store.countIngestJobs();
+    if (left === 0) return handed.size;
+    const now = Date.now();
+    if (left < fewest) {
+      fewest = left;
+      progressAt = now;
+    } else if (now - progressAt > stallMs) {
+      throw new BackupError(
+        `no ingestion job finished in ${Math.round(stallMs / 60_000)} min (${left} left): is the chunk index write-blocked (a node's disk at the ` +
+          'flood-stage watermark)? `kbqa doctor` and the API log say more',
+      );
     }
-    if (Date.now() - lastReport > 10_000) {
-      lastReport = Date.now();
-      progress(`ingestion jobs: ${jobs.length} left`);
+    if (now - listedAt > 10_000) {
+      listedAt = now;
+      // The runner of the kbqa command takes only the jobs it is handed (API processes may share the store).
+      for (const id of await deps.store.listIngestJobIds()) {
+        if (handed.has(id)) continue;
+        handed.add(id);
+        deps.jobs.nudge(id);
+      }
+      progress(`ingestion jobs: ${left} left`);
     }
     await sleep(pollMs);
   }

@@ -215,8 +215,9 @@ export class IngestRunner {
    */
   async runHeld(job: IngestJobRecord, prepared?: Prepared): Promise<DocumentRecord> {
     if (this.#stopping) {
-      // Written just as SIGTERM came: give the job back at once, for whichever process runs next.
-      await this.#deps.store.releaseJob(job._id, this.owner, Date.now(), true);
+      // Written just as SIGTERM came: give the job back at once, for whichever process runs next. The request is
+      // told its document is stored and finished elsewhere: queued from now on (async), not all-or-nothing.
+      await this.#deps.store.releaseJob(job._id, this.owner, Date.now(), { unclaimed: true, async: true });
       throw stoppingError(job._id);
     }
     return new Promise<DocumentRecord>((resolve, reject) => {
@@ -264,7 +265,7 @@ export class IngestRunner {
       const free = this.settings.concurrency - this.#running.size;
       if (free <= 0) return;
       const now = Date.now();
-      const candidates = await this.#deps.store.listClaimableJobs(now);
+      const candidates = await this.#deps.store.listClaimableJobs(now, this.settings.leaseMs);
       // The chunk index refuses writes (a full disk): every job stays queued until the block is lifted (cached check).
       if (candidates.length > 0 && (await this.#deps.search.writeBlock()) !== null) return;
       let claimed = 0;
@@ -275,7 +276,7 @@ export class IngestRunner {
         if (!job) continue;
         if (this.#stopping) {
           // SIGTERM arrived during the claim: give it straight back (its attempt is not counted against it).
-          await this.#deps.store.releaseJob(job._id, this.owner, Date.now(), true);
+          await this.#deps.store.releaseJob(job._id, this.owner, Date.now(), { unclaimed: true });
           break;
         }
         claimed += 1;
@@ -292,7 +293,13 @@ export class IngestRunner {
     prepared?: Prepared,
   ): void {
     let stopReason: StopReason | null = null;
+    // Until when this process surely holds the lease: the lease_until it last wrote (the claim's, then each renewal's,
+    // from the time the renewal was sent). Past it a claimer may take the job (claimMarginMs later), and on FerretDB
+    // v1 a renewal racing that claim can both "succeed": so the holder fences itself instead of trusting its writes.
+    let leaseValidUntil = job.lease_until ?? 0;
+    const leaseLapsed = () => Date.now() > leaseValidUntil;
     const checkpoint = () => {
+      if (!stopReason && leaseLapsed()) stopReason = 'lease-lost';
       if (stopReason) throw new JobStopped(stopReason);
     };
     // The holder's writes to its job record (renewals, the swap, a release) one at a time: FerretDB v1 writes back
@@ -308,10 +315,15 @@ export class IngestRunner {
     const renewal = setInterval(() => {
       if (renewing) return;
       renewing = true;
-      held(() => this.#deps.store.renewLease(job._id, this.owner, Date.now() + this.settings.leaseMs))
+      let sentAt = 0;
+      held(() => {
+        sentAt = Date.now();
+        return this.#deps.store.renewLease(job._id, this.owner, sentAt, sentAt + this.settings.leaseMs);
+      })
         .then(
           (stillHeld) => {
             if (!stillHeld) stopReason ??= 'lease-lost';
+            else leaseValidUntil = Math.max(leaseValidUntil, sentAt + this.settings.leaseMs);
           },
           (error: unknown) => this.#deps.logger.warn({ err: errorSummary(error), documentId: job._id }, 'ingestion jobs: could not renew a lease'),
         )
@@ -324,7 +336,9 @@ export class IngestRunner {
       try {
         await executeJob({ deps: this.#deps, job, owner: this.owner, checkpoint, held, onLive: (document) => callbacks.onLive?.(document), prepared });
       } catch (error) {
-        await this.#settleFailure(job, error, callbacks.onFailed, held);
+        // Failed past its lease: another process may be running the job, so this one records nothing of it.
+        const fenced = !(error instanceof JobStopped || error instanceof JobCancelled) && leaseLapsed();
+        await this.#settleFailure(job, fenced ? new JobStopped('lease-lost') : error, callbacks.onFailed, held);
       } finally {
         clearInterval(renewal);
         this.#running.delete(job._id);
@@ -341,11 +355,13 @@ export class IngestRunner {
     try {
       if (error instanceof JobStopped) {
         if (error.reason === 'shutdown') {
-          await held(() => store.releaseJob(job._id, this.owner, Date.now()));
+          // The waiting request hears "stored, another instance finishes it": async from now on (see releaseJob).
+          await held(() => store.releaseJob(job._id, this.owner, Date.now(), { async: true }));
           onFailed?.(stoppingError(job._id));
         } else {
-          // Someone else holds it now, or it was deleted (the deleter removed the document; remove what we wrote since).
-          if ((await store.findJob(job._id)) === null) await removeVersionChunks(this.#deps, job);
+          // Someone else holds it now, or it was deleted (the deleter removed the document; remove what we wrote
+          // since) — or another process finished it meanwhile: then the version is live and its chunks stay.
+          if ((await store.findJob(job._id)) === null) await removeVersionChunksUnlessLive(this.#deps, job);
           onFailed?.(await goneError(this.#deps, job, false));
         }
         return;
@@ -361,8 +377,12 @@ export class IngestRunner {
         // deletions under the block too, and the version stays hidden while its job exists; the next run writes the
         // same chunk ids again. A request waiting on it hears so (as at shutdown: the document is stored).
         this.#deps.metrics?.countUpstreamError(error.upstream);
-        await store.setDocumentProgress(job._id, 'queued', null);
-        await held(() => store.releaseJob(job._id, this.owner, Date.now() + retryDelayMs(1), true));
+        // Only a version still being built is `queued`: after the swap (retire phase) it is live and the document
+        // ready, and only the removal of the replaced version's chunks waits for the block.
+        if (job.phase === 'build') await store.setDocumentProgress(job._id, 'queued', null);
+        // A waiting request is told its document is stored and queued: async from now on, so a later transient
+        // failure retries it instead of removing the document as all-or-nothing (failJob).
+        await held(() => store.releaseJob(job._id, this.owner, Date.now() + retryDelayMs(1), { unclaimed: true, async: true }));
         this.#own?.add(job._id);
         logger.warn({ err: errorSummary(error), documentId: job._id }, 'ingestion job waits: the search index is read-only');
         onFailed?.(new SearchIndexReadOnlyError(error.block, job._id));
@@ -401,6 +421,15 @@ async function goneError(deps: IngestDeps, job: IngestJobRecord, knowledgeBaseGo
 /** Removes the chunks this job's version wrote (best effort is not enough: failures go up). */
 async function removeVersionChunks(deps: IngestDeps, job: IngestJobRecord): Promise<void> {
   await deps.search.deleteChunksOfDocumentVersion(job._id, job.version);
+}
+
+/**
+ * The same, for a holder that finds its job gone or taken: unless the document went live with this version meanwhile
+ * (another process finished the job after this one's lease lapsed), whose chunks must stay.
+ */
+async function removeVersionChunksUnlessLive(deps: IngestDeps, job: IngestJobRecord): Promise<void> {
+  if ((await deps.store.findDocument(job._id))?.live_version === job.version) return;
+  await removeVersionChunks(deps, job);
 }
 
 /**
@@ -550,9 +579,11 @@ async function extractPdf({ deps, job, checkpoint }: JobRun, fileId: string): Pr
 }
 
 /** The new version is live: its text becomes the document's, its record fields too; the old chunks go. */
-async function retireReplacedVersion({ deps, job, onLive }: JobRun): Promise<void> {
+async function retireReplacedVersion({ deps, job, onLive, checkpoint }: JobRun): Promise<void> {
   const { store, search } = deps;
   const built = job.built!;
+  // A re-run after a lapsed lease starts here too: not once another process may hold the job.
+  checkpoint();
   if (job.content_id !== job._id) {
     const content = await store.findDocumentContent(job.content_id);
     if (content !== null) await store.setLiveContent(job._id, job.knowledge_base_id, content);
@@ -565,6 +596,7 @@ async function retireReplacedVersion({ deps, job, onLive }: JobRun): Promise<voi
   // Queries that read the hidden versions just before the swap still exclude the new version and serve the old
   // one for a moment; keeping the old chunks a little longer means such a query never finds neither.
   await new Promise((resolve) => setTimeout(resolve, deps.config.ingestion.retireDelayMs));
+  checkpoint();
   await search.deleteChunksOfDocumentVersion(job._id, job.replaces!);
   await store.deleteJob(job._id);
   if (!ready) {
@@ -579,8 +611,10 @@ async function retireReplacedVersion({ deps, job, onLive }: JobRun): Promise<voi
  * document never went live, the whole document), delete the job, stop.
  */
 async function cancel(deps: IngestDeps, job: IngestJobRecord, knowledgeBaseGone: boolean, newDocument = false): Promise<never> {
-  await removeVersionChunks(deps, job);
+  // Read first: a job found gone may have been finished by another process after this one's lease lapsed, and the
+  // version it made live keeps its chunks. (A KB gone takes all of a new document's chunks below anyway.)
   const document = await deps.store.findDocument(job._id);
+  if (document?.live_version !== job.version) await removeVersionChunks(deps, job);
   if (document && knowledgeBaseGone && (newDocument || document.live_version === null)) {
     await deps.store.deleteDocument(job._id);
     await deps.search.deleteChunksOfDocument(job._id);

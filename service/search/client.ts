@@ -132,7 +132,7 @@ export function createSearchClient(options: SearchClientOptions): SearchClient {
           );
           return response.body as T;
         } catch (error) {
-          if (attempt >= maxAttempts || !worthAnotherNode(error, idempotent)) throw classify(error, method, path);
+          if (attempt >= maxAttempts || !worthAnotherNode(error, idempotent, isRead(method, path))) throw classify(error, method, path);
           // The pool marks a node dead on its own for connection trouble and 502/503/504, not for a 500 naming the
           // node's trouble: the next attempt must not land on it again.
           if (error instanceof errors.ResponseError && error.meta?.meta?.connection) client.connectionPool.markDead(error.meta.meta.connection);
@@ -148,14 +148,17 @@ const NODE_FAULT_TYPES = new Set(['node_closed_exception', 'node_not_connected_e
 
 /**
  * Whether a failed attempt may go to another node. A request that never reached one always may. Otherwise only an
- * idempotent one, after a timeout, a dropped connection, a gateway's or a node's 502/503/504 (a node shutting down,
+ * idempotent one, after a dropped connection (or a read after a timeout), a gateway's or a node's 502/503/504 (a node shutting down,
  * one without a cluster manager) or a 500 naming the node's own trouble. Never after 429 (the cluster pushes back:
  * another node would too) or another 4xx/5xx (the request's fault, or the data's).
  */
-function worthAnotherNode(error: unknown, idempotent: boolean): boolean {
+function worthAnotherNode(error: unknown, idempotent: boolean, read: boolean): boolean {
   if (typeof error === 'object' && error !== null && neverSent.has(error)) return true;
   if (!idempotent) return false;
-  if (error instanceof errors.ConnectionError || error instanceof errors.TimeoutError) return true;
+  // A write that timed out still runs on the node (a _delete_by_query over a whole KB, a big bulk): sending it to
+  // the next one would double the work of a cluster that is already slow. Only reads go again after a timeout.
+  if (error instanceof errors.TimeoutError) return read;
+  if (error instanceof errors.ConnectionError) return true;
   if (!(error instanceof errors.ResponseError)) return false;
   const status = error.statusCode ?? 0;
   if (status === 502 || status === 503 || status === 504) return true;
@@ -270,7 +273,10 @@ function classify(error: unknown, method: string, path: string): Error {
       ? (failures as Array<{ status?: number; cause?: OpenSearchErrorBody } | null>).find((failure) => isWriteBlock(failure?.cause?.type, failure?.status, failure?.cause?.reason))
       : undefined;
     if (blocked) return new SearchIndexReadOnlyError(safeReason(blocked.cause?.reason) ?? 'cluster_block_exception');
-    if ((status >= 500 || status === 429) && !requestFault) {
+    // The security plugin refusing kbqa's credentials (401) or privileges (403 security_exception) is the
+    // deployment's fault, not the request's: unavailable until an operator fixes it; the log names the reason.
+    const refusedCredentials = status === 401 || (status === 403 && chain.some((entry) => entry.type === 'security_exception'));
+    if (((status >= 500 || status === 429) && !requestFault) || refusedCredentials) {
       const cause: OpenSearchFailure = { name: 'ResponseError', status, type, reason };
       return new UpstreamUnavailableError('opensearch', 'the search engine is unavailable; retry later', { cause });
     }

@@ -97,5 +97,4 @@ export function openSearchIndex(options: SearchIndexOptions) {
 
 export type { ChunkDocument, ChunkGroup } from './chunks.ts';
 export type { RetrievalRequest, RetrievedChunk } from './retrieval.ts';
-export { SnapshotRepositoryError } from './snapshots.ts';
 export { CHUNKS_INGEST_PIPELINE, CHUNKS_TEMPLATE, HYBRID_EXPLAIN_SEARCH_PIPELINE, HYBRID_SEARCH_PIPELINE } from './assets.ts';

@@ -2,7 +2,7 @@
 // path.repo, one per backup or restore, registered for the operation and removed after it. An admin path, never a
 // request's: these calls may take minutes, so the slow ones are started and then polled, each poll well inside the
 // client's request timeout.
-import { UpstreamUnavailableError } from '../errors.ts';
+import { SnapshotRepositoryError, UpstreamUnavailableError } from '../errors.ts';
 import { CHUNKS_ALIAS } from './assets.ts';
 import type { OpenSearchFailure, SearchClient } from './client.ts';
 
@@ -22,12 +22,6 @@ export interface IndexHealth {
   initializingShards: number;
   unassignedShards: number;
 }
-
-/**
- * The repository could not be registered or used, most often because its location is outside every node's
- * path.repo. OpenSearch answers 500 for that, which the client would take for an outage: it is a set-up mistake.
- */
-export class SnapshotRepositoryError extends Error {}
 
 function repositoryProblem(error: unknown, repository: string): Error {
   const cause = error instanceof UpstreamUnavailableError ? (error.cause as OpenSearchFailure | undefined) : undefined;

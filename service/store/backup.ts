@@ -14,13 +14,14 @@ import { storeCall } from './mongo.ts';
 export const TRANSIENT_COLLECTIONS = ['sessions', 'sign_in_failures'];
 
 /**
- * The export order: the reverse of the order an ingest writes (KB → original content → document record → job →
- * chunks; the chunk snapshot is taken before all of these), so that a record exported is never newer than what it
- * points at: a job's document, a document's content and KB are written before it and exported after it. A document
- * deleted meanwhile can still leave a record whose content is gone; restore's reconcile reports it.
- * Collections not named here follow, by name.
+ * The collections a backup holds and a restore writes, in export order: the reverse of the order an ingest writes
+ * (KB → original content → document record → job → chunks; the chunk snapshot is taken before all of these), so
+ * that a record exported is never newer than what it points at: a job's document, a document's content and KB are
+ * written before it and exported after it. A document deleted meanwhile can still leave a record whose content is
+ * gone; restore's reconcile reports it. Only these: a restore never writes into a collection a manifest merely names
+ * (sessions, or one that is not kbqa's), and a backup leaves out what is not kbqa's.
  */
-const EXPORT_ORDER = [
+export const BACKUP_COLLECTIONS = [
   'ingest_jobs',
   'ingest_job_claims',
   'documents',
@@ -35,7 +36,15 @@ const EXPORT_ORDER = [
   'users',
   'organisations',
   'installation',
-];
+] as const;
+export type BackupCollection = (typeof BACKUP_COLLECTIONS)[number];
+
+/**
+ * The not_before of an ingestion job a restore imported: never claimable, until the restore has the chunk index back
+ * and releases it (releaseRestoredJobs). An API running against the target meanwhile must not take it: its bulks to
+ * an alias with no index behind it would create an index under the alias's name.
+ */
+export const RESTORE_HOLD = Number.MAX_SAFE_INTEGER;
 
 /** An index as it is re-created on restore (the `_id` index exists with every collection). */
 export interface BackupIndex {
@@ -51,12 +60,18 @@ const IMPORT_BATCH_BYTES = 8 * 1024 * 1024;
 
 export function backupStore(db: Db) {
   return {
-    /** The collections a backup holds, in export order (system collections and TRANSIENT_COLLECTIONS left out). */
-    async listBackupCollections(): Promise<string[]> {
+    /**
+     * The collections a backup holds, in export order (BACKUP_COLLECTIONS that exist), and the others that are not
+     * kbqa's (system collections and TRANSIENT_COLLECTIONS are neither).
+     */
+    async listBackupCollections(): Promise<{ collections: BackupCollection[]; others: string[] }> {
       const names = (await storeCall(() => db.listCollections({}, { nameOnly: true }).toArray())).map((entry) => entry.name);
-      const kept = names.filter((name) => !name.startsWith('system.') && !TRANSIENT_COLLECTIONS.includes(name));
-      const rank = (name: string) => (EXPORT_ORDER.includes(name) ? EXPORT_ORDER.indexOf(name) : EXPORT_ORDER.length);
-      return kept.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+      return {
+        collections: BACKUP_COLLECTIONS.filter((name) => names.includes(name)),
+        others: names
+          .filter((name) => !name.startsWith('system.') && !TRANSIENT_COLLECTIONS.includes(name) && !(BACKUP_COLLECTIONS as readonly string[]).includes(name))
+          .sort(),
+      };
     },
 
     async listCollectionIndexes(collection: string): Promise<BackupIndex[]> {
@@ -91,8 +106,8 @@ export function backupStore(db: Db) {
 
     /**
      * Inserts the records of these EJSON lines, _ids and types as they are, in ordered batches; returns how many.
-     * Ingestion jobs lose their leases: the processes that held them belong to the stack the backup came from, and
-     * the job is taken again at once instead of after the lease would have lapsed.
+     * Ingestion jobs lose their leases (the processes that held them belong to the stack the backup came from) and
+     * are held (RESTORE_HOLD) until the restore releases them.
      */
     async importCollection(collection: string, lines: AsyncIterable<string>): Promise<number> {
       const target = db.collection(collection);
@@ -110,7 +125,7 @@ export function backupStore(db: Db) {
       for await (const line of lines) {
         if (line.length === 0) continue;
         const record = BSON.EJSON.parse(line, { relaxed: false }) as Document;
-        if (collection === 'ingest_jobs') Object.assign(record, { lease_owner: null, lease_until: null });
+        if (collection === 'ingest_jobs') Object.assign(record, { lease_owner: null, lease_until: null, not_before: RESTORE_HOLD });
         batch.push(record);
         bytes += line.length;
         if (batch.length >= IMPORT_BATCH_RECORDS || bytes >= IMPORT_BATCH_BYTES) await flush();
@@ -142,6 +157,30 @@ export function backupStore(db: Db) {
         if ((await storeCall(() => db.collection(collection).findOne({}, { projection: { _id: 1 } }))) !== null) found.push(collection);
       }
       return found;
+    },
+
+    /** Undoes a failed restore's import into a collection it found empty (the indexes every connect makes come back with the next one). */
+    async dropCollection(collection: string): Promise<void> {
+      await storeCall(() => db.collection(collection).drop()).catch((error: unknown) => {
+        // Never created (the import failed before its first insert): nothing to undo.
+        const { code, codeName } = error as { code?: unknown; codeName?: unknown };
+        if (code !== 26 && codeName !== 'NamespaceNotFound') throw error;
+      });
+    },
+
+    /** The restored ingestion jobs become claimable now (RESTORE_HOLD): once the chunk index is back. */
+    async releaseRestoredJobs(now: number): Promise<number> {
+      const result = await storeCall(() => db.collection('ingest_jobs').updateMany({ not_before: RESTORE_HOLD }, { $set: { not_before: now } }));
+      return result.modifiedCount;
+    },
+
+    /** How many ingestion jobs are left (restore waits for none), without reading them. */
+    countIngestJobs: () => storeCall(() => db.collection('ingest_jobs').countDocuments({})),
+
+    /** The ids of the ingestion jobs left: the kbqa command's runner takes only the jobs it is handed. */
+    async listIngestJobIds(): Promise<string[]> {
+      const jobs = await storeCall(() => db.collection<{ _id: string }>('ingest_jobs').find({}, { projection: { _id: 1 } }).toArray());
+      return jobs.map((job) => job._id);
     },
 
     /** The database's name, for the manifest (informational: a restore writes wherever KBQA_MONGODB_URL points). */

@@ -60,6 +60,6 @@ export { DuplicateEmailError } from './users.ts';
 export { FirstAccountTakenError } from './sessions.ts';
 export { storeFailure } from './mongo.ts';
 export type { StoredFile } from './files.ts';
-export { TRANSIENT_COLLECTIONS, type BackupIndex } from './backup.ts';
+export { BACKUP_COLLECTIONS, TRANSIENT_COLLECTIONS, type BackupCollection, type BackupIndex } from './backup.ts';
 export { DuplicateOrganisationError } from './organisations.ts';
 export type * from './records.ts';

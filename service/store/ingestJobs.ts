@@ -33,6 +33,14 @@ const MAX_DEAD_CLAIMS = 16;
 
 const claimTokenId = (documentId: string, claim: number) => `${documentId}:${claim}`;
 
+/**
+ * How long after a lease lapsed before a claimer may take the job. On FerretDB v1 a claim and the old holder's
+ * renewal are both read-then-write of the whole record, so both can "succeed" and the last write decides the owner;
+ * a holder instead stops itself once its lease has run out (commands/ingestJobs.ts), and this margin lets one that
+ * is in the middle of a step reach that check before anyone else starts on the job.
+ */
+export const claimMarginMs = (leaseMs: number) => Math.max(2_000, Math.floor(leaseMs / 5));
+
 export function ingestJobsStore(collections: Collections) {
   const { ingestJobs, ingestJobClaims } = collections;
 
@@ -64,12 +72,15 @@ export function ingestJobsStore(collections: Collections) {
   return {
     insertJob: (job: IngestJobRecord) => storeCall(() => ingestJobs.insertOne(job)).then(() => undefined),
     findJob: (documentId: string) => storeCall(() => ingestJobs.findOne({ _id: documentId })),
-    /** Jobs nobody holds (or whose holder's lease lapsed) and whose back-off is over. The collection is small. */
-    listClaimableJobs: (now: number): Promise<ClaimCandidate[]> =>
+    /**
+     * Jobs nobody holds (or whose holder's lease lapsed more than claimMarginMs(leaseMs) ago) and whose back-off is
+     * over. The collection is small.
+     */
+    listClaimableJobs: (now: number, leaseMs: number): Promise<ClaimCandidate[]> =>
       storeCall(() =>
         ingestJobs
           .find(
-            { $and: [{ not_before: { $lte: now } }, { $or: [{ lease_until: null }, { lease_until: { $lt: now } }] }] },
+            { $and: [{ not_before: { $lte: now } }, { $or: [{ lease_until: null }, { lease_until: { $lt: now - claimMarginMs(leaseMs) } }] }] },
             { projection: { _id: 1, knowledge_base_id: 1, lease_until: 1, claims: 1, created_at: 1 } },
           )
           .sort({ created_at: 1 })
@@ -102,17 +113,30 @@ export function ingestJobsStore(collections: Collections) {
       }
       return storeCall(() => ingestJobs.findOne({ _id: candidate._id, lease_owner: owner }));
     },
-    /** Extends the holder's lease; false when the job is gone (deleted, cancelled) or someone else holds it. */
-    async renewLease(documentId: string, owner: string, until: number): Promise<boolean> {
-      const result = await storeCall(() => ingestJobs.updateOne({ _id: documentId, lease_owner: owner }, { $set: { lease_until: until } }));
+    /**
+     * Extends the holder's lease, read at `now`, to `until`; false when the job is gone (deleted, cancelled), someone
+     * else holds it, or the lease already lapsed: past its lease the holder has stopped itself (or is about to), and
+     * a claimer may be writing the job this moment, so a lapsed lease is never revived.
+     */
+    async renewLease(documentId: string, owner: string, now: number, until: number): Promise<boolean> {
+      const result = await storeCall(() =>
+        ingestJobs.updateOne({ _id: documentId, lease_owner: owner, lease_until: { $gte: now } }, { $set: { lease_until: until } }),
+      );
       return result.matchedCount === 1;
     },
-    /** Gives the job back: claimable at `notBefore` (now, or after a back-off). `unclaimed`: it never ran, so the claim's attempt is undone. */
-    async releaseJob(documentId: string, owner: string, notBefore: number, unclaimed = false): Promise<void> {
+    /**
+     * Gives the job back: claimable at `notBefore` (now, or after a back-off). `unclaimed`: it never ran, so the
+     * claim's attempt is undone. `async`: the request that waited on it was answered already ("stored, follow its
+     * status"), so whoever runs it next must treat it as queued (retried on outages, never removed as all-or-nothing).
+     */
+    async releaseJob(documentId: string, owner: string, notBefore: number, options: { unclaimed?: boolean; async?: boolean } = {}): Promise<void> {
       await storeCall(() =>
         ingestJobs.updateOne(
           { _id: documentId, lease_owner: owner },
-          { $set: { lease_owner: null, lease_until: null, not_before: notBefore }, ...(unclaimed ? { $inc: { attempts: -1 } } : {}) },
+          {
+            $set: { lease_owner: null, lease_until: null, not_before: notBefore, ...(options.async ? { mode: 'async' as const } : {}) },
+            ...(options.unclaimed ? { $inc: { attempts: -1 } } : {}),
+          },
         ),
       );
     },

@@ -11,9 +11,8 @@
 // The child claims every claimable job in its database, so it gets a database of its own (as ingestRecovery does),
 // and the claim test another: its jobs have no documents, and no process may run them.
 import { randomUUID } from 'node:crypto';
-import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import anyTest, { type ExecutionContext, type TestFn } from 'ava';
+import anyTest, { type TestFn } from 'ava';
 import { MongoClient } from 'mongodb';
 import { restartDelayMs } from '../service/apiProcesses.ts';
 import { runDoctor } from '../service/commands/doctor.ts';
@@ -23,7 +22,7 @@ import { loadConfig } from '../service/config.ts';
 import { openStore, type IngestJobRecord, type Store } from '../service/store/index.ts';
 import { claimMarginMs } from '../service/store/ingestJobs.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
-import { freePort, startApiProcess, type ApiProcess } from './helpers/apiProcess.ts';
+import { freePort, getOnNewConnection, metricSamples, scrapeMetrics, startApiProcess, until } from './helpers/apiProcess.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { createKb } from './helpers/documentsApi.ts';
 
@@ -231,7 +230,8 @@ test.serial('a holder whose lease renewals fail stops writing once its lease run
       writesOfA.every((at) => at < leaseEnd + claimMarginMs(leaseMs)),
       `A wrote no chunk once B could claim (${writesOfA.map((at) => at - leaseEnd).join(', ')} ms after A's lease end)`,
     );
-    t.is(claimsOfB.length, 1, 'B claimed the job once');
+    // Once at least; again only if B's own 2 s lease lapsed on a loaded machine (it then fences itself and reclaims).
+    t.true(claimsOfB.length >= 1, 'B claimed the job');
     t.true(claimsOfB[0] >= leaseEnd + claimMarginMs(leaseMs), `B claimed ${claimsOfB[0] - leaseEnd} ms after A's lease ended: not before the margin`);
     t.true(document.chunks > 32, `${document.chunks} chunks: several steps`);
     await search.refreshChunks();
@@ -262,46 +262,6 @@ function logLine(text: string): LogLine | null {
   } catch {
     return null;
   }
-}
-
-/** Polls `probe` until it returns something other than null/false, or throws after `timeoutMs` saying what it awaited. */
-async function until<T>(what: string, timeoutMs: number, probe: () => T | null | false | Promise<T | null | false>, context = () => ''): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (true) {
-    const value = await probe();
-    if (value !== null && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s\n${context()}`);
-    await sleep(100);
-  }
-}
-
-/** GET on a connection of its own (the primary hands out connections, not requests, in turn). */
-function getOnNewConnection(url: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const outgoing = request(url, { agent: false, headers: { connection: 'close' } }, (response) => {
-      response.resume();
-      response.on('end', () => resolve(response.statusCode ?? 0));
-    });
-    outgoing.on('error', reject);
-    outgoing.end();
-  });
-}
-
-/** The samples of one metric in a Prometheus text exposition: labels as written ({a="b",…}, or '') → value. */
-function samples(exposition: string, name: string): Map<string, number> {
-  const found = new Map<string, number>();
-  for (const line of exposition.split('\n')) {
-    if (!line.startsWith(name) || (line[name.length] !== '{' && line[name.length] !== ' ')) continue;
-    const space = line.lastIndexOf(' ');
-    found.set(line.slice(name.length, space), Number(line.slice(space + 1)));
-  }
-  return found;
-}
-
-async function scrapeMetrics(url: string): Promise<string> {
-  const response = await fetch(url).catch((error) => { throw new Error(`scrape ${url}: ${error.cause?.message ?? error.message}`); });
-  if (response.status !== 200) throw new Error(`GET ${url}: ${response.status}`);
-  return response.text();
 }
 
 /** The pid in a lease owner (`host:pid:random`). */
@@ -369,15 +329,15 @@ test.serial('KBQA_API_PROCESSES=2: both processes answer on the one port, one /m
   const healthz = '{method="GET",route="/healthz",status="200"}';
   const exposition = await until('the summed request count', 10_000, async () => {
     const text = await scrapeMetrics(metricsUrl);
-    return samples(text, 'kbqa_http_requests_total').get(healthz) === healthzLines().length ? text : null;
+    return metricSamples(text, 'kbqa_http_requests_total').get(healthz) === healthzLines().length ? text : null;
   }, () => `logged ${healthzLines().length}`);
   t.is(exposition.split('\n').filter((line) => line === '# TYPE kbqa_http_requests_total counter').length, 1, 'one exposition, not one per process');
-  t.is(samples(exposition, 'kbqa_api_processes').get(''), 2);
-  t.is(samples(exposition, 'kbqa_api_process_exits_total').get(''), 0);
-  t.is(samples(exposition, 'kbqa_metrics_collect_errors_total').get('{source="api_process"}'), 0, 'every process answered the primary');
+  t.is(metricSamples(exposition, 'kbqa_api_processes').get(''), 2);
+  t.is(metricSamples(exposition, 'kbqa_api_process_exits_total').get(''), 0);
+  t.is(metricSamples(exposition, 'kbqa_metrics_collect_errors_total').get('{source="api_process"}'), 0, 'every process answered the primary');
   // Model threads: the cores shared out between the two processes (at least one each), summed over both.
   const perProcess = loadConfig({ ...process.env, KBQA_API_PROCESSES: '2' }).embedder.workers;
-  t.is(samples(exposition, 'kbqa_model_pool_workers').get(''), 2 * perProcess);
+  t.is(metricSamples(exposition, 'kbqa_model_pool_workers').get(''), 2 * perProcess);
 
   // The job gauges are read from the shared store by each process: counted once. A job held for an hour and one backing
   // off for an hour (neither claimable: no process runs them), of a KB no test uses.
@@ -388,7 +348,7 @@ test.serial('KBQA_API_PROCESSES=2: both processes answer on the one port, one /m
   await app.deps.store.insertJob(held);
   await app.deps.store.insertJob(backingOff);
   try {
-    const gauges = samples(await scrapeMetrics(metricsUrl), 'kbqa_ingest_jobs');
+    const gauges = metricSamples(await scrapeMetrics(metricsUrl), 'kbqa_ingest_jobs');
     t.is(gauges.get('{state="running"}'), 1, 'one held job, not one per process');
     t.is(gauges.get('{state="retry_wait"}'), 1);
   } finally {
@@ -472,9 +432,9 @@ test.serial('KBQA_API_PROCESSES=2: both processes answer on the one port, one /m
   for (const pid of apiPids('API process listening')) seenPids.add(pid);
   const afterKill = await until('the primary counting two processes again', 15_000, async () => {
     const text = await scrapeMetrics(metricsUrl);
-    return samples(text, 'kbqa_api_processes').get('') === 2 ? text : null;
+    return metricSamples(text, 'kbqa_api_processes').get('') === 2 ? text : null;
   });
-  t.is(samples(afterKill, 'kbqa_api_process_exits_total').get(''), kills.length);
+  t.is(metricSamples(afterKill, 'kbqa_api_process_exits_total').get(''), kills.length);
   t.log(
     `processes ${processes.join(', ')} listening ${(startedMs / 1000).toFixed(1)} s after the spawn; /healthz per process ${JSON.stringify(byProcess())}; ` +
       `${holder} killed holding the job, replaced by ${replacement}; the job then held by ${[...holders].join(', ')}, ready ${(readyMs / 1000).toFixed(1)} s after the kill (${document.chunks} chunks)`,

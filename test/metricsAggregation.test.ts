@@ -9,36 +9,23 @@
 //   across it never falls.
 import type { Worker } from 'node:cluster';
 import { EventEmitter } from 'node:events';
-import { request } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import test from 'ava';
 import { loadConfig } from '../service/config.ts';
 import { answerMetricsRequests, createClusterMetrics, createMetrics, type MetricSources, type Metrics } from '../service/metrics.ts';
-import { freePort, startApiProcess } from './helpers/apiProcess.ts';
-
-/** The samples of one metric in a Prometheus text exposition: labels as written ({a="b",…}, or '') → value. */
-function samples(exposition: string, name: string): Map<string, number> {
-  const found = new Map<string, number>();
-  for (const line of exposition.split('\n')) {
-    if (!line.startsWith(name) || (line[name.length] !== '{' && line[name.length] !== ' ')) continue;
-    const space = line.lastIndexOf(' ');
-    found.set(line.slice(name.length, space), Number(line.slice(space + 1)));
-  }
-  return found;
-}
+import { freePort, getOnNewConnection, metricSamples, scrapeMetrics, startApiProcess, until } from './helpers/apiProcess.ts';
 
 const HEALTHZ = '{method="GET",route="/healthz",status="200"}';
 
 /** The series this test follows, one number each (undefined: not in the exposition). */
 function totals(exposition: string) {
   return {
-    requests: samples(exposition, 'kbqa_http_requests_total').get(HEALTHZ),
-    durationCount: samples(exposition, 'kbqa_http_request_duration_seconds_count').get(HEALTHZ),
+    requests: metricSamples(exposition, 'kbqa_http_requests_total').get(HEALTHZ),
+    durationCount: metricSamples(exposition, 'kbqa_http_request_duration_seconds_count').get(HEALTHZ),
     // Sums of 0.1 s: to the ninth decimal.
-    durationSum: Number(samples(exposition, 'kbqa_http_request_duration_seconds_sum').get(HEALTHZ)?.toFixed(9)),
-    upstreamErrors: samples(exposition, 'kbqa_upstream_errors_total').get('{component="opensearch"}'),
-    modelWorkers: samples(exposition, 'kbqa_model_pool_workers').get(''),
-    apiProcessErrors: samples(exposition, 'kbqa_metrics_collect_errors_total').get('{source="api_process"}'),
+    durationSum: Number(metricSamples(exposition, 'kbqa_http_request_duration_seconds_sum').get(HEALTHZ)?.toFixed(9)),
+    upstreamErrors: metricSamples(exposition, 'kbqa_upstream_errors_total').get('{component="opensearch"}'),
+    modelWorkers: metricSamples(exposition, 'kbqa_model_pool_workers').get(''),
+    apiProcessErrors: metricSamples(exposition, 'kbqa_metrics_collect_errors_total').get('{source="api_process"}'),
   };
 }
 
@@ -214,35 +201,6 @@ test('a process that answers and then exits during the same scrape is counted on
 
 // The real API ---------------------------------------------------------------------------------------------------
 
-/** GET on a connection of its own (the primary hands out connections, not requests, in turn). */
-function getOnNewConnection(url: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const outgoing = request(url, { agent: false, headers: { connection: 'close' } }, (response) => {
-      response.resume();
-      response.on('end', () => resolve(response.statusCode ?? 0));
-    });
-    outgoing.on('error', reject);
-    outgoing.end();
-  });
-}
-
-async function scrapeText(url: string): Promise<string> {
-  const response = await fetch(url);
-  if (response.status !== 200) throw new Error(`GET ${url}: ${response.status}`);
-  return response.text();
-}
-
-/** Polls `probe` until it returns something other than null/false, or throws after `timeoutMs` saying what it awaited. */
-async function until<T>(what: string, timeoutMs: number, probe: () => T | null | false | Promise<T | null | false>, context = () => ''): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (true) {
-    const value = await probe();
-    if (value !== null && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s\n${context()}`);
-    await sleep(100);
-  }
-}
-
 test('KBQA_API_PROCESSES=2: a process SIGKILLed and replaced, and kbqa_http_requests_total never falls', async (t) => {
   const url = new URL(loadConfig(process.env).mongodb.url);
   // A database of its own: the child's job runner claims every claimable job in its database.
@@ -274,11 +232,11 @@ test('KBQA_API_PROCESSES=2: a process SIGKILLed and replaced, and kbqa_http_requ
 
   const statuses = await Promise.all(Array.from({ length: 24 }, () => getOnNewConnection(`${api.url}/healthz`)));
   t.deepEqual([...new Set(statuses)], [200]);
-  const requestsIn = (text: string) => samples(text, 'kbqa_http_requests_total').get(HEALTHZ) ?? 0;
+  const requestsIn = (text: string) => metricSamples(text, 'kbqa_http_requests_total').get(HEALTHZ) ?? 0;
   // Settled: two scrapes in a row agree, and both processes answered.
   let previous = -1;
   const before = await until('the request count settled', 15_000, async () => {
-    const text = await scrapeText(metricsUrl);
+    const text = await scrapeMetrics(metricsUrl);
     const count = requestsIn(text);
     const settled = count === previous && count >= 24 ? count : null;
     previous = count;
@@ -287,18 +245,18 @@ test('KBQA_API_PROCESSES=2: a process SIGKILLed and replaced, and kbqa_http_requ
 
   process.kill(victim, 'SIGKILL');
   const read = [before];
-  const first = await scrapeText(metricsUrl);
+  const first = await scrapeMetrics(metricsUrl);
   read.push(requestsIn(first));
   await until('a replacement listening', 60_000, () => listening.length >= 3, api.tail);
-  await until('the primary counting two processes again', 15_000, async () => samples(await scrapeText(metricsUrl), 'kbqa_api_processes').get('') === 2);
-  read.push(requestsIn(await scrapeText(metricsUrl)));
+  await until('the primary counting two processes again', 15_000, async () => metricSamples(await scrapeMetrics(metricsUrl), 'kbqa_api_processes').get('') === 2);
+  read.push(requestsIn(await scrapeMetrics(metricsUrl)));
   t.true(read.every((count, index) => index === 0 || count >= read[index - 1]), `never falls: ${read.join(' → ')}`);
   t.is(read.at(-1), before, 'the dead process kept its requests in the sum');
 
   // The replacement's and the survivor's new requests add on.
   await Promise.all(Array.from({ length: 10 }, () => getOnNewConnection(`${api.url}/healthz`)));
   const after = await until('the new requests counted', 15_000, async () => {
-    const count = requestsIn(await scrapeText(metricsUrl));
+    const count = requestsIn(await scrapeMetrics(metricsUrl));
     return count >= before + 10 ? count : null;
   });
   read.push(after);

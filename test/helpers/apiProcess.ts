@@ -3,6 +3,7 @@
 // its job runner claims every job in its database, as a deployed instance does. (Spawn and readiness follow
 // bench/apiProcess.ts, which tests do not import.)
 import { spawn } from 'node:child_process';
+import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -133,4 +134,47 @@ export async function startApiProcess(env: Record<string, string>, readyTimeoutM
     }
     await sleep(100);
   }
+}
+
+// For tests of several API processes on one port (node:cluster) and their one /metrics.
+
+/** Polls `probe` until it returns something other than null/false, or throws after `timeoutMs` saying what it awaited. */
+export async function until<T>(what: string, timeoutMs: number, probe: () => T | null | false | Promise<T | null | false>, context = () => ''): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (true) {
+    const value = await probe();
+    if (value !== null && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s\n${context()}`);
+    await sleep(100);
+  }
+}
+
+/** GET on a connection of its own (the primary hands out connections, not requests, in turn). */
+export function getOnNewConnection(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const outgoing = request(url, { agent: false, headers: { connection: 'close' } }, (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode ?? 0));
+    });
+    outgoing.on('error', reject);
+    outgoing.end();
+  });
+}
+
+/** The samples of one metric in a Prometheus text exposition: labels as written ({a="b",…}, or '') → value. */
+export function metricSamples(exposition: string, name: string): Map<string, number> {
+  const found = new Map<string, number>();
+  for (const line of exposition.split('\n')) {
+    if (!line.startsWith(name) || (line[name.length] !== '{' && line[name.length] !== ' ')) continue;
+    const space = line.lastIndexOf(' ');
+    found.set(line.slice(name.length, space), Number(line.slice(space + 1)));
+  }
+  return found;
+}
+
+/** GET /metrics (or any text), failing with the URL when it does not answer 200. */
+export async function scrapeMetrics(url: string): Promise<string> {
+  const response = await fetch(url).catch((error) => { throw new Error(`scrape ${url}: ${error.cause?.message ?? error.message}`); });
+  if (response.status !== 200) throw new Error(`GET ${url}: ${response.status}`);
+  return response.text();
 }

@@ -34,7 +34,8 @@ export interface ApiProcess {
   kill(): void;
 }
 
-function readStatus(pid: number): { rssMb: number; peakMb: number } | null {
+/** VmRSS / VmHWM of a process in MiB, from /proc/<pid>/status; null when it is gone. */
+export function processMemory(pid: number): { rssMb: number; peakMb: number } | null {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     // Lines like "VmRSS:     123456 kB".
@@ -79,7 +80,7 @@ export async function startApi(options: { root: string; env: NodeJS.ProcessEnv; 
     url,
     pid,
     tail,
-    memory: () => readStatus(pid),
+    memory: () => processMemory(pid),
     resetPeak() {
       try {
         writeFileSync(`/proc/${pid}/clear_refs`, '5');
@@ -89,14 +90,14 @@ export async function startApi(options: { root: string; env: NodeJS.ProcessEnv; 
       }
     },
     sampleRss(intervalMs = 200) {
-      let highest = readStatus(pid)?.rssMb ?? 0;
+      let highest = processMemory(pid)?.rssMb ?? 0;
       const timer = setInterval(() => {
-        highest = Math.max(highest, readStatus(pid)?.rssMb ?? 0);
+        highest = Math.max(highest, processMemory(pid)?.rssMb ?? 0);
       }, intervalMs);
       timer.unref();
       return () => {
         clearInterval(timer);
-        return Math.max(highest, readStatus(pid)?.rssMb ?? 0);
+        return Math.max(highest, processMemory(pid)?.rssMb ?? 0);
       };
     },
     async stop() {

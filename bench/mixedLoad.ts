@@ -187,3 +187,10 @@ export function startMixedLoad(options: MixedLoadOptions): MixedLoad {
 export function recordsBetween(records: RequestRecord[], from: number, to: number): RequestRecord[] {
   return records.filter((record) => record.startedAt >= from && record.startedAt < to);
 }
+
+/** Requests by status ("0" when no response came). */
+export function countStatuses(records: RequestRecord[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const record of records) counts[String(record.status)] = (counts[String(record.status)] ?? 0) + 1;
+  return counts;
+}

@@ -20,7 +20,7 @@ import { createUser } from '../service/commands/accounts.ts';
 import { CHUNKS_ALIAS } from '../service/search/assets.ts';
 import { openStore } from '../service/store/index.ts';
 import { startApi, type ApiProcess } from './apiProcess.ts';
-import { callApi, recordsBetween, startMixedLoad, type AcknowledgedDocument, type MixedLoad, type RequestRecord } from './mixedLoad.ts';
+import { callApi, countStatuses, recordsBetween, startMixedLoad, type AcknowledgedDocument, type MixedLoad, type RequestRecord } from './mixedLoad.ts';
 import { startStackInstance } from './stackInstance.ts';
 import { round, summarize } from './stats.ts';
 import { workerPids } from './workers.ts';
@@ -78,12 +78,11 @@ function log(message: string): void {
 }
 
 function describeStatuses(records: RequestRecord[]): string {
-  const counts = new Map<string, number>();
-  for (const record of records) {
-    const key = record.status === 0 ? `no response (${record.code})` : String(record.status);
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  }
-  return [...counts.entries()].map(([key, count]) => `${key}: ${count}`).join(', ') || 'none';
+  const codes = new Map(records.filter((record) => record.status === 0).map((record) => [record.code, true]));
+  const entries = Object.entries(countStatuses(records)).map(([status, count]) =>
+    status === '0' ? `no response (${[...codes.keys()].join(', ')}): ${count}` : `${status}: ${count}`,
+  );
+  return entries.join(', ') || 'none';
 }
 
 /** How long until `probe` holds (polled every 500 ms), or null when it did not within the time. */

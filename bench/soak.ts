@@ -2,14 +2,14 @@
 // processes on a stack of its own, sampled once a minute: 5xx, p50/p99, RSS of every API process, OpenSearch heap
 // and segment count. Writes bench/results/soak-<stamp>.{md,json}; exits non-zero on an unexpected 5xx or when a
 // process's RSS grew by 10 % or more after the first minute.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createApiKey } from '../service/commands/apiKeys.ts';
 import { createUser } from '../service/commands/accounts.ts';
 import { openStore } from '../service/store/index.ts';
-import { startApi } from './apiProcess.ts';
-import { callApi, recordsBetween, startMixedLoad } from './mixedLoad.ts';
+import { processMemory, startApi } from './apiProcess.ts';
+import { callApi, countStatuses, recordsBetween, startMixedLoad } from './mixedLoad.ts';
 import { startStackInstance } from './stackInstance.ts';
 import { round, summarize } from './stats.ts';
 import { workerPids } from './workers.ts';
@@ -32,17 +32,6 @@ const MINUTES = Number(args.minutes);
 const CONNECTIONS = Number(args.connections);
 const PROCESSES = Number(args.processes);
 
-function rssMb(pid: number): number {
-  try {
-    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
-      .split('\n')
-      .find((candidate) => candidate.startsWith('VmRSS:'));
-    return line ? Number.parseInt(line.slice('VmRSS:'.length).trim(), 10) / 1024 : Number.NaN;
-  } catch {
-    return Number.NaN;
-  }
-}
-
 interface MinuteSample {
   minute: number;
   requests: number;
@@ -60,12 +49,6 @@ interface MinuteSample {
   opensearch_heap_mb: number;
   segments: number;
   chunks: number;
-}
-
-function countStatuses(statuses: number[]): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const status of statuses) counts[String(status)] = (counts[String(status)] ?? 0) + 1;
-  return counts;
 }
 
 async function main(): Promise<number> {
@@ -109,12 +92,12 @@ async function main(): Promise<number> {
         ingests: within.filter((record) => record.kind === 'ingest').length,
         server_errors: within.filter((record) => record.status >= 500).length,
         no_response: within.filter((record) => record.status === 0).length,
-        statuses: countStatuses(within.map((record) => record.status)),
+        statuses: countStatuses(within),
         p50_ms: summarize(latencies).p50_ms,
         p99_ms: summarize(latencies).p99_ms,
         query_p99_ms: summarize(within.filter((record) => record.kind === 'query').map((record) => record.ms)).p99_ms,
         ingest_p99_ms: summarize(within.filter((record) => record.kind === 'ingest').map((record) => record.ms)).p99_ms,
-        rss_mb: Object.fromEntries(Object.entries(pids).map(([name, pid]) => [`${name} (${pid})`, round(rssMb(pid))])),
+        rss_mb: Object.fromEntries(Object.entries(pids).map(([name, pid]) => [`${name} (${pid})`, round(processMemory(pid)?.rssMb ?? Number.NaN)])),
         opensearch_heap_mb: round(Object.values(heap.nodes).reduce((sum, node) => sum + node.jvm.mem.heap_used_in_bytes, 0) / 1024 ** 2),
         segments: segments._all.total.segments.count,
         chunks: segments._all.primaries.docs.count,

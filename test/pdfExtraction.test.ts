@@ -217,7 +217,8 @@ test('an extraction over the time limit is stopped with timeout, and the extract
     t.is(error.reason, 'timeout');
     t.is(error.message, 'the PDF took longer than 0.3 s to read');
     t.true(pagesRead < BIG_PAGE_COUNT, `stopped after ${pagesRead} pages`);
-    t.true(performance.now() - started < 5_000, 'stopped, not left to finish');
+    // Generous for a loaded 2-core machine (the page count above already shows it did not finish).
+    t.true(performance.now() - started < 20_000, 'stopped, not left to finish');
     // The pool replaced the terminated worker.
     t.deepEqual((await extractor.extract(await pageWithoutTextPdf())).pages, [PAGE_WITH_TEXT[0], '', PAGE_WITH_TEXT[1]]);
   } finally {

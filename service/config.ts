@@ -3,6 +3,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { DEPTH_RANGE, FUSION_TECHNIQUES, parseBm25Fields, parseWeights, tuningProblem, type Bm25Field, type FusionTechnique, type Parsed } from './search/fusion.ts';
 
 const MiB = 1024 * 1024;
 
@@ -19,6 +20,20 @@ const list = (fallback: string) =>
         .map((item) => item.trim())
         .filter((item) => item.length > 0),
     );
+
+/** A knob parsed by a function that names the problem (fusion.ts), reported as that variable's issue. */
+const parsedWith = <T>(fallback: string, parse: (value: string) => Parsed<T>) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((value, context): T => {
+      const parsed = parse(value);
+      if ('problem' in parsed) {
+        context.addIssue({ code: 'custom', message: parsed.problem });
+        return z.NEVER;
+      }
+      return parsed.value;
+    });
 
 const environmentSchema = z.object({
   KBQA_HOST: z.string().default('127.0.0.1'),
@@ -53,14 +68,20 @@ const environmentSchema = z.object({
   // The chunk index's alias. Another kbqa-chunks-<name> gives a deployment (or a test) an index of its own on a shared
   // cluster: kbqa-chunks-v1-<name>-<embedder>, still under the template's pattern and the kbqa-chunks* privileges.
   KBQA_CHUNKS_ALIAS: z.string().regex(/^kbqa-chunks(?:-[a-z0-9]+)*$/, 'kbqa-chunks or kbqa-chunks-<name> (lower-case letters, digits, dashes)').default('kbqa-chunks'),
+  // Where index-templates/, ingest-pipelines/ and search-pipelines/ are read from (a search engineer's edited copy,
+  // a test's). Default: the repository's own.
+  KBQA_SEARCH_ASSETS_DIR: z.string().optional(),
   // API processes sharing the one port (node:cluster); they share the ingestion jobs through the store.
   KBQA_API_PROCESSES: integer(1, 1, 64),
   KBQA_RRF_RANK_CONSTANT: integer(60, 1, 10_000),
-  KBQA_RRF_WEIGHTS: z
-    .string()
-    .default('0.5,0.5')
-    .transform((value) => value.split(',').map(Number))
-    .pipe(z.tuple([z.number().min(0).max(1), z.number().min(0).max(1)])),
+  // The hybrid fusion's knobs (service/search/fusion.ts). The side weights [bm25, knn] are those of whichever fusion
+  // (the name predates min_max and l2); neural-search wants them summing to 1.
+  KBQA_RRF_WEIGHTS: parsedWith('0.5,0.5', (value) => parseWeights(value, ',')),
+  KBQA_HYBRID_FUSION: z.enum(FUSION_TECHNIQUES).default('rrf'),
+  KBQA_BM25_FIELDS: parsedWith('text,title', (value) => parseBm25Fields(value, ',')),
+  // Unset: each side as deep as the request (50 for every API query).
+  KBQA_BM25_DEPTH: z.coerce.number().int().min(DEPTH_RANGE.min).max(DEPTH_RANGE.max).optional(),
+  KBQA_KNN_DEPTH: z.coerce.number().int().min(DEPTH_RANGE.min).max(DEPTH_RANGE.max).optional(),
 
   KBQA_MONGODB_URL: z.string().default('mongodb://127.0.0.1:27017/kbqa'),
   KBQA_MONGODB_TIMEOUT_MS: integer(5_000, 100, 600_000),
@@ -119,6 +140,12 @@ const environmentSchema = z.object({
   KBQA_DEFAULT_MODEL: z.string().optional(),
   KBQA_LLM_TIMEOUT_MS: integer(30_000, 100, 600_000),
   KBQA_LLM_MAX_RETRIES: integer(2, 0, 10),
+  // The embedder new chunk indices are built with: the local bge model (in the model workers), or an OpenAI-compatible
+  // embeddings endpoint at KBQA_OPENAI_BASE_URL (the same timeout and retries as the answer models).
+  KBQA_EMBEDDER: z.enum(['bge-small-en-v1.5', 'openai']).default('bge-small-en-v1.5'),
+  KBQA_OPENAI_EMBEDDING_MODEL: z.string().optional(),
+  // Sent as `dimensions` (models that can shorten their vectors, text-embedding-3-*); unset: the model's own size.
+  KBQA_OPENAI_EMBEDDING_DIMENSIONS: z.coerce.number().int().min(1).max(16_384).optional(),
 });
 
 export const EXTRACTIVE_MODEL = 'kbqa-extractive';
@@ -151,11 +178,34 @@ export interface Config {
     replicas: number;
     /** The chunk index's alias (KBQA_CHUNKS_ALIAS). */
     chunksAlias: string;
+    /** The directory holding index-templates/, ingest-pipelines/ and search-pipelines/ (KBQA_SEARCH_ASSETS_DIR); null: the repository's. */
+    assetsDir: string | null;
     rrfRankConstant: number;
+    /** [bm25, knn], summing to 1: the weights of whichever fusion. */
     rrfWeights: [number, number];
+    /** How the named search pipelines fuse the sides (KBQA_HYBRID_FUSION). */
+    hybridFusion: FusionTechnique;
+    /** Fields (and boosts) BM25 searches (KBQA_BM25_FIELDS). */
+    bm25Fields: Bm25Field[];
+    /** Each side's depth (KBQA_BM25_DEPTH, KBQA_KNN_DEPTH); null: the request's. See fusion.ts. */
+    bm25Depth: number | null;
+    knnDepth: number | null;
   };
   mongodb: { url: string; timeoutMs: number };
-  embedder: { modelDir: string; batchSize: number; workers: number; threads: number };
+  embedder: {
+    /** Which embedder new chunk indices are built with (KBQA_EMBEDDER). */
+    selected: 'bge-small-en-v1.5' | 'openai';
+    /** The local bge model and its workers (always loaded: the extractive answerer and the splitter use them). */
+    modelDir: string;
+    batchSize: number;
+    workers: number;
+    threads: number;
+    /**
+     * The OpenAI-compatible embedder: set when it is selected, and also when KBQA_OPENAI_EMBEDDING_MODEL is set beside
+     * KBQA_OPENAI_BASE_URL (so an index it built can still be queried while migrating away from it).
+     */
+    openai: OpenAIEmbedderConfig | null;
+  };
   ingestion: {
     concurrency: number;
     leaseMs: number;
@@ -186,6 +236,16 @@ export interface Config {
     available: string[];
     openai: { baseUrl: string; apiKey: string; models: string[]; timeoutMs: number; maxRetries: number } | null;
   };
+}
+
+export interface OpenAIEmbedderConfig {
+  baseUrl: string;
+  apiKey: string;
+  model: string;
+  /** The `dimensions` asked for; null: the model's own. */
+  dimensions: number | null;
+  timeoutMs: number;
+  maxRetries: number;
 }
 
 export class ConfigError extends Error {}
@@ -223,6 +283,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   const env = parsed.data;
   const localDir = resolve(env.KBQA_LOCAL_DIR);
   const stackDataDir = resolve(env.KBQA_STACK_DATA_DIR ?? localDir);
+  const depthProblem = tuningProblem({ bm25Depth: env.KBQA_BM25_DEPTH ?? null, knnDepth: env.KBQA_KNN_DEPTH ?? null });
+  if (depthProblem) throw new ConfigError(`invalid configuration: KBQA_KNN_DEPTH must be at most KBQA_BM25_DEPTH: ${depthProblem}`);
   if (env.KBQA_CHUNK_OVERLAP_TOKENS >= env.KBQA_CHUNK_TOKENS) {
     throw new ConfigError('invalid configuration: KBQA_CHUNK_OVERLAP_TOKENS must be smaller than KBQA_CHUNK_TOKENS');
   }
@@ -244,6 +306,25 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
         }
       : null;
   const available = [...(openai?.models ?? []), EXTRACTIVE_MODEL];
+  if (env.KBQA_EMBEDDER === 'openai' && env.KBQA_OPENAI_BASE_URL === undefined) {
+    throw new ConfigError('invalid configuration: KBQA_EMBEDDER=openai needs KBQA_OPENAI_BASE_URL (the OpenAI-compatible endpoint, e.g. https://api.openai.com/v1)');
+  }
+  const embeddingModel = env.KBQA_OPENAI_EMBEDDING_MODEL ?? 'text-embedding-3-small';
+  // The model's name becomes part of the chunk index's name, which needs a letter or digit of it.
+  if (!/[a-z0-9]/i.test(embeddingModel)) {
+    throw new ConfigError('invalid configuration: KBQA_OPENAI_EMBEDDING_MODEL must name a model (letters, digits)');
+  }
+  const openaiEmbedder =
+    env.KBQA_OPENAI_BASE_URL !== undefined && (env.KBQA_EMBEDDER === 'openai' || env.KBQA_OPENAI_EMBEDDING_MODEL !== undefined)
+      ? {
+          baseUrl: env.KBQA_OPENAI_BASE_URL,
+          apiKey: env.KBQA_OPENAI_API_KEY ?? 'not-needed',
+          model: embeddingModel,
+          dimensions: env.KBQA_OPENAI_EMBEDDING_DIMENSIONS ?? null,
+          timeoutMs: env.KBQA_LLM_TIMEOUT_MS,
+          maxRetries: env.KBQA_LLM_MAX_RETRIES,
+        }
+      : null;
   // With an LLM endpoint configured its first model is the default; otherwise the built-in extractive answerer.
   const defaultModel = env.KBQA_DEFAULT_MODEL ?? openai?.models[0] ?? EXTRACTIVE_MODEL;
   if (!available.includes(defaultModel)) {
@@ -275,11 +356,18 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       shards: env.KBQA_CHUNKS_SHARDS ?? (cluster ? 3 : 1),
       replicas: env.KBQA_CHUNKS_REPLICAS ?? (cluster ? 1 : 0),
       chunksAlias: env.KBQA_CHUNKS_ALIAS,
+      assetsDir: env.KBQA_SEARCH_ASSETS_DIR !== undefined ? resolve(env.KBQA_SEARCH_ASSETS_DIR) : null,
       rrfRankConstant: env.KBQA_RRF_RANK_CONSTANT,
       rrfWeights: env.KBQA_RRF_WEIGHTS,
+      hybridFusion: env.KBQA_HYBRID_FUSION,
+      bm25Fields: env.KBQA_BM25_FIELDS,
+      bm25Depth: env.KBQA_BM25_DEPTH ?? null,
+      knnDepth: env.KBQA_KNN_DEPTH ?? null,
     },
     mongodb: { url: env.KBQA_MONGODB_URL, timeoutMs: env.KBQA_MONGODB_TIMEOUT_MS },
     embedder: {
+      selected: env.KBQA_EMBEDDER,
+      openai: openaiEmbedder,
       modelDir: resolve(env.KBQA_MODEL_DIR ?? `${localDir}/models/bge-small-en-v1.5-q`),
       batchSize: env.KBQA_EMBED_BATCH_SIZE,
       workers: env.KBQA_MODEL_WORKERS > 0 ? env.KBQA_MODEL_WORKERS : Math.max(1, Math.floor(availableParallelism() / env.KBQA_API_PROCESSES)),

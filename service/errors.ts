@@ -94,6 +94,25 @@ export class UpstreamUnavailableError extends ApiError {
 }
 
 /**
+ * Vectors were asked of an embedder this service is not configured with (an index built by another embedder, say).
+ * The deployment's mistake, not the client's: not an ApiError, so the API answers 500 and logs this message, which
+ * names the variables that configure the embedder.
+ */
+export class EmbedderNotConfiguredError extends Error {
+  readonly embedder: string;
+  constructor(embedder: string, configured: string[]) {
+    super(
+      `the embedder ${embedder} is not configured (this service embeds with ${configured.join(', ')}): ` +
+        (embedder.startsWith('openai-')
+          ? 'set KBQA_OPENAI_BASE_URL and KBQA_OPENAI_EMBEDDING_MODEL (and KBQA_OPENAI_EMBEDDING_DIMENSIONS if it was shortened) to the model it names'
+          : 'no embedder of that name exists; KBQA_EMBEDDER selects bge-small-en-v1.5 or openai'),
+    );
+    this.name = 'EmbedderNotConfiguredError';
+    this.embedder = embedder;
+  }
+}
+
+/**
  * OpenSearch refuses writes to the chunk index: a read-only or write block, which is what a node's disk reaching
  * the flood-stage watermark sets (index.blocks.read_only_allow_delete; OpenSearch lifts it itself once the disk is
  * below the high watermark again). Queries still work. Deleting documents does not (OpenSearch 3 refuses them
@@ -148,6 +167,20 @@ export class BackupError extends AdminCommandError {}
  * path.repo. OpenSearch answers 500 for that, which the client would take for an outage: it is a set-up mistake.
  */
 export class SnapshotRepositoryError extends AdminCommandError {}
+
+/**
+ * `kbqa index …` cannot do what was asked as things stand (counts that do not match after a fill, an alias behind
+ * more than one index, an index that is not this alias's, a template edited in place): the message says what to do.
+ */
+export class IndexMigrationError extends AdminCommandError {}
+
+/** The search assets in KBQA_SEARCH_ASSETS_DIR cannot be used (no template file, a version naming a missing pipeline). */
+export class SearchAssetsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SearchAssetsError';
+  }
+}
 
 /**
  * What a log line may say about an error: its class, message and codes, never the request or response bodies that

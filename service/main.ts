@@ -26,8 +26,10 @@ async function runApi(config: Config, logger: Logger): Promise<void> {
   const rag = await loadRag(config);
   const store = await openStore(config.mongodb.url, config.mongodb.timeoutMs);
   const search = openConfiguredSearchIndex(config, rag.embedder);
-  const { index } = await search.applyAssets();
+  const { index, drift } = await search.applyAssets();
   logger.info({ index }, 'search assets applied');
+  // Never fixed at start-up (an index's analysis cannot change in place): said, and shown by /readyz.
+  if (drift.length > 0) logger.warn({ index, drift, command: 'kbqa index migrate' }, 'the chunk index differs from the search asset files');
 
   const metrics = createMetrics();
   const jobs = new IngestRunner({ store, search, rag, logger, config, metrics });

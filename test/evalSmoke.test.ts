@@ -1,16 +1,20 @@
 // `kbqa eval beir` on the project's own fixture corpus written out in BEIR layout (test/helpers/fixtureBeir.ts): it
 // runs end to end against the real stack, produces sane numbers, and resumes (a second run ingests nothing). Nothing
 // outside the repository is read; the benchmarks (bench/) are where the SciFact quality targets live.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import anyTest, { type TestFn } from 'ava';
-import { formatEvalTable, runEval } from '../service/cli/eval.ts';
+import { formatEvalTable, formatSweepTable, runEval, runEvalCommand, runSweep, type EvalResult, type SweepResult } from '../service/cli/eval.ts';
+import { parseSweep } from '../service/eval/sweep.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { buildFixtureBeir, FIXTURE_BEIR_NAME, type FixtureBeir } from './helpers/fixtureBeir.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 
-const test = anyTest as TestFn<{ app: TestApp; user: TestUser; dataset: FixtureBeir; knowledgeBaseIds: string[] }>;
+const test = anyTest as TestFn<{ app: TestApp; user: TestUser; dataset: FixtureBeir; knowledgeBaseIds: string[]; runs: { first?: EvalResult } }>;
 
 test.before(async (t) => {
   t.context.knowledgeBaseIds = [];
+  t.context.runs = {}; // shared by the serial tests (ava copies the context object itself per test)
   t.context.dataset = await buildFixtureBeir('test');
   t.context.app = await startTestApp();
   t.context.user = await makeUser(t.context.app.deps.store, { label: 'eval' });
@@ -38,6 +42,7 @@ test.serial('eval on the fixture corpus produces sane metrics for every mode, an
   };
   const first = await runEval(options);
   t.context.knowledgeBaseIds.push(first.knowledge_base_id);
+  t.context.runs.first = first;
   t.log(formatEvalTable(first));
   t.is(first.dataset, FIXTURE_BEIR_NAME);
   t.is(first.documents, documents);
@@ -66,4 +71,77 @@ test.serial('eval on the fixture corpus produces sane metrics for every mode, an
   t.is(second.ingest.chunks, 0);
   // Same index, same queries: the same quality (HNSW is approximate, and other files' writes may merge segments).
   t.true(Math.abs(second.modes.hybrid.ndcg_at_10 - first.modes.hybrid.ndcg_at_10) < 0.05);
+});
+
+test.serial('--sweep: one row per grid point and the single sides, the best marked, duplicates reused, impossible depths skipped, JSON written', async (t) => {
+  const { dataset } = t.context;
+  // 2 fusions × 2 rank constants × 2 k-NN depths: min_max ignores the rank constant (measured once), and a k-NN
+  // side deeper than the BM25 side's 50 cannot be asked for (skipped).
+  const parsed = parseSweep(['fusion=rrf,min_max', 'rrf_rank_constant=60,20', 'knn_depth=50,60']);
+  if (!('grid' in parsed)) return t.fail(parsed.problem);
+  t.is(parsed.grid.length, 8);
+  const out = join(dataset.directory, 'sweep.json');
+  const result: SweepResult = await runSweep({
+    directory: dataset.directory,
+    url: t.context.app.baseUrl,
+    apiKey: t.context.user.key,
+    split: dataset.split,
+    concurrency: 4,
+    quiet: true,
+    grid: parsed.grid,
+    out,
+  });
+  t.context.knowledgeBaseIds.push(result.knowledge_base_id);
+  const table = formatSweepTable(result);
+  t.log(table);
+  t.is(result.queries, dataset.queries);
+  t.is(result.embedding.queries, dataset.queries, 'each query embedded once');
+  t.is(result.rows.length, 8);
+  t.deepEqual(result.rows.map((row) => row.params), parsed.grid.map((point) => point.values), 'rows in the order given');
+  const tableRows = table.split('\n').filter((line) => /^\| \d+ \|/.test(line));
+  t.is(tableRows.length, 8, 'one table row per grid point');
+  t.true(table.includes('| bm25 only |') && table.includes('| dense only |'));
+
+  const skipped = result.rows.filter((row) => row.skipped);
+  t.deepEqual(skipped.map((row) => row.params.knn_depth), ['60', '60', '60', '60']);
+  t.true(skipped.every((row) => row.metrics === null && row.config.knn_depth === 60 && /pagination_depth/.test(row.skipped ?? '')));
+  const minMax = result.rows.filter((row) => row.params.fusion === 'min_max' && !row.skipped);
+  t.is(minMax.length, 2);
+  t.is(minMax[1].same_as, result.rows.indexOf(minMax[0]) + 1, 'min_max with another rank constant is the same point');
+  t.deepEqual(minMax[1].metrics, minMax[0].metrics);
+  for (const row of result.rows.filter((candidate) => candidate.metrics)) {
+    const metrics = row.metrics as NonNullable<typeof row.metrics>;
+    for (const value of [metrics.ndcg_at_10, metrics.recall_at_10, metrics.recall_at_50, metrics.mrr_at_10]) t.true(value > 0 && value <= 1, `${JSON.stringify(row.params)}: ${value}`);
+    t.is(row.config.bm25_depth, 50);
+  }
+  const best = Math.max(...result.rows.map((row) => row.metrics?.ndcg_at_10 ?? 0));
+  t.true(result.rows.some((row) => row.best) && result.rows.every((row) => row.best === (row.metrics !== null && row.metrics.ndcg_at_10 === best)));
+  t.true(tableRows.some((line) => line.includes(`${best.toFixed(3)}*`)), 'the best nDCG@10 is marked');
+  for (const side of [result.reference.bm25, result.reference.dense]) t.true(side.ndcg_at_10 > 0 && side.recall_at_10 >= 0.75);
+
+  // The configured point (RRF 60, 0.5:0.5, 50/50) measured through the search module matches the API's hybrid.
+  const configuredRow = result.rows.find((row) => row.params.fusion === 'rrf' && row.params.rrf_rank_constant === '60' && row.params.knn_depth === '50');
+  const apiHybrid = t.context.runs.first?.modes.hybrid;
+  t.truthy(configuredRow?.metrics && apiHybrid);
+  t.true(Math.abs((configuredRow?.metrics?.ndcg_at_10 ?? 0) - (apiHybrid?.ndcg_at_10 ?? 1)) < 0.05);
+
+  t.true(existsSync(out));
+  const written = JSON.parse(readFileSync(out, 'utf8')) as SweepResult;
+  t.is(written.kind, 'sweep');
+  t.is(written.rows.length, 8);
+  t.deepEqual(written.rows[0].config, { fusion: 'rrf', rrf_rank_constant: 60, weights: [0.5, 0.5], bm25_depth: 50, knn_depth: 50, bm25_fields: 'text:title' });
+});
+
+test.serial('--sweep over an ingest-time knob exits 2 saying it needs re-ingesting (a migration) first', async (t) => {
+  const errors: string[] = [];
+  const original = console.error;
+  console.error = (...parts: unknown[]) => errors.push(parts.map(String).join(' '));
+  let code: number;
+  try {
+    code = await runEvalCommand('beir', [t.context.dataset.directory], { sweep: ['weights=0.5:0.5', 'chunk_tokens=128,256'], 'api-key': t.context.user.key, url: t.context.app.baseUrl });
+  } finally {
+    console.error = original;
+  }
+  t.is(code, 2);
+  t.regex(errors.join('\n'), /chunk_tokens is an ingest-time knob.*KBQA_CHUNK_TOKENS.*kbqa index migrate/);
 });

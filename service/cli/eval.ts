@@ -1,12 +1,16 @@
 // `kbqa eval beir DIR`: retrieval quality of a running kbqa service on a dataset in BEIR layout. Ingests the corpus
 // through the real API (resumable), runs every judged query through POST /query, and scores the ranked documents;
 // with --ablate also BM25-only and dense-only over the same index through the service's own search module.
+// With --sweep, instead: a grid of query-time hybrid knobs over that one index (each query embedded once), one row
+// per grid point, through the search module's hybridSearch with each point as an override (pipelines sent inline).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { loadConfig } from '../config.ts';
+import { loadConfig, type Config } from '../config.ts';
 import { corpusDocument, corpusIdFromFilename, loadBeirDataset, sliceDataset, type BeirDataset } from '../eval/beir.ts';
 import { createKbqaClient, forEachConcurrently, type KbqaClient } from '../eval/apiClient.ts';
 import { averageMetrics, collapseToDocuments, type RankingMetrics } from '../eval/metrics.ts';
+import { parseSweep, type GridPoint } from '../eval/sweep.ts';
+import { describeTuning, formatBm25Fields, sideDepths, tuningProblem, type HybridTuning } from '../search/fusion.ts';
 
 /** The API's max_results ceiling: Recall@50 is measured at it. */
 const RETRIEVAL_DEPTH = 50;
@@ -24,6 +28,52 @@ export interface EvalOptions {
   quiet?: boolean;
 }
 
+export interface SweepOptions extends Omit<EvalOptions, 'ablate'> {
+  /** Grid points (parseSweep). */
+  grid: GridPoint[];
+}
+
+/** The fusion knobs a row ran with, named as --sweep names them; depths as the queries used them. */
+export interface TuningRecord {
+  fusion: HybridTuning['fusion'];
+  rrf_rank_constant: number | null;
+  weights: [number, number];
+  bm25_depth: number;
+  knn_depth: number;
+  bm25_fields: string;
+}
+
+export interface SweepRow {
+  /** The knobs this grid point set, as given. */
+  params: Record<string, string>;
+  config: TuningRecord;
+  /** null when the point was skipped (`skipped` says why). */
+  metrics: (RankingMetrics & { seconds: number }) | null;
+  skipped?: string;
+  /** Same knobs as an earlier row (1-based): its measurement is reused. */
+  same_as?: number;
+  best: boolean;
+}
+
+export interface SweepResult {
+  kind: 'sweep';
+  dataset: string;
+  split: string;
+  knowledge_base_id: string;
+  documents: number;
+  queries: number;
+  ingest: EvalResult['ingest'];
+  /** Each judged query embedded once, up front. */
+  embedding: { queries: number; seconds: number };
+  /** The service's configured tuning (the base each grid point overrides). */
+  configured: TuningRecord;
+  chunking: { chunk_tokens: number; chunk_overlap_tokens: number };
+  rows: SweepRow[];
+  /** The single sides, once, for reference (configured BM25 fields). */
+  reference: { bm25: RankingMetrics & { seconds: number }; dense: RankingMetrics & { seconds: number } };
+  finished_at: string;
+}
+
 export interface EvalResult {
   dataset: string;
   split: string;
@@ -32,7 +82,17 @@ export interface EvalResult {
   queries: number;
   ingest: { ingested: number; skipped: number; seconds: number; chunks: number };
   modes: Record<string, RankingMetrics & { seconds: number }>;
-  config: { rrf_rank_constant: number; rrf_weights: [number, number]; chunk_tokens: number; chunk_overlap_tokens: number };
+  /** As this process's environment has them (start the eval with the service's: the API's row runs on its config). */
+  config: {
+    rrf_rank_constant: number;
+    rrf_weights: [number, number];
+    chunk_tokens: number;
+    chunk_overlap_tokens: number;
+    hybrid_fusion: HybridTuning['fusion'];
+    bm25_fields: string;
+    bm25_depth: number | null;
+    knn_depth: number | null;
+  };
   finished_at: string;
 }
 
@@ -94,15 +154,20 @@ export async function ingestCorpus(
   return { ingested: pending.length, skipped: dataset.corpus.length - pending.length, seconds: (Date.now() - started) / 1000, chunks };
 }
 
-export async function runEval(options: EvalOptions): Promise<EvalResult> {
+/** The dataset, its KB (made and filled through the API when needed: resumable), and the judged queries. */
+async function prepareRun(options: Omit<EvalOptions, 'ablate'>) {
   const full = await loadBeirDataset(options.directory, options.split);
   const dataset = options.limit ? sliceDataset(full, options.limit) : full;
   const client = createKbqaClient(options.url, options.apiKey);
   await client.me();
   const knowledgeBaseId = await resolveKnowledgeBase(client, dataset, options.knowledgeBaseId, options.limit !== undefined);
   const ingest = await ingestCorpus(client, knowledgeBaseId, dataset, options.concurrency, options.quiet);
-
   const judged = [...dataset.qrels.keys()].filter((id) => dataset.queries.has(id));
+  return { dataset, client, knowledgeBaseId, ingest, judged };
+}
+
+export async function runEval(options: EvalOptions): Promise<EvalResult> {
+  const { dataset, client, knowledgeBaseId, ingest, judged } = await prepareRun(options);
   const modes: EvalResult['modes'] = {};
 
   // Hybrid: the real API, exactly as a client calls it.
@@ -169,6 +234,10 @@ export async function runEval(options: EvalOptions): Promise<EvalResult> {
       rrf_weights: config.opensearch.rrfWeights,
       chunk_tokens: config.chunking.chunkTokens,
       chunk_overlap_tokens: config.chunking.overlapTokens,
+      hybrid_fusion: config.opensearch.hybridFusion,
+      bm25_fields: formatBm25Fields(config.opensearch.bm25Fields),
+      bm25_depth: config.opensearch.bm25Depth,
+      knn_depth: config.opensearch.knnDepth,
     },
     finished_at: new Date().toISOString(),
   };
@@ -177,6 +246,172 @@ export async function runEval(options: EvalOptions): Promise<EvalResult> {
     writeFileSync(options.out, `${JSON.stringify(result, null, 2)}\n`);
   }
   return result;
+}
+
+function tuningRecord(tuning: HybridTuning): TuningRecord {
+  // Depths as the sweep's queries used them (size and depth RETRIEVAL_DEPTH): a null knob is that request depth.
+  const { paginationDepth, k } = sideDepths(tuning, { depth: RETRIEVAL_DEPTH, size: RETRIEVAL_DEPTH });
+  return {
+    fusion: tuning.fusion,
+    rrf_rank_constant: tuning.fusion === 'rrf' ? tuning.rankConstant : null,
+    weights: tuning.weights,
+    bm25_depth: paginationDepth,
+    knn_depth: k,
+    bm25_fields: formatBm25Fields(tuning.bm25Fields, ':'),
+  };
+}
+
+/** The configured tuning, as the search module would build it from this process's environment. */
+function configuredTuning(config: Config): HybridTuning {
+  return {
+    fusion: config.opensearch.hybridFusion,
+    rankConstant: config.opensearch.rrfRankConstant,
+    weights: config.opensearch.rrfWeights,
+    bm25Depth: config.opensearch.bm25Depth,
+    knnDepth: config.opensearch.knnDepth,
+    bm25Fields: config.opensearch.bm25Fields,
+  };
+}
+
+/**
+ * The sweep: every judged query embedded once, the two single sides once, then each grid point's queries through
+ * hybridSearch with the point as an override, `concurrency` in flight. Every point's pipeline goes inline (this
+ * process's environment need not be the service's, whose named pipelines it would otherwise read); nothing on the
+ * cluster changes. Only ids come back (rankingOnly): thousands of searches would otherwise move every passage.
+ */
+export async function runSweep(options: SweepOptions): Promise<SweepResult> {
+  const { dataset, knowledgeBaseId, ingest, judged } = await prepareRun(options);
+  const quiet = options.quiet ?? false;
+  const config = loadConfig();
+  const configured = configuredTuning(config);
+  const { loadRag } = await import('../rag/index.ts');
+  const { openConfiguredSearchIndex } = await import('../search/index.ts');
+  const rag = await loadRag(config);
+  const search = openConfiguredSearchIndex(config, rag.embedder);
+  try {
+    let started = Date.now();
+    const vectors = new Map<string, number[]>();
+    const embedBar = progress('embed queries', judged.length, quiet);
+    await forEachConcurrently(
+      judged,
+      options.concurrency,
+      async (queryId) => {
+        vectors.set(queryId, await rag.embedQuestion(dataset.queries.get(queryId) ?? ''));
+      },
+      () => embedBar.tick(),
+    );
+    const embedding = { queries: judged.length, seconds: (Date.now() - started) / 1000 };
+
+    const requestFor = (queryId: string) => ({
+      text: dataset.queries.get(queryId) ?? '',
+      vector: vectors.get(queryId) ?? [],
+      knowledgeBaseIds: [knowledgeBaseId],
+      size: RETRIEVAL_DEPTH,
+      depth: RETRIEVAL_DEPTH,
+      rankingOnly: true,
+    });
+    const measure = async (label: string, searchOne: (queryId: string) => Promise<Array<{ filename: string }>>) => {
+      const begun = Date.now();
+      const rankings: Array<{ ranked: string[]; relevant: Map<string, number> }> = [];
+      const bar = progress(label, judged.length, quiet);
+      await forEachConcurrently(
+        judged,
+        options.concurrency,
+        async (queryId) => {
+          const chunks = await searchOne(queryId);
+          rankings.push({ ranked: collapseToDocuments(chunks.map((chunk) => corpusIdFromFilename(chunk.filename))), relevant: dataset.qrels.get(queryId) ?? new Map() });
+        },
+        () => bar.tick(),
+      );
+      return { ...averageMetrics(rankings), seconds: (Date.now() - begun) / 1000 };
+    };
+
+    const reference = {
+      bm25: await measure('bm25 only', (queryId) => search.lexicalSearch(requestFor(queryId))),
+      dense: await measure('dense only', (queryId) => search.vectorSearch(requestFor(queryId))),
+    };
+
+    const rows: SweepRow[] = [];
+    const measured = new Map<string, number>(); // record → index of the row that measured it
+    for (const [index, point] of options.grid.entries()) {
+      const tuning: HybridTuning = { ...configured, ...point.override };
+      const record = tuningRecord(tuning);
+      const label = `${index + 1}/${options.grid.length} ${describeTuning(tuning)}`;
+      // The depths as queried (null knobs resolved): a k-NN side deeper than the BM25 side cannot be asked for.
+      const knnDepth = tuning.knnDepth ?? RETRIEVAL_DEPTH;
+      const problem = tuningProblem({ bm25Depth: record.bm25_depth, knnDepth });
+      if (problem) {
+        if (!quiet) process.stderr.write(`skipped ${label}: ${problem}\n`);
+        rows.push({ params: point.values, config: { ...record, knn_depth: knnDepth }, metrics: null, skipped: problem, best: false });
+        continue;
+      }
+      const key = JSON.stringify(record);
+      const earlier = measured.get(key);
+      if (earlier !== undefined) {
+        rows.push({ params: point.values, config: record, metrics: rows[earlier].metrics, same_as: earlier + 1, best: false });
+        continue;
+      }
+      started = Date.now();
+      const metrics = await measure(`sweep ${label}`, (queryId) => search.hybridSearch(requestFor(queryId), tuning, { inlinePipeline: true }));
+      measured.set(key, rows.length);
+      rows.push({ params: point.values, config: record, metrics, best: false });
+    }
+    const scored = rows.filter((row) => row.metrics !== null);
+    const bestNdcg = Math.max(...scored.map((row) => row.metrics?.ndcg_at_10 ?? 0));
+    for (const row of scored) row.best = row.metrics?.ndcg_at_10 === bestNdcg;
+
+    const result: SweepResult = {
+      kind: 'sweep',
+      dataset: dataset.name,
+      split: options.split,
+      knowledge_base_id: knowledgeBaseId,
+      documents: dataset.corpus.length,
+      queries: judged.length,
+      ingest,
+      embedding,
+      configured: tuningRecord(configured),
+      chunking: { chunk_tokens: config.chunking.chunkTokens, chunk_overlap_tokens: config.chunking.overlapTokens },
+      rows,
+      reference,
+      finished_at: new Date().toISOString(),
+    };
+    if (options.out) {
+      mkdirSync(dirname(options.out), { recursive: true });
+      writeFileSync(options.out, `${JSON.stringify(result, null, 2)}\n`);
+    }
+    return result;
+  } finally {
+    await Promise.allSettled([search.close(), rag.close()]);
+  }
+}
+
+const metricCells = (metrics: RankingMetrics, best = false) =>
+  `${metrics.ndcg_at_10.toFixed(3)}${best ? '*' : ' '} | ${metrics.recall_at_10.toFixed(3)} | ${metrics.recall_at_50.toFixed(3)} | ${metrics.mrr_at_10.toFixed(3)}`;
+
+/** One row per grid point in the order given, then the single sides; `*` marks the best nDCG@10 of the grid. */
+export function formatSweepTable(result: SweepResult): string {
+  const header = '| # | fusion | k | weights | bm25 depth | knn depth | bm25 fields | nDCG@10 | Recall@10 | Recall@50 | MRR@10 | s |';
+  const lines = result.rows.map((row, index) => {
+    const knobs = `| ${index + 1} | ${row.config.fusion} | ${row.config.rrf_rank_constant ?? '–'} | ${row.config.weights.join(':')} | ${row.config.bm25_depth} | ${row.config.knn_depth} | ${row.config.bm25_fields}`;
+    // The reason in full is in the JSON and on stderr; the only one is a k-NN side deeper than the BM25 side.
+    if (!row.metrics) return `${knobs} | skipped: k-NN deeper than BM25 | | | | |`;
+    const seconds = row.same_as !== undefined ? `= #${row.same_as}` : row.metrics.seconds.toFixed(1);
+    return `${knobs} | ${metricCells(row.metrics, row.best)} | ${seconds} |`;
+  });
+  const side = (label: string, metrics: RankingMetrics & { seconds: number }) =>
+    `| ${label} | | | | | | | ${metricCells(metrics)} | ${metrics.seconds.toFixed(1)} |`;
+  const configured = result.configured;
+  return [
+    `${result.dataset} (${result.split}): ${result.documents} documents, ${result.queries} queries, KB ${result.knowledge_base_id}; ` +
+      `${result.chunking.chunk_tokens}-token chunks (overlap ${result.chunking.chunk_overlap_tokens}); queries embedded once in ${result.embedding.seconds.toFixed(1)} s`,
+    `configured: ${configured.fusion}${configured.rrf_rank_constant !== null ? ` k=${configured.rrf_rank_constant}` : ''} weights ${configured.weights.join(':')} ` +
+      `depths ${configured.bm25_depth}/${configured.knn_depth} fields ${configured.bm25_fields}; * best nDCG@10 of the grid`,
+    header,
+    `|${header.slice(1, -1).split('|').map(() => '---').join('|')}|`,
+    ...lines,
+    side('bm25 only', result.reference.bm25),
+    side('dense only', result.reference.dense),
+  ].join('\n');
 }
 
 export function formatEvalTable(result: EvalResult): string {
@@ -192,9 +427,24 @@ export function formatEvalTable(result: EvalResult): string {
   ].join('\n');
 }
 
+const USAGE =
+  "usage: kbqa eval beir DIR [--url U] [--api-key K] [--kb ID] [--ablate] [--split test] [--limit N] [--concurrency 4] [--out FILE] [--json]\n" +
+  "       kbqa eval beir DIR --sweep 'knob=v1,v2,…' [--sweep …] [same options]   (knobs: fusion, rrf_rank_constant, weights, bm25_depth, knn_depth, bm25_fields)";
+
 export async function runEvalCommand(action: string | undefined, positionals: string[], options: Record<string, unknown>): Promise<number> {
   if (action !== 'beir' || positionals.length !== 1) {
-    console.error('usage: kbqa eval beir DIR [--url U] [--api-key K] [--kb ID] [--ablate] [--split test] [--limit N] [--concurrency 4] [--out FILE] [--json]');
+    console.error(USAGE);
+    return 2;
+  }
+  // The grid is checked before anything else: a knob that needs re-ingesting is a usage error, not a failed run.
+  const sweepSpecs = options.sweep as string[] | undefined;
+  const sweep = sweepSpecs?.length ? parseSweep(sweepSpecs) : null;
+  if (sweep && 'problem' in sweep) {
+    console.error(`kbqa eval: ${sweep.problem}`);
+    return 2;
+  }
+  if (sweep && options.ablate) {
+    console.error('kbqa eval: --sweep already measures BM25-only and dense-only once; leave out --ablate');
     return 2;
   }
   const apiKey = (options['api-key'] as string | undefined) ?? process.env.KBQA_API_KEY;
@@ -205,18 +455,30 @@ export async function runEvalCommand(action: string | undefined, positionals: st
   const directory = resolve(positionals[0]);
   const name = directory.split('/').pop() ?? 'dataset';
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const common = {
+    directory,
+    url: (options.url as string | undefined) ?? process.env.KBQA_URL ?? 'http://127.0.0.1:8080',
+    apiKey,
+    knowledgeBaseId: options.kb as string | undefined,
+    split: (options.split as string | undefined) ?? 'test',
+    limit: options.limit ? Number(options.limit) : undefined,
+    concurrency: options.concurrency ? Number(options.concurrency) : 4,
+    quiet: Boolean(options.json),
+  };
   try {
+    if (sweep) {
+      const result = await runSweep({
+        ...common,
+        grid: sweep.grid,
+        out: (options.out as string | undefined) ?? join('bench', 'results', `eval-${name}-sweep-${stamp}.json`),
+      });
+      console.log(options.json ? JSON.stringify(result) : formatSweepTable(result));
+      return 0;
+    }
     const result = await runEval({
-      directory,
-      url: (options.url as string | undefined) ?? process.env.KBQA_URL ?? 'http://127.0.0.1:8080',
-      apiKey,
-      knowledgeBaseId: options.kb as string | undefined,
+      ...common,
       ablate: Boolean(options.ablate),
-      split: (options.split as string | undefined) ?? 'test',
-      limit: options.limit ? Number(options.limit) : undefined,
-      concurrency: options.concurrency ? Number(options.concurrency) : 4,
       out: (options.out as string | undefined) ?? join('bench', 'results', `eval-${name}-${stamp}.json`),
-      quiet: Boolean(options.json),
     });
     console.log(options.json ? JSON.stringify(result) : formatEvalTable(result));
     return 0;

@@ -17,6 +17,7 @@ import { purgeDeletedKnowledgeBases, restoreKnowledgeBase } from '../commands/kn
 import { formatDoctorReport, runDoctor } from '../commands/doctor.ts';
 import { createBackup, formatBackupManifest, formatRestoreSummary, restoreBackup } from '../commands/backup.ts';
 import { reindexDocuments } from '../commands/documents.ts';
+import { INDEX_USAGE, runIndexCommand } from './indexCommands.ts';
 import { IngestRunner } from '../commands/ingestJobs.ts';
 import type { Config } from '../config.ts';
 import pino from 'pino';
@@ -49,7 +50,10 @@ const USAGE = `usage: kbqa <command> [options] [--json]
   backup restore DIR                          into an empty stack, its API stopped, then reconciled
                                               (missing chunks rebuilt from the stored originals, orphans
                                               removed); a failure before the reconcile is undone
-  eval beir DIR [--url U] [--api-key K] [--kb ID] [--ablate] [--split test] [--limit N] [--out FILE]`;
+  eval beir DIR [--url U] [--api-key K] [--kb ID] [--ablate] [--split test] [--limit N] [--out FILE]
+  eval beir DIR --sweep 'knob=v1,v2' [--sweep …]  a grid of query-time fusion knobs (fusion, rrf_rank_constant,
+                                              weights, bm25_depth, knn_depth, bm25_fields) over the ingested KB
+${INDEX_USAGE}`;
 
 class UsageError extends Error {}
 
@@ -69,11 +73,13 @@ const OPTIONS = {
   url: { type: 'string' },
   'api-key': { type: 'string' },
   ablate: { type: 'boolean' },
+  sweep: { type: 'string', multiple: true },
   split: { type: 'string' },
   limit: { type: 'string' },
   concurrency: { type: 'string' },
   out: { type: 'string' },
   help: { type: 'boolean' },
+  yes: { type: 'boolean' },
 } as const;
 
 type Options = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -132,6 +138,7 @@ async function runAdmin(
   operands: string[] = [],
 ): Promise<{ json: unknown; text: string; exitCode?: number }> {
   const command = action ? `${group} ${action}` : group;
+  if (group === 'index') return runIndexCommand(action, operands, options, services, progressBar);
   switch (command) {
     case 'users create': {
       const { user, defaultKnowledgeBase, link } = await inviteUser(await services.store(), services.config.web, {

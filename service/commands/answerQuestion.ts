@@ -4,7 +4,7 @@ import { authorizeQuery } from '../policies/knowledgeBases.ts';
 import { toPassageDocument } from '../rag/answerChain.ts';
 import type { Citation } from '../rag/answerChain.ts';
 import type { AnswerRequest, Rag } from '../rag/index.ts';
-import type { RetrievalRequest, RetrievedChunk, SearchIndex } from '../search/index.ts';
+import type { IndexedRetrievalRequest, RetrievalRequest, RetrievedChunk, SearchIndex } from '../search/index.ts';
 import type { Store, Principal } from '../store/index.ts';
 
 export const NO_KNOWLEDGE_BASE_ANSWER = 'You have no knowledge bases to search: create one or ask for one to be shared with you.';
@@ -77,18 +77,21 @@ interface Retrieval {
 /**
  * The search request for a question over resolved KBs, shared by /query and /search: the question's vector (unless
  * only BM25 runs: `embed` false leaves it empty) and the chunk versions to hide (still being built, or being
- * retired), read at the same time; each side looks HYBRID_DEPTH deep.
+ * retired), read at the same time; each side looks HYBRID_DEPTH deep. Bound to the index the alias points to now,
+ * and embedded by that index's embedder: during a migration's swap a query never mixes two indices or two embedders.
  */
 export async function retrievalRequest(
-  deps: { store: Store; rag: Pick<Rag, 'embedQuestion'> },
+  deps: { store: Store; search: Pick<SearchIndex, 'servingIndex'>; rag: Pick<Rag, 'embedQuestion'> },
   knowledgeBaseIds: string[],
   options: { question: string; embed: boolean; filters: RetrievalRequest['filters']; size: number; withSideRanks: boolean },
-): Promise<RetrievalRequest> {
+): Promise<IndexedRetrievalRequest> {
+  const serving = await deps.search.servingIndex();
   const [vector, hidden] = await Promise.all([
-    options.embed ? deps.rag.embedQuestion(options.question) : Promise.resolve([]),
+    options.embed ? deps.rag.embedQuestion(options.question, serving.embedder.modelName) : Promise.resolve([]),
     deps.store.listHiddenChunkVersions(knowledgeBaseIds),
   ]);
   return {
+    index: serving.index,
     text: options.question,
     vector,
     knowledgeBaseIds,

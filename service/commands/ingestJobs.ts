@@ -502,11 +502,14 @@ async function buildVersion(run: JobRun): Promise<void> {
     chunkMetadata: chunkMetadata(metadataObject(metadata)),
   };
   let lastProgress = Date.now();
+  // One index for the whole version, with its embedder: the one the alias points to as the build starts. If a
+  // migration swaps the alias meanwhile, its catch-up pass copies this version over once the job has ended.
+  const serving = await search.servingIndex();
   for (let start = 0; start < segments.length; start += SEGMENTS_PER_STEP) {
     const step = segments.slice(start, start + SEGMENTS_PER_STEP);
-    const vectors = await rag.embedSegments(job.title, step);
+    const vectors = await rag.embedSegments(job.title, step, serving.embedder.modelName);
     checkpoint();
-    await search.indexChunks(chunkDocuments(target, job.version, step, vectors, rag.embedder.modelName, start));
+    await search.indexChunks(chunkDocuments(target, job.version, step, vectors, serving.embedder.modelName, start), serving.index);
     // Deleted (cancelled) meanwhile: its deleter removed the chunks written so far, not this step's. Seen here, one
     // primary-key read per step, rather than at the next lease renewal seconds later.
     if (segments.length > SEGMENTS_PER_STEP && (await store.findJob(job._id)) === null) await cancel(deps, job, false);
@@ -517,7 +520,7 @@ async function buildVersion(run: JobRun): Promise<void> {
     }
     checkpoint();
   }
-  await search.chunksSearchable();
+  await search.chunksSearchable(serving.index);
   checkpoint();
 
   const built = { chunks: segments.length, total_chunks: total };

@@ -2,7 +2,6 @@
 // KBQA_OPENAI_BASE_URL is set. LLM calls are retried with backoff on timeouts, 429 and 5xx within a bounded budget;
 // after that the caller gets 503. A streamed call is retried only until its first token: after that, text has
 // reached the client and cannot be taken back, so a failure is final.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ChatOpenAI } from '@langchain/openai';
 import { Runnable, type RunnableConfig } from '@langchain/core/runnables';
 import type { Config } from '../config.ts';
@@ -10,6 +9,7 @@ import { EXTRACTIVE_MODEL } from '../config.ts';
 import { UpstreamUnavailableError } from '../errors.ts';
 import { extractiveAnswerModel, llmAnswerModel, type AnswerInput, type AnswerModel } from './answerChain.ts';
 import type { SentenceEmbedder } from './extractiveAnswerer.ts';
+import { retryTransient } from './retries.ts';
 
 export const ANSWER_MODEL_UNAVAILABLE = 'the answer model is unavailable; retry later';
 
@@ -23,14 +23,6 @@ export interface AnswerModels {
   model(name: string): AnswerModel;
 }
 
-function isTransient(error: unknown): boolean {
-  const status = (error as { status?: number; response?: { status?: number } })?.status ?? (error as { response?: { status?: number } })?.response?.status;
-  if (typeof status === 'number') return status === 408 || status === 429 || status >= 500;
-  const name = (error as Error)?.name ?? '';
-  const message = (error as Error)?.message ?? '';
-  return /timeout|abort|ECONNREFUSED|ECONNRESET|socket|network|fetch failed|connection/i.test(`${name} ${message}`);
-}
-
 const unavailable = (cause: unknown) => new UpstreamUnavailableError('answer-model', ANSWER_MODEL_UNAVAILABLE, { cause });
 
 interface RetryPolicy {
@@ -39,20 +31,14 @@ interface RetryPolicy {
   idleTimeoutMs: number;
 }
 
-/** Runs `attempt` up to `attempts` times while it fails transiently, backing off; never past an aborted signal. */
+/** Runs `attempt` under the retry policy: what still fails is a 503, unless the run was aborted. */
 async function withRetries<T>(policy: RetryPolicy, signal: AbortSignal | undefined, attempt: () => Promise<T>): Promise<T> {
-  let lastError: unknown;
-  for (let index = 0; index < policy.attempts; index += 1) {
-    if (index > 0) await sleep(Math.min(4_000, 250 * 2 ** (index - 1)) * (0.75 + Math.random() * 0.5), undefined, { signal });
-    try {
-      return await attempt();
-    } catch (error) {
-      if (signal?.aborted) throw error;
-      lastError = error;
-      if (!isTransient(error)) break;
-    }
+  try {
+    return await retryTransient(policy.attempts, signal, attempt);
+  } catch (error) {
+    if (signal?.aborted) throw error;
+    throw unavailable(error);
   }
-  throw unavailable(lastError);
 }
 
 class TokenTimeoutError extends Error {

@@ -1,11 +1,18 @@
-// The RAG module: the model pool (embedder and splitter in worker threads), and the answer models. Only service/rag/
-// talks to models, and no inference runs on the event loop.
-import type { Config } from '../config.ts';
-import { UpstreamUnavailableError } from '../errors.ts';
-import { answerChain, type AnswerDelta, type ChainAnswer, type PassageMetadata } from './answerChain.ts';
+// The RAG module: the model pool (the local embedder and the splitter in worker threads), the OpenAI-compatible
+// embedder when configured, and the answer models. Only service/rag/ talks to models, and no inference runs on the
+// event loop.
+//
+// Embedders: the local bge-small-en-v1.5 always (the pool is loaded anyway: the splitter and the extractive answerer
+// need it), and the OpenAI-compatible one when configured. KBQA_EMBEDDER selects the one new indices are built with
+// (`embedder`); an index built by the other is still served while it is live (a migration between them), by naming
+// its embedder in embedQuestion / embedSegments.
+import { EXTRACTIVE_MODEL, type Config } from '../config.ts';
+import { EmbedderNotConfiguredError, UpstreamUnavailableError } from '../errors.ts';
+import { answerChain, type AnswerDelta, type AnswerInput, type ChainAnswer, type PassageMetadata } from './answerChain.ts';
 import { buildAnswerModels, type AnswerModels } from './answerModels.ts';
-import { BGE_SMALL_EN } from './embedderIdentity.ts';
+import { BGE_SMALL_EN, type EmbedderIdentity } from './embedderIdentity.ts';
 import { startModelPool, type ModelPool } from './modelPool.ts';
+import { OpenAIEmbedder } from './openaiEmbeddings.ts';
 import { embeddingInput, isMarkdownFilename, type SplitResult, type TextSegment } from './splitter.ts';
 import type { Document } from '@langchain/core/documents';
 
@@ -17,19 +24,35 @@ export interface AnswerRequest {
 }
 
 export interface Rag {
-  /** Which vectors this service makes (the chunk index is named after it). */
-  embedder: { modelName: string; dimensions: number };
+  /**
+   * The configured embedder (KBQA_EMBEDDER): which vectors new indices are built with. An OpenAI-compatible one's
+   * dimensions are read from its model: until it has answered once (its endpoint down since start-up), reading this
+   * throws UpstreamUnavailableError; `embedderName` is known regardless.
+   */
+  readonly embedder: EmbedderIdentity;
+  /** The configured embedder's name, known without its model (the chunk index is named after it). */
+  readonly embedderName: string;
+  /** Every embedder this service can embed with now: bge-small-en-v1.5, and the OpenAI-compatible one once it answered. */
+  embedders(): EmbedderIdentity[];
   /** The worker threads every inference and split runs in. */
   models: ModelPool;
   answerModels: AnswerModels;
-  /** For /readyz: null when the embedder answers a one-word inference (a few ms); throws what failed. */
+  /**
+   * For /readyz, the configured embedder: null when it answers a one-word inference (a few ms; an OpenAI-compatible
+   * one that answered within 30 s is not asked again); throws what failed.
+   */
   embedderProblem(): Promise<string | null>;
   /** For /readyz: null when a splitter worker (its thread and tokenizer) splits a word; throws what failed. */
   splitterProblem(): Promise<string | null>;
   split(content: string, filename: string): Promise<SplitResult>;
-  /** Passage vectors for a document's segments (title and heading path give each segment its context). */
-  embedSegments(title: string, segments: TextSegment[]): Promise<number[][]>;
-  embedQuestion(question: string): Promise<number[]>;
+  /**
+   * Passage vectors for a document's segments (title and heading path give each segment its context), by the named
+   * embedder (default: the configured one). UpstreamUnavailableError when it cannot embed now;
+   * EmbedderNotConfiguredError when this service has no embedder of that name.
+   */
+  embedSegments(title: string, segments: TextSegment[], modelName?: string): Promise<number[][]>;
+  /** The question's vector by the named embedder (default: the configured one); fails as embedSegments does. */
+  embedQuestion(question: string, modelName?: string): Promise<number[]>;
   /**
    * The answer chain over passages the caller retrieved (passage n is passages[n-1]): the named answer model, then
    * its markers mapped to citations. Throws UpstreamUnavailableError when the model cannot answer.
@@ -52,11 +75,14 @@ async function embedderCall<T>(operation: () => Promise<T>): Promise<T> {
   }
 }
 
-const answerInput = (request: AnswerRequest) => ({
-  question: request.question,
-  questionEmbedding: request.questionEmbedding,
-  passages: request.passages,
-});
+/** One embedder behind the rag's interface. */
+interface Embedder {
+  modelName: string;
+  /** Null while its vectors' length is unknown (an OpenAI-compatible model that has not answered yet). */
+  identity(): EmbedderIdentity | null;
+  embedQuery(text: string): Promise<number[]>;
+  embedPassages(texts: string[]): Promise<number[][]>;
+}
 
 export async function loadRag(config: Config): Promise<Rag> {
   const models = startModelPool({
@@ -68,38 +94,87 @@ export async function loadRag(config: Config): Promise<Rag> {
     maxChars: config.chunking.maxChars,
   });
   const passagesPerTask = config.embedder.batchSize;
+  const bge: Embedder = {
+    modelName: BGE_SMALL_EN.modelName,
+    identity: () => BGE_SMALL_EN,
+    embedQuery: (text) => rag.models.embedQuery(text),
+    // Small tasks, all submitted at once: they spread over every worker, and a question waits behind at most one.
+    async embedPassages(inputs) {
+      const tasks: Promise<number[][]>[] = [];
+      for (let start = 0; start < inputs.length; start += passagesPerTask) {
+        tasks.push(rag.models.embedPassages(inputs.slice(start, start + passagesPerTask)));
+      }
+      return (await Promise.all(tasks)).flat();
+    },
+  };
+  const openai = config.embedder.openai ? new OpenAIEmbedder(config.embedder.openai) : null;
+  const configured: Embedder = config.embedder.selected === 'openai' && openai ? openai : bge;
+  const embedders = openai ? [bge, openai] : [bge];
+  const embedderNamed = (modelName: string = configured.modelName): Embedder => {
+    const embedder = embedders.find((candidate) => candidate.modelName === modelName);
+    if (!embedder) throw new EmbedderNotConfiguredError(modelName, embedders.map((candidate) => candidate.modelName));
+    return embedder;
+  };
+  // Which embedder made each question vector this rag handed out (compared by identity, kept no longer than the
+  // vector): the extractive answerer compares sentences with the question in bge's space, whichever space retrieval used.
+  const questionSpaces = new WeakMap<number[], string>();
+  const answerInput = async (request: AnswerRequest): Promise<AnswerInput> => {
+    const space = questionSpaces.get(request.questionEmbedding) ?? configured.modelName;
+    const needsBge = request.model === EXTRACTIVE_MODEL && space !== bge.modelName;
+    return {
+      question: request.question,
+      questionEmbedding: needsBge ? await embedderCall(() => rag.models.embedQuery(request.question)) : request.questionEmbedding,
+      passages: request.passages,
+    };
+  };
+
   const rag: Rag = {
-    embedder: BGE_SMALL_EN,
+    get embedder(): EmbedderIdentity {
+      const identity = configured.identity();
+      if (identity === null) {
+        throw new UpstreamUnavailableError('embedder', `the embedder ${configured.modelName} has not answered since start-up, so its dimensions are unknown; retry later`);
+      }
+      return identity;
+    },
+    embedderName: configured.modelName,
+    embedders: () => embedders.map((embedder) => embedder.identity()).filter((identity) => identity !== null),
     models,
     // The extractive answerer's sentences go through the pool's interactive lane, like the question.
     answerModels: buildAnswerModels(config, { embedDocuments: (texts) => rag.models.embedSentences(texts) }),
     // The model's own error (not the 503 wrapper) is what the readiness log should name.
-    embedderProblem: () => rag.models.embedQuery('ready').then(() => null),
+    embedderProblem: () => (configured === openai ? openai.problem() : rag.models.embedQuery('ready').then(() => null)),
     splitterProblem: () => rag.models.countTokens('ready').then(() => null),
     split: (content, filename) => rag.models.split(content, isMarkdownFilename(filename)),
-    // Small tasks, all submitted at once: they spread over every worker, and a question waits behind at most one.
-    embedSegments: (title, segments) =>
-      embedderCall(async () => {
-        const inputs = segments.map((segment) => embeddingInput(title, segment));
-        const tasks: Promise<number[][]>[] = [];
-        for (let start = 0; start < inputs.length; start += passagesPerTask) {
-          tasks.push(rag.models.embedPassages(inputs.slice(start, start + passagesPerTask)));
-        }
-        return (await Promise.all(tasks)).flat();
-      }),
-    embedQuestion: (question) => embedderCall(() => rag.models.embedQuery(question)),
+    async embedSegments(title, segments, modelName) {
+      const embedder = embedderNamed(modelName);
+      if (segments.length === 0) return [];
+      return embedderCall(() => embedder.embedPassages(segments.map((segment) => embeddingInput(title, segment))));
+    },
+    async embedQuestion(question, modelName) {
+      const embedder = embedderNamed(modelName);
+      const vector = await embedderCall(() => embedder.embedQuery(question));
+      questionSpaces.set(vector, embedder.modelName);
+      return vector;
+    },
     async answer(request) {
       const chain = answerChain(rag.answerModels.model(request.model), request.passages, request.question);
-      const { text, citations } = await chain.invoke(answerInput(request));
+      const { text, citations } = await chain.invoke(await answerInput(request));
       return { answer: text, citations };
     },
     async *streamAnswer(request, signal) {
       const chain = answerChain(rag.answerModels.model(request.model), request.passages, request.question);
-      yield* await chain.stream(answerInput(request), { signal });
+      yield* await chain.stream(await answerInput(request), { signal });
     },
     close: () => models.close(),
   };
-  // Loads every worker's session before the service reports ready (and fails start-up if the model is missing).
-  await Promise.all(Array.from({ length: models.workers }, () => models.embedQuery('warm up')));
+  // Loads every worker's session before the service reports ready (and fails start-up if the model is missing). The
+  // configured OpenAI-compatible model is asked its vectors' length meanwhile (a few tries; if it does not answer,
+  // the API starts anyway and reports the embedder not ready). One only configured to read an index it built is
+  // asked in the background.
+  if (openai && configured !== openai) void openai.load(1);
+  await Promise.all([
+    ...Array.from({ length: models.workers }, () => models.embedQuery('warm up')),
+    configured === openai ? openai.load() : null,
+  ]);
   return rag;
 }

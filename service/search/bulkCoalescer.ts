@@ -7,14 +7,19 @@ import { bulkFailure, bulkLines, chunkBytesUpperBound, indexChunks, MAX_BULK_BYT
 
 interface PendingWrite {
   chunks: ChunkDocument[];
+  /** The concrete index (or the alias) these chunks go to: writes to different indices still share a request. */
+  target: string;
   bytes: number;
   resolve: () => void;
   reject: (error: unknown) => void;
 }
 
 export interface BulkCoalescer {
-  /** Resolves once these chunks are indexed (not yet searchable: see refresher.ts); rejects if any was refused. */
-  index(chunks: ChunkDocument[]): Promise<void>;
+  /**
+   * Resolves once these chunks are indexed in `target` (default the alias; not yet searchable: see refresher.ts);
+   * rejects if any was refused.
+   */
+  index(chunks: ChunkDocument[], target?: string): Promise<void>;
   /** Bulk requests sent so far (for the bench and tests). */
   requests(): number;
 }
@@ -29,7 +34,7 @@ export function startBulkCoalescer(client: SearchClient, alias: string, maxBytes
     let response: BulkResponse;
     try {
       // Idempotent: chunks are indexed under their own ids (chunks.ts indexChunks).
-      response = await client.request<BulkResponse>('POST', '/_bulk', { bulkBody: batch.flatMap((write) => bulkLines(alias, write.chunks)), idempotent: true });
+      response = await client.request<BulkResponse>('POST', '/_bulk', { bulkBody: batch.flatMap((write) => bulkLines(write.target, write.chunks)), idempotent: true });
     } catch (error) {
       for (const write of batch) write.reject(error);
       return;
@@ -62,16 +67,16 @@ export function startBulkCoalescer(client: SearchClient, alias: string, maxBytes
   }
 
   return {
-    index(chunks) {
+    index(chunks, target = alias) {
       if (chunks.length === 0) return Promise.resolve();
       const bytes = chunks.reduce((sum, chunk) => sum + chunkBytesUpperBound(chunk), 0);
       // A write bigger than one request goes out on its own, in byte-bounded requests.
       if (bytes > maxBytes) {
         requests += 1;
-        return indexChunks(client, alias, chunks);
+        return indexChunks(client, target, chunks);
       }
       return new Promise<void>((resolve, reject) => {
-        pending.push({ chunks, bytes, resolve, reject });
+        pending.push({ chunks, target, bytes, resolve, reject });
         if (!flushing) void flush();
       });
     },

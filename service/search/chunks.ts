@@ -158,11 +158,12 @@ export async function refreshChunks(client: SearchClient, alias: string): Promis
  * Deletes by query after a refresh: chunks acknowledged by a bulk request that did not refresh (an earlier batch
  * of an ingest that then failed) are not yet visible to search, and _delete_by_query only deletes what it finds.
  */
-async function deleteChunksWhere(client: SearchClient, alias: string, query: object): Promise<number> {
-  await refreshChunks(client, alias);
+async function deleteChunksWhere(client: SearchClient, targets: string, query: object): Promise<number> {
+  // `targets`: the alias, or every index of its family (a comma-separated list; one dropped meanwhile is skipped).
+  await client.request('POST', `/${targets}/_refresh`, { querystring: { ignore_unavailable: true, allow_no_indices: true }, idempotent: true });
   // Idempotent: sent twice, the second finds less to delete and the end state is the same (only its count differs).
-  const response = await client.request<{ deleted: number }>('POST', `/${alias}/_delete_by_query`, {
-    querystring: { refresh: true, conflicts: 'proceed' },
+  const response = await client.request<{ deleted: number }>('POST', `/${targets}/_delete_by_query`, {
+    querystring: { refresh: true, conflicts: 'proceed', ignore_unavailable: true, allow_no_indices: true },
     body: { query },
     idempotent: true,
   });
@@ -208,6 +209,8 @@ export interface ChunkGroup {
   chunks: number;
   /** When the newest chunk of the group was indexed (ms since epoch): an ingest may still be in flight. */
   last_indexed_ms: number;
+  /** Whether chunk 0 is among them (a migration writes it last: with it, the version is complete). */
+  has_first_chunk: boolean;
 }
 
 /**
@@ -226,6 +229,7 @@ export async function listChunkGroups(client: SearchClient, alias: string, knowl
             key: { document_id: string; knowledge_base_id: string; document_version: number | null };
             doc_count: number;
             last_indexed: { value: number | null };
+            first_chunk: { doc_count: number };
           }>;
         };
       };
@@ -244,14 +248,14 @@ export async function listChunkGroups(client: SearchClient, alias: string, knowl
               ],
               ...(after ? { after } : {}),
             },
-            aggs: { last_indexed: { max: { field: 'indexed_at' } } },
+            aggs: { last_indexed: { max: { field: 'indexed_at' } }, first_chunk: { filter: { term: { chunk_index: 0 } } } },
           },
         },
       },
     });
     const { buckets, after_key: afterKey } = response.aggregations.groups;
     for (const bucket of buckets) {
-      groups.push({ ...bucket.key, document_version: bucket.key.document_version ?? 0, chunks: bucket.doc_count, last_indexed_ms: bucket.last_indexed.value ?? 0 });
+      groups.push({ ...bucket.key, document_version: bucket.key.document_version ?? 0, chunks: bucket.doc_count, last_indexed_ms: bucket.last_indexed.value ?? 0, has_first_chunk: bucket.first_chunk.doc_count > 0 });
     }
     if (buckets.length === 0 || !afterKey) return groups;
     after = afterKey;

@@ -1,16 +1,37 @@
 // The search module: everything the service asks OpenSearch, bound to one client. Only this folder talks to it.
 import type { Config } from '../config.ts';
-import { applySearchAssets, CHUNKS_ALIAS, chunkIndexName, type SearchAssetSettings } from './assets.ts';
+import { applySearchAssets, CHUNKS_ALIAS, chunkIndexName, loadSearchAssets, type SearchAssetSettings } from './assets.ts';
 import { countChunks, deleteChunksOfDocument, deleteChunksOfDocumentVersion, listChunkGroups, deleteChunksOfKnowledgeBase, refreshChunks, type ChunkDocument } from './chunks.ts';
 import { startBulkCoalescer } from './bulkCoalescer.ts';
 import { startRefresher } from './refresher.ts';
 import { createSearchClient, type SearchClientOptions } from './client.ts';
 import { listPluginsAndModules, searchEngineProblem } from './readiness.ts';
 import { hybridSearch, lexicalQueryText, lexicalSearch, vectorSearch, type RetrievalRequest } from './retrieval.ts';
+import { DEFAULT_HYBRID_TUNING, type Bm25Field, type HybridTuning } from './fusion.ts';
 import { startWriteBlockCheck } from './writeBlock.ts';
 import { snapshotRequests } from './snapshots.ts';
+import { startServingIndexResolver, type ServingIndex } from './servingIndex.ts';
+import { indexAdminRequests } from './indexAdmin.ts';
+import { MIGRATE_COMMAND, type Drift } from './drift.ts';
+
+/** What /readyz says of the chunk index: the alias, the index it points to, and drift with the command that resolves it. */
+export interface SearchIndexDetail {
+  alias: string;
+  index: string | null;
+  drift: Drift[];
+  command: string | null;
+}
+
+const DRIFT_TTL_MS = 5_000;
+
+/** A retrieval request, optionally bound to the concrete index it was embedded for (servingIndex()). */
+export type IndexedRetrievalRequest = RetrievalRequest & { index?: string };
 
 export interface SearchIndexOptions extends SearchAssetSettings, Pick<SearchClientOptions, 'auth' | 'caFile' | 'resurrectAfterMs'> {
+  /** The BM25 side's fields and each side's depth (fusion.ts HybridTuning); unset: text and title, the request's depth. */
+  bm25Fields?: Bm25Field[];
+  bm25Depth?: number | null;
+  knnDepth?: number | null;
   /** The first node; `urls`, when given, lists every node (it includes this one). */
   url: string;
   urls?: string[];
@@ -36,7 +57,13 @@ export function openConfiguredSearchIndex(config: Config, embedder: { modelName:
     replicas: config.opensearch.replicas,
     rrfRankConstant: config.opensearch.rrfRankConstant,
     rrfWeights: config.opensearch.rrfWeights,
+    hybridFusion: config.opensearch.hybridFusion,
+    bm25Fields: config.opensearch.bm25Fields,
+    bm25Depth: config.opensearch.bm25Depth,
+    knnDepth: config.opensearch.knnDepth,
     refreshIntervalMs: config.ingestion.refreshIntervalMs,
+    assetsDir: config.opensearch.assetsDir,
+    chunking: config.chunking,
   });
 }
 
@@ -52,19 +79,70 @@ export function openSearchIndex(options: SearchIndexOptions) {
   const refresher = startRefresher(client, alias, options.refreshIntervalMs ?? 0);
   const bulks = startBulkCoalescer(client, alias);
   const writeBlock = startWriteBlockCheck(client, alias);
+  const tuning: HybridTuning = {
+    fusion: options.hybridFusion ?? DEFAULT_HYBRID_TUNING.fusion,
+    rankConstant: options.rrfRankConstant,
+    weights: options.rrfWeights,
+    bm25Depth: options.bm25Depth ?? null,
+    knnDepth: options.knnDepth ?? null,
+    bm25Fields: options.bm25Fields ?? DEFAULT_HYBRID_TUNING.bm25Fields,
+  };
+  const embedder = { modelName: options.embedderName, dimensions: options.dimensions };
+  const serving = startServingIndexResolver(client, alias, embedder);
+  // Deletes reach every index of the family: the one served, a kept old one, a migration's target.
+  const deleteTargets = async () => [...new Set([alias, ...(await serving.family())])].join(',');
+  /** The concrete index a request goes to: the one it was embedded for, else the one served now. */
+  const searched = async (request: IndexedRetrievalRequest) => request.index ?? (await serving.current()).index;
+  let appliedIndex: string | null = null;
+  const indices = indexAdminRequests(client, options);
+  // Drift for /readyz: a dozen small reads, so computed at most every DRIFT_TTL_MS whoever asks.
+  let driftKnown: { at: number; detail: SearchIndexDetail } | null = null;
+  let driftInFlight: Promise<SearchIndexDetail> | null = null;
+  const searchIndexDetail = async (): Promise<SearchIndexDetail> => {
+    if (driftKnown && performance.now() - driftKnown.at < DRIFT_TTL_MS) return driftKnown.detail;
+    driftInFlight ??= (async () => {
+      const { index } = await serving.current();
+      const drift = await indices.drift(index === alias ? null : index, embedder);
+      const detail = { alias, index: index === alias ? null : index, drift, command: drift.length > 0 ? MIGRATE_COMMAND : null };
+      driftKnown = { at: performance.now(), detail };
+      return detail;
+    })().finally(() => {
+      driftInFlight = null;
+    });
+    return driftInFlight;
+  };
   return {
     alias,
-    indexName: chunkIndexName(options.embedderName, alias),
+    /** The index start-up found or made behind the alias (before start-up: the current version's name for this embedder). */
+    get indexName(): string {
+      return appliedIndex ?? chunkIndexName(options.embedderName, alias, loadSearchAssets(options.assetsDir).version);
+    },
     rankConstant: options.rrfRankConstant,
-    applyAssets: () => applySearchAssets(client, options),
+    /** The configured hybrid knobs: what the named pipelines fuse with and how each side is asked. */
+    hybridTuning: tuning,
+    /** Applies the asset files; never changes the live index's analysis or moves the alias (drift is returned). */
+    applyAssets: async () => {
+      const applied = await applySearchAssets(client, options);
+      appliedIndex = applied.index;
+      serving.invalidate();
+      return applied;
+    },
+    /**
+     * The concrete index the alias points to and the embedder its vectors are from (cached for ~2 s): embed a
+     * question or a document with that embedder, then search or write that index.
+     */
+    servingIndex: (): Promise<ServingIndex> => serving.current(),
+    /** Forget the cached serving index (after moving the alias in this process). */
+    forgetServingIndex: () => serving.invalidate(),
     /**
      * Indexes without a refresh (call `chunksSearchable()` once the last batch of an ingestion is in), sharing bulk
-     * requests with concurrent ingestions (bulkCoalescer.ts).
+     * requests with concurrent ingestions (bulkCoalescer.ts). `index`: the concrete index (servingIndex()); default
+     * the alias.
      */
-    indexChunks: (chunks: ChunkDocument[]) => bulks.index(chunks),
+    indexChunks: (chunks: ChunkDocument[], index?: string) => bulks.index(chunks, index),
     bulkRequestCount: () => bulks.requests(),
-    /** Group commit: resolves after a refresh that began after the call (shared with concurrent ingestions). */
-    chunksSearchable: () => refresher.refreshed(),
+    /** Group commit: resolves after a refresh (of `index`, default the alias) that began after the call (shared with concurrent ingestions). */
+    chunksSearchable: (index?: string) => refresher.refreshed(index),
     refreshCount: () => refresher.count(),
     /**
      * The write block on the chunk index (a full disk's read_only_allow_delete, say) or null; cached for a second.
@@ -74,21 +152,30 @@ export function openSearchIndex(options: SearchIndexOptions) {
     assertWritable: () => writeBlock.assertWritable(),
     refreshChunks: () => refreshChunks(client, alias),
     // Deletes ask about the block first: under it OpenSearch 3 refuses them, but only after retrying for a minute.
-    deleteChunksOfDocument: (documentId: string) => writeBlock.assertWritable().then(() => deleteChunksOfDocument(client, alias, documentId)),
+    deleteChunksOfDocument: (documentId: string) =>
+      writeBlock.assertWritable().then(async () => deleteChunksOfDocument(client, await deleteTargets(), documentId)),
     deleteChunksOfDocumentVersion: (documentId: string, version: number) =>
-      writeBlock.assertWritable().then(() => deleteChunksOfDocumentVersion(client, alias, documentId, version)),
-    deleteChunksOfKnowledgeBase: (knowledgeBaseId: string) => writeBlock.assertWritable().then(() => deleteChunksOfKnowledgeBase(client, alias, knowledgeBaseId)),
+      writeBlock.assertWritable().then(async () => deleteChunksOfDocumentVersion(client, await deleteTargets(), documentId, version)),
+    deleteChunksOfKnowledgeBase: (knowledgeBaseId: string) =>
+      writeBlock.assertWritable().then(async () => deleteChunksOfKnowledgeBase(client, await deleteTargets(), knowledgeBaseId)),
     listChunkGroups: (knowledgeBaseIds?: string[]) => listChunkGroups(client, alias, knowledgeBaseIds),
     countChunks: (filter?: { document_id?: string; knowledge_base_id?: string; document_version?: number }) => countChunks(client, alias, filter),
-    hybridSearch: (request: RetrievalRequest) => hybridSearch(client, alias, request, options.rrfRankConstant),
-    lexicalSearch: (request: RetrievalRequest) => lexicalSearch(client, alias, request),
+    // Each query runs on one concrete index (request.index, else the one served now): never on two during a swap.
+    // An override (kbqa eval --sweep) changes knobs for this request alone; a different fusion goes inline (retrieval.ts).
+    hybridSearch: async (request: IndexedRetrievalRequest, override?: Partial<HybridTuning>, options?: { inlinePipeline?: boolean }) =>
+      hybridSearch(client, await searched(request), request, tuning, override, options),
+    lexicalSearch: async (request: IndexedRetrievalRequest) => lexicalSearch(client, await searched(request), request, tuning.bm25Fields),
     /** What the BM25 side sends for a question (bounded to MAX_LEXICAL_TERMS terms). */
-    lexicalQueryText: (question: string) => lexicalQueryText(client, alias, question),
-    vectorSearch: (request: RetrievalRequest) => vectorSearch(client, alias, request),
+    lexicalQueryText: async (question: string) => lexicalQueryText(client, (await serving.current()).index, question, tuning.bm25Fields),
+    vectorSearch: async (request: IndexedRetrievalRequest) => vectorSearch(client, await searched(request), request),
     problem: () => searchEngineProblem(client),
     listPluginsAndModules: () => listPluginsAndModules(client),
     /** Snapshot repositories, snapshots and restores of the chunk indices: for `kbqa backup` only. */
     snapshots: snapshotRequests(client, alias),
+    /** The alias family's indices, drift, and the steps of a migration: for `kbqa index` only. */
+    indices,
+    /** The live index and what differs from the asset files (cached for a few seconds): /readyz's detail. */
+    searchIndexDetail,
     /** Raw access for tests and the admin CLI, never for request handling. */
     request: client.request,
     close: () => client.close(),
@@ -97,4 +184,9 @@ export function openSearchIndex(options: SearchIndexOptions) {
 
 export type { ChunkDocument, ChunkGroup } from './chunks.ts';
 export type { RetrievalRequest, RetrievedChunk } from './retrieval.ts';
+export type { HybridTuning } from './fusion.ts';
+export type { ServingIndex } from './servingIndex.ts';
+export type { Drift } from './drift.ts';
+export { MIGRATE_COMMAND } from './drift.ts';
+export type { ChunkIndexMeta } from './chunkIndices.ts';
 export { CHUNKS_INGEST_PIPELINE, CHUNKS_TEMPLATE, HYBRID_EXPLAIN_SEARCH_PIPELINE, HYBRID_SEARCH_PIPELINE } from './assets.ts';

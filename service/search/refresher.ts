@@ -6,14 +6,14 @@
 import type { SearchClient } from './client.ts';
 
 export interface Refresher {
-  /** Resolves once a refresh that began after this call has completed. */
-  refreshed(): Promise<void>;
+  /** Resolves once a refresh (of `target`: an index, or by default the alias) that began after this call has completed. */
+  refreshed(target?: string): Promise<void>;
   /** Refreshes the chunk index has run since start (for the bench). */
   count(): number;
 }
 
 export function startRefresher(client: SearchClient, alias: string, minIntervalMs: number): Refresher {
-  let waiting: Array<{ resolve: () => void; reject: (error: unknown) => void }> = [];
+  let waiting: Array<{ target: string; resolve: () => void; reject: (error: unknown) => void }> = [];
   let running = false;
   let lastStarted = 0;
   let refreshes = 0;
@@ -28,7 +28,9 @@ export function startRefresher(client: SearchClient, alias: string, minIntervalM
         waiting = [];
         lastStarted = Date.now();
         try {
-          await client.request('POST', `/${alias}/_refresh`, { idempotent: true });
+          // One refresh for every index written to (during a migration's swap, the old and the new one).
+          const targets = [...new Set(batch.map((waiter) => waiter.target))].join(',');
+          await client.request('POST', `/${targets}/_refresh`, { idempotent: true });
           refreshes += 1;
           for (const waiter of batch) waiter.resolve();
         } catch (error) {
@@ -41,9 +43,9 @@ export function startRefresher(client: SearchClient, alias: string, minIntervalM
   }
 
   return {
-    refreshed() {
+    refreshed(target = alias) {
       return new Promise<void>((resolve, reject) => {
-        waiting.push({ resolve, reject });
+        waiting.push({ target, resolve, reject });
         if (!running) void cycle();
       });
     },

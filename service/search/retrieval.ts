@@ -1,13 +1,25 @@
-// Reading chunks back: the hybrid (BM25 + k-NN, fused by RRF in a search pipeline) query the API uses, and the
-// single-sided BM25 and k-NN queries that `kbqa eval --ablate` compares it with. All three share one filter and
-// one field set, so an ablation measures the fusion and nothing else.
+// Reading chunks back: the hybrid (BM25 + k-NN, fused in a search pipeline: RRF by default) query the API uses, and
+// the single-sided BM25 and k-NN queries that `kbqa eval --ablate` compares it with. All three share one filter and
+// one field set, so an ablation measures the fusion and nothing else. The fusion's knobs are a HybridTuning
+// (fusion.ts): the configured one runs through the named pipelines; an override goes inline in the request.
 import { chunkVersionQuery, documentVersionId, type ChunkDocument } from './chunks.ts';
 import type { SearchClient } from './client.ts';
 import { HYBRID_EXPLAIN_SEARCH_PIPELINE, HYBRID_SEARCH_PIPELINE } from './assets.ts';
+import {
+  countingField,
+  DEFAULT_HYBRID_TUNING,
+  maxLexicalTerms,
+  multiMatchFields,
+  renderHybridPipeline,
+  samePipeline,
+  sideDepths,
+  type Bm25Field,
+  type HybridTuning,
+} from './fusion.ts';
 import { metadataFilterQuery, type MetadataFilter } from './metadataFilter.ts';
 
-/** Fields BM25 searches: the chunk text and its document's title. */
-export const LEXICAL_FIELDS = ['text', 'title'];
+/** Fields BM25 searches by default (KBQA_BM25_FIELDS): the chunk text and its document's title. */
+export const LEXICAL_FIELDS = multiMatchFields(DEFAULT_HYBRID_TUNING.bm25Fields);
 
 const RETURNED_FIELDS = [
   'chunk_id',
@@ -23,6 +35,9 @@ const RETURNED_FIELDS = [
   'embedding_b64',
 ];
 
+/** What ranking needs (RetrievalRequest.rankingOnly): no text, no vector. */
+const RANKING_FIELDS = ['chunk_id', 'knowledge_base_id', 'document_id', 'filename', 'chunk_index'];
+
 export interface RetrievalRequest {
   text: string;
   vector: number[];
@@ -34,8 +49,16 @@ export interface RetrievalRequest {
   size: number;
   /** How deep each side looks before fusion (pagination_depth / k). */
   depth: number;
-  /** Ask OpenSearch for each side's rank (costs an explanation per hit). */
+  /**
+   * Ask OpenSearch for each side's rank (costs an explanation per hit). RRF only: a min_max or l2 fusion's
+   * explanation holds normalized scores, not ranks, so those chunks carry null ranks.
+   */
   withSideRanks?: boolean;
+  /**
+   * Only what a ranking needs: ids, filename and scores; no text, title or vector (`similarity` is then 0). For
+   * `kbqa eval`, whose thousands of searches would otherwise move every passage and its vector.
+   */
+  rankingOnly?: boolean;
 }
 
 /** A chunk as a search returns it: the stored fields without the vector, plus how it ranked. */
@@ -84,12 +107,13 @@ function chunkFilter(request: RetrievalRequest) {
 }
 
 /**
- * The most terms the BM25 side sends. OpenSearch builds one clause per analysed term occurrence and field searched,
- * and refuses a query past indices.query.bool.max_clause_count (1024) with too_many_clauses or
- * too_many_nested_clauses; a valid 4,000-character question holds ~800 words (or 4,000 CJK characters, each a
- * token). 256 terms × 2 LEXICAL_FIELDS = 512 clauses leaves room to spare.
+ * The most terms the BM25 side sends over the default fields. OpenSearch builds one clause per analysed term
+ * occurrence and field searched, and refuses a query past indices.query.bool.max_clause_count (1024) with
+ * too_many_clauses or too_many_nested_clauses; a valid 4,000-character question holds ~800 words (or 4,000 CJK
+ * characters, each a token). 256 terms × 2 LEXICAL_FIELDS = 512 clauses (LEXICAL_CLAUSE_BUDGET) leaves room to spare;
+ * other fields share the same budget (maxLexicalTerms: 128 terms over 4 fields).
  */
-export const MAX_LEXICAL_TERMS = 256;
+export const MAX_LEXICAL_TERMS = maxLexicalTerms(LEXICAL_FIELDS.length);
 
 interface AnalyzedToken {
   token: string;
@@ -98,32 +122,39 @@ interface AnalyzedToken {
 }
 
 /**
- * The BM25 side's query text. A question of at most MAX_LEXICAL_TERMS characters cannot hold more tokens than that
- * (every token is at least one character), so it is sent exactly as typed: every ordinary question. A longer one
- * is analysed by the index itself (`_analyze` with the `text` field's analyzer: the very tokenizer, stopwords and
- * stemmer the query would use, so the count is exact in every script); past the cap, the BM25 side gets its
- * MAX_LEXICAL_TERMS most informative distinct terms, as the question spelled them. Longest first stands in for
- * "rarest"; the sort is stable, so ties keep their first occurrence's order.
+ * The BM25 side's query text. A question of at most maxLexicalTerms(fields) characters cannot hold more tokens than
+ * that (every token is at least one character), so it is sent exactly as typed: every ordinary question. A longer
+ * one is analysed by the index itself (`_analyze` with the `text` field's analyzer, or a `.standard` field's when
+ * one is searched, which keeps stopwords: the very tokenizer, stopwords and stemmer the query would use, so the
+ * count is exact in every script); past the cap, the BM25 side gets its most informative distinct terms, as the
+ * question spelled them. Longest first stands in for "rarest"; the sort is stable, so ties keep their first
+ * occurrence's order.
  */
-export async function lexicalQueryText(client: SearchClient, alias: string, question: string): Promise<string> {
-  if (question.length <= MAX_LEXICAL_TERMS) return question;
+export async function lexicalQueryText(
+  client: SearchClient,
+  alias: string,
+  question: string,
+  fields: Bm25Field[] = DEFAULT_HYBRID_TUNING.bm25Fields,
+): Promise<string> {
+  const cap = maxLexicalTerms(fields.length);
+  if (question.length <= cap) return question;
   const { tokens } = await client.request<{ tokens: AnalyzedToken[] }>('POST', `/${alias}/_analyze`, {
-    body: { field: 'text', text: question },
+    body: { field: countingField(fields), text: question },
   });
-  if (tokens.length <= MAX_LEXICAL_TERMS) return question;
+  if (tokens.length <= cap) return question;
   const firstOfEach = new Map<string, AnalyzedToken>();
   for (const token of tokens) if (!firstOfEach.has(token.token)) firstOfEach.set(token.token, token);
   return [...firstOfEach.values()]
     .sort((a, b) => b.token.length - a.token.length)
-    .slice(0, MAX_LEXICAL_TERMS)
+    .slice(0, cap)
     .map((token) => question.slice(token.start_offset, token.end_offset))
     .join(' ');
 }
 
-function lexicalQuery(request: RetrievalRequest, text: string) {
+function lexicalQuery(request: RetrievalRequest, text: string, fields: Bm25Field[]) {
   return {
     bool: {
-      must: { multi_match: { query: text, fields: LEXICAL_FIELDS } },
+      must: { multi_match: { query: text, fields: multiMatchFields(fields) } },
       filter: chunkFilter(request),
     },
   };
@@ -153,14 +184,14 @@ function toChunk(hit: Hit, request: RetrievalRequest, ranks: { bm25: number | nu
     knowledge_base_id: source.knowledge_base_id,
     document_id: source.document_id,
     filename: source.filename,
-    title: source.title,
+    title: source.title ?? '',
     heading_path: source.heading_path ?? [],
     chunk_index: source.chunk_index,
     page_start: source.page_start ?? null,
     page_end: source.page_end ?? null,
-    text: source.text,
+    text: source.text ?? '',
     score: hit._score,
-    similarity: cosine(request.vector, encoded ? decodeEmbedding(encoded) : (derived ?? [])),
+    similarity: request.rankingOnly ? 0 : cosine(request.vector, encoded ? decodeEmbedding(encoded) : (derived ?? [])),
     bm25_rank: ranks.bm25,
     vector_rank: ranks.vector,
   };
@@ -188,7 +219,8 @@ export function sideRanksFromExplanation(explanation: Explanation | undefined, r
  * Chunks indexed before embedding_b64 existed carry only the knn_vector: read those vectors (derived source, slower)
  * so their similarity is still right.
  */
-async function withVectors(client: SearchClient, alias: string, hits: Hit[]): Promise<Hit[]> {
+async function withVectors(client: SearchClient, alias: string, hits: Hit[], request: RetrievalRequest): Promise<Hit[]> {
+  if (request.rankingOnly) return hits;
   const missing = hits.filter((hit) => hit._source.embedding_b64 === undefined).map((hit) => hit._id);
   if (missing.length === 0) return hits;
   const response = await client.request<{ docs: Array<{ _id: string; _source?: { embedding: number[] } }> }>('POST', `/${alias}/_mget`, {
@@ -199,43 +231,74 @@ async function withVectors(client: SearchClient, alias: string, hits: Hit[]): Pr
   return hits.map((hit) => (hit._source.embedding_b64 === undefined ? { ...hit, _source: { ...hit._source, embedding: vectors.get(hit._id) } } : hit));
 }
 
+/**
+ * The hybrid query. `configured` is the tuning the named pipelines were installed with (applySearchAssets); a bare
+ * number (older callers: bench/searchStage.ts) means those pipelines as installed, read as RRF with that rank
+ * constant. An `override` (kbqa eval --sweep) changes any knob for this request alone: depths and fields are in the
+ * query anyway; a different fusion, rank constant or weights sends its pipeline inline, in the request body
+ * (`search_pipeline: {…}`, an ad-hoc pipeline), so the named pipelines and every other query are untouched.
+ * `inlinePipeline` sends it inline even when it equals the configured one: for a caller that cannot know the named
+ * pipelines were installed from its own configuration (`kbqa eval` runs in a process and environment of its own).
+ */
 export async function hybridSearch(
   client: SearchClient,
   alias: string,
   request: RetrievalRequest,
-  rankConstant: number,
+  configured: HybridTuning | number,
+  override?: Partial<HybridTuning>,
+  options: { inlinePipeline?: boolean } = {},
 ): Promise<RetrievedChunk[]> {
   if (request.knowledgeBaseIds.length === 0) return [];
-  const depth = Math.max(request.depth, request.size);
+  const installed = typeof configured === 'number' ? { ...DEFAULT_HYBRID_TUNING, rankConstant: configured } : configured;
+  const tuning: HybridTuning = { ...installed, ...override };
+  const inline = options.inlinePipeline === true || !samePipeline(tuning, installed);
+  const withSideRanks = Boolean(request.withSideRanks) && tuning.fusion === 'rrf';
+  const { paginationDepth, k } = sideDepths(tuning, request);
+  const text = await lexicalQueryText(client, alias, request.text, tuning.bm25Fields);
   const response = await client.request<SearchResponse>('POST', `/${alias}/_search`, {
     querystring: {
-      search_pipeline: request.withSideRanks ? HYBRID_EXPLAIN_SEARCH_PIPELINE : HYBRID_SEARCH_PIPELINE,
-      ...(request.withSideRanks ? { explain: true } : {}),
+      ...(inline ? {} : { search_pipeline: withSideRanks ? HYBRID_EXPLAIN_SEARCH_PIPELINE : HYBRID_SEARCH_PIPELINE }),
+      ...(withSideRanks ? { explain: true } : {}),
     },
     body: {
+      ...(inline ? { search_pipeline: renderHybridPipeline(tuning, withSideRanks) } : {}),
       size: request.size,
-      _source: RETURNED_FIELDS,
-      query: { hybrid: { pagination_depth: depth, queries: [lexicalQuery(request, await lexicalQueryText(client, alias, request.text)), vectorQuery(request, depth)] } },
+      _source: request.rankingOnly ? RANKING_FIELDS : RETURNED_FIELDS,
+      query: { hybrid: { pagination_depth: paginationDepth, queries: [lexicalQuery(request, text, tuning.bm25Fields), vectorQuery(request, k)] } },
     },
   });
-  const hits = await withVectors(client, alias, response.hits.hits);
+  const hits = await withVectors(client, alias, response.hits.hits, request);
   return hits.map((hit) =>
-    toChunk(hit, request, request.withSideRanks ? sideRanksFromExplanation(hit._explanation, rankConstant) : { bm25: null, vector: null }),
+    toChunk(hit, request, withSideRanks ? sideRanksFromExplanation(hit._explanation, tuning.rankConstant) : { bm25: null, vector: null }),
   );
 }
 
-export async function lexicalSearch(client: SearchClient, alias: string, request: RetrievalRequest): Promise<RetrievedChunk[]> {
+/** BM25 alone over `fields` (the configured KBQA_BM25_FIELDS through the search module), request.size deep. */
+export async function lexicalSearch(
+  client: SearchClient,
+  alias: string,
+  request: RetrievalRequest,
+  fields: Bm25Field[] = DEFAULT_HYBRID_TUNING.bm25Fields,
+): Promise<RetrievedChunk[]> {
   if (request.knowledgeBaseIds.length === 0) return [];
   const response = await client.request<SearchResponse>('POST', `/${alias}/_search`, {
-    body: { size: request.size, _source: RETURNED_FIELDS, query: lexicalQuery(request, await lexicalQueryText(client, alias, request.text)) },
+    body: {
+      size: request.size,
+      _source: request.rankingOnly ? RANKING_FIELDS : RETURNED_FIELDS,
+      query: lexicalQuery(request, await lexicalQueryText(client, alias, request.text, fields), fields),
+    },
   });
-  return (await withVectors(client, alias, response.hits.hits)).map((hit, index) => toChunk(hit, request, { bm25: index + 1, vector: null }));
+  return (await withVectors(client, alias, response.hits.hits, request)).map((hit, index) => toChunk(hit, request, { bm25: index + 1, vector: null }));
 }
 
 export async function vectorSearch(client: SearchClient, alias: string, request: RetrievalRequest): Promise<RetrievedChunk[]> {
   if (request.knowledgeBaseIds.length === 0) return [];
   const response = await client.request<SearchResponse>('POST', `/${alias}/_search`, {
-    body: { size: request.size, _source: RETURNED_FIELDS, query: vectorQuery(request, Math.max(request.size, request.depth)) },
+    body: {
+      size: request.size,
+      _source: request.rankingOnly ? RANKING_FIELDS : RETURNED_FIELDS,
+      query: vectorQuery(request, Math.max(request.size, request.depth)),
+    },
   });
-  return (await withVectors(client, alias, response.hits.hits)).map((hit, index) => toChunk(hit, request, { bm25: null, vector: index + 1 }));
+  return (await withVectors(client, alias, response.hits.hits, request)).map((hit, index) => toChunk(hit, request, { bm25: null, vector: index + 1 }));
 }

@@ -2,6 +2,7 @@
 import type Router from '@koa/router';
 import { newRouter, type AppDeps, type AppState } from '../context.ts';
 import { errorSummary } from '../../errors.ts';
+import type { SearchIndexDetail } from '../../search/index.ts';
 
 /**
  * How long one readiness probe answers for. /readyz is unauthenticated and may be polled several times a second
@@ -16,6 +17,11 @@ type Component = (typeof COMPONENTS)[number];
 interface Readiness {
   /** Per component: null when it answers, else what is wrong (logged, never sent: /readyz is public). */
   problems: Record<Component, string | null>;
+  /**
+   * The chunk index behind the alias and how it differs from the asset files (a template edited, a new version, another
+   * embedder configured): detail only, never a reason to be unready (the index serves as it is until migrated).
+   */
+  searchIndex: SearchIndexDetail | null;
 }
 
 /** A check that never throws: a thrown error is the problem it reports. */
@@ -35,16 +41,17 @@ function readinessProbe(deps: AppDeps): () => Promise<Readiness> {
   let inFlight: Promise<Readiness> | null = null;
 
   const probe = async (): Promise<Readiness> => {
-    const [opensearch, mongodb, embedder, splitter] = await Promise.all([
+    const [opensearch, mongodb, embedder, splitter, searchIndex] = await Promise.all([
       problemOf(() => deps.search.problem()),
       problemOf(() => deps.store.ping().then(() => null)),
       problemOf(() => deps.rag.embedderProblem()),
       problemOf(() => deps.rag.splitterProblem()),
+      deps.search.searchIndexDetail().catch(() => null),
     ]);
     const problems = { opensearch, mongodb, embedder, splitter };
     const failing = Object.fromEntries(Object.entries(problems).filter(([, problem]) => problem !== null));
     if (Object.keys(failing).length > 0) deps.logger.warn({ components: failing }, 'not ready');
-    return { problems };
+    return { problems, searchIndex };
   };
 
   return () => {
@@ -69,11 +76,11 @@ export function healthRoutes(deps: AppDeps): Router<AppState> {
     ctx.body = { status: 'ok' };
   });
   router.get('/readyz', async (ctx) => {
-    const { problems } = await readiness();
+    const { problems, searchIndex } = await readiness();
     const components = Object.fromEntries(COMPONENTS.map((name) => [name, problems[name] === null ? 'ok' : 'unavailable']));
     const failing = COMPONENTS.filter((name) => problems[name] !== null);
     if (failing.length === 0) {
-      ctx.body = { status: 'ready', components };
+      ctx.body = { status: 'ready', components, ...(searchIndex ? { search_index: searchIndex } : {}) };
       return;
     }
     ctx.status = 503;

@@ -1,0 +1,118 @@
+// `kbqa index status | migrate | drop-old | rollback | use INDEX`: the chunk index's versions behind its alias.
+import { createInterface } from 'node:readline/promises';
+import type { Config } from '../config.ts';
+import { IndexMigrationError } from '../errors.ts';
+import {
+  dropOldIndices,
+  formatIndexStatus,
+  indexStatus,
+  migrateIndex,
+  oldIndices,
+  useIndex,
+  type MigrationOutcome,
+  type UseOutcome,
+} from '../commands/indexMigration.ts';
+import type { Rag } from '../rag/index.ts';
+import type { SearchIndex } from '../search/index.ts';
+import type { Store } from '../store/index.ts';
+
+export const INDEX_USAGE = `  index status                                the alias, its indices (template version, embedder, documents,
+                                              chunks, segments, size), pipelines, and drift from the files
+  index migrate [--yes]                       build the current template version × configured embedder beside
+                                              the live index, fill it, check counts, swap the alias once;
+                                              run again to resume an interrupted one
+  index drop-old [--yes]                      delete this alias's indices the alias does not point to
+  index rollback [--yes] | index use INDEX [--yes]
+                                              point the alias back to the index it was migrated from (or INDEX)`;
+
+export interface IndexCommandServices {
+  config: Config;
+  store(): Promise<Store>;
+  search(): SearchIndex;
+  rag(): Promise<Rag>;
+}
+
+/** Asks on a terminal; elsewhere only --yes goes ahead (nothing is there to answer). */
+async function confirmed(question: string, yes: boolean): Promise<boolean> {
+  if (yes) return true;
+  if (!process.stdin.isTTY) throw new IndexMigrationError(`${question} — not a terminal: pass --yes to go ahead`);
+  const prompt = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return /^y(es)?$/i.test((await prompt.question(`${question} [y/N] `)).trim());
+  } finally {
+    prompt.close();
+  }
+}
+
+function migrationText(outcome: MigrationOutcome): string {
+  switch (outcome.outcome) {
+    case 'up-to-date':
+      return `${outcome.to} is live and matches the current template and embedder: nothing to migrate`;
+    case 'stopped':
+      return `stopped part-way (${outcome.copied} copied, ${outcome.rebuilt} rebuilt); run kbqa index migrate again to continue`;
+    default: {
+      const chunks = outcome.chunks.source === null ? `${outcome.chunks.target} chunks` : `${outcome.chunks.target} chunks (${outcome.from} had ${outcome.chunks.source})`;
+      const lines = [
+        `alias ${outcome.alias} now points to ${outcome.to}${outcome.from && outcome.outcome === 'migrated' ? ` (was ${outcome.from}, kept until kbqa index drop-old)` : ''}`,
+        `filled by ${outcome.fill}: ${outcome.documents} documents, ${chunks}; ${outcome.copied} versions copied, ${outcome.rebuilt} rebuilt, ${outcome.removed} chunks removed, ${outcome.catch_up_passes} catch-up pass(es)`,
+      ];
+      if (outcome.left_in_flight > 0) lines.push(`${outcome.left_in_flight} ingestion(s) were still running: run kbqa index migrate again once they end`);
+      lines.push('next: kbqa eval (compare), then kbqa index drop-old (keep) or kbqa index rollback');
+      return lines.join('\n');
+    }
+  }
+}
+
+function useText(outcome: UseOutcome): string {
+  const left = outcome.left_in_flight > 0 ? `; ${outcome.left_in_flight} ingestion(s) were still running: run kbqa index use ${outcome.to} again later` : '';
+  return `alias ${outcome.alias} now points to ${outcome.to} (was ${outcome.from ?? 'none'}); caught up: ${outcome.copied} copied, ${outcome.rebuilt} rebuilt, ${outcome.removed} chunks removed${left}`;
+}
+
+export async function runIndexCommand(
+  action: string,
+  operands: string[],
+  options: { yes?: boolean },
+  services: IndexCommandServices,
+  progressBar: (label: string) => (finished: number, total: number) => void,
+): Promise<{ json: unknown; text: string; exitCode?: number }> {
+  const say = (line: string) => process.stderr.write(`${line}\n`);
+  const yes = options.yes === true;
+  switch (action) {
+    case 'status': {
+      const rag = await services.rag();
+      const status = await indexStatus({ search: services.search(), embedder: rag.embedder });
+      return { json: status, text: formatIndexStatus(status) };
+    }
+    case 'migrate': {
+      const [store, rag] = [await services.store(), await services.rag()];
+      const search = services.search();
+      const status = await indexStatus({ search, embedder: rag.embedder });
+      if (status.live !== status.target && !(await confirmed(`migrate ${status.alias} from ${status.live} to ${status.target}?`, yes))) {
+        return { json: { outcome: 'cancelled' }, text: 'cancelled', exitCode: 1 };
+      }
+      const outcome = await migrateIndex({ store, search, rag, config: services.config }, { say, onProgress: progressBar('migrate') });
+      return { json: outcome, text: migrationText(outcome), exitCode: outcome.outcome === 'stopped' ? 1 : 0 };
+    }
+    case 'drop-old': {
+      const search = services.search();
+      const old = await oldIndices(search);
+      if (old.length === 0) return { json: { dropped: [] }, text: `no index of ${search.indices.alias} besides the live one` };
+      const listed = old.map((entry) => `  ${entry.index} (${entry.chunks} chunks${entry.state ? `, ${entry.state}` : ''})`).join('\n');
+      if (!(await confirmed(`delete these indices of ${search.indices.alias}?\n${listed}\n`, yes))) return { json: { dropped: [] }, text: 'cancelled', exitCode: 1 };
+      const dropped = await dropOldIndices(search, old.map((entry) => entry.index));
+      return { json: { dropped }, text: `dropped ${dropped.join(', ')}` };
+    }
+    case 'rollback':
+    case 'use': {
+      const requested = action === 'use' ? operands[0] : null;
+      if (action === 'use' && !requested) throw new IndexMigrationError('kbqa index use takes the index to point the alias to (kbqa index status lists them)');
+      const [store, rag] = [await services.store(), await services.rag()];
+      const search = services.search();
+      if (!(await confirmed(`point ${search.indices.alias} to ${requested ?? 'the index it was migrated from'}?`, yes))) return { json: { outcome: 'cancelled' }, text: 'cancelled', exitCode: 1 };
+      const outcome = await useIndex({ store, search, rag, config: services.config }, requested, { say });
+      return { json: outcome, text: useText(outcome) };
+    }
+    default:
+      throw new IndexMigrationError(`unknown command: index ${action} (status, migrate, drop-old, rollback, use INDEX)`);
+  }
+}

@@ -1,0 +1,664 @@
+// `kbqa index status | migrate | drop-old | rollback`: zero-downtime chunk index migrations (Kibana/Backstage style:
+// a versioned index behind an alias, filled beside the live one, one atomic alias swap).
+//
+// The unit of work is a document version (document id, live version). A migration builds the target index (the
+// current template version × the configured embedder) beside the live one, fills it — by `_reindex` from the live
+// index when only the mapping or analysis changed, else by re-chunking and re-embedding the stored originals — and
+// catches up with what ingestion changed meanwhile, by diffing the store's live documents against the target's chunk
+// groups. That diff is also how a crashed migration resumes: run it again. Then the counts are checked, the alias
+// swapped in one `_aliases` call, and, once every process has stopped writing to the old index (the serving-index
+// cache, ingestions in flight), one more catch-up pass. The old index is kept until `kbqa index drop-old`.
+import type { Config } from '../config.ts';
+import { IndexMigrationError } from '../errors.ts';
+import { createPdfExtractor } from '../extraction/pdf.ts';
+import { splitPages } from '../extraction/pdfPages.ts';
+import type { Rag } from '../rag/index.ts';
+import { MIGRATE_COMMAND, type ChunkIndexMeta, type Drift, type SearchIndex } from '../search/index.ts';
+import type { ChunkGroup } from '../search/chunks.ts';
+import { chunkMetadata } from '../search/metadataFilter.ts';
+import { SERVING_INDEX_TTL_MS } from '../search/servingIndex.ts';
+import { metadataObject, type Store } from '../store/index.ts';
+import { chunkDocuments } from './ingestJobs.ts';
+
+
+export interface IndexMigrationDeps {
+  store: Store;
+  search: SearchIndex;
+  /** Splits and embeds for a re-embedding fill (the configured embedder and chunking). */
+  rag: Pick<Rag, 'embedder' | 'split' | 'embedSegments'>;
+  config: Pick<Config, 'chunking' | 'pdf' | 'limits'>;
+}
+
+type Embedder = { modelName: string; dimensions: number };
+
+interface Unit {
+  document_id: string;
+  knowledge_base_id: string;
+  version: number;
+}
+
+const unitKey = (documentId: string, version: number) => `${documentId}:${version}`;
+
+// ---------------------------------------------------------------------------------------------------------------
+// status
+
+export interface IndexStatusEntry {
+  index: string;
+  /** The alias points to it. */
+  live: boolean;
+  template_version: number | null;
+  embedder: string | null;
+  dimensions: number | null;
+  chunking: ChunkIndexMeta['chunking'];
+  migration_state: ChunkIndexMeta['migration']['state'] | null;
+  created_at: string | null;
+  documents: number;
+  chunks: number;
+  segments: number;
+  store_bytes: number;
+  health: string;
+}
+
+export interface IndexStatus {
+  alias: string;
+  assets_dir: string;
+  template: { file: string; version: number };
+  configured_embedder: Embedder;
+  live: string | null;
+  /** What `kbqa index migrate` would build (or the live index, when it is that already). */
+  target: string;
+  indices: IndexStatusEntry[];
+  pipelines: { ingest: string | null; search: string[] };
+  drift: Drift[];
+  /** The command that resolves the drift; null when there is none. */
+  command: string | null;
+}
+
+export async function indexStatus(deps: { search: SearchIndex; embedder: Embedder }): Promise<IndexStatus> {
+  const admin = deps.search.indices;
+  const assets = admin.assets();
+  const family = await admin.family();
+  const stats = await admin.stats(family.map((entry) => entry.index));
+  const live = family.find((entry) => entry.aliased)?.index ?? null;
+  const drift = await admin.drift(live, deps.embedder);
+  const target = admin.indexNameFor(assets.version, deps.embedder.modelName);
+  return {
+    alias: admin.alias,
+    assets_dir: assets.dir,
+    template: { file: assets.templateFile, version: assets.version },
+    configured_embedder: { modelName: deps.embedder.modelName, dimensions: deps.embedder.dimensions },
+    live,
+    target,
+    indices: family.map((entry) => {
+      const found = stats.find((row) => row.index === entry.index);
+      return {
+        index: entry.index,
+        live: entry.aliased,
+        template_version: entry.meta?.template_version ?? null,
+        embedder: entry.meta?.embedder.name ?? null,
+        dimensions: entry.meta?.embedder.dimensions ?? null,
+        chunking: entry.meta?.chunking ?? null,
+        migration_state: entry.meta?.migration.state ?? null,
+        created_at: entry.meta?.created_at ?? null,
+        documents: found?.documents ?? 0,
+        chunks: found?.chunks ?? 0,
+        segments: found?.segments ?? 0,
+        store_bytes: found?.store_bytes ?? 0,
+        health: found?.health ?? 'missing',
+      };
+    }),
+    pipelines: await admin.pipelinesInForce(live),
+    drift,
+    command: drift.length === 0 ? null : editedInPlace(drift, live, target) ? `copy ${assets.templateFile} to index-templates/kbqa-chunks.v${assets.version + 1}.json, then ${MIGRATE_COMMAND}` : MIGRATE_COMMAND,
+  };
+}
+
+const INDEX_DRIFT = new Set<Drift['kind']>(['analysis', 'mappings', 'version', 'embedder', 'chunking']);
+
+/** The live index is the current version's for this embedder, yet differs from its file: the file was edited in place. */
+function editedInPlace(drift: Drift[], live: string | null, target: string): boolean {
+  return live === target && drift.some((entry) => INDEX_DRIFT.has(entry.kind));
+}
+
+function bytes(count: number): string {
+  if (count < 1024) return `${count} B`;
+  if (count < 1024 ** 2) return `${(count / 1024).toFixed(1)} KiB`;
+  if (count < 1024 ** 3) return `${(count / 1024 ** 2).toFixed(1)} MiB`;
+  return `${(count / 1024 ** 3).toFixed(2)} GiB`;
+}
+
+export function formatIndexStatus(status: IndexStatus): string {
+  const lines = [
+    `alias ${status.alias} → ${status.live ?? '(none: the API creates the index when it starts)'}`,
+    `current template: ${status.template.file} (v${status.template.version}) in ${status.assets_dir}; configured embedder ${status.configured_embedder.modelName} (${status.configured_embedder.dimensions})`,
+    '',
+    'indices of this alias:',
+  ];
+  for (const entry of status.indices) {
+    lines.push(
+      `  ${entry.live ? '*' : ' '} ${entry.index}  v${entry.template_version ?? '?'}  ${entry.embedder ?? '?'}  ` +
+        `${entry.documents} documents, ${entry.chunks} chunks, ${entry.segments} segments, ${bytes(entry.store_bytes)}  ${entry.health}  ${entry.migration_state ?? ''}`.trimEnd(),
+    );
+  }
+  if (status.indices.length === 0) lines.push('  (none)');
+  lines.push('', `pipelines in force: ingest ${status.pipelines.ingest ?? '(none)'}; search ${status.pipelines.search.join(', ')}`, '');
+  if (status.drift.length === 0) {
+    lines.push('no drift: the cluster runs what the files say');
+  } else {
+    lines.push('drift:');
+    const byAsset = new Map<string, Drift[]>();
+    for (const entry of status.drift) byAsset.set(entry.asset, [...(byAsset.get(entry.asset) ?? []), entry]);
+    for (const [asset, entries] of byAsset) {
+      lines.push(`  ${asset}:`);
+      for (const entry of entries) lines.push(`    ${entry.kind}: ${entry.detail}`);
+    }
+    lines.push(
+      '',
+      status.live === status.target
+        ? `to resolve: ${status.command}`
+        : `to resolve: ${status.command} (builds ${status.target} beside ${status.live ?? 'the live index'}, fills it, swaps the alias once it is full)`,
+    );
+  }
+  return lines.join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// the diff that drives fills, catch-ups and resumes
+
+/** The store's live documents: a version served (live_version) in a KB whose record exists (soft-deleted too: restorable). */
+async function liveUnits(store: Store, scope: string[] | undefined): Promise<Unit[]> {
+  const documents = await store.listDocumentSummaries(scope);
+  const knowledgeBases = new Set(await store.listAllKnowledgeBaseIds());
+  return documents
+    .filter((document) => document.live_version !== null && knowledgeBases.has(document.knowledge_base_id))
+    .map((document) => ({ document_id: document._id, knowledge_base_id: document.knowledge_base_id, version: document.live_version as number }));
+}
+
+interface Difference {
+  units: Unit[];
+  /** Live versions the target lacks, or holds incompletely. */
+  missing: Unit[];
+  /** Of those, the ones with some chunks in the target already (removed before being filled again). */
+  incomplete: Unit[];
+  /** Groups in the target of no live version (deleted or superseded documents), none of them in flight. */
+  stale: Array<{ document_id: string; version: number }>;
+  targetGroups: Map<string, ChunkGroup>;
+}
+
+/**
+ * The store's live versions against the target's chunk groups. Read store first, index last (the reverse of the
+ * order ingestion writes), as `kbqa doctor` does: what is written meanwhile is seen where it is harmless. A group is
+ * complete when it has as many chunks as the source index's group (a `_reindex` copy), else when it has chunk 0
+ * (a rebuild writes it last).
+ */
+async function difference(deps: IndexMigrationDeps, plan: Pick<FillPlan, 'target' | 'source' | 'scope'>): Promise<Difference> {
+  const admin = deps.search.indices;
+  const { target, source, scope } = plan;
+  const units = await liveUnits(deps.store, scope);
+  const jobs = await deps.store.listJobs(scope);
+  await admin.refresh(target);
+  if (source) await admin.refresh(source);
+  const targetGroups = new Map((await admin.versionGroups(target, scope)).map((group) => [unitKey(group.document_id, group.document_version), group]));
+  const sourceGroups = source ? new Map((await admin.versionGroups(source, scope)).map((group) => [unitKey(group.document_id, group.document_version), group])) : null;
+  const missing: Unit[] = [];
+  const incomplete: Unit[] = [];
+  const live = new Set<string>();
+  for (const unit of units) {
+    const key = unitKey(unit.document_id, unit.version);
+    live.add(key);
+    const group = targetGroups.get(key);
+    const expected = sourceGroups?.get(key);
+    const complete = group !== undefined && (expected ? group.chunks === expected.chunks : group.has_first_chunk);
+    if (complete) continue;
+    missing.push(unit);
+    if (group) incomplete.push(unit);
+  }
+  const jobsById = new Map(jobs.map((job) => [job._id, job]));
+  const stale: Difference['stale'] = [];
+  for (const [key, group] of targetGroups) {
+    if (live.has(key)) continue;
+    // Never a version still in flight: one a job builds or retires (doctor.ts's rule).
+    const job = jobsById.get(group.document_id);
+    if (job && (job.version === group.document_version || job.replaces === group.document_version)) continue;
+    stale.push({ document_id: group.document_id, version: group.document_version });
+  }
+  return { units, missing, incomplete, stale, targetGroups };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// filling
+
+export interface FillPlan {
+  target: string;
+  /** Where `_reindex` copies from; null: every version is rebuilt from the stored originals. */
+  source: string | null;
+  embedder: Embedder;
+  /** Only these KBs' documents (tests sharing one database); default every document. */
+  scope?: string[];
+}
+
+export interface FillCounts {
+  copied: number;
+  rebuilt: number;
+  removed: number;
+  /** Versions that could not be rebuilt (no stored original): named, the migration stops before the swap. */
+  unrebuildable: string[];
+}
+
+/** Document versions copied by one `_reindex`. */
+const COPY_BATCH = 100;
+/** Versions rebuilt at once (each waits on the model pool). */
+const REBUILD_CONCURRENCY = 4;
+/** Segments embedded per model call, as ingestion does. */
+const SEGMENTS_PER_STEP = 32;
+
+class FillStopped extends Error {}
+
+/** Fills the target with these versions; stops (FillStopped) after `stopAfter` of them when given. */
+async function fill(
+  deps: IndexMigrationDeps,
+  plan: FillPlan,
+  difference: Pick<Difference, 'missing' | 'incomplete' | 'stale'>,
+  counts: FillCounts,
+  progress: { onUnit: () => void; stopAfter?: number; done: () => number },
+): Promise<void> {
+  const admin = deps.search.indices;
+  if (difference.incomplete.length > 0) await admin.deleteVersions(plan.target, difference.incomplete.map(toVersion));
+  if (difference.stale.length > 0) counts.removed += await admin.deleteVersions(plan.target, difference.stale);
+  const stopHere = () => progress.stopAfter !== undefined && progress.done() >= progress.stopAfter;
+  let toRebuild = difference.missing;
+  if (plan.source) {
+    const sourceGroups = new Set((await admin.versionGroups(plan.source, plan.scope)).map((group) => unitKey(group.document_id, group.document_version)));
+    const inSource = difference.missing.filter((unit) => sourceGroups.has(unitKey(unit.document_id, unit.version)));
+    // A version the old index lacks (an ingestion that has not reached it, a repair `kbqa doctor` would make) is rebuilt.
+    toRebuild = difference.missing.filter((unit) => !sourceGroups.has(unitKey(unit.document_id, unit.version)));
+    for (let start = 0; start < inSource.length; start += COPY_BATCH) {
+      if (stopHere()) throw new FillStopped();
+      const batch = inSource.slice(start, start + COPY_BATCH).slice(0, progress.stopAfter !== undefined ? progress.stopAfter - progress.done() : undefined);
+      await admin.copyVersions(plan.source, plan.target, batch.map(toVersion));
+      counts.copied += batch.length;
+      for (let index = 0; index < batch.length; index += 1) progress.onUnit();
+    }
+  }
+  const queue = [...toRebuild];
+  const worker = async () => {
+    for (let unit = queue.shift(); unit; unit = queue.shift()) {
+      if (stopHere()) throw new FillStopped();
+      const rebuilt = await rebuildVersion(deps, plan, unit);
+      if (rebuilt === 'no-original') counts.unrebuildable.push(unit.document_id);
+      else if (rebuilt === 'rebuilt') counts.rebuilt += 1;
+      progress.onUnit();
+    }
+  };
+  await Promise.all(Array.from({ length: REBUILD_CONCURRENCY }, worker));
+}
+
+const toVersion = (unit: Unit) => ({ document_id: unit.document_id, version: unit.version });
+
+/**
+ * One document version's chunks rebuilt from its stored original with the current splitter and the target's
+ * embedder (ingestion's own steps: split, embed in steps, chunkDocuments), written to the target index itself,
+ * chunk 0 last so that its presence says the version is complete.
+ */
+async function rebuildVersion(deps: IndexMigrationDeps, plan: FillPlan, unit: Unit): Promise<'rebuilt' | 'changed' | 'no-original'> {
+  const { store, rag } = deps;
+  const document = await store.findDocument(unit.document_id);
+  // Replaced or deleted meanwhile: the next catch-up pass sees what it became.
+  if (!document || document.live_version !== unit.version) return 'changed';
+  let split;
+  if (document.kind === 'pdf') {
+    const bytes = document.file_id ? await store.readFile(document.file_id) : null;
+    if (bytes === null) return 'no-original';
+    const extractor = createPdfExtractor(deps.config.pdf);
+    try {
+      const { pages } = await extractor.extract(bytes, () => {});
+      split = await splitPages(pages, (text) => rag.split(text, document.filename));
+    } finally {
+      await extractor.close();
+    }
+  } else {
+    const content = await store.findDocumentContent(document._id);
+    if (content === null) return 'no-original';
+    split = await rag.split(content, document.filename);
+  }
+  const record = { ...document, chunkMetadata: chunkMetadata(metadataObject(document.metadata)) };
+  const chunks = [];
+  for (let start = 0; start < split.segments.length; start += SEGMENTS_PER_STEP) {
+    const step = split.segments.slice(start, start + SEGMENTS_PER_STEP);
+    // The target's embedder (the configured one for a migration; the kept index's for a rollback's catch-up).
+    const vectors = await rag.embedSegments(document.title, step, plan.embedder.modelName);
+    chunks.push(...chunkDocuments(record, unit.version, step, vectors, plan.embedder.modelName, start));
+  }
+  if (chunks.length === 0) return 'rebuilt';
+  await deps.search.indices.writeChunks(plan.target, chunks.slice(1));
+  await deps.search.indices.writeChunks(plan.target, chunks.slice(0, 1));
+  return 'rebuilt';
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// migrate
+
+export interface MigrateOptions {
+  /** Progress of the first fill (versions done of versions to do). */
+  onProgress?: (done: number, total: number) => void;
+  /** A line of what is happening (stderr in the CLI). */
+  say?: (line: string) => void;
+  /** Stops the fill after this many versions (as a crash would): a re-run resumes. For tests. */
+  stopAfterVersions?: number;
+  /** After the swap, how long before the catch-up pass: longer than the serving-index cache of every API process. */
+  catchUpDelayMs?: number;
+  /** How long the catch-up after the swap waits for ingestions running at the swap (they may write the old index). */
+  inFlightWaitMs?: number;
+  /** Called once the alias is swapped (tests: what a poller saw). */
+  afterSwap?: () => void | Promise<void>;
+  /**
+   * Only these KBs' documents count (tests: each has its own alias but they share one database). A real deployment
+   * has its own database: everything in it belongs to its alias.
+   */
+  knowledgeBaseIds?: string[];
+}
+
+export interface MigrationOutcome {
+  outcome: 'up-to-date' | 'migrated' | 'caught-up' | 'stopped';
+  alias: string;
+  from: string | null;
+  to: string;
+  /** 'reindex': copied from the old index; 'rebuild': re-chunked and re-embedded from the stored originals. */
+  fill: 'reindex' | 'rebuild' | null;
+  /** Distinct documents and chunks in the target when the alias moved (and, for a copy, in the source). */
+  documents: number;
+  chunks: { target: number; source: number | null };
+  copied: number;
+  rebuilt: number;
+  removed: number;
+  catch_up_passes: number;
+  /** Ingestions still running when the catch-up after the swap gave up waiting: run the command again. */
+  left_in_flight: number;
+}
+
+/** Catch-up passes before the swap: each is shorter than the last while ingestion is moderate. */
+const MAX_PASSES = 8;
+
+/** Whether two indices' chunks are interchangeable: the same embedder and the same chunking. */
+function sameChunks(a: ChunkIndexMeta | null, b: { embedder: string; chunking: ChunkIndexMeta['chunking'] }): boolean {
+  if (!a || a.embedder.name !== b.embedder || !a.chunking || !b.chunking) return false;
+  return a.chunking.chunk_tokens === b.chunking.chunk_tokens && a.chunking.overlap_tokens === b.chunking.overlap_tokens && a.chunking.max_chars === b.chunking.max_chars;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function migrateIndex(deps: IndexMigrationDeps, options: MigrateOptions = {}): Promise<MigrationOutcome> {
+  const admin = deps.search.indices;
+  const say = options.say ?? (() => {});
+  const embedder: Embedder = deps.rag.embedder;
+  const assets = admin.assets();
+  const aliased = await admin.aliasIndices();
+  if (aliased.length > 1) {
+    throw new IndexMigrationError(`the alias ${admin.alias} points to ${aliased.length} indices (${aliased.map((entry) => entry.index).join(', ')}): point it to one (kbqa index use INDEX) first`);
+  }
+  if (aliased.length === 0) throw new IndexMigrationError(`the alias ${admin.alias} does not exist: start the API once (it creates the current index)`);
+  const live = aliased[0].index;
+  const liveMeta = (await admin.meta(live)) ?? null;
+  const target = admin.indexNameFor(assets.version, embedder.modelName);
+  const chunking = { chunk_tokens: deps.config.chunking.chunkTokens, overlap_tokens: deps.config.chunking.overlapTokens, max_chars: deps.config.chunking.maxChars };
+  const base = { alias: admin.alias, from: live, to: target, copied: 0, rebuilt: 0, removed: 0, catch_up_passes: 0, left_in_flight: 0 };
+
+  if (target === live) {
+    // A migration that swapped but did not finish its catch-up (a crash): finish it.
+    const source = liveMeta?.migration.source ?? null;
+    if (liveMeta && liveMeta.migration.state !== 'live' && liveMeta.migration.state !== 'kept' && source && (await admin.meta(source)) !== undefined) {
+      say(`${live} is live; catching up with what reached ${source} after the swap`);
+      const sourceMeta = (await admin.meta(source)) ?? null;
+      const plan: FillPlan = {
+        target: live,
+        source: sameChunks(sourceMeta, { embedder: embedder.modelName, chunking: liveMeta.chunking }) ? source : null,
+        embedder,
+        scope: options.knowledgeBaseIds,
+      };
+      const result = await catchUpAfterSwap(deps, plan, options, say);
+      await admin.setMeta(live, { ...liveMeta, migration: { ...liveMeta.migration, state: result.left_in_flight > 0 ? 'swapped' : 'live', finished_at: new Date().toISOString() } });
+      const documents = await difference(deps, { ...plan, source: null });
+      return { ...base, ...result, outcome: 'caught-up', from: source, fill: plan.source ? 'reindex' : 'rebuild', documents: new Set([...documents.targetGroups.values()].map((group) => group.document_id)).size, chunks: { target: await admin.countChunks(live), source: null } };
+    }
+    const drift = (await admin.drift(live, embedder)).filter((entry) => INDEX_DRIFT.has(entry.kind));
+    if (drift.length > 0) {
+      throw new IndexMigrationError(
+        `${live} is built from ${assets.templateFile}, which was edited in place since (${drift.map((entry) => entry.kind).join(', ')}): ` +
+          `a live index's analysis cannot change; copy the file to the next version (kbqa-chunks.v${assets.version + 1}.json) and run ${MIGRATE_COMMAND}`,
+      );
+    }
+    await installAssets(deps);
+    say(`${live} is the current template version (v${assets.version}) for ${embedder.modelName}: nothing to migrate`);
+    return { ...base, outcome: 'up-to-date', fill: null, documents: 0, chunks: { target: await admin.countChunks(live), source: null } };
+  }
+
+  // The files' pipelines and template first: the target's default pipeline must exist before a chunk reaches it.
+  await installAssets(deps);
+  const plan: FillPlan = { target, source: sameChunks(liveMeta, { embedder: embedder.modelName, chunking }) ? live : null, embedder, scope: options.knowledgeBaseIds };
+  const fillKind = plan.source ? 'reindex' : 'rebuild';
+  const existing = await admin.meta(target);
+  const startedAt = new Date().toISOString();
+  if (existing === undefined) {
+    await admin.createFillingIndex(target, embedder, { state: 'filling', source: live, started_at: startedAt });
+    say(`created ${target} beside ${live}; filling it by ${fillKind === 'reindex' ? '_reindex from the live index' : 're-chunking and re-embedding the stored originals'}`);
+  } else {
+    // An interrupted migration (or an index rolled back from): what it holds is diffed, not trusted.
+    if (existing) await admin.setMeta(target, { ...existing, migration: { state: 'filling', source: live, started_at: existing.migration.started_at ?? startedAt } });
+    await admin.setIndexFilling(target);
+    say(`resuming ${target} (it exists): filling what it lacks by ${fillKind}`);
+  }
+
+  const counts: FillCounts = { copied: 0, rebuilt: 0, removed: 0, unrebuildable: [] };
+  let passes = 0;
+  let first = await difference(deps, plan);
+  let done = 0;
+  const total = first.missing.length;
+  options.onProgress?.(0, total);
+  try {
+    await fill(deps, plan, first, counts, {
+      onUnit: () => {
+        done += 1;
+        options.onProgress?.(done, total);
+      },
+      stopAfter: options.stopAfterVersions,
+      done: () => done,
+    });
+  } catch (error) {
+    if (!(error instanceof FillStopped)) throw error;
+    say(`stopped after ${done} of ${total} document versions; run ${MIGRATE_COMMAND} again to continue`);
+    return { ...base, ...counts, outcome: 'stopped', fill: fillKind, documents: 0, chunks: { target: await admin.countChunks(target), source: null } };
+  }
+  // Catch up with what ingestion did meanwhile, until a pass finds nothing to do.
+  for (;;) {
+    first = await difference(deps, plan);
+    const work = first.missing.length + first.stale.length;
+    if (work === 0) break;
+    if (++passes > MAX_PASSES) {
+      throw new IndexMigrationError(`documents keep changing faster than ${target} catches up (${work} versions left after ${MAX_PASSES} passes): run ${MIGRATE_COMMAND} again at a quieter time`);
+    }
+    say(`catch-up pass ${passes}: ${first.missing.length} version(s) to fill, ${first.stale.length} to remove`);
+    await fill(deps, plan, first, counts, { onUnit: () => {}, done: () => 0 });
+  }
+  if (counts.unrebuildable.length > 0) {
+    throw new IndexMigrationError(
+      `${counts.unrebuildable.length} document(s) have no stored original to rebuild from (${counts.unrebuildable.slice(0, 5).join(', ')}): run kbqa doctor --fix, then ${MIGRATE_COMMAND} again; the alias was not moved`,
+    );
+  }
+
+  // Full: the template's refresh interval and the configured replicas back, then the counts.
+  await admin.finishFilling(target);
+  const health = await admin.waitForHealth(target);
+  say(`${target} is ${health}; checking counts`);
+  const check = await checkedCounts(deps, plan, live);
+  passes += check.passes;
+
+  await admin.swapAlias([live], target);
+  deps.search.forgetServingIndex();
+  const swappedAt = new Date().toISOString();
+  const targetMeta = (await admin.meta(target)) as ChunkIndexMeta;
+  await admin.setMeta(target, { ...targetMeta, migration: { ...targetMeta.migration, state: 'swapped', swapped_at: swappedAt } });
+  if (liveMeta) await admin.setMeta(live, { ...liveMeta, migration: { ...liveMeta.migration, state: 'kept' } });
+  say(`alias ${admin.alias}: ${live} → ${target} (one _aliases call); ${live} is kept until kbqa index drop-old`);
+  await options.afterSwap?.();
+
+  const after = await catchUpAfterSwap(deps, plan, options, say);
+  await admin.setMeta(target, { ...targetMeta, migration: { ...targetMeta.migration, state: after.left_in_flight > 0 ? 'swapped' : 'live', swapped_at: swappedAt, finished_at: new Date().toISOString() } });
+  return {
+    ...base,
+    outcome: 'migrated',
+    fill: fillKind,
+    documents: check.documents,
+    chunks: check.chunks,
+    copied: counts.copied + after.copied,
+    rebuilt: counts.rebuilt + after.rebuilt,
+    removed: counts.removed + after.removed,
+    catch_up_passes: passes + after.catch_up_passes,
+    left_in_flight: after.left_in_flight,
+  };
+}
+
+/** The assets' pipelines and template as the files say (start-up's PUTs, not its index creation). */
+async function installAssets(deps: IndexMigrationDeps): Promise<void> {
+  await deps.search.indices.installAssets();
+}
+
+/**
+ * The check before the swap: the target holds every live version of the store, complete, and nothing else (after
+ * a refresh); for a copy, every version with as many chunks as in the old index. A document that changed since
+ * the last pass is filled first (a few passes at most).
+ */
+async function checkedCounts(deps: IndexMigrationDeps, plan: FillPlan, live: string): Promise<{ documents: number; chunks: { target: number; source: number | null }; passes: number }> {
+  const admin = deps.search.indices;
+  for (let pass = 0; pass < MAX_PASSES; pass += 1) {
+    const found = await difference(deps, plan);
+    if (found.missing.length + found.stale.length > 0) {
+      await fill(deps, plan, found, { copied: 0, rebuilt: 0, removed: 0, unrebuildable: [] }, { onUnit: () => {}, done: () => 0 });
+      continue;
+    }
+    const expectedDocuments = new Set(found.units.map((unit) => unit.document_id)).size;
+    const targetDocuments = new Set([...found.targetGroups.values()].map((group) => group.document_id));
+    const liveDocuments = new Set(found.units.map((unit) => unit.document_id));
+    // Groups of versions in flight (kept by the diff) may belong to documents not live yet.
+    const inFlight = [...targetDocuments].filter((id) => !liveDocuments.has(id)).length;
+    if (targetDocuments.size - inFlight !== expectedDocuments) {
+      throw new IndexMigrationError(`${plan.target} holds ${targetDocuments.size - inFlight} live documents, the store ${expectedDocuments}: the alias was not moved`);
+    }
+    let sourceChunks: number | null = null;
+    let targetChunks = 0;
+    for (const unit of found.units) targetChunks += found.targetGroups.get(unitKey(unit.document_id, unit.version))?.chunks ?? 0;
+    if (plan.source) {
+      const sourceGroups = new Map((await admin.versionGroups(live, plan.scope)).map((group) => [unitKey(group.document_id, group.document_version), group]));
+      sourceChunks = 0;
+      for (const unit of found.units) {
+        const source = sourceGroups.get(unitKey(unit.document_id, unit.version));
+        if (source) sourceChunks += source.chunks;
+      }
+      if (sourceChunks !== targetChunks) {
+        throw new IndexMigrationError(`${plan.target} holds ${targetChunks} chunks of live documents, ${live} ${sourceChunks}: the alias was not moved`);
+      }
+    }
+    return { documents: expectedDocuments, chunks: { target: targetChunks, source: sourceChunks }, passes: pass };
+  }
+  throw new IndexMigrationError(`documents keep changing faster than ${plan.target} catches up: the alias was not moved; run ${MIGRATE_COMMAND} again`);
+}
+
+/**
+ * After a swap: every API process stops resolving the old index within the serving-index cache's lifetime; an
+ * ingestion that started before may still write there until it ends. Then one catch-up pass copies (or rebuilds)
+ * what only the old index got, and removes what was deleted or replaced meanwhile.
+ */
+async function catchUpAfterSwap(
+  deps: IndexMigrationDeps,
+  plan: FillPlan,
+  options: MigrateOptions,
+  say: (line: string) => void,
+): Promise<Pick<MigrationOutcome, 'copied' | 'rebuilt' | 'removed' | 'catch_up_passes' | 'left_in_flight'>> {
+  await sleep(options.catchUpDelayMs ?? SERVING_INDEX_TTL_MS * 2 + 1_000);
+  const now = Date.now();
+  const running = (await deps.store.listJobs(plan.scope)).filter((job) => job.phase === 'build' && job.lease_until !== null && job.lease_until >= now);
+  const deadline = Date.now() + (options.inFlightWaitMs ?? 120_000);
+  let left = running;
+  while (left.length > 0 && Date.now() < deadline) {
+    await sleep(500);
+    const still = await Promise.all(left.map(async (job) => ({ job, current: await deps.store.findJob(job._id) })));
+    left = still.filter(({ job, current }) => current !== null && current.version === job.version && current.phase === 'build').map(({ job }) => job);
+  }
+  if (left.length > 0) say(`${left.length} ingestion(s) still running after the swap: run ${MIGRATE_COMMAND} again once they end, to catch up with them`);
+  const counts: FillCounts = { copied: 0, rebuilt: 0, removed: 0, unrebuildable: [] };
+  const found = await difference(deps, plan);
+  if (found.missing.length + found.stale.length > 0) {
+    say(`catch-up after the swap: ${found.missing.length} version(s) to fill, ${found.stale.length} to remove`);
+    await fill(deps, plan, found, counts, { onUnit: () => {}, done: () => 0 });
+    await deps.search.indices.refresh(plan.target);
+  }
+  return { copied: counts.copied, rebuilt: counts.rebuilt, removed: counts.removed, catch_up_passes: 1, left_in_flight: left.length };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// drop-old, use / rollback
+
+/** The indices of this alias's family the alias does not point to (what drop-old would delete). */
+export async function oldIndices(search: SearchIndex): Promise<Array<{ index: string; state: string | null; chunks: number }>> {
+  const family = await search.indices.family();
+  const old = family.filter((entry) => !entry.aliased);
+  const stats = await search.indices.stats(old.map((entry) => entry.index));
+  return old.map((entry) => ({ index: entry.index, state: entry.meta?.migration.state ?? null, chunks: stats.find((row) => row.index === entry.index)?.chunks ?? 0 }));
+}
+
+export async function dropOldIndices(search: SearchIndex, indices: string[]): Promise<string[]> {
+  const aliased = new Set((await search.indices.aliasIndices()).map((entry) => entry.index));
+  const dropped: string[] = [];
+  for (const index of indices) {
+    // Checked again just before: the alias may have moved since the list was shown.
+    if (aliased.has(index)) throw new IndexMigrationError(`${index} is behind the alias ${search.indices.alias} now: not dropped`);
+    await search.indices.deleteIndex(index);
+    dropped.push(index);
+  }
+  return dropped;
+}
+
+export interface UseOutcome {
+  alias: string;
+  from: string | null;
+  to: string;
+  copied: number;
+  rebuilt: number;
+  removed: number;
+  left_in_flight: number;
+}
+
+/**
+ * Points the alias back to a kept index (default: the one the live index was migrated from) in one `_aliases`
+ * call, then catches it up with what was ingested, replaced or deleted since it stopped being live.
+ */
+export async function useIndex(deps: IndexMigrationDeps, requested: string | null, options: MigrateOptions = {}): Promise<UseOutcome> {
+  const admin = deps.search.indices;
+  const say = options.say ?? (() => {});
+  const family = await admin.family();
+  const live = family.filter((entry) => entry.aliased);
+  if (live.length > 1) throw new IndexMigrationError(`the alias ${admin.alias} points to ${live.length} indices: name the one to use`);
+  const current = live[0] ?? null;
+  const targetName = requested ?? current?.meta?.migration.source ?? null;
+  if (!targetName) throw new IndexMigrationError(`${current?.index ?? admin.alias} records no index it was migrated from: name one (kbqa index use INDEX; kbqa index status lists them)`);
+  const target = family.find((entry) => entry.index === targetName);
+  if (!target) throw new IndexMigrationError(`${targetName} is not an index of the alias ${admin.alias} (kbqa index status lists them)`);
+  if (target.aliased) throw new IndexMigrationError(`the alias ${admin.alias} already points to ${targetName}`);
+  if (target.meta?.migration.state === 'filling') throw new IndexMigrationError(`${targetName} is a migration's unfinished target: run ${MIGRATE_COMMAND} to finish it, or drop it`);
+  if (!target.meta) throw new IndexMigrationError(`${targetName} records nothing of how it was built: not used`);
+  await admin.swapAlias(live.map((entry) => entry.index), targetName);
+  deps.search.forgetServingIndex();
+  await admin.setMeta(targetName, { ...target.meta, migration: { ...target.meta.migration, state: 'swapped', source: current?.index ?? null, swapped_at: new Date().toISOString() } });
+  if (current?.meta) await admin.setMeta(current.index, { ...current.meta, migration: { ...current.meta.migration, state: 'kept' } });
+  say(`alias ${admin.alias}: ${current?.index ?? '(none)'} → ${targetName} (one _aliases call)`);
+  const embedder = { modelName: target.meta.embedder.name, dimensions: target.meta.embedder.dimensions };
+  const plan: FillPlan = {
+    target: targetName,
+    source: current && sameChunks(current.meta, { embedder: embedder.modelName, chunking: target.meta.chunking }) ? current.index : null,
+    embedder,
+    scope: options.knowledgeBaseIds,
+  };
+  const after = await catchUpAfterSwap(deps, plan, options, say);
+  const meta = (await admin.meta(targetName)) as ChunkIndexMeta;
+  await admin.setMeta(targetName, { ...meta, migration: { ...meta.migration, state: after.left_in_flight > 0 ? 'swapped' : 'live', finished_at: new Date().toISOString() } });
+  return { alias: admin.alias, from: current?.index ?? null, to: targetName, copied: after.copied, rebuilt: after.rebuilt, removed: after.removed, left_in_flight: after.left_in_flight };
+}

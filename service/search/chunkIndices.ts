@@ -1,0 +1,98 @@
+// The concrete chunk indices of one alias family (kbqa-chunks[-<name>]): which one the alias points to, what each
+// was built from (its mappings' _meta), and their shape. Read by start-up, the serving-index resolver, `kbqa index`.
+import type { SearchClient } from './client.ts';
+
+/** What built a chunk index, in its mappings' `_meta.kbqa`. */
+export interface ChunkIndexMeta {
+  /** The alias whose family it belongs to (kbqa-chunks or kbqa-chunks-<name>). */
+  alias: string;
+  template_version: number;
+  embedder: { name: string; dimensions: number };
+  /** Null for an index older than this record (the chunking then is unknown). */
+  chunking: { chunk_tokens: number; overlap_tokens: number; max_chars: number } | null;
+  /** Null for an index older than this record. */
+  created_at: string | null;
+  /**
+   * `live`: built by start-up, or a migration that finished (catch-up done). `filling`: a migration is building it
+   * (not served). `swapped`: served, the catch-up after the swap not yet done. `kept`: a former live index the
+   * alias moved away from (kept until `kbqa index drop-old`).
+   */
+  migration: { state: 'live' | 'filling' | 'swapped' | 'kept'; source: string | null; started_at?: string; swapped_at?: string; finished_at?: string };
+}
+
+export interface AliasedIndex {
+  index: string;
+  isWriteIndex: boolean;
+}
+
+/** The indices the alias points to (none when it does not exist). */
+export async function aliasIndices(client: SearchClient, alias: string): Promise<AliasedIndex[]> {
+  const body = await client.request<Record<string, { aliases?: Record<string, { is_write_index?: boolean }> }> | { status?: number; error?: unknown }>(
+    'GET',
+    `/_alias/${alias}`,
+    { acceptStatuses: [404] },
+  );
+  if (!body || typeof body !== 'object' || ('status' in body && body.status === 404)) return [];
+  return Object.entries(body as Record<string, { aliases?: Record<string, { is_write_index?: boolean }> }>)
+    .filter(([name, value]) => name !== 'error' && name !== 'status' && typeof value === 'object' && value !== null)
+    .map(([index, value]) => ({ index, isWriteIndex: value.aliases?.[alias]?.is_write_index === true }))
+    .sort((a, b) => a.index.localeCompare(b.index));
+}
+
+/** The index's _meta.kbqa; null when it has none; undefined when the index does not exist. */
+export async function indexMeta(client: SearchClient, index: string): Promise<ChunkIndexMeta | null | undefined> {
+  const body = await client.request<Record<string, { mappings?: { _meta?: { kbqa?: ChunkIndexMeta } } }> & { status?: number }>('GET', `/${index}/_mapping`, {
+    querystring: { filter_path: '*.mappings._meta,status' },
+    acceptStatuses: [404],
+  });
+  if (body?.status === 404) return undefined;
+  // filter_path leaves {} for an index without _meta.
+  return body?.[index]?.mappings?._meta?.kbqa ?? null;
+}
+
+/** Replaces the index's _meta.kbqa (a mapping update that touches nothing else). */
+export async function setIndexMeta(client: SearchClient, index: string, meta: ChunkIndexMeta): Promise<void> {
+  await client.request('PUT', `/${index}/_mapping`, { body: { _meta: { kbqa: meta } }, idempotent: true });
+}
+
+export interface FamilyIndex {
+  index: string;
+  meta: ChunkIndexMeta | null;
+  /** The alias points to it. */
+  aliased: boolean;
+}
+
+/**
+ * Every chunk index of this alias's family: those whose _meta names the alias, and whatever the alias points to
+ * (an index older than _meta). A wildcard on names alone would mix families: kbqa-chunks-v1-* also matches
+ * kbqa-chunks-v1-<name>-<embedder>.
+ */
+export async function familyIndices(client: SearchClient, alias: string): Promise<FamilyIndex[]> {
+  const [aliased, metas] = await Promise.all([
+    aliasIndices(client, alias),
+    client.request<Record<string, { mappings?: { _meta?: { kbqa?: ChunkIndexMeta } } }>>('GET', '/kbqa-chunks-v*/_mapping', {
+      querystring: { filter_path: '*.mappings._meta.kbqa', allow_no_indices: true, ignore_unavailable: true },
+    }),
+  ]);
+  const aliasedNames = new Set(aliased.map((entry) => entry.index));
+  const family = new Map<string, FamilyIndex>();
+  for (const [index, value] of Object.entries(metas ?? {})) {
+    const meta = value?.mappings?._meta?.kbqa ?? null;
+    if (meta?.alias === alias || aliasedNames.has(index)) family.set(index, { index, meta, aliased: aliasedNames.has(index) });
+  }
+  for (const name of aliasedNames) if (!family.has(name)) family.set(name, { index: name, meta: null, aliased: true });
+  return [...family.values()].sort((a, b) => a.index.localeCompare(b.index));
+}
+
+/** An index's analysis settings and mappings, as the cluster holds them. */
+export async function indexDefinition(
+  client: SearchClient,
+  index: string,
+): Promise<{ settings: Record<string, unknown>; mappings: Record<string, unknown> } | null> {
+  const [settings, mappings] = await Promise.all([
+    client.request<Record<string, { settings?: { index?: Record<string, unknown> } }> & { status?: number }>('GET', `/${index}/_settings`, { acceptStatuses: [404] }),
+    client.request<Record<string, { mappings?: Record<string, unknown> }> & { status?: number }>('GET', `/${index}/_mapping`, { acceptStatuses: [404] }),
+  ]);
+  if (settings?.status === 404 || mappings?.status === 404) return null;
+  return { settings: settings[index]?.settings?.index ?? {}, mappings: mappings[index]?.mappings ?? {} };
+}

@@ -1,0 +1,260 @@
+// `kbqa index migrate` against the real OpenSearch and FerretDB: a v2 template with a changed analyzer (a synonym)
+// built beside the live index by _reindex while a query loop runs through the API, documents ingested during the
+// migration, the alias moved in one _aliases call, the old index kept, rollback and drop-old; and a migration that
+// re-chunks and re-embeds (a new chunk size), interrupted part-way and resumed.
+//
+// Scope: each test has an alias of its own (KBQA_CHUNKS_ALIAS=kbqa-chunks-<name>) and its own copy of the asset
+// files (KBQA_SEARCH_ASSETS_DIR): other test files keep the default alias and the repository's files. Serial: each
+// test's indices are its own, but the machine is small and a migration is heavy.
+import { randomUUID } from 'node:crypto';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import anyTest, { type ExecutionContext, type TestFn } from 'ava';
+import { dropOldIndices, migrateIndex, oldIndices, useIndex, type IndexMigrationDeps } from '../service/commands/indexMigration.ts';
+import { CHUNKS_ALIAS } from '../service/search/assets.ts';
+import { createSearchClient } from '../service/search/client.ts';
+import { makeUser, type TestUser } from './factories/accounts.ts';
+import { startTestApp, type TestApp } from './helpers/app.ts';
+import { createKb, ingest } from './helpers/documentsApi.ts';
+
+const test = anyTest as TestFn<Record<string, never>>;
+const repositoryRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
+const opensearchUrl = process.env.KBQA_OPENSEARCH_URL?.split(',')[0] ?? 'http://127.0.0.1:9200';
+
+/** A copy of the asset files in a temporary directory. */
+function copyAssets(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'kbqa-assets-'));
+  for (const folder of ['index-templates', 'ingest-pipelines', 'search-pipelines']) cpSync(join(repositoryRoot, folder), join(dir, folder), { recursive: true });
+  return dir;
+}
+
+/** Writes index-templates/kbqa-chunks.v2.json: v1 with `edit` applied to its analysis. */
+function writeVersion2(dir: string, edit: (analysis: { analyzer: Record<string, { filter: string[] }>; filter: Record<string, unknown> }) => void): void {
+  const template = JSON.parse(readFileSync(join(dir, 'index-templates', 'kbqa-chunks.v1.json'), 'utf8'));
+  template.version = 2;
+  edit(template.template.settings.analysis);
+  writeFileSync(join(dir, 'index-templates', 'kbqa-chunks.v2.json'), JSON.stringify(template, null, 2));
+}
+
+const uniqueAlias = (label: string) => `${CHUNKS_ALIAS}-${label}${randomUUID().replaceAll('-', '').slice(0, 10)}`;
+
+/** Deletes every index of the alias's family and its templates (cleanup, whatever the test left). */
+async function removeFamily(alias: string): Promise<void> {
+  const client = createSearchClient({ nodes: [opensearchUrl], timeoutMs: 30_000 });
+  const suffix = alias.slice(CHUNKS_ALIAS.length);
+  try {
+    for (const version of [1, 2]) {
+      await client.request('DELETE', `/kbqa-chunks-v${version}${suffix}-*`, { acceptStatuses: [404] });
+      await client.request('DELETE', `/_index_template/kbqa-chunks-v${version}${suffix}`, { acceptStatuses: [404] });
+    }
+  } finally {
+    await client.close();
+  }
+}
+
+function migrationDeps(app: TestApp): IndexMigrationDeps {
+  return { store: app.deps.store, search: app.deps.search, rag: app.deps.rag, config: app.deps.config };
+}
+
+/** The concrete indices behind the alias, straight from OpenSearch. */
+async function aliasTargets(app: TestApp, alias: string): Promise<string[]> {
+  const body = await app.deps.search.request<Record<string, unknown> & { status?: number }>('GET', `/_alias/${alias}`, { acceptStatuses: [404] });
+  if (!body || body.status === 404) return [];
+  return Object.keys(body).sort();
+}
+
+async function searchDocuments(app: TestApp, user: TestUser, kb: string, query: string, mode: 'bm25' | 'hybrid'): Promise<{ status: number; ids: string[] }> {
+  const response = await app.call('POST', '/api/v1/search', { key: user.key, body: { query, knowledge_base_ids: [kb], mode, max_results: 20 } });
+  const results = (response.body?.results ?? []) as Array<{ document_id: string }>;
+  return { status: response.status, ids: [...new Set(results.map((chunk) => chunk.document_id))] };
+}
+
+/** Distinct documents and chunks of one KB in one concrete index. */
+async function indexCounts(app: TestApp, index: string, kb: string): Promise<{ documents: number; chunks: number }> {
+  await app.deps.search.request('POST', `/${index}/_refresh`, { idempotent: true });
+  const body = await app.deps.search.request<{ hits: { total: { value: number } }; aggregations: { documents: { value: number } } }>('POST', `/${index}/_search`, {
+    body: { size: 0, track_total_hits: true, query: { term: { knowledge_base_id: kb } }, aggs: { documents: { cardinality: { field: 'document_id' } } } },
+  });
+  return { documents: body.aggregations.documents.value, chunks: body.hits.total.value };
+}
+
+const FLEET = (index: number) =>
+  `# Fleet note ${index}\n\nVessel ${index} carries cargo crate ${index * 3} between harbour ${index % 4} and the north pier; the crew checks ropes at dawn.`;
+const AUTOMOBILE = '# Garage\n\nThe automobile is parked in the long shed behind the workshop, under a green tarpaulin.';
+
+async function pollUntil(t: ExecutionContext, what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) t.fail(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+test.serial('a changed analyzer migrates by _reindex under a query loop: no failed query, counts equal, one alias swap, rollback, drop-old', async (t) => {
+  t.timeout(300_000);
+  const alias = uniqueAlias('mig');
+  const assetsDir = copyAssets();
+  const app = await startTestApp({ KBQA_CHUNKS_ALIAS: alias, KBQA_SEARCH_ASSETS_DIR: assetsDir });
+  try {
+    const user = await makeUser(app.deps.store);
+    const kb = await createKb(app, user.key, 'migration');
+    const garage = await ingest(app, user.key, kb, 'garage.md', AUTOMOBILE);
+    for (let index = 0; index < 8; index += 1) await ingest(app, user.key, kb, `fleet-${index}.md`, FLEET(index));
+    const v1 = app.deps.search.indexName;
+    t.deepEqual(await aliasTargets(app, alias), [v1]);
+    // Before: "car" is not "automobile" to BM25.
+    t.false((await searchDocuments(app, user, kb, 'car', 'bm25')).ids.includes(garage.id));
+
+    writeVersion2(assetsDir, (analysis) => {
+      analysis.filter.kbqa_vehicle_synonyms = { type: 'synonym', synonyms: ['car, automobile'] };
+      analysis.analyzer.kbqa_english.filter.splice(2, 0, 'kbqa_vehicle_synonyms');
+    });
+    const v2 = v1.replace('kbqa-chunks-v1-', 'kbqa-chunks-v2-');
+
+    // The query loop (through the API) and an alias poller, the whole time.
+    let running = true;
+    const queries = { sent: 0, failed: [] as string[] };
+    const aliasSeen = new Set<string>();
+    const queryLoop = (async () => {
+      while (running) {
+        const mode = queries.sent % 2 === 0 ? 'hybrid' : 'bm25';
+        const result = await searchDocuments(app, user, kb, 'cargo crate at the north pier', mode).catch((error: unknown) => ({ status: 0, ids: [String(error)] }));
+        queries.sent += 1;
+        if (result.status !== 200) queries.failed.push(`${mode} ${result.status} ${result.ids.join(',')}`);
+      }
+    })();
+    const aliasPoller = (async () => {
+      while (running) {
+        aliasSeen.add((await aliasTargets(app, alias)).join('+') || '(none)');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    })();
+
+    const during: string[] = [];
+    let ingestDuring: Promise<void> = Promise.resolve();
+    const migration = migrateIndex(migrationDeps(app), {
+      knowledgeBaseIds: [kb],
+      onProgress: (done, total) => {
+        // Documents ingested while the target fills (written to the live v1 index, copied by the catch-up).
+        if (done === 1 && total > 1 && during.length === 0) {
+          ingestDuring = (async () => {
+            for (let index = 100; index < 102; index += 1) during.push((await ingest(app, user.key, kb, `fleet-${index}.md`, FLEET(index))).id);
+          })();
+        }
+      },
+      // And one right after the swap (the serving index may still be cached as v1 in this process).
+      afterSwap: async () => {
+        await ingestDuring;
+        during.push((await ingest(app, user.key, kb, 'fleet-200.md', FLEET(200))).id);
+      },
+    });
+    const outcome = await migration;
+    await ingestDuring;
+    // A few more queries after the swap, then stop the loops.
+    const sentAtSwap = queries.sent;
+    await pollUntil(t, 'queries after the migration', async () => queries.sent >= sentAtSwap + 5);
+    running = false;
+    await Promise.all([queryLoop, aliasPoller]);
+
+    t.is(outcome.outcome, 'migrated');
+    t.is(outcome.fill, 'reindex');
+    t.is(outcome.from, v1);
+    t.is(outcome.to, v2);
+    t.true(queries.sent > 10, `${queries.sent} queries ran`);
+    t.deepEqual(queries.failed, [], 'no query failed');
+    // Never on none, never on two: only v1, then only v2.
+    t.deepEqual([...aliasSeen].sort(), [v1, v2].sort());
+    t.deepEqual(await aliasTargets(app, alias), [v2]);
+
+    // Counts: every document of the store in v2; the documents both hold, with as many chunks.
+    t.is(during.length, 3);
+    const documents = await app.deps.store.listDocumentSummaries([kb]);
+    t.is(documents.filter((document) => document.live_version !== null).length, 12);
+    const after = await indexCounts(app, v2, kb);
+    t.is(after.documents, 12);
+    t.is(after.chunks, documents.reduce((sum, document) => sum + document.chunks, 0));
+    const before = await indexCounts(app, v1, kb);
+    t.is(outcome.chunks.source, outcome.chunks.target);
+    for (const id of during) t.true((await app.deps.search.countChunks({ document_id: id })) > 0, `${id} (ingested during the migration) is in ${v2}`);
+    t.true(before.documents >= 11, 'the old index is kept, with what it had');
+
+    // The analyzer change shows: "car" now finds the automobile (once this process's serving cache moved to v2).
+    await pollUntil(t, 'the synonym to take effect', async () => (await searchDocuments(app, user, kb, 'car', 'bm25')).ids.includes(garage.id));
+
+    // Rollback: one _aliases call back to v1 (caught up with what v2 got since), where "car" is not "automobile".
+    const rolledBack = await useIndex(migrationDeps(app), null, { catchUpDelayMs: 2_500, knowledgeBaseIds: [kb] });
+    t.is(rolledBack.to, v1);
+    t.deepEqual(await aliasTargets(app, alias), [v1]);
+    await pollUntil(t, 'rollback to take effect', async () => !(await searchDocuments(app, user, kb, 'car', 'bm25')).ids.includes(garage.id));
+    t.is((await indexCounts(app, v1, kb)).documents, 12, 'caught up with the documents ingested during the migration');
+
+    // Forward again, then drop the old index: the alias stays, queries answer.
+    await useIndex(migrationDeps(app), v2, { catchUpDelayMs: 2_500, knowledgeBaseIds: [kb] });
+    t.deepEqual((await oldIndices(app.deps.search)).map((entry) => entry.index), [v1]);
+    t.deepEqual(await dropOldIndices(app.deps.search, [v1]), [v1]);
+    t.deepEqual(await aliasTargets(app, alias), [v2]);
+    t.is((await app.deps.search.request<{ status?: number }>('GET', `/${v1}`, { acceptStatuses: [404] })).status, 404);
+    await pollUntil(t, 'queries on v2 after drop-old', async () => (await searchDocuments(app, user, kb, 'car', 'bm25')).ids.includes(garage.id));
+
+    // Nothing left to do.
+    t.is((await migrateIndex(migrationDeps(app), { knowledgeBaseIds: [kb] })).outcome, 'up-to-date');
+  } finally {
+    await app.close();
+    await removeFamily(alias);
+    rmSync(assetsDir, { recursive: true, force: true });
+  }
+});
+
+test.serial('a new chunk size migrates by re-chunking and re-embedding the stored originals; an interrupted fill resumes', async (t) => {
+  t.timeout(300_000);
+  const alias = uniqueAlias('res');
+  const assetsDir = copyAssets();
+  let app = await startTestApp({ KBQA_CHUNKS_ALIAS: alias, KBQA_SEARCH_ASSETS_DIR: assetsDir });
+  let closed = false;
+  try {
+    const user = await makeUser(app.deps.store);
+    const kb = await createKb(app, user.key, 'resume');
+    // One paragraph of ~100 tokens each: one chunk at 256 tokens, several at 32.
+    const logbook = (index: number) =>
+      [0, 1, 2, 3].map((line) => `Vessel ${index} carried crate ${index * 10 + line} from harbour ${line} to the north pier, where the crew checked every rope at dawn.`).join(' ');
+    for (let index = 0; index < 6; index += 1) await ingest(app, user.key, kb, `logbook-${index}.txt`, logbook(index));
+    const v1 = app.deps.search.indexName;
+    const chunksBefore = (await indexCounts(app, v1, kb)).chunks;
+    await app.close();
+    closed = true;
+
+    // A smaller chunk size is an ingest-time change: a new template version (unchanged otherwise) and a re-embed.
+    writeVersion2(assetsDir, () => {});
+    app = await startTestApp({ KBQA_CHUNKS_ALIAS: alias, KBQA_SEARCH_ASSETS_DIR: assetsDir, KBQA_CHUNK_TOKENS: '32', KBQA_CHUNK_OVERLAP_TOKENS: '0' });
+    closed = false;
+    // Start-up kept serving v1 (no second index behind the alias), and says what differs.
+    t.deepEqual(await aliasTargets(app, alias), [v1]);
+    const detail = await app.deps.search.searchIndexDetail();
+    t.deepEqual(detail.drift.map((entry) => entry.kind).sort(), ['chunking', 'version']);
+
+    const stopped = await migrateIndex(migrationDeps(app), { stopAfterVersions: 2, knowledgeBaseIds: [kb] });
+    t.is(stopped.outcome, 'stopped');
+    t.is(stopped.fill, 'rebuild');
+    const v2 = v1.replace('kbqa-chunks-v1-', 'kbqa-chunks-v2-');
+    t.deepEqual(await aliasTargets(app, alias), [v1], 'an interrupted migration leaves the alias where it was');
+    const partial = await indexCounts(app, v2, kb);
+    t.true(partial.documents >= 1 && partial.documents < 6, `${partial.documents} documents after the interruption`);
+
+    const resumed = await migrateIndex(migrationDeps(app), { catchUpDelayMs: 2_500, knowledgeBaseIds: [kb] });
+    t.is(resumed.outcome, 'migrated');
+    t.is(resumed.fill, 'rebuild');
+    t.true(resumed.rebuilt <= 6 - partial.documents + 1, `resumed: ${resumed.rebuilt} rebuilt`);
+    t.deepEqual(await aliasTargets(app, alias), [v2]);
+    const after = await indexCounts(app, v2, kb);
+    t.is(after.documents, 6);
+    t.true(after.chunks > chunksBefore, `smaller chunks: ${after.chunks} > ${chunksBefore}`);
+    // Every live version complete and nothing else: a fresh diff finds nothing to do.
+    t.is((await migrateIndex(migrationDeps(app), { knowledgeBaseIds: [kb] })).outcome, 'up-to-date');
+  } finally {
+    if (!closed) await app.close();
+    await removeFamily(alias);
+    rmSync(assetsDir, { recursive: true, force: true });
+  }
+});

@@ -100,6 +100,10 @@ const environmentSchema = z.object({
   // bge-small cosines of unrelated text reach ~0.57; answerable questions' best passages sit at ≥ 0.62 on the
   // fixture corpus. Measured, not guessed: see README.
   KBQA_RELEVANCE_FLOOR: number(0.6, 0, 1),
+  // The same floor for question vectors of the OpenAI-compatible embedder. KBQA_RELEVANCE_FLOOR is measured on bge's
+  // cosines; another model's sit on another scale (bge's 0.6 could leave nothing relevant), and which model is behind
+  // KBQA_OPENAI_BASE_URL is the deployment's choice: 0, no floor, until measured for it (README, "Query").
+  KBQA_OPENAI_RELEVANCE_FLOOR: number(0, 0, 1),
 
   // Ingestion jobs (see commands/ingestJobs.ts).
   KBQA_INGEST_CONCURRENCY: integer(4, 1, 64),
@@ -216,7 +220,8 @@ export interface Config {
     refreshIntervalMs: number;
   };
   chunking: { chunkTokens: number; overlapTokens: number; maxChars: number };
-  retrieval: { relevanceFloor: number };
+  /** Minimum dense similarity of the best passage, per embedder of the question's vector (cosines differ in scale). */
+  retrieval: { relevanceFloor: number; openaiRelevanceFloor: number };
   limits: { maxBodyBytes: number; maxContentBytes: number };
   pdf: { maxBytes: number; maxPages: number; timeoutMs: number };
   web: {
@@ -383,7 +388,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       refreshIntervalMs: env.KBQA_REFRESH_INTERVAL_MS,
     },
     chunking: { chunkTokens: env.KBQA_CHUNK_TOKENS, overlapTokens: env.KBQA_CHUNK_OVERLAP_TOKENS, maxChars: env.KBQA_CHUNK_MAX_CHARS },
-    retrieval: { relevanceFloor: env.KBQA_RELEVANCE_FLOOR },
+    retrieval: { relevanceFloor: env.KBQA_RELEVANCE_FLOOR, openaiRelevanceFloor: env.KBQA_OPENAI_RELEVANCE_FLOOR },
     limits: { maxBodyBytes: env.KBQA_MAX_BODY_BYTES, maxContentBytes: env.KBQA_MAX_CONTENT_BYTES },
     pdf: { maxBytes: env.KBQA_MAX_UPLOAD_BYTES, maxPages: env.KBQA_PDF_MAX_PAGES, timeoutMs: env.KBQA_PDF_TIMEOUT_MS },
     web: {

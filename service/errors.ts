@@ -94,20 +94,21 @@ export class UpstreamUnavailableError extends ApiError {
 }
 
 /**
- * Vectors were asked of an embedder this service is not configured with (an index built by another embedder, say).
- * The deployment's mistake, not the client's: not an ApiError, so the API answers 500 and logs this message, which
- * names the variables that configure the embedder.
+ * Vectors were asked of an embedder this service is not configured with (the live chunk index was built by another
+ * embedder, say). The deployment's mistake, not the client's, and one a client can only wait out: 503 (never a 500),
+ * logged and counted as the embedder being unavailable, with a message naming what to set. A queued ingestion
+ * meeting it is retried like any outage, so a restart with the embedder configured lets it finish.
  */
-export class EmbedderNotConfiguredError extends Error {
+export class EmbedderNotConfiguredError extends UpstreamUnavailableError {
   readonly embedder: string;
   constructor(embedder: string, configured: string[]) {
     super(
+      'embedder',
       `the embedder ${embedder} is not configured (this service embeds with ${configured.join(', ')}): ` +
         (embedder.startsWith('openai-')
           ? 'set KBQA_OPENAI_BASE_URL and KBQA_OPENAI_EMBEDDING_MODEL (and KBQA_OPENAI_EMBEDDING_DIMENSIONS if it was shortened) to the model it names'
           : 'no embedder of that name exists; KBQA_EMBEDDER selects bge-small-en-v1.5 or openai'),
     );
-    this.name = 'EmbedderNotConfiguredError';
     this.embedder = embedder;
   }
 }
@@ -173,6 +174,9 @@ export class SnapshotRepositoryError extends AdminCommandError {}
  * more than one index, an index that is not this alias's, a template edited in place): the message says what to do.
  */
 export class IndexMigrationError extends AdminCommandError {}
+
+/** A migration's `_reindex` of a batch of document versions did not finish within its deadline: the task was cancelled. */
+export class CopyTimedOutError extends IndexMigrationError {}
 
 /** The search assets in KBQA_SEARCH_ASSETS_DIR cannot be used (no template file, a version naming a missing pipeline). */
 export class SearchAssetsError extends Error {

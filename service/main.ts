@@ -11,7 +11,7 @@ import { startMetricsServer } from './http/metricsServer.ts';
 import { answerMetricsRequests, createMetrics } from './metrics.ts';
 import { purgeExpiredWebRecords } from './commands/sessions.ts';
 import { loadRag } from './rag/index.ts';
-import { openConfiguredSearchIndex } from './search/index.ts';
+import { openConfiguredSearchIndex, resolvingCommand } from './search/index.ts';
 import { openStore } from './store/index.ts';
 
 async function main(): Promise<void> {
@@ -25,11 +25,22 @@ async function main(): Promise<void> {
 async function runApi(config: Config, logger: Logger): Promise<void> {
   const rag = await loadRag(config);
   const store = await openStore(config.mongodb.url, config.mongodb.timeoutMs);
-  const search = openConfiguredSearchIndex(config, rag.embedder);
+  // Never rag.embedder here: an OpenAI-compatible embedder's dimensions are unknown until it answers, and the API
+  // starts (reporting the embedder unready) while its endpoint is down. They are read only if an index is created.
+  const search = openConfiguredSearchIndex(config, {
+    modelName: rag.embedderName,
+    get dimensions() {
+      return rag.embedder.dimensions;
+    },
+  });
   const { index, drift } = await search.applyAssets();
   logger.info({ index }, 'search assets applied');
   // Never fixed at start-up (an index's analysis cannot change in place): said, and shown by /readyz.
-  if (drift.length > 0) logger.warn({ index, drift, command: 'kbqa index migrate' }, 'the chunk index differs from the search asset files');
+  if (drift.length > 0) {
+    const assets = search.indices.assets();
+    const command = resolvingCommand(drift, index, search.indices.indexNameFor(assets.version, rag.embedderName), assets);
+    logger.warn({ index, drift, command }, 'the chunk index differs from the search asset files');
+  }
 
   const metrics = createMetrics();
   const jobs = new IngestRunner({ store, search, rag, logger, config, metrics });

@@ -14,6 +14,7 @@ import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import { createApiKey, revokeApiKey } from '../service/commands/apiKeys.ts';
 import { createBackup, restoreBackup, verifyBackup, type BackupManifest, type RestoreDeps, type RestoreSummary } from '../service/commands/backup.ts';
 import { runDoctor } from '../service/commands/doctor.ts';
+import { migrateIndex } from '../service/commands/indexMigration.ts';
 import { loadConfig, type Config } from '../service/config.ts';
 import { BackupError } from '../service/errors.ts';
 import { BGE_SMALL_EN } from '../service/rag/embedderIdentity.ts';
@@ -78,10 +79,14 @@ test.after.always(async (t) => {
 
 /** The kbqa command against the scratch stack: its exit code, stdout and stderr (never throws on a failure exit). */
 async function kbqa(t: ExecutionContext<Context>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return kbqaWith(t.context.env, ...args);
+}
+
+async function kbqaWith(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, ['bin/kbqa.mjs', ...args], {
       cwd: ROOT,
-      env: { ...process.env, ...t.context.env },
+      env: { ...process.env, ...env },
       timeout: 400_000,
       maxBuffer: 16 * 1024 * 1024,
     });
@@ -446,4 +451,56 @@ test.serial('halves from different instants: restore rebuilds the chunks the sna
     await restoredApp.close();
   }
   t.deepEqual(readdirSync(t.context.config.opensearch.snapshotDir), [], 'no restore repository left behind');
+});
+
+test.serial('a backup after a migration: the live v2 index (not the kept v1) is snapshotted, restored behind the alias, and answers', async (t) => {
+  await wipe(t);
+  // The asset files of this test: v1 first, then a v2 (the same analysis: the migration copies by _reindex).
+  const assetsDir = join(t.context.tempDir, 'assets');
+  for (const folder of ['index-templates', 'ingest-pipelines', 'search-pipelines']) cpSync(join(ROOT, folder), join(assetsDir, folder), { recursive: true });
+  const env = { ...t.context.env, KBQA_SEARCH_ASSETS_DIR: assetsDir };
+  const v1 = 'kbqa-chunks-v1-bge-small-en-v1.5';
+  const v2 = 'kbqa-chunks-v2-bge-small-en-v1.5';
+  const backupDir = join(t.context.tempDir, 'backups', 'migrated');
+  let app = await startTestApp(env);
+  let user: Awaited<ReturnType<typeof makeUser>>;
+  let documentId: string;
+  try {
+    user = await makeUser(app.deps.store, { label: 'migrated' });
+    documentId = (await ingest(app, user.key, user.defaultKnowledgeBaseId, SENTENCES.orchard.filename, SENTENCES.orchard.content)).id;
+  } finally {
+    await app.close();
+  }
+  const template = JSON.parse(readFileSync(join(assetsDir, 'index-templates', 'kbqa-chunks.v1.json'), 'utf8'));
+  writeFileSync(join(assetsDir, 'index-templates', 'kbqa-chunks.v2.json'), JSON.stringify({ ...template, version: 2 }));
+  app = await startTestApp(env);
+  try {
+    const migrated = await migrateIndex({ store: app.deps.store, search: app.deps.search, rag: app.deps.rag, config: app.deps.config }, { catchUpDelayMs: 2_500 });
+    t.like(migrated, { outcome: 'migrated', from: v1, to: v2 });
+  } finally {
+    await app.close();
+  }
+
+  const created = await kbqaWith(env, 'backup', 'create', backupDir, '--json');
+  t.is(created.code, 0, created.stderr);
+  const manifest = lastJsonLine(created.stdout) as BackupManifest;
+  t.deepEqual(manifest.opensearch.indices, [v2], 'only the index the alias points to');
+  t.deepEqual(manifest.opensearch.left_out, [v1], 'the kept one is named as left out');
+  t.is(manifest.opensearch.index_template, 'kbqa-chunks-v2');
+  t.regex(created.stderr, /not in the backup: kbqa-chunks-v1-bge-small-en-v1\.5 \(kept beside the alias by a migration/);
+
+  await wipe(t);
+  const restored = await kbqaWith(env, 'backup', 'restore', backupDir, '--json');
+  t.is(restored.code, 0, restored.stderr);
+  t.like(lastJsonLine(restored.stdout) as RestoreSummary, { documents: 1, documents_rebuilt: 0, consistent: true });
+  t.deepEqual(Object.keys(await opensearch(t, 'GET', '/_alias/kbqa-chunks')), [v2], 'the alias came back with its index');
+
+  const restoredApp = await startTestApp(env);
+  try {
+    await assertAnswers(t, restoredApp, user!.key, user!.defaultKnowledgeBaseId, documentId!, SENTENCES.orchard.question, SENTENCES.orchard.expected);
+    t.deepEqual((await restoredApp.deps.search.searchIndexDetail()).drift, [], 'v2 is what the files say');
+    t.true((await runDoctor(restoredApp.deps, { graceMs: 0 })).clean);
+  } finally {
+    await restoredApp.close();
+  }
 });

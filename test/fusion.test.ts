@@ -11,7 +11,6 @@ import anyTest, { type TestFn } from 'ava';
 import { loadConfig } from '../service/config.ts';
 import { parseSweep } from '../service/eval/sweep.ts';
 import { HYBRID_EXPLAIN_SEARCH_PIPELINE, HYBRID_SEARCH_PIPELINE, hybridPipelineBody } from '../service/search/assets.ts';
-import { createSearchClient } from '../service/search/client.ts';
 import {
   DEFAULT_HYBRID_TUNING,
   maxLexicalTerms,
@@ -26,6 +25,7 @@ import {
 } from '../service/search/fusion.ts';
 import { lexicalSearch, LEXICAL_FIELDS, MAX_LEXICAL_TERMS, type RetrievalRequest, type RetrievedChunk } from '../service/search/retrieval.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
+import { dropAliasFamily } from './helpers/aliasFamily.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { createKb, ingest } from './helpers/documentsApi.ts';
 
@@ -59,12 +59,8 @@ test.before(async (t) => {
 });
 
 test.after.always(async (t) => {
-  const indexName = t.context.app?.deps.search.indexName;
   await t.context.app?.close();
-  if (!indexName) return;
-  const cleanup = createSearchClient({ nodes: [process.env.KBQA_OPENSEARCH_URL?.split(',')[0] ?? 'http://127.0.0.1:9200'], timeoutMs: 30_000 });
-  await cleanup.request('DELETE', `/${indexName}`, { acceptStatuses: [404] });
-  await cleanup.close();
+  await dropAliasFamily(ALIAS);
 });
 
 const ids = (chunks: RetrievedChunk[]) => chunks.map((chunk) => chunk.chunk_id);

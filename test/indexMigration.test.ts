@@ -12,16 +12,16 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
+import { runDoctor } from '../service/commands/doctor.ts';
 import { dropOldIndices, migrateIndex, oldIndices, useIndex, type IndexMigrationDeps } from '../service/commands/indexMigration.ts';
 import { CHUNKS_ALIAS } from '../service/search/assets.ts';
-import { createSearchClient } from '../service/search/client.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
+import { dropAliasFamily } from './helpers/aliasFamily.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { createKb, ingest } from './helpers/documentsApi.ts';
 
 const test = anyTest as TestFn<Record<string, never>>;
 const repositoryRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
-const opensearchUrl = process.env.KBQA_OPENSEARCH_URL?.split(',')[0] ?? 'http://127.0.0.1:9200';
 
 /** A copy of the asset files in a temporary directory. */
 function copyAssets(): string {
@@ -40,20 +40,6 @@ function writeVersion2(dir: string, edit: (analysis: { analyzer: Record<string, 
 
 const uniqueAlias = (label: string) => `${CHUNKS_ALIAS}-${label}${randomUUID().replaceAll('-', '').slice(0, 10)}`;
 
-/** Deletes every index of the alias's family and its templates (cleanup, whatever the test left). */
-async function removeFamily(alias: string): Promise<void> {
-  const client = createSearchClient({ nodes: [opensearchUrl], timeoutMs: 30_000 });
-  const suffix = alias.slice(CHUNKS_ALIAS.length);
-  try {
-    for (const version of [1, 2]) {
-      await client.request('DELETE', `/kbqa-chunks-v${version}${suffix}-*`, { acceptStatuses: [404] });
-      await client.request('DELETE', `/_index_template/kbqa-chunks-v${version}${suffix}`, { acceptStatuses: [404] });
-    }
-  } finally {
-    await client.close();
-  }
-}
-
 function migrationDeps(app: TestApp): IndexMigrationDeps {
   return { store: app.deps.store, search: app.deps.search, rag: app.deps.rag, config: app.deps.config };
 }
@@ -69,6 +55,13 @@ async function searchDocuments(app: TestApp, user: TestUser, kb: string, query: 
   const response = await app.call('POST', '/api/v1/search', { key: user.key, body: { query, knowledge_base_ids: [kb], mode, max_results: 20 } });
   const results = (response.body?.results ?? []) as Array<{ document_id: string }>;
   return { status: response.status, ids: [...new Set(results.map((chunk) => chunk.document_id))] };
+}
+
+/** Chunks in one concrete index matching these fields, by _count (not the search the migration's checks use). */
+async function countIn(app: TestApp, index: string, fields: Record<string, string | number>): Promise<number> {
+  await app.deps.search.request('POST', `/${index}/_refresh`, { idempotent: true });
+  const filter = Object.entries(fields).map(([field, value]) => ({ term: { [field]: value } }));
+  return (await app.deps.search.request<{ count: number }>('POST', `/${index}/_count`, { body: { query: { bool: { filter } } } })).count;
 }
 
 /** Distinct documents and chunks of one KB in one concrete index. */
@@ -115,7 +108,7 @@ test.serial('a changed analyzer migrates by _reindex under a query loop: no fail
 
     // The query loop (through the API) and an alias poller, the whole time.
     let running = true;
-    const queries = { sent: 0, failed: [] as string[] };
+    const queries = { sent: 0, atSwap: -1, failed: [] as string[] };
     const aliasSeen = new Set<string>();
     const queryLoop = (async () => {
       while (running) {
@@ -146,6 +139,7 @@ test.serial('a changed analyzer migrates by _reindex under a query loop: no fail
       },
       // And one right after the swap (the serving index may still be cached as v1 in this process).
       afterSwap: async () => {
+        queries.atSwap = queries.sent;
         await ingestDuring;
         during.push((await ingest(app, user.key, kb, 'fleet-200.md', FLEET(200))).id);
       },
@@ -162,7 +156,10 @@ test.serial('a changed analyzer migrates by _reindex under a query loop: no fail
     t.is(outcome.fill, 'reindex');
     t.is(outcome.from, v1);
     t.is(outcome.to, v2);
-    t.true(queries.sent > 10, `${queries.sent} queries ran`);
+    // The loop spanned the swap: queries answered before it and after it (a bound a loaded machine still meets).
+    t.true(queries.sent >= 3, `${queries.sent} queries ran`);
+    t.true(queries.atSwap >= 1, `${queries.atSwap} queries answered before the swap`);
+    t.true(queries.sent > queries.atSwap, 'queries answered after the swap');
     t.deepEqual(queries.failed, [], 'no query failed');
     // Never on none, never on two: only v1, then only v2.
     t.deepEqual([...aliasSeen].sort(), [v1, v2].sort());
@@ -176,7 +173,15 @@ test.serial('a changed analyzer migrates by _reindex under a query loop: no fail
     t.is(after.documents, 12);
     t.is(after.chunks, documents.reduce((sum, document) => sum + document.chunks, 0));
     const before = await indexCounts(app, v1, kb);
-    t.is(outcome.chunks.source, outcome.chunks.target);
+    // Counted by _count, apart from the migration: v2 holds every live document's chunks, as many as the records say,
+    // and each document the old index holds has as many chunks in both.
+    t.is(await countIn(app, v2, { knowledge_base_id: kb }), documents.reduce((sum, document) => sum + document.chunks, 0));
+    for (const document of documents) {
+      const inOld = await countIn(app, v1, { document_id: document._id });
+      if (inOld > 0) t.is(await countIn(app, v2, { document_id: document._id }), inOld, `${document._id}: as many chunks in ${v2} as in ${v1}`);
+    }
+    // What the check saw when the alias moved: the copied versions' chunks equal in both, the rest rebuilt.
+    t.is((outcome.chunks.source ?? 0) + (outcome.chunks.rebuilt ?? 0), outcome.chunks.target);
     for (const id of during) t.true((await app.deps.search.countChunks({ document_id: id })) > 0, `${id} (ingested during the migration) is in ${v2}`);
     t.true(before.documents >= 11, 'the old index is kept, with what it had');
 
@@ -202,7 +207,7 @@ test.serial('a changed analyzer migrates by _reindex under a query loop: no fail
     t.is((await migrateIndex(migrationDeps(app), { knowledgeBaseIds: [kb] })).outcome, 'up-to-date');
   } finally {
     await app.close();
-    await removeFamily(alias);
+    await dropAliasFamily(alias);
     rmSync(assetsDir, { recursive: true, force: true });
   }
 });
@@ -242,19 +247,63 @@ test.serial('a new chunk size migrates by re-chunking and re-embedding the store
     const partial = await indexCounts(app, v2, kb);
     t.true(partial.documents >= 1 && partial.documents < 6, `${partial.documents} documents after the interruption`);
 
-    const resumed = await migrateIndex(migrationDeps(app), { catchUpDelayMs: 2_500, knowledgeBaseIds: [kb] });
-    t.is(resumed.outcome, 'migrated');
-    t.is(resumed.fill, 'rebuild');
-    t.true(resumed.rebuilt <= 6 - partial.documents + 1, `resumed: ${resumed.rebuilt} rebuilt`);
+    // An ingestion held in build across the swap: it resolved v1 before the swap and goes live after the migration's
+    // catch-up gave up waiting for it, so only the ingestion itself can put its version in v2.
+    const rag = app.deps.rag;
+    const embedSegments = rag.embedSegments.bind(rag);
+    let enteredEmbed: () => void = () => {};
+    const entered = new Promise<void>((resolve) => (enteredEmbed = resolve));
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    rag.embedSegments = async (title, segments, modelName) => {
+      if (segments.some((segment) => segment.text.includes('Vessel 300 '))) {
+        enteredEmbed();
+        await released;
+      }
+      return embedSegments(title, segments, modelName);
+    };
+    let resumed: Awaited<ReturnType<typeof migrateIndex>> | undefined;
+    let heldIngest: ReturnType<typeof ingest> | undefined;
+    try {
+      heldIngest = ingest(app, user.key, kb, 'logbook-300.txt', logbook(300));
+      await entered;
+      resumed = await migrateIndex(migrationDeps(app), { catchUpDelayMs: 2_500, inFlightWaitMs: 1_000, knowledgeBaseIds: [kb] });
+      t.is(resumed.left_in_flight, 1, 'the held ingestion was still running after the swap');
+      // Its catch-up unfinished, the old index may still be written to: drop-old refuses.
+      const refused = await t.throwsAsync(dropOldIndices(app.deps.search, [v1], app.deps.store));
+      t.regex(refused?.message ?? '', /catch-up after the swap is unfinished/);
+    } finally {
+      release();
+      rag.embedSegments = embedSegments;
+    }
+    const late = await heldIngest!;
+    t.true((await countIn(app, v2, { document_id: late.id })) > 0, `${late.id}, built across the swap, is in ${v2}`);
+    t.true((await countIn(app, v1, { document_id: late.id })) > 0, `${late.id} was written to ${v1} first`);
+    t.is(resumed!.outcome, 'migrated');
+    t.is(resumed!.fill, 'rebuild');
+    t.true(resumed!.rebuilt <= 6 - partial.documents + 1, `resumed: ${resumed!.rebuilt} rebuilt`);
     t.deepEqual(await aliasTargets(app, alias), [v2]);
     const after = await indexCounts(app, v2, kb);
-    t.is(after.documents, 6);
+    t.is(after.documents, 7);
     t.true(after.chunks > chunksBefore, `smaller chunks: ${after.chunks} > ${chunksBefore}`);
-    // Every live version complete and nothing else: a fresh diff finds nothing to do.
+    // The records carry the new counts (those rebuilt by the interrupted run too): each its document's in v2, and
+    // `kbqa doctor` finds nothing.
+    t.is(resumed!.chunk_counts_updated, 6);
+    for (const document of await app.deps.store.listDocumentSummaries([kb])) {
+      t.is(document.chunks, await app.deps.search.countChunks({ document_id: document._id }), `${document._id}'s record`);
+      t.true(document.total_chunks >= document.chunks, `${document._id}: total_chunks ${document.total_chunks} ≥ chunks ${document.chunks}`);
+    }
+    const doctor = await runDoctor(app.deps, { knowledgeBaseIds: [kb], graceMs: 0 });
+    t.true(doctor.clean, JSON.stringify(doctor));
+    // The re-run finishes the catch-up (v2 was left `swapped`): nothing was missing, the held ingestion wrote its
+    // version to v2 itself. Then every live version complete and nothing else: a fresh diff finds nothing to do.
+    const finished = await migrateIndex(migrationDeps(app), { catchUpDelayMs: 500, knowledgeBaseIds: [kb] });
+    t.is(finished.outcome, 'caught-up');
+    t.is(finished.copied + finished.rebuilt, 0, 'nothing left to copy or rebuild');
     t.is((await migrateIndex(migrationDeps(app), { knowledgeBaseIds: [kb] })).outcome, 'up-to-date');
   } finally {
     if (!closed) await app.close();
-    await removeFamily(alias);
+    await dropAliasFamily(alias);
     rmSync(assetsDir, { recursive: true, force: true });
   }
 });

@@ -12,8 +12,8 @@ import { randomUUID } from 'node:crypto';
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import { SearchIndexReadOnlyError } from '../service/errors.ts';
 import { CHUNKS_ALIAS } from '../service/search/assets.ts';
-import { createSearchClient } from '../service/search/client.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
+import { dropAliasFamily } from './helpers/aliasFamily.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { createKb, ingest } from './helpers/documentsApi.ts';
 
@@ -54,10 +54,8 @@ test.after.always(async (t) => {
   const indexName = t.context.app?.deps.search.indexName;
   if (indexName) await setBlock(t.context.app, 'index.blocks.read_only_allow_delete', null).catch(() => undefined);
   await t.context.app?.close();
-  if (!indexName) return;
-  const cleanup = createSearchClient({ nodes: [process.env.KBQA_OPENSEARCH_URL?.split(',')[0] ?? 'http://127.0.0.1:9200'], timeoutMs: 30_000 });
-  await cleanup.request('DELETE', `/${indexName}`, { acceptStatuses: [404] });
-  await cleanup.close();
+  // The index and its alias-specific template (kbqa-chunks-v<N>-<name>).
+  await dropAliasFamily(ALIAS);
 });
 
 /** Sets (true) or lifts (null) a block on the app's own chunk index: the same call an operator makes. */

@@ -35,7 +35,7 @@ export interface IndexCommandServices {
 /** Asks on a terminal; elsewhere only --yes goes ahead (nothing is there to answer). */
 async function confirmed(question: string, yes: boolean): Promise<boolean> {
   if (yes) return true;
-  if (!process.stdin.isTTY) throw new IndexMigrationError(`${question} — not a terminal: pass --yes to go ahead`);
+  if (!process.stdin.isTTY) throw new IndexMigrationError(`stdin is not a terminal, so nothing can answer "${question.trimEnd()}": pass --yes to go ahead`);
   const prompt = createInterface({ input: process.stdin, output: process.stderr });
   try {
     return /^y(es)?$/i.test((await prompt.question(`${question} [y/N] `)).trim());
@@ -56,6 +56,7 @@ function migrationText(outcome: MigrationOutcome): string {
         `alias ${outcome.alias} now points to ${outcome.to}${outcome.from && outcome.outcome === 'migrated' ? ` (was ${outcome.from}, kept until kbqa index drop-old)` : ''}`,
         `filled by ${outcome.fill}: ${outcome.documents} documents, ${chunks}; ${outcome.copied} versions copied, ${outcome.rebuilt} rebuilt, ${outcome.removed} chunks removed, ${outcome.catch_up_passes} catch-up pass(es)`,
       ];
+      if (outcome.chunk_counts_updated > 0) lines.push(`${outcome.chunk_counts_updated} document record(s) now carry their chunk count in ${outcome.to}`);
       if (outcome.left_in_flight > 0) lines.push(`${outcome.left_in_flight} ingestion(s) were still running: run kbqa index migrate again once they end`);
       lines.push('next: kbqa eval (compare), then kbqa index drop-old (keep) or kbqa index rollback');
       return lines.join('\n');
@@ -65,7 +66,8 @@ function migrationText(outcome: MigrationOutcome): string {
 
 function useText(outcome: UseOutcome): string {
   const left = outcome.left_in_flight > 0 ? `; ${outcome.left_in_flight} ingestion(s) were still running: run kbqa index use ${outcome.to} again later` : '';
-  return `alias ${outcome.alias} now points to ${outcome.to} (was ${outcome.from ?? 'none'}); caught up: ${outcome.copied} copied, ${outcome.rebuilt} rebuilt, ${outcome.removed} chunks removed${left}`;
+  const counts = outcome.chunk_counts_updated > 0 ? `; ${outcome.chunk_counts_updated} document record(s) now carry their chunk count in ${outcome.to}` : '';
+  return `alias ${outcome.alias} now points to ${outcome.to} (was ${outcome.from ?? 'none'}); caught up: ${outcome.copied} copied, ${outcome.rebuilt} rebuilt, ${outcome.removed} chunks removed${counts}${left}`;
 }
 
 export async function runIndexCommand(
@@ -99,7 +101,7 @@ export async function runIndexCommand(
       if (old.length === 0) return { json: { dropped: [] }, text: `no index of ${search.indices.alias} besides the live one` };
       const listed = old.map((entry) => `  ${entry.index} (${entry.chunks} chunks${entry.state ? `, ${entry.state}` : ''})`).join('\n');
       if (!(await confirmed(`delete these indices of ${search.indices.alias}?\n${listed}\n`, yes))) return { json: { dropped: [] }, text: 'cancelled', exitCode: 1 };
-      const dropped = await dropOldIndices(search, old.map((entry) => entry.index));
+      const dropped = await dropOldIndices(search, old.map((entry) => entry.index), await services.store());
       return { json: { dropped }, text: `dropped ${dropped.join(', ')}` };
     }
     case 'rollback':
@@ -108,7 +110,10 @@ export async function runIndexCommand(
       if (action === 'use' && !requested) throw new IndexMigrationError('kbqa index use takes the index to point the alias to (kbqa index status lists them)');
       const [store, rag] = [await services.store(), await services.rag()];
       const search = services.search();
-      if (!(await confirmed(`point ${search.indices.alias} to ${requested ?? 'the index it was migrated from'}?`, yes))) return { json: { outcome: 'cancelled' }, text: 'cancelled', exitCode: 1 };
+      // Named in the question: the index the live one was migrated from, unless one is asked for.
+      const live = (await search.indices.family()).find((entry) => entry.aliased);
+      const to = requested ?? live?.meta?.migration.source ?? 'the index it was migrated from';
+      if (!(await confirmed(`point ${search.indices.alias} from ${live?.index ?? '(no index)'} to ${to}?`, yes))) return { json: { outcome: 'cancelled' }, text: 'cancelled', exitCode: 1 };
       const outcome = await useIndex({ store, search, rag, config: services.config }, requested, { say });
       return { json: outcome, text: useText(outcome) };
     }

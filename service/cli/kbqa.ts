@@ -226,7 +226,9 @@ async function runAdmin(
     case 'backup restore': {
       const [dir, ...extra] = operands;
       if (!dir || extra.length > 0) throw new UsageError(`backup ${action} takes one directory`);
-      const deps = { store: await services.store(), search: services.search(), config: services.config, embedder: BGE_SMALL_EN };
+      // The OpenAI-compatible embedder's vector length is read from the model (rag loads it): restore checks it.
+      const embedder = services.config.embedder.selected === 'openai' ? (await services.rag()).embedder : BGE_SMALL_EN;
+      const deps = { store: await services.store(), search: services.search(), config: services.config, embedder };
       const progress = (line: string) => process.stderr.write(`${line}\n`);
       if (action === 'create') {
         const manifest = await createBackup(deps, dir, { progress });

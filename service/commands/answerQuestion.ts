@@ -1,8 +1,10 @@
 // POST /query, one way: resolve the KBs to search, embed the question, ONE hybrid query, the relevance floor; then
 // the passages go to the answer chain, which answers whole (answerQuestion) or piece by piece (streamQuestionAnswer).
 import { authorizeQuery } from '../policies/knowledgeBases.ts';
+import type { Config } from '../config.ts';
 import { toPassageDocument } from '../rag/answerChain.ts';
 import type { Citation } from '../rag/answerChain.ts';
+import { BGE_SMALL_EN } from '../rag/embedderIdentity.ts';
 import type { AnswerRequest, Rag } from '../rag/index.ts';
 import type { IndexedRetrievalRequest, RetrievalRequest, RetrievedChunk, SearchIndex } from '../search/index.ts';
 import type { Store, Principal } from '../store/index.ts';
@@ -52,7 +54,17 @@ export interface QueryDeps {
   store: Store;
   search: SearchIndex;
   rag: Rag;
-  relevanceFloor: number;
+  /** The relevance floor for question vectors of the named embedder (relevanceFloorFor). */
+  relevanceFloor: (embedder: string) => number;
+}
+
+/**
+ * The relevance floor for a question embedded by `embedder`: cosines are on each model's own scale, so bge's measured
+ * floor (KBQA_RELEVANCE_FLOOR) is bge's alone; any other embedder is the OpenAI-compatible one
+ * (KBQA_OPENAI_RELEVANCE_FLOOR).
+ */
+export function relevanceFloorFor(floors: Config['retrieval'], embedder: string): number {
+  return embedder === BGE_SMALL_EN.modelName ? floors.relevanceFloor : floors.openaiRelevanceFloor;
 }
 
 export async function resolveSearchedKnowledgeBases(store: Store, user: Principal, requested: string[] | undefined): Promise<string[]> {
@@ -83,14 +95,31 @@ interface Retrieval {
 export async function retrievalRequest(
   deps: { store: Store; search: Pick<SearchIndex, 'servingIndex'>; rag: Pick<Rag, 'embedQuestion'> },
   knowledgeBaseIds: string[],
-  options: { question: string; embed: boolean; filters: RetrievalRequest['filters']; size: number; withSideRanks: boolean },
+  options: RetrievalOptions,
 ): Promise<IndexedRetrievalRequest> {
+  return (await embeddedRetrievalRequest(deps, knowledgeBaseIds, options)).request;
+}
+
+interface RetrievalOptions {
+  question: string;
+  embed: boolean;
+  filters: RetrievalRequest['filters'];
+  size: number;
+  withSideRanks: boolean;
+}
+
+/** retrievalRequest, and the embedder that made its vector (the relevance floor is that embedder's). */
+async function embeddedRetrievalRequest(
+  deps: { store: Store; search: Pick<SearchIndex, 'servingIndex'>; rag: Pick<Rag, 'embedQuestion'> },
+  knowledgeBaseIds: string[],
+  options: RetrievalOptions,
+): Promise<{ request: IndexedRetrievalRequest; embedder: string }> {
   const serving = await deps.search.servingIndex();
   const [vector, hidden] = await Promise.all([
     options.embed ? deps.rag.embedQuestion(options.question, serving.embedder.modelName) : Promise.resolve([]),
     deps.store.listHiddenChunkVersions(knowledgeBaseIds),
   ]);
-  return {
+  const request: IndexedRetrievalRequest = {
     index: serving.index,
     text: options.question,
     vector,
@@ -101,6 +130,7 @@ export async function retrievalRequest(
     depth: HYBRID_DEPTH,
     withSideRanks: options.withSideRanks,
   };
+  return { request, embedder: serving.embedder.modelName };
 }
 
 async function retrieve(deps: QueryDeps, user: Principal, input: QueryInput): Promise<Retrieval> {
@@ -118,7 +148,7 @@ async function retrieve(deps: QueryDeps, user: Principal, input: QueryInput): Pr
   if (knowledgeBaseIds.length === 0) return nothing(NO_KNOWLEDGE_BASE_ANSWER, []);
 
   let started = performance.now();
-  const request = await retrievalRequest(deps, knowledgeBaseIds, {
+  const { request, embedder } = await embeddedRetrievalRequest(deps, knowledgeBaseIds, {
     question: input.query,
     embed: true,
     filters: input.filters,
@@ -130,8 +160,10 @@ async function retrieve(deps: QueryDeps, user: Principal, input: QueryInput): Pr
   started = performance.now();
   const retrieved = await deps.search.hybridSearch(request);
   timings.searchMs = performance.now() - started;
-  // The relevance floor is on dense similarity: below it, nothing is worth answering from.
-  if (!retrieved.some((chunk) => chunk.similarity >= deps.relevanceFloor)) return nothing(NOTHING_RELEVANT_ANSWER, retrieved);
+  // The relevance floor is on dense similarity, on the scale of the embedder that made the question's vector: below
+  // it, nothing is worth answering from.
+  const floor = deps.relevanceFloor(embedder);
+  if (!retrieved.some((chunk) => chunk.similarity >= floor)) return nothing(NOTHING_RELEVANT_ANSWER, retrieved);
 
   const passages = retrieved.map((chunk) =>
     toPassageDocument(chunk.text, {

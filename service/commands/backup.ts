@@ -25,6 +25,8 @@ import {
   HYBRID_SEARCH_PIPELINE,
   type SearchIndex,
 } from '../search/index.ts';
+import { chunkIndexVersion, chunkTemplateVersion } from '../search/snapshots.ts';
+import { chunkTemplateName } from '../search/assets.ts';
 import { BACKUP_COLLECTIONS, TRANSIENT_COLLECTIONS, type BackupIndex, type Store } from '../store/index.ts';
 import { runDoctor, formatDoctorReport, type DoctorReport } from './doctor.ts';
 import { reindexDocuments, type DocumentDeps } from './documents.ts';
@@ -43,13 +45,8 @@ export type BackupFile = z.infer<typeof fileSchema>;
 
 const timestamp = z.string().datetime();
 
-/**
- * The chunk indices kbqa names (the template's pattern, e.g. kbqa-chunks-v1-bge-small-en-v1.5): a restore deletes an
- * empty index of such a name and restores over it, so a manifest naming any other index is refused.
- */
-const chunkIndexSchema = z
-  .string()
-  .refine((name) => name.startsWith(`${CHUNKS_TEMPLATE}-`) && /^[a-z0-9][a-z0-9._-]*$/.test(name), { error: `not a kbqa chunk index (${CHUNKS_TEMPLATE}-…)` });
+/** KBQA_CHUNKS_ALIAS's form (config.ts). */
+const chunkAliasSchema = z.string().regex(/^kbqa-chunks(?:-[a-z0-9]+)*$/, 'not a kbqa chunk alias (kbqa-chunks[-<name>])');
 
 const manifestSchema = z.object({
   format: z.literal(BACKUP_FORMAT),
@@ -59,17 +56,33 @@ const manifestSchema = z.object({
   opensearch: z.object({
     started_at: timestamp,
     finished_at: timestamp,
-    alias: z.string(),
+    alias: chunkAliasSchema,
+    /** The template version of the snapshot's index (kbqa-chunks-v<N>[-<name>]); kbqa-chunks-v1 in older backups, whatever the alias. */
     index_template: z.string(),
     ingest_pipeline: z.string(),
     search_pipelines: z.array(z.string()),
+    /** The embedder the snapshot's index was built with (its _meta; older backups: the configured one). */
     embedder: z.object({ name: z.string(), dimensions: z.number().int() }),
     /** Null when there was no chunk index to snapshot (a stack that never started the API). */
     snapshot: z.string().nullable(),
-    indices: z.array(chunkIndexSchema),
+    /**
+     * The indices the alias pointed to (one: start-up and migrations keep it so), each a chunk index of the alias's
+     * family (kbqa-chunks-v<N>[-<name>]-<embedder>): a restore deletes an empty index of such a name and restores
+     * over it, so a manifest naming any other index is refused.
+     */
+    indices: z.array(z.string()),
+    /** Indices of the family the alias did not point to (kept by a migration until drop-old): not in the backup. */
+    left_out: z.array(z.string()).optional(),
     /** The snapshot repository's files, copied into opensearch/. */
     files: z.array(fileSchema),
-  }),
+  })
+    .superRefine((opensearch, context) => {
+      opensearch.indices.forEach((index, position) => {
+        if (chunkIndexVersion(index, opensearch.alias) === null) {
+          context.addIssue({ code: 'custom', path: ['indices', position], message: `not a kbqa chunk index of ${opensearch.alias} (${chunkTemplateName(1, opensearch.alias)}-…, or another version)` });
+        }
+      });
+    }),
   mongo: z.object({
     started_at: timestamp,
     finished_at: timestamp,
@@ -290,14 +303,25 @@ export async function createBackup(deps: BackupDeps, dir: string, options: Backu
 async function backupChunkIndices(deps: BackupDeps, dir: string, pollMs: number, progress: (line: string) => void): Promise<BackupManifest['opensearch']> {
   const { search } = deps;
   const startedAt = new Date().toISOString();
+  const { alias } = search.snapshots;
+  // Only what the alias points to: an index a migration keeps beside it serves nothing (and `kbqa index rollback`
+  // to it after a restore would be to an index the records no longer match).
   const indices = await search.snapshots.chunkIndices();
+  const leftOut = (await search.indices.family()).filter((entry) => !entry.aliased).map((entry) => entry.index);
+  if (leftOut.length > 0) progress(`not in the backup: ${leftOut.join(', ')} (kept beside the alias by a migration; only the live index is snapshotted)`);
+  const versions = indices.map((index) => chunkIndexVersion(index, alias));
+  const foreign = indices.filter((_, position) => versions[position] === null);
+  if (foreign.length > 0) throw new BackupError(`the alias ${alias} points to ${foreign.join(', ')}, not named as a kbqa chunk index of it: not backed up`);
+  // The live index's own record of what built it; an index older than that record was built by the configured embedder.
+  const meta = indices.length > 0 ? await search.indices.meta(indices[0]) : null;
   const described = {
-    alias: search.snapshots.alias,
-    index_template: CHUNKS_TEMPLATE,
+    alias,
+    index_template: chunkTemplateName(versions[0] ?? 1, alias),
     ingest_pipeline: CHUNKS_INGEST_PIPELINE,
     search_pipelines: [HYBRID_SEARCH_PIPELINE, HYBRID_EXPLAIN_SEARCH_PIPELINE],
-    embedder: { name: deps.embedder.modelName, dimensions: deps.embedder.dimensions },
+    embedder: meta && meta.embedder.dimensions > 0 ? meta.embedder : { name: deps.embedder.modelName, dimensions: deps.embedder.dimensions },
     indices,
+    left_out: leftOut,
   };
   if (indices.length === 0) {
     progress(`no chunk index behind ${search.snapshots.alias}: the OpenSearch half is empty`);
@@ -484,7 +508,7 @@ export async function restoreBackup(deps: RestoreDeps, dir: string, options: Res
   const progress = options.progress ?? (() => {});
   const manifest = await verifyBackup(dir);
   progress(`backup verified: ${manifest.mongo.collections.length} collection file(s), ${manifest.opensearch.files.length} snapshot file(s)`);
-  checkCompatible(deps, manifest);
+  checkCompatible(deps, manifest, progress);
   await checkNoLiveApi(deps);
   const emptyIndices = await checkTargetEmpty(deps, manifest);
 
@@ -589,10 +613,17 @@ async function checkNoLiveApi(deps: RestoreDeps): Promise<void> {
   }
 }
 
-function checkCompatible(deps: RestoreDeps, manifest: BackupManifest): void {
+function checkCompatible(deps: RestoreDeps, manifest: BackupManifest, progress: (line: string) => void): void {
   const { embedder, index_template: template } = manifest.opensearch;
-  if (template !== CHUNKS_TEMPLATE) {
-    throw new BackupError(`the backup's chunk index follows template ${template}, this kbqa ${CHUNKS_TEMPLATE}: restore it with the kbqa version that made it, then upgrade`);
+  // Older backups name kbqa-chunks-v1 whatever the alias.
+  const version = template === CHUNKS_TEMPLATE ? 1 : chunkTemplateVersion(template, manifest.opensearch.alias);
+  if (version === null) {
+    throw new BackupError(`the backup's chunk index follows template ${template}, which this kbqa does not name (kbqa-chunks-v<N>[-<name>]): restore it with the kbqa version that made it, then upgrade`);
+  }
+  // The index comes back with its own mappings and analysis; a version the files here do not have is drift, as after a rollback.
+  const current = deps.search.indices.assets().version;
+  if (version !== current) {
+    progress(`the backup's index is of template version ${version}, this kbqa's files are at v${current}: it is restored as it is; kbqa index status shows the drift and kbqa index migrate resolves it`);
   }
   if (manifest.opensearch.alias !== deps.search.snapshots.alias) {
     throw new BackupError(
@@ -872,6 +903,8 @@ export function formatBackupManifest(dir: string, manifest: BackupManifest): str
   const bytes = [...manifest.opensearch.files, ...manifest.mongo.collections].reduce((sum, file) => sum + file.bytes, 0);
   return (
     `backup written to ${dir}: ${documents} document(s), ${records} record(s) in ${manifest.mongo.collections.length} collection(s), ` +
-    `snapshot of ${manifest.opensearch.indices.join(', ') || 'no index'}; ${bytes} bytes; skipped ${manifest.mongo.skipped.join(', ')} (transient)`
+    `snapshot of ${manifest.opensearch.indices.join(', ') || 'no index'}` +
+    `${manifest.opensearch.left_out?.length ? ` (not of ${manifest.opensearch.left_out.join(', ')}, kept beside the alias by a migration)` : ''}; ` +
+    `${bytes} bytes; skipped ${manifest.mongo.skipped.join(', ')} (transient)`
   );
 }

@@ -13,7 +13,7 @@ import { IndexMigrationError } from '../errors.ts';
 import { createPdfExtractor } from '../extraction/pdf.ts';
 import { splitPages } from '../extraction/pdfPages.ts';
 import type { Rag } from '../rag/index.ts';
-import { MIGRATE_COMMAND, type ChunkIndexMeta, type Drift, type SearchIndex } from '../search/index.ts';
+import { INDEX_DRIFT_KINDS, MIGRATE_COMMAND, resolvingCommand, type ChunkIndexMeta, type Drift, type SearchIndex } from '../search/index.ts';
 import type { ChunkGroup } from '../search/chunks.ts';
 import { chunkMetadata } from '../search/metadataFilter.ts';
 import { SERVING_INDEX_TTL_MS } from '../search/servingIndex.ts';
@@ -109,15 +109,9 @@ export async function indexStatus(deps: { search: SearchIndex; embedder: Embedde
     }),
     pipelines: await admin.pipelinesInForce(live),
     drift,
-    command: drift.length === 0 ? null : editedInPlace(drift, live, target) ? `copy ${assets.templateFile} to index-templates/kbqa-chunks.v${assets.version + 1}.json, then ${MIGRATE_COMMAND}` : MIGRATE_COMMAND,
+    // The same command /readyz names (search/indexAdmin.ts resolvingCommand).
+    command: resolvingCommand(drift, live, target, assets),
   };
-}
-
-const INDEX_DRIFT = new Set<Drift['kind']>(['analysis', 'mappings', 'version', 'embedder', 'chunking']);
-
-/** The live index is the current version's for this embedder, yet differs from its file: the file was edited in place. */
-function editedInPlace(drift: Drift[], live: string | null, target: string): boolean {
-  return live === target && drift.some((entry) => INDEX_DRIFT.has(entry.kind));
 }
 
 function bytes(count: number): string {
@@ -235,14 +229,22 @@ export interface FillPlan {
   embedder: Embedder;
   /** Only these KBs' documents (tests sharing one database); default every document. */
   scope?: string[];
+  /**
+   * What this run's rebuilds found, per version (unitKey): the splitter's total (a record's total_chunks), written to
+   * the records with the chunk counts once the target is served (recordChunkCounts).
+   */
+  splitTotals: Map<string, number>;
 }
 
 export interface FillCounts {
   copied: number;
   rebuilt: number;
   removed: number;
-  /** Versions that could not be rebuilt (no stored original): named, the migration stops before the swap. */
-  unrebuildable: string[];
+  /**
+   * Versions (unitKey) that could not be rebuilt (no stored original): kept out of every later pass, named once;
+   * the migration stops before the swap.
+   */
+  unrebuildable: Set<string>;
 }
 
 /** Document versions copied by one `_reindex`. */
@@ -285,7 +287,7 @@ async function fill(
     for (let unit = queue.shift(); unit; unit = queue.shift()) {
       if (stopHere()) throw new FillStopped();
       const rebuilt = await rebuildVersion(deps, plan, unit);
-      if (rebuilt === 'no-original') counts.unrebuildable.push(unit.document_id);
+      if (rebuilt === 'no-original') counts.unrebuildable.add(unitKey(unit.document_id, unit.version));
       else if (rebuilt === 'rebuilt') counts.rebuilt += 1;
       progress.onUnit();
     }
@@ -329,6 +331,7 @@ async function rebuildVersion(deps: IndexMigrationDeps, plan: FillPlan, unit: Un
     const vectors = await rag.embedSegments(document.title, step, plan.embedder.modelName);
     chunks.push(...chunkDocuments(record, unit.version, step, vectors, plan.embedder.modelName, start));
   }
+  plan.splitTotals.set(unitKey(unit.document_id, unit.version), split.total);
   if (chunks.length === 0) return 'rebuilt';
   await deps.search.indices.writeChunks(plan.target, chunks.slice(1));
   await deps.search.indices.writeChunks(plan.target, chunks.slice(0, 1));
@@ -367,17 +370,25 @@ export interface MigrationOutcome {
   fill: 'reindex' | 'rebuild' | null;
   /** Distinct documents and chunks in the target when the alias moved (and, for a copy, in the source). */
   documents: number;
-  chunks: { target: number; source: number | null };
+  /**
+   * Chunks of live versions in the target; for a copy, those the old index holds of the versions both hold (equal
+   * to the target's of the same versions), and `rebuilt`, the target's of versions the old index lacked.
+   */
+  chunks: { target: number; source: number | null; rebuilt?: number };
   copied: number;
   rebuilt: number;
   removed: number;
   catch_up_passes: number;
   /** Ingestions still running when the catch-up after the swap gave up waiting: run the command again. */
   left_in_flight: number;
+  /** Document records whose chunk counts were set to their version's in the new index (a re-chunking changes them). */
+  chunk_counts_updated: number;
 }
 
 /** Catch-up passes before the swap: each is shorter than the last while ingestion is moderate. */
 const MAX_PASSES = 8;
+/** A build whose lease lapsed longer ago than this has no holder left: the catch-up after a swap does not wait for it. */
+const LAPSED_LEASE_GRACE_MS = 30_000;
 
 /** Whether two indices' chunks are interchangeable: the same embedder and the same chunking. */
 function sameChunks(a: ChunkIndexMeta | null, b: { embedder: string; chunking: ChunkIndexMeta['chunking'] }): boolean {
@@ -401,7 +412,7 @@ export async function migrateIndex(deps: IndexMigrationDeps, options: MigrateOpt
   const liveMeta = (await admin.meta(live)) ?? null;
   const target = admin.indexNameFor(assets.version, embedder.modelName);
   const chunking = { chunk_tokens: deps.config.chunking.chunkTokens, overlap_tokens: deps.config.chunking.overlapTokens, max_chars: deps.config.chunking.maxChars };
-  const base = { alias: admin.alias, from: live, to: target, copied: 0, rebuilt: 0, removed: 0, catch_up_passes: 0, left_in_flight: 0 };
+  const base = { alias: admin.alias, from: live, to: target, copied: 0, rebuilt: 0, removed: 0, catch_up_passes: 0, left_in_flight: 0, chunk_counts_updated: 0 };
 
   if (target === live) {
     // A migration that swapped but did not finish its catch-up (a crash): finish it.
@@ -414,13 +425,14 @@ export async function migrateIndex(deps: IndexMigrationDeps, options: MigrateOpt
         source: sameChunks(sourceMeta, { embedder: embedder.modelName, chunking: liveMeta.chunking }) ? source : null,
         embedder,
         scope: options.knowledgeBaseIds,
+        splitTotals: new Map(),
       };
       const result = await catchUpAfterSwap(deps, plan, options, say);
       await admin.setMeta(live, { ...liveMeta, migration: { ...liveMeta.migration, state: result.left_in_flight > 0 ? 'swapped' : 'live', finished_at: new Date().toISOString() } });
       const documents = await difference(deps, { ...plan, source: null });
       return { ...base, ...result, outcome: 'caught-up', from: source, fill: plan.source ? 'reindex' : 'rebuild', documents: new Set([...documents.targetGroups.values()].map((group) => group.document_id)).size, chunks: { target: await admin.countChunks(live), source: null } };
     }
-    const drift = (await admin.drift(live, embedder)).filter((entry) => INDEX_DRIFT.has(entry.kind));
+    const drift = (await admin.drift(live, embedder)).filter((entry) => INDEX_DRIFT_KINDS.has(entry.kind));
     if (drift.length > 0) {
       throw new IndexMigrationError(
         `${live} is built from ${assets.templateFile}, which was edited in place since (${drift.map((entry) => entry.kind).join(', ')}): ` +
@@ -434,23 +446,47 @@ export async function migrateIndex(deps: IndexMigrationDeps, options: MigrateOpt
 
   // The files' pipelines and template first: the target's default pipeline must exist before a chunk reaches it.
   await installAssets(deps);
-  const plan: FillPlan = { target, source: sameChunks(liveMeta, { embedder: embedder.modelName, chunking }) ? live : null, embedder, scope: options.knowledgeBaseIds };
+  const plan: FillPlan = {
+    target,
+    source: sameChunks(liveMeta, { embedder: embedder.modelName, chunking }) ? live : null,
+    embedder,
+    scope: options.knowledgeBaseIds,
+    splitTotals: new Map(),
+  };
   const fillKind = plan.source ? 'reindex' : 'rebuild';
-  const existing = await admin.meta(target);
+  let existing = await admin.meta(target);
   const startedAt = new Date().toISOString();
+  if (existing === null) {
+    // An index of the target's name that records nothing of how it was built (made by hand, or by a stray write
+    // from its template): neither trusted nor deleted here.
+    throw new IndexMigrationError(`${target} exists but records nothing of how it was built (no _meta: made by hand, or by a write its template let create it): look at it, delete it (DELETE /${target}), then run ${MIGRATE_COMMAND} again`);
+  }
+  if (existing !== undefined) {
+    // An interrupted migration (or an index rolled back from): what it holds is diffed, not trusted, but only if it
+    // was built from what the files and the configuration say now.
+    const differs = (await admin.indexDrift(target, embedder)).filter((entry) => INDEX_DRIFT_KINDS.has(entry.kind));
+    if (differs.length > 0 && existing.migration.state === 'filling') {
+      say(`${target} was being filled from another template or configuration (${differs.map((entry) => entry.kind).join(', ')}): deleting it and starting again`);
+      await admin.deleteIndex(target);
+      existing = undefined;
+    } else if (differs.length > 0) {
+      throw new IndexMigrationError(
+        `${target} (${existing.migration.state}) differs from ${assets.templateFile} as configured (${differs.map((entry) => entry.kind).join(', ')}): the file was edited in place; ` +
+          `copy it to the next version (kbqa-chunks.v${assets.version + 1}.json) and run ${MIGRATE_COMMAND}`,
+      );
+    }
+  }
   if (existing === undefined) {
     await admin.createFillingIndex(target, embedder, { state: 'filling', source: live, started_at: startedAt });
     say(`created ${target} beside ${live}; filling it by ${fillKind === 'reindex' ? '_reindex from the live index' : 're-chunking and re-embedding the stored originals'}`);
   } else {
-    // An interrupted migration (or an index rolled back from): what it holds is diffed, not trusted.
-    if (existing) await admin.setMeta(target, { ...existing, migration: { state: 'filling', source: live, started_at: existing.migration.started_at ?? startedAt } });
+    await admin.setMeta(target, { ...existing, migration: { state: 'filling', source: live, started_at: existing.migration.started_at ?? startedAt } });
     await admin.setIndexFilling(target);
     say(`resuming ${target} (it exists): filling what it lacks by ${fillKind}`);
   }
 
-  const counts: FillCounts = { copied: 0, rebuilt: 0, removed: 0, unrebuildable: [] };
-  let passes = 0;
-  let first = await difference(deps, plan);
+  const counts: FillCounts = { copied: 0, rebuilt: 0, removed: 0, unrebuildable: new Set() };
+  const first = await difference(deps, plan);
   let done = 0;
   const total = first.missing.length;
   options.onProgress?.(0, total);
@@ -466,43 +502,21 @@ export async function migrateIndex(deps: IndexMigrationDeps, options: MigrateOpt
   } catch (error) {
     if (!(error instanceof FillStopped)) throw error;
     say(`stopped after ${done} of ${total} document versions; run ${MIGRATE_COMMAND} again to continue`);
-    return { ...base, ...counts, outcome: 'stopped', fill: fillKind, documents: 0, chunks: { target: await admin.countChunks(target), source: null } };
+    return {
+      ...base,
+      copied: counts.copied,
+      rebuilt: counts.rebuilt,
+      removed: counts.removed,
+      outcome: 'stopped',
+      fill: fillKind,
+      documents: 0,
+      chunks: { target: await admin.countChunks(target), source: null },
+    };
   }
-  // Catch up with what ingestion did meanwhile, until a pass finds nothing to do.
-  for (;;) {
-    first = await difference(deps, plan);
-    const work = first.missing.length + first.stale.length;
-    if (work === 0) break;
-    if (++passes > MAX_PASSES) {
-      throw new IndexMigrationError(`documents keep changing faster than ${target} catches up (${work} versions left after ${MAX_PASSES} passes): run ${MIGRATE_COMMAND} again at a quieter time`);
-    }
-    say(`catch-up pass ${passes}: ${first.missing.length} version(s) to fill, ${first.stale.length} to remove`);
-    await fill(deps, plan, first, counts, { onUnit: () => {}, done: () => 0 });
-  }
-  if (counts.unrebuildable.length > 0) {
-    throw new IndexMigrationError(
-      `${counts.unrebuildable.length} document(s) have no stored original to rebuild from (${counts.unrebuildable.slice(0, 5).join(', ')}): run kbqa doctor --fix, then ${MIGRATE_COMMAND} again; the alias was not moved`,
-    );
-  }
+  // Named at once: no catch-up pass can rebuild them.
+  if (counts.unrebuildable.size > 0) throw unrebuildableError(counts);
 
-  // Full: the template's refresh interval and the configured replicas back, then the counts.
-  await admin.finishFilling(target);
-  const health = await admin.waitForHealth(target);
-  say(`${target} is ${health}; checking counts`);
-  const check = await checkedCounts(deps, plan, live);
-  passes += check.passes;
-
-  await admin.swapAlias([live], target);
-  deps.search.forgetServingIndex();
-  const swappedAt = new Date().toISOString();
-  const targetMeta = (await admin.meta(target)) as ChunkIndexMeta;
-  await admin.setMeta(target, { ...targetMeta, migration: { ...targetMeta.migration, state: 'swapped', swapped_at: swappedAt } });
-  if (liveMeta) await admin.setMeta(live, { ...liveMeta, migration: { ...liveMeta.migration, state: 'kept' } });
-  say(`alias ${admin.alias}: ${live} → ${target} (one _aliases call); ${live} is kept until kbqa index drop-old`);
-  await options.afterSwap?.();
-
-  const after = await catchUpAfterSwap(deps, plan, options, say);
-  await admin.setMeta(target, { ...targetMeta, migration: { ...targetMeta.migration, state: after.left_in_flight > 0 ? 'swapped' : 'live', swapped_at: swappedAt, finished_at: new Date().toISOString() } });
+  const { check, after, passes } = await fillUntilFullThenSwap(deps, plan, { indices: [live], index: live, meta: liveMeta }, counts, { ...options, say }, true);
   return {
     ...base,
     outcome: 'migrated',
@@ -514,7 +528,76 @@ export async function migrateIndex(deps: IndexMigrationDeps, options: MigrateOpt
     removed: counts.removed + after.removed,
     catch_up_passes: passes + after.catch_up_passes,
     left_in_flight: after.left_in_flight,
+    chunk_counts_updated: after.chunk_counts_updated,
   };
+}
+
+function unrebuildableError(counts: FillCounts): IndexMigrationError {
+  const versions = [...counts.unrebuildable];
+  return new IndexMigrationError(
+    `${versions.length} document version(s) have no stored original to rebuild from (${versions.slice(0, 5).join(', ')}${versions.length > 5 ? ', …' : ''}): ` +
+      `run kbqa doctor --fix, then ${MIGRATE_COMMAND} again; the alias was not moved`,
+  );
+}
+
+/** The units of a difference that can be filled (those without a stored original are out, named once). */
+function fillable(found: Difference, counts: FillCounts): Difference {
+  const out = (unit: Unit) => !counts.unrebuildable.has(unitKey(unit.document_id, unit.version));
+  return { ...found, missing: found.missing.filter(out), incomplete: found.incomplete.filter(out) };
+}
+
+/**
+ * What every move of the alias runs (migrate, use, rollback), once the target holds most of what it must: catch-up
+ * passes until one finds nothing to do, the counts checked, ONE _aliases call, then the catch-up after the swap.
+ * `filling`: the target has fill settings (no refresh, no replicas) to restore first.
+ */
+async function fillUntilFullThenSwap(
+  deps: IndexMigrationDeps,
+  plan: FillPlan,
+  from: { indices: string[]; index: string | null; meta: ChunkIndexMeta | null },
+  counts: FillCounts,
+  options: MigrateOptions & { say: (line: string) => void },
+  filling: boolean,
+): Promise<{ check: Awaited<ReturnType<typeof checkedCounts>>; after: Awaited<ReturnType<typeof catchUpAfterSwap>>; passes: number }> {
+  const admin = deps.search.indices;
+  const { target } = plan;
+  const { say } = options;
+  // Catch up with what ingestion did meanwhile, until a pass finds nothing to do.
+  let passes = 0;
+  for (;;) {
+    const found = fillable(await difference(deps, plan), counts);
+    const work = found.missing.length + found.stale.length;
+    if (work === 0) break;
+    if (++passes > MAX_PASSES) {
+      throw new IndexMigrationError(`documents keep changing faster than ${target} catches up (${work} versions left after ${MAX_PASSES} passes): run ${MIGRATE_COMMAND} again at a quieter time`);
+    }
+    say(`catch-up pass ${passes}: ${found.missing.length} version(s) to fill, ${found.stale.length} to remove`);
+    await fill(deps, plan, found, counts, { onUnit: () => {}, done: () => 0 });
+  }
+  if (counts.unrebuildable.size > 0) throw unrebuildableError(counts);
+
+  if (filling) {
+    // Full: the template's refresh interval and the configured replicas back, then the counts.
+    await admin.finishFilling(target);
+    const health = await admin.waitForHealth(target);
+    say(`${target} is ${health}; checking counts`);
+  }
+  const check = await checkedCounts(deps, plan, from.index, counts);
+  passes += check.passes;
+
+  await admin.swapAlias(from.indices, target);
+  deps.search.forgetServingIndex();
+  const swappedAt = new Date().toISOString();
+  const targetMeta = (await admin.meta(target)) as ChunkIndexMeta;
+  const migration = { ...targetMeta.migration, source: from.index, swapped_at: swappedAt };
+  await admin.setMeta(target, { ...targetMeta, migration: { ...migration, state: 'swapped' } });
+  if (from.index && from.meta) await admin.setMeta(from.index, { ...from.meta, migration: { ...from.meta.migration, state: 'kept' } });
+  say(`alias ${admin.alias}: ${from.indices.join(', ') || '(none)'} → ${target} (one _aliases call)${from.index ? `; ${from.index} is kept until kbqa index drop-old` : ''}`);
+  await options.afterSwap?.();
+
+  const after = await catchUpAfterSwap(deps, plan, options, say, counts);
+  await admin.setMeta(target, { ...targetMeta, migration: { ...migration, state: after.left_in_flight > 0 ? 'swapped' : 'live', finished_at: new Date().toISOString() } });
+  return { check, after, passes };
 }
 
 /** The assets' pipelines and template as the files say (start-up's PUTs, not its index creation). */
@@ -523,59 +606,96 @@ async function installAssets(deps: IndexMigrationDeps): Promise<void> {
 }
 
 /**
- * The check before the swap: the target holds every live version of the store, complete, and nothing else (after
- * a refresh); for a copy, every version with as many chunks as in the old index. A document that changed since
- * the last pass is filled first (a few passes at most).
+ * The check before the swap, after a refresh: the target holds every live version of the store, complete, and
+ * nothing else. Then two counts read independently of that diff: per KB, the distinct documents OpenSearch counts in
+ * the target equal the store's live documents (plus at most the new ones in flight); and for a copy, every version
+ * both indices hold has as many chunks in each (a version the old index lacks was rebuilt, counted apart). A
+ * document changing between the reads is caught up and checked again (a few passes at most).
  */
-async function checkedCounts(deps: IndexMigrationDeps, plan: FillPlan, live: string): Promise<{ documents: number; chunks: { target: number; source: number | null }; passes: number }> {
+async function checkedCounts(
+  deps: IndexMigrationDeps,
+  plan: FillPlan,
+  from: string | null,
+  counts: FillCounts,
+): Promise<{ documents: number; chunks: { target: number; source: number | null; rebuilt: number }; passes: number }> {
   const admin = deps.search.indices;
+  let mismatch = '';
   for (let pass = 0; pass < MAX_PASSES; pass += 1) {
-    const found = await difference(deps, plan);
+    const found = fillable(await difference(deps, plan), counts);
     if (found.missing.length + found.stale.length > 0) {
-      await fill(deps, plan, found, { copied: 0, rebuilt: 0, removed: 0, unrebuildable: [] }, { onUnit: () => {}, done: () => 0 });
+      await fill(deps, plan, found, counts, { onUnit: () => {}, done: () => 0 });
       continue;
     }
-    const expectedDocuments = new Set(found.units.map((unit) => unit.document_id)).size;
-    const targetDocuments = new Set([...found.targetGroups.values()].map((group) => group.document_id));
-    const liveDocuments = new Set(found.units.map((unit) => unit.document_id));
-    // Groups of versions in flight (kept by the diff) may belong to documents not live yet.
-    const inFlight = [...targetDocuments].filter((id) => !liveDocuments.has(id)).length;
-    if (targetDocuments.size - inFlight !== expectedDocuments) {
-      throw new IndexMigrationError(`${plan.target} holds ${targetDocuments.size - inFlight} live documents, the store ${expectedDocuments}: the alias was not moved`);
+    const expected = new Map<string, number>();
+    const liveDocuments = new Set<string>();
+    for (const unit of found.units) {
+      if (liveDocuments.has(unit.document_id)) continue;
+      liveDocuments.add(unit.document_id);
+      expected.set(unit.knowledge_base_id, (expected.get(unit.knowledge_base_id) ?? 0) + 1);
     }
-    let sourceChunks: number | null = null;
+    const inFlight = new Map<string, number>();
+    for (const job of await deps.store.listJobs(plan.scope)) {
+      if (!liveDocuments.has(job._id)) inFlight.set(job.knowledge_base_id, (inFlight.get(job.knowledge_base_id) ?? 0) + 1);
+    }
+    const held = await admin.documentsPerKnowledgeBase(plan.target, plan.scope);
+    const wrong = [...new Set([...expected.keys(), ...held.keys()])].filter((kb) => {
+      const documents = held.get(kb) ?? 0;
+      return documents < (expected.get(kb) ?? 0) || documents > (expected.get(kb) ?? 0) + (inFlight.get(kb) ?? 0);
+    });
+    if (wrong.length > 0) {
+      mismatch = `${plan.target} holds ${wrong.map((kb) => `${held.get(kb) ?? 0} documents of KB ${kb}, the store ${expected.get(kb) ?? 0}`).slice(0, 3).join('; ')}`;
+      continue;
+    }
     let targetChunks = 0;
-    for (const unit of found.units) targetChunks += found.targetGroups.get(unitKey(unit.document_id, unit.version))?.chunks ?? 0;
-    if (plan.source) {
-      const sourceGroups = new Map((await admin.versionGroups(live, plan.scope)).map((group) => [unitKey(group.document_id, group.document_version), group]));
-      sourceChunks = 0;
-      for (const unit of found.units) {
-        const source = sourceGroups.get(unitKey(unit.document_id, unit.version));
-        if (source) sourceChunks += source.chunks;
+    let rebuiltChunks = 0;
+    const sourceGroups = plan.source && from ? new Map((await admin.versionGroups(from, plan.scope)).map((group) => [unitKey(group.document_id, group.document_version), group])) : null;
+    let sourceChunks: number | null = sourceGroups ? 0 : null;
+    const differing: string[] = [];
+    for (const unit of found.units) {
+      const key = unitKey(unit.document_id, unit.version);
+      const chunks = found.targetGroups.get(key)?.chunks ?? 0;
+      targetChunks += chunks;
+      if (!sourceGroups) continue;
+      const source = sourceGroups.get(key);
+      if (!source) {
+        rebuiltChunks += chunks;
+        continue;
       }
-      if (sourceChunks !== targetChunks) {
-        throw new IndexMigrationError(`${plan.target} holds ${targetChunks} chunks of live documents, ${live} ${sourceChunks}: the alias was not moved`);
-      }
+      sourceChunks! += source.chunks;
+      if (source.chunks !== chunks) differing.push(`${key} ${chunks} vs ${source.chunks}`);
     }
-    return { documents: expectedDocuments, chunks: { target: targetChunks, source: sourceChunks }, passes: pass };
+    if (differing.length > 0) {
+      mismatch = `${differing.length} version(s) have other chunk counts in ${plan.target} than in ${from} (${differing.slice(0, 3).join(', ')})`;
+      continue;
+    }
+    return { documents: liveDocuments.size, chunks: { target: targetChunks, source: sourceChunks, rebuilt: rebuiltChunks }, passes: pass };
   }
-  throw new IndexMigrationError(`documents keep changing faster than ${plan.target} catches up: the alias was not moved; run ${MIGRATE_COMMAND} again`);
+  throw new IndexMigrationError(
+    mismatch
+      ? `${mismatch}, after ${MAX_PASSES} checks: the alias was not moved; run ${MIGRATE_COMMAND} again`
+      : `documents keep changing faster than ${plan.target} catches up: the alias was not moved; run ${MIGRATE_COMMAND} again`,
+  );
 }
 
 /**
  * After a swap: every API process stops resolving the old index within the serving-index cache's lifetime; an
- * ingestion that started before may still write there until it ends. Then one catch-up pass copies (or rebuilds)
- * what only the old index got, and removes what was deleted or replaced meanwhile.
+ * ingestion building a version since before may still write there until it ends (it writes the new index too
+ * before going live, ingestJobs.ts; one that went live just before that check is what this catches up). Then
+ * catch-up passes copy (or rebuild) what only the old index got, and remove what was deleted or replaced meanwhile,
+ * until one finds nothing to do.
  */
 async function catchUpAfterSwap(
   deps: IndexMigrationDeps,
   plan: FillPlan,
   options: MigrateOptions,
   say: (line: string) => void,
-): Promise<Pick<MigrationOutcome, 'copied' | 'rebuilt' | 'removed' | 'catch_up_passes' | 'left_in_flight'>> {
+  before?: FillCounts,
+): Promise<Pick<MigrationOutcome, 'copied' | 'rebuilt' | 'removed' | 'catch_up_passes' | 'left_in_flight' | 'chunk_counts_updated'>> {
   await sleep(options.catchUpDelayMs ?? SERVING_INDEX_TTL_MS * 2 + 1_000);
-  const now = Date.now();
-  const running = (await deps.store.listJobs(plan.scope)).filter((job) => job.phase === 'build' && job.lease_until !== null && job.lease_until >= now);
+  // Every build held by a process, a lease that looks lapsed too (a holder renewing late under load still writes);
+  // only one lapsed for long is left out: its holder is gone, and whoever takes the job resolves the alias afresh.
+  const heldSince = Date.now() - LAPSED_LEASE_GRACE_MS;
+  const running = (await deps.store.listJobs(plan.scope)).filter((job) => job.phase === 'build' && job.lease_owner !== null && (job.lease_until ?? 0) >= heldSince);
   const deadline = Date.now() + (options.inFlightWaitMs ?? 120_000);
   let left = running;
   while (left.length > 0 && Date.now() < deadline) {
@@ -584,14 +704,65 @@ async function catchUpAfterSwap(
     left = still.filter(({ job, current }) => current !== null && current.version === job.version && current.phase === 'build').map(({ job }) => job);
   }
   if (left.length > 0) say(`${left.length} ingestion(s) still running after the swap: run ${MIGRATE_COMMAND} again once they end, to catch up with them`);
-  const counts: FillCounts = { copied: 0, rebuilt: 0, removed: 0, unrebuildable: [] };
-  const found = await difference(deps, plan);
-  if (found.missing.length + found.stale.length > 0) {
-    say(`catch-up after the swap: ${found.missing.length} version(s) to fill, ${found.stale.length} to remove`);
+  const counts: FillCounts = { copied: 0, rebuilt: 0, removed: 0, unrebuildable: before?.unrebuildable ?? new Set() };
+  let passes = 0;
+  for (; passes < MAX_PASSES; passes += 1) {
+    const found = fillable(await difference(deps, plan), counts);
+    if (found.missing.length + found.stale.length === 0) break;
+    say(`catch-up after the swap, pass ${passes + 1}: ${found.missing.length} version(s) to fill, ${found.stale.length} to remove`);
     await fill(deps, plan, found, counts, { onUnit: () => {}, done: () => 0 });
     await deps.search.indices.refresh(plan.target);
   }
-  return { copied: counts.copied, rebuilt: counts.rebuilt, removed: counts.removed, catch_up_passes: 1, left_in_flight: left.length };
+  if (passes === MAX_PASSES) {
+    // The target stays `swapped` (drop-old refuses while it is): a re-run finishes the catch-up.
+    throw new IndexMigrationError(`the alias points to ${plan.target} now, but documents kept changing faster than its catch-up after ${MAX_PASSES} passes: run ${MIGRATE_COMMAND} again to finish it`);
+  }
+  if (counts.unrebuildable.size > 0) {
+    say(`${counts.unrebuildable.size} document version(s) have no stored original to rebuild from (${[...counts.unrebuildable].slice(0, 5).join(', ')}): run kbqa doctor --fix`);
+  }
+  const updated = await recordChunkCounts(deps, plan);
+  if (updated > 0) say(`chunk counts of ${updated} document(s) recorded as ${plan.target} holds them`);
+  return { copied: counts.copied, rebuilt: counts.rebuilt, removed: counts.removed, catch_up_passes: passes, left_in_flight: left.length, chunk_counts_updated: updated };
+}
+
+/**
+ * Once the target is served: each live document's record gets its version's chunk count in the target (and, for a
+ * version this run rebuilt, the splitter's total), where they differ. A re-chunking changes them, and `kbqa doctor`
+ * compares the record with what the alias serves. Written after the swap, not during the fill: until then the
+ * record describes the old index, which is the one served. Each write is by _id and version (no transaction): a
+ * document replaced or deleted since the read keeps what its own ingestion wrote.
+ */
+async function recordChunkCounts(deps: IndexMigrationDeps, plan: FillPlan): Promise<number> {
+  const documents = await deps.store.listDocumentSummaries(plan.scope);
+  await deps.search.indices.refresh(plan.target);
+  const groups = new Map((await deps.search.indices.versionGroups(plan.target, plan.scope)).map((group) => [unitKey(group.document_id, group.document_version), group]));
+  // Totals come from the configured splitter: right only for an index cut that way (not a rollback to an older chunking).
+  const { chunking } = deps.config;
+  const meta = await deps.search.indices.meta(plan.target);
+  const splitLikeTarget =
+    meta?.chunking?.chunk_tokens === chunking.chunkTokens && meta.chunking.overlap_tokens === chunking.overlapTokens && meta.chunking.max_chars === chunking.maxChars;
+  let updated = 0;
+  for (const document of documents) {
+    if (document.live_version === null) continue;
+    const key = unitKey(document._id, document.live_version);
+    // Not in the target: a version still in flight, whose job writes its own counts when it goes live.
+    const group = groups.get(key);
+    if (!group) continue;
+    // A version rebuilt by an earlier, interrupted run: its text split again (no embedding) for the total.
+    const total = !splitLikeTarget ? undefined : (plan.splitTotals.get(key) ?? (group.chunks !== document.chunks ? await textSplitTotal(deps, document) : undefined));
+    if (group.chunks === document.chunks && (total === undefined || total === document.total_chunks)) continue;
+    const counts = total === undefined ? { chunks: group.chunks } : { chunks: group.chunks, total_chunks: total };
+    if (await deps.store.setLiveChunkCounts(document._id, document.live_version, counts)) updated += 1;
+  }
+  return updated;
+}
+
+/** The splitter's total for a text document's stored original; undefined for a PDF (re-extracting is not worth a count). */
+async function textSplitTotal(deps: IndexMigrationDeps, document: { _id: string; filename: string }): Promise<number | undefined> {
+  const record = await deps.store.findDocument(document._id);
+  if (!record || record.kind === 'pdf') return undefined;
+  const content = await deps.store.findDocumentContent(document._id);
+  return content === null ? undefined : (await deps.rag.split(content, document.filename)).total;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -605,8 +776,28 @@ export async function oldIndices(search: SearchIndex): Promise<Array<{ index: st
   return old.map((entry) => ({ index: entry.index, state: entry.meta?.migration.state ?? null, chunks: stats.find((row) => row.index === entry.index)?.chunks ?? 0 }));
 }
 
-export async function dropOldIndices(search: SearchIndex, indices: string[]): Promise<string[]> {
-  const aliased = new Set((await search.indices.aliasIndices()).map((entry) => entry.index));
+/**
+ * Deletes old indices of the family, refusing while one could still be written to: the live index's catch-up after
+ * its swap is unfinished (state `swapped`), or (given the store) an ingestion that began before the swap still
+ * builds its version (it may write the old index until it ends). A write to an index dropped all the same would
+ * create it again from the template: the ingestion finds it and deletes it (ingestJobs.ts, removeRecreatedIndex).
+ */
+export async function dropOldIndices(search: SearchIndex, indices: string[], store?: Pick<Store, 'listJobs'>): Promise<string[]> {
+  const aliasedIndices = await search.indices.aliasIndices();
+  const aliased = new Set(aliasedIndices.map((entry) => entry.index));
+  for (const entry of aliasedIndices) {
+    const meta = await search.indices.meta(entry.index);
+    if (meta?.migration.state === 'swapped') {
+      throw new IndexMigrationError(`${entry.index} is live but its catch-up after the swap is unfinished: run ${MIGRATE_COMMAND} (or kbqa index use ${entry.index}) to finish it first; nothing dropped`);
+    }
+    const swappedAt = meta?.migration.swapped_at ? Date.parse(meta.migration.swapped_at) : null;
+    if (store && swappedAt !== null) {
+      const building = (await store.listJobs()).filter((job) => job.phase === 'build' && new Date(job.created_at).getTime() <= swappedAt);
+      if (building.length > 0) {
+        throw new IndexMigrationError(`${building.length} ingestion(s) that began before the alias moved to ${entry.index} are still running (they may write an old index): try again once they end; nothing dropped`);
+      }
+    }
+  }
   const dropped: string[] = [];
   for (const index of indices) {
     // Checked again just before: the alias may have moved since the list was shown.
@@ -625,6 +816,7 @@ export interface UseOutcome {
   rebuilt: number;
   removed: number;
   left_in_flight: number;
+  chunk_counts_updated: number;
 }
 
 /**
@@ -645,20 +837,28 @@ export async function useIndex(deps: IndexMigrationDeps, requested: string | nul
   if (target.aliased) throw new IndexMigrationError(`the alias ${admin.alias} already points to ${targetName}`);
   if (target.meta?.migration.state === 'filling') throw new IndexMigrationError(`${targetName} is a migration's unfinished target: run ${MIGRATE_COMMAND} to finish it, or drop it`);
   if (!target.meta) throw new IndexMigrationError(`${targetName} records nothing of how it was built: not used`);
-  await admin.swapAlias(live.map((entry) => entry.index), targetName);
-  deps.search.forgetServingIndex();
-  await admin.setMeta(targetName, { ...target.meta, migration: { ...target.meta.migration, state: 'swapped', source: current?.index ?? null, swapped_at: new Date().toISOString() } });
-  if (current?.meta) await admin.setMeta(current.index, { ...current.meta, migration: { ...current.meta.migration, state: 'kept' } });
-  say(`alias ${admin.alias}: ${current?.index ?? '(none)'} → ${targetName} (one _aliases call)`);
   const embedder = { modelName: target.meta.embedder.name, dimensions: target.meta.embedder.dimensions };
   const plan: FillPlan = {
     target: targetName,
     source: current && sameChunks(current.meta, { embedder: embedder.modelName, chunking: target.meta.chunking }) ? current.index : null,
     embedder,
     scope: options.knowledgeBaseIds,
+    splitTotals: new Map(),
   };
-  const after = await catchUpAfterSwap(deps, plan, options, say);
-  const meta = (await admin.meta(targetName)) as ChunkIndexMeta;
-  await admin.setMeta(targetName, { ...meta, migration: { ...meta.migration, state: after.left_in_flight > 0 ? 'swapped' : 'live', finished_at: new Date().toISOString() } });
-  return { alias: admin.alias, from: current?.index ?? null, to: targetName, copied: after.copied, rebuilt: after.rebuilt, removed: after.removed, left_in_flight: after.left_in_flight };
+  // migrateIndex's sequence: caught up before the swap (what was ingested, replaced or deleted since it stopped
+  // being live), counts checked, one _aliases call, the catch-up after it.
+  say(`catching ${targetName} up with the store before the alias moves`);
+  const counts: FillCounts = { copied: 0, rebuilt: 0, removed: 0, unrebuildable: new Set() };
+  const from = current ? { indices: live.map((entry) => entry.index), index: current.index, meta: current.meta } : { indices: [], index: null, meta: null };
+  const { after } = await fillUntilFullThenSwap(deps, plan, from, counts, { ...options, say }, false);
+  return {
+    alias: admin.alias,
+    from: current?.index ?? null,
+    to: targetName,
+    copied: counts.copied + after.copied,
+    rebuilt: counts.rebuilt + after.rebuilt,
+    removed: counts.removed + after.removed,
+    left_in_flight: after.left_in_flight,
+    chunk_counts_updated: after.chunk_counts_updated,
+  };
 }

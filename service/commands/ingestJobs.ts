@@ -51,6 +51,10 @@ function lazyPdfExtractor(limits: Config['pdf']): PdfExtractor {
 
 /** Segments embedded and indexed per step: progress moves, and a lost lease or a shutdown is noticed, this often. */
 const SEGMENTS_PER_STEP = 32;
+/** A version's vectors are kept in memory for a rewrite after an alias swap up to this many segments (~1.5 MB). */
+const VECTORS_KEPT_UP_TO = 512;
+/** Alias moves one build follows before it gives up (retried): a swap and a rollback at once, say. */
+const MAX_ALIAS_MOVES = 3;
 const PROGRESS_EVERY_MS = 500;
 
 /** Why a running job stopped before its end (not a failure of the document). */
@@ -503,11 +507,14 @@ async function buildVersion(run: JobRun): Promise<void> {
   };
   let lastProgress = Date.now();
   // One index for the whole version, with its embedder: the one the alias points to as the build starts. If a
-  // migration swaps the alias meanwhile, its catch-up pass copies this version over once the job has ended.
-  const serving = await search.servingIndex();
+  // migration swaps the alias meanwhile, the version is written to the new one too before it goes live (below).
+  let serving = await search.servingIndex();
+  // Kept for that rewrite while the version is small; a large one is embedded again in that rare case.
+  const vectorsKept: number[][] | null = segments.length <= VECTORS_KEPT_UP_TO ? [] : null;
   for (let start = 0; start < segments.length; start += SEGMENTS_PER_STEP) {
     const step = segments.slice(start, start + SEGMENTS_PER_STEP);
     const vectors = await rag.embedSegments(job.title, step, serving.embedder.modelName);
+    vectorsKept?.push(...vectors);
     checkpoint();
     await search.indexChunks(chunkDocuments(target, job.version, step, vectors, serving.embedder.modelName, start), serving.index);
     // Deleted (cancelled) meanwhile: its deleter removed the chunks written so far, not this step's. Seen here, one
@@ -522,6 +529,32 @@ async function buildVersion(run: JobRun): Promise<void> {
   }
   await search.chunksSearchable(serving.index);
   checkpoint();
+  // Before going live: the alias read afresh (not from the cache). Moved by a migration since the build began, the
+  // version is written to the index served now as well: a migration's catch-up after its swap copies only versions
+  // live by then, and this one may go live after it ran, present in the old index alone.
+  for (let moves = 0; ; moves += 1) {
+    search.forgetServingIndex();
+    const now = await search.servingIndex();
+    if (now.index === serving.index) break;
+    if (moves >= MAX_ALIAS_MOVES) throw new UpstreamUnavailableError('opensearch', `the chunk index alias kept moving while document ${job._id} was indexed; it is retried`);
+    deps.logger.info({ documentId: job._id, from: serving.index, to: now.index }, 'the chunk index alias moved during an ingestion: writing the version to the new index');
+    const reuse = vectorsKept !== null && now.embedder.modelName === serving.embedder.modelName;
+    for (let start = 0; start < segments.length; start += SEGMENTS_PER_STEP) {
+      const step = segments.slice(start, start + SEGMENTS_PER_STEP);
+      const vectors = reuse ? vectorsKept.slice(start, start + step.length) : await rag.embedSegments(job.title, step, now.embedder.modelName);
+      checkpoint();
+      await search.indexChunks(chunkDocuments(target, job.version, step, vectors, now.embedder.modelName, start), now.index);
+      checkpoint();
+    }
+    await search.chunksSearchable(now.index);
+    // The old index dropped meanwhile and made again by this job's own writes (a bulk creates a missing index):
+    // removed, and said, rather than left as an index of no family.
+    if (await search.removeRecreatedIndex(serving.index, job._id, job.version)) {
+      deps.logger.warn({ documentId: job._id, index: serving.index }, 'an ingestion wrote to a dropped chunk index, which its writes created again: deleted it');
+    }
+    serving = now;
+    checkpoint();
+  }
 
   const built = { chunks: segments.length, total_chunks: total };
   if (job.replaces === null) {

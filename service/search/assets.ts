@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { SearchAssetsError } from '../errors.ts';
 import { OpenSearchRequestError, type SearchClient } from './client.ts';
 import { aliasIndices, indexMeta, setIndexMeta, type ChunkIndexMeta } from './chunkIndices.ts';
-import { clusterAssetDrift, indexDrift, type Drift } from './drift.ts';
+import { clusterAssetDrift, indexDrift, MIGRATE_COMMAND, type Drift } from './drift.ts';
 import { renderHybridPipeline, type FusionTechnique, type SearchPipelineBody } from './fusion.ts';
 
 const repositoryRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -196,8 +196,8 @@ export interface AppliedAssets {
   drift: Drift[];
 }
 
-/** PUTs the pipelines and the current template as the files (and the configured fusion) say; no index is touched. */
-export async function installSearchAssets(client: SearchClient, settings: SearchAssetSettings, assets = loadSearchAssets(settings.assetsDir)): Promise<void> {
+/** PUTs the ingest pipelines and the current template as the files say; no index and no search pipeline is touched. */
+export async function installIndexAssets(client: SearchClient, settings: SearchAssetSettings, assets = loadSearchAssets(settings.assetsDir)): Promise<void> {
   // Every write here sets a named thing to a given state: safe to send again to another node (client.ts).
   const idempotent = true;
   const alias = settings.alias ?? CHUNKS_ALIAS;
@@ -206,6 +206,15 @@ export async function installSearchAssets(client: SearchClient, settings: Search
     await client.request('PUT', `/_ingest/pipeline/${pipeline.name}`, { body: pipeline.body, idempotent });
   }
   await client.request('PUT', `/_index_template/${chunkTemplateName(assets.version, alias)}`, { body: renderedTemplate(assets, alias), idempotent });
+}
+
+/**
+ * Start-up's install: the index assets, and the search pipelines as this API's configuration (its fusion) renders
+ * them. Only start-up sends these: the pipelines fuse the running API's queries.
+ */
+export async function installSearchAssets(client: SearchClient, settings: SearchAssetSettings, assets = loadSearchAssets(settings.assetsDir)): Promise<void> {
+  const idempotent = true;
+  await installIndexAssets(client, settings, assets);
   for (const [name, body] of Object.entries(searchPipelineBodies(settings))) {
     await client.request('PUT', `/_search/pipeline/${name}`, { body, idempotent });
   }
@@ -217,7 +226,14 @@ export async function applySearchAssets(client: SearchClient, settings: SearchAs
   const alias = settings.alias ?? CHUNKS_ALIAS;
   await installSearchAssets(client, settings, assets);
 
-  const embedder = { modelName: settings.embedderName, dimensions: settings.dimensions };
+  // The dimensions are read only where an index is created or compared with the configured embedder: an
+  // OpenAI-compatible model's are unknown until it has answered, and start-up must not wait for it.
+  const embedder = {
+    modelName: settings.embedderName,
+    get dimensions() {
+      return settings.dimensions;
+    },
+  };
   const live = await aliasIndices(client, alias);
   let index: string;
   const drift: Drift[] = [];
@@ -239,23 +255,14 @@ export async function applySearchAssets(client: SearchClient, settings: SearchAs
     index = live.find((entry) => entry.isWriteIndex)?.index ?? live[0].index;
     let meta = await indexMeta(client, index);
     if (!meta) {
-      // An index made before indices carried _meta: its name says its version; it was built by this embedder if
-      // its name is this embedder's, and with the chunking configured now (the best knowledge there is).
-      const version = Number(/^kbqa-chunks-v(\d+)/.exec(index)?.[1] ?? 1);
-      const sameEmbedder = index === chunkIndexName(settings.embedderName, alias, version);
-      meta = {
-        alias,
-        template_version: version,
-        embedder: sameEmbedder ? { name: embedder.modelName, dimensions: embedder.dimensions } : { name: 'unknown', dimensions: 0 },
-        chunking: settings.chunking
-          ? { chunk_tokens: settings.chunking.chunkTokens, overlap_tokens: settings.chunking.overlapTokens, max_chars: settings.chunking.maxChars }
-          : null,
-        created_at: null,
-        migration: { state: 'live', source: null },
-      };
-      await setIndexMeta(client, index, meta);
+      // An index made before indices carried _meta: its name says its version and its embedder, its mapping the
+      // vectors' length; the chunking is the one configured now (the best knowledge there is). Recorded only when
+      // both are known: a wrong embedder there would embed questions with the wrong model.
+      meta = await legacyIndexMeta(client, index, alias, settings);
+      if (meta) await setIndexMeta(client, index, meta);
+      else drift.push({ asset: 'embedder (configuration)', kind: 'embedder', detail: `${index} records no embedder and its name does not say one: migrate it (${MIGRATE_COMMAND})` });
     }
-    if (meta.template_version === assets.version) {
+    if (meta && meta.template_version === assets.version) {
       // Additive mapping changes of the same template version (a new field) reach the live index in place; a
       // change that conflicts is drift, reported, not a failed start-up. Dynamic templates (how metadata.<type>.<key>
       // fields are mapped) go with them: the list sent replaces the index's.
@@ -280,6 +287,32 @@ export async function applySearchAssets(client: SearchClient, settings: SearchAs
   const found = [...(await indexDrift(client, assets, index, embedder, settings.chunking)), ...(await clusterAssetDrift(client, assets, settings))];
   for (const entry of found) if (!drift.some((known) => known.asset === entry.asset && known.kind === entry.kind)) drift.push(entry);
   return { index, drift };
+}
+
+/**
+ * What built an index older than _meta, from what it shows: its template version and embedder from its name
+ * (kbqa-chunks-v<N>[-<name>]-<embedder>, the embedder's name as chunkIndexName writes it), its vectors' length from
+ * its mapping. Null when either is not there to read.
+ */
+async function legacyIndexMeta(client: SearchClient, index: string, alias: string, settings: SearchAssetSettings): Promise<ChunkIndexMeta | null> {
+  const version = Number(/^kbqa-chunks-v(\d{1,6})/.exec(index)?.[1] ?? Number.NaN);
+  if (!Number.isInteger(version)) return null;
+  const prefix = `${chunkTemplateName(version, alias)}-`;
+  if (!index.startsWith(prefix) || index.length === prefix.length) return null;
+  const written = index.slice(prefix.length);
+  // The configured embedder when the name is its; else the name as written (bge-small-en-v1.5 is written as itself).
+  const name = chunkIndexName(settings.embedderName, alias, version) === index ? settings.embedderName : written;
+  const mapping = await client.request<Record<string, { mappings?: { properties?: { embedding?: { dimension?: number } } } }>>('GET', `/${index}/_mapping`);
+  const dimensions = mapping[index]?.mappings?.properties?.embedding?.dimension;
+  if (typeof dimensions !== 'number' || dimensions <= 0) return null;
+  return {
+    alias,
+    template_version: version,
+    embedder: { name, dimensions },
+    chunking: settings.chunking ? { chunk_tokens: settings.chunking.chunkTokens, overlap_tokens: settings.chunking.overlapTokens, max_chars: settings.chunking.maxChars } : null,
+    created_at: null,
+    migration: { state: 'live', source: null },
+  };
 }
 
 /** The index's field limit, set or default. */

@@ -71,6 +71,15 @@ function settingsPaths(settings: Record<string, unknown>): Map<string, string> {
   return new Map([...flat].map(([path, value]) => [path.startsWith('index.') ? path : `index.${path}`, value]));
 }
 
+/** ` (N)`, or nothing while the embedder's dimensions are unknown (an OpenAI-compatible model that has not answered). */
+function dimensionsOf(embedder: { dimensions: number }): string {
+  try {
+    return ` (${embedder.dimensions})`;
+  } catch {
+    return '';
+  }
+}
+
 /**
  * The live index against the current template file and the configured embedder: its analysis, its mappings (less
  * the dimension and the metadata fields), its template version and its embedder.
@@ -93,7 +102,7 @@ export async function indexDrift(
     drift.push({
       asset: 'embedder (configuration)',
       kind: 'embedder',
-      detail: `${index} holds ${meta.embedder.name} vectors (${meta.embedder.dimensions} dimensions); the configured embedder is ${embedder.modelName} (${embedder.dimensions})`,
+      detail: `${index} holds ${meta.embedder.name} vectors (${meta.embedder.dimensions} dimensions); the configured embedder is ${embedder.modelName}${dimensionsOf(embedder)}`,
     });
   }
   const built = meta?.chunking;

@@ -11,10 +11,14 @@ import { DEFAULT_HYBRID_TUNING, type Bm25Field, type HybridTuning } from './fusi
 import { startWriteBlockCheck } from './writeBlock.ts';
 import { snapshotRequests } from './snapshots.ts';
 import { startServingIndexResolver, type ServingIndex } from './servingIndex.ts';
-import { indexAdminRequests } from './indexAdmin.ts';
-import { MIGRATE_COMMAND, type Drift } from './drift.ts';
+import { indexAdminRequests, resolvingCommand } from './indexAdmin.ts';
+import { indexMeta } from './chunkIndices.ts';
+import type { Drift } from './drift.ts';
 
-/** What /readyz says of the chunk index: the alias, the index it points to, and drift with the command that resolves it. */
+/**
+ * The chunk index's state for /readyz: the alias, the index it points to, and drift with the command that resolves
+ * it (the same command `kbqa index status` names). The route publishes only the drift kinds and the command.
+ */
 export interface SearchIndexDetail {
   alias: string;
   index: string | null;
@@ -42,8 +46,12 @@ export interface SearchIndexOptions extends SearchAssetSettings, Pick<SearchClie
 
 export type SearchIndex = ReturnType<typeof openSearchIndex>;
 
-/** The search module as configured: every node, the chunk index of this embedder, the configured RRF fusion. */
-export function openConfiguredSearchIndex(config: Config, embedder: { modelName: string; dimensions: number }): SearchIndex {
+/**
+ * The search module as configured: every node, the chunk index of this embedder, the configured RRF fusion.
+ * `embedder.dimensions` is read only when an index must be created for it (or drift named with it): pass a getter
+ * when they may be unknown yet (an OpenAI-compatible model down since start-up), never a value read at start-up.
+ */
+export function openConfiguredSearchIndex(config: Config, embedder: { readonly modelName: string; readonly dimensions: number }): SearchIndex {
   return openSearchIndex({
     url: config.opensearch.url,
     urls: config.opensearch.urls,
@@ -52,7 +60,9 @@ export function openConfiguredSearchIndex(config: Config, embedder: { modelName:
     alias: config.opensearch.chunksAlias,
     timeoutMs: config.opensearch.timeoutMs,
     embedderName: embedder.modelName,
-    dimensions: embedder.dimensions,
+    get dimensions() {
+      return embedder.dimensions;
+    },
     shards: config.opensearch.shards,
     replicas: config.opensearch.replicas,
     rrfRankConstant: config.opensearch.rrfRankConstant,
@@ -87,7 +97,13 @@ export function openSearchIndex(options: SearchIndexOptions) {
     knnDepth: options.knnDepth ?? null,
     bm25Fields: options.bm25Fields ?? DEFAULT_HYBRID_TUNING.bm25Fields,
   };
-  const embedder = { modelName: options.embedderName, dimensions: options.dimensions };
+  // Dimensions read when needed, not now (see openConfiguredSearchIndex).
+  const embedder = {
+    modelName: options.embedderName,
+    get dimensions() {
+      return options.dimensions;
+    },
+  };
   const serving = startServingIndexResolver(client, alias, embedder);
   // Deletes reach every index of the family: the one served, a kept old one, a migration's target.
   const deleteTargets = async () => [...new Set([alias, ...(await serving.family())])].join(',');
@@ -102,8 +118,11 @@ export function openSearchIndex(options: SearchIndexOptions) {
     if (driftKnown && performance.now() - driftKnown.at < DRIFT_TTL_MS) return driftKnown.detail;
     driftInFlight ??= (async () => {
       const { index } = await serving.current();
-      const drift = await indices.drift(index === alias ? null : index, embedder);
-      const detail = { alias, index: index === alias ? null : index, drift, command: drift.length > 0 ? MIGRATE_COMMAND : null };
+      const live = index === alias ? null : index;
+      const drift = await indices.drift(live, embedder);
+      const assets = indices.assets();
+      const command = resolvingCommand(drift, live, indices.indexNameFor(assets.version, embedder.modelName), assets);
+      const detail = { alias, index: live, drift, command };
       driftKnown = { at: performance.now(), detail };
       return detail;
     })().finally(() => {
@@ -140,6 +159,22 @@ export function openSearchIndex(options: SearchIndexOptions) {
      * the alias.
      */
     indexChunks: (chunks: ChunkDocument[], index?: string) => bulks.index(chunks, index),
+    /**
+     * After an ingestion found the alias moved while it wrote `index`: if that index is no longer this alias's (a
+     * `kbqa index drop-old` ran) and its writes created it again from the template (a bulk to a missing index
+     * creates it), it holds nothing but this version's chunks and no _meta; it is deleted, and true returned.
+     * Otherwise the version's chunks stay there (a kept index is caught up by a rollback's diff).
+     */
+    async removeRecreatedIndex(index: string, documentId: string, version: number): Promise<boolean> {
+      if ((await serving.family()).includes(index)) return false;
+      const meta = await indexMeta(client, index);
+      if (meta !== null) return false;
+      await client.request('POST', `/${index}/_refresh`, { querystring: { ignore_unavailable: true }, idempotent: true });
+      const [all, own] = await Promise.all([countChunks(client, index), countChunks(client, index, { document_id: documentId, document_version: version })]);
+      if (all !== own) return false;
+      await client.request('DELETE', `/${index}`, { acceptStatuses: [404], idempotent: true });
+      return true;
+    },
     bulkRequestCount: () => bulks.requests(),
     /** Group commit: resolves after a refresh (of `index`, default the alias) that began after the call (shared with concurrent ingestions). */
     chunksSearchable: (index?: string) => refresher.refreshed(index),
@@ -188,5 +223,6 @@ export type { HybridTuning } from './fusion.ts';
 export type { ServingIndex } from './servingIndex.ts';
 export type { Drift } from './drift.ts';
 export { MIGRATE_COMMAND } from './drift.ts';
+export { INDEX_DRIFT_KINDS, resolvingCommand } from './indexAdmin.ts';
 export type { ChunkIndexMeta } from './chunkIndices.ts';
 export { CHUNKS_INGEST_PIPELINE, CHUNKS_TEMPLATE, HYBRID_EXPLAIN_SEARCH_PIPELINE, HYBRID_SEARCH_PIPELINE } from './assets.ts';

@@ -6,15 +6,16 @@ import {
   HYBRID_SEARCH_PIPELINE,
   chunkIndexBody,
   chunkIndexName,
-  installSearchAssets,
+  installIndexAssets,
   loadSearchAssets,
+  type SearchAssets,
   type SearchAssetSettings,
 } from './assets.ts';
 import { aliasIndices, familyIndices, indexMeta, setIndexMeta, type ChunkIndexMeta } from './chunkIndices.ts';
 import { chunkVersionQuery, documentVersionId, indexChunks, listChunkGroups, type ChunkDocument } from './chunks.ts';
 import type { SearchClient } from './client.ts';
-import { clusterAssetDrift, indexDrift } from './drift.ts';
-import { UpstreamUnavailableError } from '../errors.ts';
+import { clusterAssetDrift, indexDrift, MIGRATE_COMMAND, type Drift } from './drift.ts';
+import { CopyTimedOutError, UpstreamUnavailableError } from '../errors.ts';
 
 export interface IndexStats {
   index: string;
@@ -33,6 +34,27 @@ export interface DocumentVersion {
 }
 
 const TASK_POLL_MS = 250;
+/** How long one `_reindex` of a batch of versions may run before it is cancelled (a stuck task, a cluster in trouble). */
+export const COPY_TIMEOUT_MS = 10 * 60_000;
+
+/** Drift of the index itself (not of the cluster's assets): only a new index resolves it. */
+export const INDEX_DRIFT_KINDS: ReadonlySet<Drift['kind']> = new Set(['analysis', 'mappings', 'version', 'embedder', 'chunking']);
+
+/**
+ * The command that resolves this drift, for `kbqa index status` and /readyz alike. The live index being the one
+ * the current template version and embedder name, yet differing from the file, means the file was edited in place:
+ * an index's analysis cannot change, so the way out is a new version, then a migration. Search pipelines are
+ * installed by start-up as the API's configuration renders them (a migration never touches them).
+ */
+export function resolvingCommand(drift: Drift[], live: string | null, target: string, assets: Pick<SearchAssets, 'templateFile' | 'version'>): string | null {
+  if (drift.length === 0) return null;
+  const steps: string[] = [];
+  const indexDrift = drift.some((entry) => INDEX_DRIFT_KINDS.has(entry.kind));
+  if (indexDrift && live === target) steps.push(`copy ${assets.templateFile} to index-templates/kbqa-chunks.v${assets.version + 1}.json, then ${MIGRATE_COMMAND}`);
+  else if (indexDrift || drift.some((entry) => entry.kind === 'index_template' || entry.kind === 'ingest_pipeline')) steps.push(MIGRATE_COMMAND);
+  if (drift.some((entry) => entry.kind === 'search_pipeline')) steps.push('restart the API (start-up installs the search pipelines as its configuration renders them)');
+  return steps.join('; ');
+}
 
 export function indexAdminRequests(client: SearchClient, settings: SearchAssetSettings) {
   const alias = settings.alias ?? CHUNKS_ALIAS;
@@ -84,6 +106,8 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
       const assets = loadSearchAssets(settings.assetsDir);
       return [...(index ? await indexDrift(client, assets, index, embedder, settings.chunking) : []), ...(await clusterAssetDrift(client, assets, settings))];
     },
+    /** One index against the current template file, this embedder and the configured chunking (no cluster assets). */
+    indexDrift: (index: string, embedder: { modelName: string; dimensions: number }) => indexDrift(client, loadSearchAssets(settings.assetsDir), index, embedder, settings.chunking),
     /** The ingest pipeline the index runs every chunk through, and the search pipelines queries name. */
     async pipelinesInForce(index: string | null): Promise<{ ingest: string | null; search: string[] }> {
       let ingest: string | null = null;
@@ -107,8 +131,12 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
         idempotent,
       });
     },
-    /** The pipelines and the current template, as start-up installs them (no index is touched). */
-    installAssets: () => installSearchAssets(client, settings),
+    /**
+     * The ingest pipelines and the current template, as start-up installs them (no index is touched). Never the
+     * search pipelines: those fuse the running API's queries as its configuration says, and a migration run with
+     * another configuration (the CLI's environment) must not change them.
+     */
+    installAssets: () => installIndexAssets(client, settings),
     /** Back to fill settings (a resumed or reused target): no refresh, no replicas. */
     async setIndexFilling(index: string): Promise<void> {
       await client.request('PUT', `/${index}/_settings`, { body: { 'index.refresh_interval': '-1', 'index.number_of_replicas': 0 }, idempotent });
@@ -137,16 +165,40 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
     versionGroups: (index: string, knowledgeBaseIds?: string[]) => listChunkGroups(client, index, knowledgeBaseIds),
     countChunks: async (index: string) => (await client.request<{ count: number }>('POST', `/${index}/_count`, { body: { query: { match_all: {} } } })).count,
     /**
+     * Distinct documents per KB in one index (a terms aggregation with an exact cardinality below 40,000 documents
+     * per KB): counted by OpenSearch itself, independently of the chunk groups a migration's diff reads.
+     */
+    async documentsPerKnowledgeBase(index: string, knowledgeBaseIds?: string[]): Promise<Map<string, number>> {
+      const body = await client.request<{ aggregations: { kbs: { buckets: Array<{ key: string; documents: { value: number } }> } } }>('POST', `/${index}/_search`, {
+        body: {
+          size: 0,
+          track_total_hits: false,
+          ...(knowledgeBaseIds ? { query: { terms: { knowledge_base_id: knowledgeBaseIds } } } : {}),
+          aggs: { kbs: { terms: { field: 'knowledge_base_id', size: 65_536 }, aggs: { documents: { cardinality: { field: 'document_id', precision_threshold: 40_000 } } } } },
+        },
+      });
+      return new Map(body.aggregations.kbs.buckets.map((bucket) => [bucket.key, bucket.documents.value]));
+    },
+    /**
      * Copies these document versions' chunks from one index to another with `_reindex` (a task, polled: a big batch
      * outlasts a request timeout). Through the target's default pipeline, like any chunk write.
      */
-    async copyVersions(source: string, target: string, versions: DocumentVersion[]): Promise<number> {
+    async copyVersions(source: string, target: string, versions: DocumentVersion[], timeoutMs = COPY_TIMEOUT_MS): Promise<number> {
       if (versions.length === 0) return 0;
       const task = await client.request<{ task: string }>('POST', '/_reindex', {
         querystring: { wait_for_completion: false, refresh: false },
         body: { conflicts: 'proceed', source: { index: source, size: 500, query: versionsQuery(versions) }, dest: { index: target } },
       });
+      const deadline = Date.now() + timeoutMs;
       for (;;) {
+        if (Date.now() > deadline) {
+          // Cancelled, not left running: a later pass copies these versions again (conflicts: proceed).
+          await client.request('POST', `/_tasks/${task.task}/_cancel`, { acceptStatuses: [404], idempotent });
+          throw new CopyTimedOutError(
+            `_reindex ${source} → ${target} of ${versions.length} document version(s) did not finish within ${Math.round(timeoutMs / 1000)} s (task ${task.task}, cancelled): ` +
+              `check the cluster's health (kbqa index status), then run ${MIGRATE_COMMAND} again`,
+          );
+        }
         const status = await client.request<{ completed: boolean; response?: { created: number; updated: number; failures?: Array<{ cause?: { type?: string; reason?: string } }> }; error?: { type?: string; reason?: string } }>(
           'GET',
           `/_tasks/${task.task}`,

@@ -28,9 +28,11 @@ export function startRefresher(client: SearchClient, alias: string, minIntervalM
         waiting = [];
         lastStarted = Date.now();
         try {
-          // One refresh for every index written to (during a migration's swap, the old and the new one).
+          // One refresh for every index written to (during a migration's swap, the old and the new one). An index
+          // dropped meanwhile (`kbqa index drop-old`) is skipped, not a failure of every waiter: a waiter whose own
+          // index is gone learns it from its writes, which fail.
           const targets = [...new Set(batch.map((waiter) => waiter.target))].join(',');
-          await client.request('POST', `/${targets}/_refresh`, { idempotent: true });
+          await client.request('POST', `/${targets}/_refresh`, { querystring: { ignore_unavailable: true, allow_no_indices: true }, idempotent: true });
           refreshes += 1;
           for (const waiter of batch) waiter.resolve();
         } catch (error) {

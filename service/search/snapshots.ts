@@ -3,8 +3,31 @@
 // request's: these calls may take minutes, so the slow ones are started and then polled, each poll well inside the
 // client's request timeout.
 import { SnapshotRepositoryError, UpstreamUnavailableError } from '../errors.ts';
-import { CHUNKS_ALIAS } from './assets.ts';
+import { CHUNKS_ALIAS, chunkTemplateName } from './assets.ts';
 import type { OpenSearchFailure, SearchClient } from './client.ts';
+
+const VERSIONED = /^kbqa-chunks-v(\d{1,6})-/;
+const INDEX_NAME = /^[a-z0-9][a-z0-9._-]*$/;
+
+/**
+ * The template version of a chunk index of this alias's family, read from its name
+ * (kbqa-chunks-v<N>[-<name>]-<embedder>, assets.ts chunkIndexName); null for any other name. A restore deletes an
+ * empty index of such a name and restores over it, so a backup naming any other index is refused. The name cannot
+ * tell kbqa-chunks-v1-<name>-<embedder> of kbqa-chunks-<name> from an embedder called <name>-<embedder> of
+ * kbqa-chunks: enough here (both are kbqa's chunk indices), not for telling families apart (chunkIndices.ts reads _meta).
+ */
+export function chunkIndexVersion(index: string, alias: string): number | null {
+  const version = Number(VERSIONED.exec(index)?.[1] ?? 0);
+  if (version < 1 || !INDEX_NAME.test(index)) return null;
+  const family = `${chunkTemplateName(version, alias)}-`;
+  return index.startsWith(family) && index.length > family.length ? version : null;
+}
+
+/** The template version a template name of this alias's family says (kbqa-chunks-v<N>[-<name>]); null for another name. */
+export function chunkTemplateVersion(template: string, alias: string): number | null {
+  const version = Number(/^kbqa-chunks-v(\d{1,6})/.exec(template)?.[1] ?? 0);
+  return version >= 1 && template === chunkTemplateName(version, alias) ? version : null;
+}
 
 export type SnapshotState = 'IN_PROGRESS' | 'SUCCESS' | 'FAILED' | 'PARTIAL' | 'INCOMPATIBLE';
 
@@ -38,7 +61,10 @@ function repositoryProblem(error: unknown, repository: string): Error {
 export function snapshotRequests(client: SearchClient, alias: string = CHUNKS_ALIAS) {
   return {
     alias,
-    /** The concrete indices behind the chunk alias (none when the alias does not exist). */
+    /**
+     * The concrete indices behind the chunk alias (none when the alias does not exist): what a backup snapshots.
+     * Not the indices a migration keeps beside it (`kbqa index drop-old` deletes those): they serve nothing.
+     */
     async chunkIndices(): Promise<string[]> {
       const aliases = await client.request<Record<string, unknown> | { status?: number }>('GET', `/_alias/${alias}`, { acceptStatuses: [404] });
       if (!aliases || (aliases as { status?: number }).status === 404) return [];

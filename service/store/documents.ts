@@ -115,7 +115,7 @@ export function documentsStore(collections: Collections) {
       storeCall(() =>
         documents
           .find(knowledgeBaseIds ? { knowledge_base_id: { $in: knowledgeBaseIds } } : {}, {
-            projection: { _id: 1, knowledge_base_id: 1, chunks: 1, filename: 1, status: 1, version: 1, live_version: 1 },
+            projection: { _id: 1, knowledge_base_id: 1, chunks: 1, total_chunks: 1, filename: 1, status: 1, version: 1, live_version: 1 },
           })
           .toArray(),
       ),
@@ -159,6 +159,14 @@ export function documentsStore(collections: Collections) {
       const result = await storeCall(() =>
         documents.updateOne({ _id: id }, { $set: { ...live, status: 'ready', live_version: version, progress: null, error: null, updated_at: now } }),
       );
+      return result.matchedCount === 1;
+    },
+    /**
+     * A live version's chunk counts after `kbqa index migrate` rebuilt its chunks with another chunking. By _id and
+     * that version: a document replaced or deleted meanwhile keeps what its own ingestion wrote. False then.
+     */
+    async setLiveChunkCounts(id: string, version: number, counts: { chunks: number; total_chunks?: number }): Promise<boolean> {
+      const result = await storeCall(() => documents.updateOne({ _id: id, live_version: version }, { $set: counts }));
       return result.matchedCount === 1;
     },
     async setDocumentFailed(id: string, error: string, now: Date): Promise<void> {

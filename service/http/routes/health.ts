@@ -19,7 +19,8 @@ interface Readiness {
   problems: Record<Component, string | null>;
   /**
    * The chunk index behind the alias and how it differs from the asset files (a template edited, a new version, another
-   * embedder configured): detail only, never a reason to be unready (the index serves as it is until migrated).
+   * embedder configured): detail only, never a reason to be unready (the index serves as it is until migrated). Only
+   * its drift kinds and command are sent.
    */
   searchIndex: SearchIndexDetail | null;
 }
@@ -36,15 +37,35 @@ async function problemOf(check: () => Promise<string | null>): Promise<string | 
   }
 }
 
+/** How long the serving index's embedder, when not the configured one, is taken to answer after it did. */
+const SERVING_EMBEDDER_OK_MS = 30_000;
+
 function readinessProbe(deps: AppDeps): () => Promise<Readiness> {
   let last: { at: number; readiness: Readiness } | null = null;
   let inFlight: Promise<Readiness> | null = null;
+  let servingEmbedderAnswered: { modelName: string; at: number } | null = null;
+
+  /**
+   * Questions are embedded by the embedder of the index the alias points to, which is not the configured one
+   * between a switch of embedders and its migration (or after a rollback): that one must answer too. An inference
+   * per probe at most every SERVING_EMBEDDER_OK_MS (an OpenAI-compatible one is a network call).
+   */
+  const servingEmbedderProblem = async (): Promise<string | null> => {
+    // An unreadable alias is the opensearch component's problem, not the embedder's.
+    const serving = await deps.search.servingIndex().catch(() => null);
+    if (!serving || serving.embedder.modelName === deps.rag.embedderName) return null;
+    const { modelName } = serving.embedder;
+    if (servingEmbedderAnswered?.modelName === modelName && performance.now() - servingEmbedderAnswered.at < SERVING_EMBEDDER_OK_MS) return null;
+    await deps.rag.embedQuestion('ready', modelName);
+    servingEmbedderAnswered = { modelName, at: performance.now() };
+    return null;
+  };
 
   const probe = async (): Promise<Readiness> => {
     const [opensearch, mongodb, embedder, splitter, searchIndex] = await Promise.all([
       problemOf(() => deps.search.problem()),
       problemOf(() => deps.store.ping().then(() => null)),
-      problemOf(() => deps.rag.embedderProblem()),
+      problemOf(async () => (await deps.rag.embedderProblem()) ?? (await servingEmbedderProblem())),
       problemOf(() => deps.rag.splitterProblem()),
       deps.search.searchIndexDetail().catch(() => null),
     ]);
@@ -80,7 +101,9 @@ export function healthRoutes(deps: AppDeps): Router<AppState> {
     const components = Object.fromEntries(COMPONENTS.map((name) => [name, problems[name] === null ? 'ok' : 'unavailable']));
     const failing = COMPONENTS.filter((name) => problems[name] !== null);
     if (failing.length === 0) {
-      ctx.body = { status: 'ready', components, ...(searchIndex ? { search_index: searchIndex } : {}) };
+      // Public: what kind of drift there is and the command that resolves it; never index names or analysis diffs.
+      const detail = searchIndex ? { search_index: { drift: [...new Set(searchIndex.drift.map((entry) => entry.kind))], command: searchIndex.command } } : {};
+      ctx.body = { status: 'ready', components, ...detail };
       return;
     }
     ctx.status = 503;

@@ -4,7 +4,7 @@
 import { authenticated, newRouter, type AppContext, type AppDeps, type AppState } from '../context.ts';
 import type Router from '@koa/router';
 import type { Caller } from '../../commands/apiKeys.ts';
-import { answerQuestion, streamQuestionAnswer, type QueryDeps, type QueryInput, type QueryStep, type QueryTimings } from '../../commands/answerQuestion.ts';
+import { answerQuestion, relevanceFloorFor, streamQuestionAnswer, type QueryDeps, type QueryInput, type QueryStep, type QueryTimings } from '../../commands/answerQuestion.ts';
 import { presentChunk, presentCitation, presentQueryResult } from '../../presenters/query.ts';
 import { acceptsEventStream, clientGone, sseComment, sseEvent, writeEventStream } from '../eventStream.ts';
 import { errorResponse } from '../middleware/errors.ts';
@@ -30,7 +30,7 @@ export function queryRoutes(deps: AppDeps): Router<AppState> {
     store: deps.store,
     search: deps.search,
     rag: deps.rag,
-    relevanceFloor: deps.config.retrieval.relevanceFloor,
+    relevanceFloor: (embedder) => relevanceFloorFor(deps.config.retrieval, embedder),
   };
 
   router.post('/query', authenticated(async (ctx, caller) => {

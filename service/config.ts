@@ -3,7 +3,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { DEPTH_RANGE, FUSION_TECHNIQUES, parseBm25Fields, parseWeights, tuningProblem, type Bm25Field, type FusionTechnique, type Parsed } from './search/fusion.ts';
+import { DEFAULT_HYBRID_TUNING, DEPTH_RANGE, FUSION_TECHNIQUES, parseBm25Fields, parseWeights, tuningProblem, type Bm25Field, type FusionTechnique, type Parsed } from './search/fusion.ts';
 
 const MiB = 1024 * 1024;
 
@@ -73,10 +73,10 @@ const environmentSchema = z.object({
   KBQA_SEARCH_ASSETS_DIR: z.string().optional(),
   // API processes sharing the one port (node:cluster); they share the ingestion jobs through the store.
   KBQA_API_PROCESSES: integer(1, 1, 64),
-  KBQA_RRF_RANK_CONSTANT: integer(60, 1, 10_000),
+  KBQA_RRF_RANK_CONSTANT: integer(DEFAULT_HYBRID_TUNING.rankConstant, 1, 10_000),
   // The hybrid fusion's knobs (service/search/fusion.ts). The side weights [bm25, knn] are those of whichever fusion
   // (the name predates min_max and l2); neural-search wants them summing to 1.
-  KBQA_RRF_WEIGHTS: parsedWith('0.5,0.5', (value) => parseWeights(value, ',')),
+  KBQA_RRF_WEIGHTS: parsedWith(DEFAULT_HYBRID_TUNING.weights.join(','), (value) => parseWeights(value, ',')),
   KBQA_HYBRID_FUSION: z.enum(FUSION_TECHNIQUES).default('rrf'),
   KBQA_BM25_FIELDS: parsedWith('text,title', (value) => parseBm25Fields(value, ',')),
   // Unset: each side as deep as the request (50 for every API query).

@@ -77,7 +77,7 @@ test.serial('--sweep: one row per grid point and the single sides, the best mark
   const { dataset } = t.context;
   // 2 fusions × 2 rank constants × 2 k-NN depths: min_max ignores the rank constant (measured once), and a k-NN
   // side deeper than the BM25 side's 50 cannot be asked for (skipped).
-  const parsed = parseSweep(['fusion=rrf,min_max', 'rrf_rank_constant=60,20', 'knn_depth=50,60']);
+  const parsed = parseSweep(['fusion=rrf,min_max', 'rrf_rank_constant=5,20', 'knn_depth=50,60']);
   if (!('grid' in parsed)) return t.fail(parsed.problem);
   t.is(parsed.grid.length, 8);
   const out = join(dataset.directory, 'sweep.json');
@@ -119,8 +119,8 @@ test.serial('--sweep: one row per grid point and the single sides, the best mark
   t.true(tableRows.some((line) => line.includes(`${best.toFixed(3)}*`)), 'the best nDCG@10 is marked');
   for (const side of [result.reference.bm25, result.reference.dense]) t.true(side.ndcg_at_10 > 0 && side.recall_at_10 >= 0.75);
 
-  // The configured point (RRF 60, 0.5:0.5, 50/50) measured through the search module matches the API's hybrid.
-  const configuredRow = result.rows.find((row) => row.params.fusion === 'rrf' && row.params.rrf_rank_constant === '60' && row.params.knn_depth === '50');
+  // The configured point (RRF 5, 0.4:0.6, 50/50) measured through the search module matches the API's hybrid.
+  const configuredRow = result.rows.find((row) => row.params.fusion === 'rrf' && row.params.rrf_rank_constant === '5' && row.params.knn_depth === '50');
   const apiHybrid = t.context.runs.first?.modes.hybrid;
   t.truthy(configuredRow?.metrics && apiHybrid);
   t.true(Math.abs((configuredRow?.metrics?.ndcg_at_10 ?? 0) - (apiHybrid?.ndcg_at_10 ?? 1)) < 0.05);
@@ -129,7 +129,7 @@ test.serial('--sweep: one row per grid point and the single sides, the best mark
   const written = JSON.parse(readFileSync(out, 'utf8')) as SweepResult;
   t.is(written.kind, 'sweep');
   t.is(written.rows.length, 8);
-  t.deepEqual(written.rows[0].config, { fusion: 'rrf', rrf_rank_constant: 60, weights: [0.5, 0.5], bm25_depth: 50, knn_depth: 50, bm25_fields: 'text:title' });
+  t.deepEqual(written.rows[0].config, { fusion: 'rrf', rrf_rank_constant: 5, weights: [0.4, 0.6], bm25_depth: 50, knn_depth: 50, bm25_fields: 'text:title' });
 });
 
 test.serial('--sweep over an ingest-time knob exits 2 saying it needs re-ingesting (a migration) first', async (t) => {

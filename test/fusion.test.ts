@@ -70,8 +70,8 @@ const files = (chunks: RetrievedChunk[]) => chunks.map((chunk) => chunk.filename
 
 test('the default tuning renders exactly the versioned RRF file (today\'s pipeline), and the explain variant adds the explanation', (t) => {
   const file = JSON.parse(readFileSync(new URL('../search-pipelines/kbqa-hybrid-rrf.v1.json', import.meta.url), 'utf8'));
-  t.deepEqual(hybridPipelineBody({ rrfRankConstant: 60, rrfWeights: [0.5, 0.5] }, false), file);
-  t.deepEqual(hybridPipelineBody({ rrfRankConstant: 60, rrfWeights: [0.5, 0.5], hybridFusion: 'rrf' }, true), {
+  t.deepEqual(hybridPipelineBody({ rrfRankConstant: 5, rrfWeights: [0.4, 0.6] }, false), file);
+  t.deepEqual(hybridPipelineBody({ rrfRankConstant: 5, rrfWeights: [0.4, 0.6], hybridFusion: 'rrf' }, true), {
     ...file,
     response_processors: [{ hybrid_score_explanation: {} }],
   });
@@ -126,7 +126,7 @@ test('knobs parse with clear problems, in config and in --sweep', (t) => {
   t.regex((parseWeights('0.3:0.3', ':') as { problem: string }).problem, /sum to 1/);
 
   const defaults = loadConfig({});
-  t.like(defaults.opensearch, { hybridFusion: 'rrf', rrfRankConstant: 60, rrfWeights: [0.5, 0.5], bm25Depth: null, knnDepth: null });
+  t.like(defaults.opensearch, { hybridFusion: 'rrf', rrfRankConstant: 5, rrfWeights: [0.4, 0.6], bm25Depth: null, knnDepth: null });
   t.deepEqual(defaults.opensearch.bm25Fields, DEFAULT_HYBRID_TUNING.bm25Fields);
   const set = loadConfig({ KBQA_HYBRID_FUSION: 'min_max', KBQA_RRF_WEIGHTS: '0.3,0.7', KBQA_BM25_FIELDS: 'text, title^2', KBQA_BM25_DEPTH: '80', KBQA_KNN_DEPTH: '60' });
   t.like(set.opensearch, { hybridFusion: 'min_max', rrfWeights: [0.3, 0.7], bm25Depth: 80, knnDepth: 60 });

@@ -125,6 +125,9 @@ test.serial('a changed analyzer migrates by _reindex under a query loop: no fail
       }
     })();
 
+    // One query answered on v1 before the migration starts (a small _reindex can swap before a loaded machine answers).
+    await pollUntil(t, 'a first query answered', async () => queries.sent >= 1, 60_000);
+
     const during: string[] = [];
     let ingestDuring: Promise<void> = Promise.resolve();
     const migration = migrateIndex(migrationDeps(app), {
@@ -198,6 +201,24 @@ test.serial('a changed analyzer migrates by _reindex under a query loop: no fail
     // Forward again, then drop the old index: the alias stays, queries answer.
     await useIndex(migrationDeps(app), v2, { catchUpDelayMs: 2_500, knowledgeBaseIds: [kb] });
     t.deepEqual((await oldIndices(app.deps.search)).map((entry) => entry.index), [v1]);
+
+    // A catch-up after the swap left unfinished (v2 `swapped`, as when ingestions outlast the wait): drop-old refuses
+    // and names `kbqa index use v2`, which finishes it (`kbqa index migrate` can only for the current template
+    // version's index, and a rolled-back one is not).
+    const admin = app.deps.search.indices;
+    const v2Meta = (await admin.meta(v2))!;
+    t.is(v2Meta.migration.state, 'live');
+    await admin.setMeta(v2, { ...v2Meta, migration: { ...v2Meta.migration, state: 'swapped' } });
+    const unfinished = await t.throwsAsync(dropOldIndices(app.deps.search, [v1]));
+    t.true(unfinished?.message.includes(`kbqa index use ${v2}`), unfinished?.message);
+    const finished = await useIndex(migrationDeps(app), v2, { catchUpDelayMs: 500, knowledgeBaseIds: [kb] });
+    t.is(finished.outcome, 'caught-up');
+    t.is(finished.from, v1);
+    t.deepEqual(finished.unrebuildable, []);
+    t.is((await admin.meta(v2))?.migration.state, 'live');
+    t.deepEqual(await aliasTargets(app, alias), [v2]);
+    // Live and finished: naming it again is refused.
+    await t.throwsAsync(useIndex(migrationDeps(app), v2, { knowledgeBaseIds: [kb] }), { message: /already points to/ });
     t.deepEqual(await dropOldIndices(app.deps.search, [v1]), [v1]);
     t.deepEqual(await aliasTargets(app, alias), [v2]);
     t.is((await app.deps.search.request<{ status?: number }>('GET', `/${v1}`, { acceptStatuses: [404] })).status, 404);

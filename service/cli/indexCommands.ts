@@ -23,7 +23,8 @@ export const INDEX_USAGE = `  index status                                the al
                                               run again to resume an interrupted one
   index drop-old [--yes]                      delete this alias's indices the alias does not point to
   index rollback [--yes] | index use INDEX [--yes]
-                                              point the alias back to the index it was migrated from (or INDEX)`;
+                                              point the alias back to the index it was migrated from (or INDEX);
+                                              INDEX already live but unfinished: finish its catch-up`;
 
 export interface IndexCommandServices {
   config: Config;
@@ -57,17 +58,25 @@ function migrationText(outcome: MigrationOutcome): string {
         `filled by ${outcome.fill}: ${outcome.documents} documents, ${chunks}; ${outcome.copied} versions copied, ${outcome.rebuilt} rebuilt, ${outcome.removed} chunks removed, ${outcome.catch_up_passes} catch-up pass(es)`,
       ];
       if (outcome.chunk_counts_updated > 0) lines.push(`${outcome.chunk_counts_updated} document record(s) now carry their chunk count in ${outcome.to}`);
-      if (outcome.left_in_flight > 0) lines.push(`${outcome.left_in_flight} ingestion(s) were still running: run kbqa index migrate again once they end`);
+      if (outcome.left_in_flight > 0) lines.push(`${outcome.left_in_flight} ingestion(s) were still running: run kbqa index use ${outcome.to} once they end`);
+      if (outcome.unrebuildable.length > 0) lines.push(unrebuildableText(outcome.unrebuildable, outcome.to));
       lines.push('next: kbqa eval (compare), then kbqa index drop-old (keep) or kbqa index rollback');
       return lines.join('\n');
     }
   }
 }
 
+/** Versions the catch-up after a swap could not rebuild: the index stays unfinished (drop-old refuses), the exit code is 1. */
+function unrebuildableText(versions: string[], index: string): string {
+  return `${versions.length} document version(s) have no stored original to rebuild from and are missing from ${index} (${versions.slice(0, 10).join(', ')}${versions.length > 10 ? ', …' : ''}): run kbqa doctor --fix, then kbqa index use ${index}`;
+}
+
 function useText(outcome: UseOutcome): string {
   const left = outcome.left_in_flight > 0 ? `; ${outcome.left_in_flight} ingestion(s) were still running: run kbqa index use ${outcome.to} again later` : '';
   const counts = outcome.chunk_counts_updated > 0 ? `; ${outcome.chunk_counts_updated} document record(s) now carry their chunk count in ${outcome.to}` : '';
-  return `alias ${outcome.alias} now points to ${outcome.to} (was ${outcome.from ?? 'none'}); caught up: ${outcome.copied} copied, ${outcome.rebuilt} rebuilt, ${outcome.removed} chunks removed${counts}${left}`;
+  const moved = outcome.outcome === 'caught-up' ? `alias ${outcome.alias} points to ${outcome.to}; its catch-up after the swap from ${outcome.from ?? 'none'}` : `alias ${outcome.alias} now points to ${outcome.to} (was ${outcome.from ?? 'none'})`;
+  const text = `${moved}; caught up: ${outcome.copied} copied, ${outcome.rebuilt} rebuilt, ${outcome.removed} chunks removed${counts}${left}`;
+  return outcome.unrebuildable.length > 0 ? `${text}\n${unrebuildableText(outcome.unrebuildable, outcome.to)}` : text;
 }
 
 export async function runIndexCommand(
@@ -93,7 +102,7 @@ export async function runIndexCommand(
         return { json: { outcome: 'cancelled' }, text: 'cancelled', exitCode: 1 };
       }
       const outcome = await migrateIndex({ store, search, rag, config: services.config }, { say, onProgress: progressBar('migrate') });
-      return { json: outcome, text: migrationText(outcome), exitCode: outcome.outcome === 'stopped' ? 1 : 0 };
+      return { json: outcome, text: migrationText(outcome), exitCode: outcome.outcome === 'stopped' || outcome.unrebuildable.length > 0 ? 1 : 0 };
     }
     case 'drop-old': {
       const search = services.search();
@@ -113,9 +122,10 @@ export async function runIndexCommand(
       // Named in the question: the index the live one was migrated from, unless one is asked for.
       const live = (await search.indices.family()).find((entry) => entry.aliased);
       const to = requested ?? live?.meta?.migration.source ?? 'the index it was migrated from';
-      if (!(await confirmed(`point ${search.indices.alias} from ${live?.index ?? '(no index)'} to ${to}?`, yes))) return { json: { outcome: 'cancelled' }, text: 'cancelled', exitCode: 1 };
+      const question = live && to === live.index ? `finish the catch-up of ${to} after its swap?` : `point ${search.indices.alias} from ${live?.index ?? '(no index)'} to ${to}?`;
+      if (!(await confirmed(question, yes))) return { json: { outcome: 'cancelled' }, text: 'cancelled', exitCode: 1 };
       const outcome = await useIndex({ store, search, rag, config: services.config }, requested, { say });
-      return { json: outcome, text: useText(outcome) };
+      return { json: outcome, text: useText(outcome), exitCode: outcome.unrebuildable.length > 0 ? 1 : 0 };
     }
     default:
       throw new IndexMigrationError(`unknown command: index ${action} (status, migrate, drop-old, rollback, use INDEX)`);

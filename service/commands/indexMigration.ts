@@ -383,12 +383,33 @@ export interface MigrationOutcome {
   left_in_flight: number;
   /** Document records whose chunk counts were set to their version's in the new index (a re-chunking changes them). */
   chunk_counts_updated: number;
+  /**
+   * Versions (unitKey) the catch-up after the swap found no stored original for: the index stays `swapped` (drop-old
+   * refuses) until `kbqa doctor --fix` and `kbqa index use <it>` finish it.
+   */
+  unrebuildable: string[];
 }
 
 /** Catch-up passes before the swap: each is shorter than the last while ingestion is moderate. */
 const MAX_PASSES = 8;
 /** A build whose lease lapsed longer ago than this has no holder left: the catch-up after a swap does not wait for it. */
 const LAPSED_LEASE_GRACE_MS = 30_000;
+
+/**
+ * A build some process may still run: held, its lease current or lapsed lately (a holder renewing late under load
+ * still writes). One lapsed for long has no holder left, and whoever takes the job resolves the alias afresh.
+ */
+function heldBuild(job: { phase: string; lease_owner: string | null; lease_until: number | null }, now: number): boolean {
+  return job.phase === 'build' && job.lease_owner !== null && (job.lease_until ?? 0) >= now - LAPSED_LEASE_GRACE_MS;
+}
+
+/** The command that finishes a live index's catch-up after its swap (whatever template version it is). */
+const finishCommand = (index: string) => `kbqa index use ${index}`;
+
+/** `swapped` while the catch-up after the swap left something undone (ingestions still running, versions without an original). */
+function stateAfterCatchUp(after: { left_in_flight: number; unrebuildable: string[] }): 'swapped' | 'live' {
+  return after.left_in_flight > 0 || after.unrebuildable.length > 0 ? 'swapped' : 'live';
+}
 
 /** Whether two indices' chunks are interchangeable: the same embedder and the same chunking. */
 function sameChunks(a: ChunkIndexMeta | null, b: { embedder: string; chunking: ChunkIndexMeta['chunking'] }): boolean {
@@ -412,25 +433,14 @@ export async function migrateIndex(deps: IndexMigrationDeps, options: MigrateOpt
   const liveMeta = (await admin.meta(live)) ?? null;
   const target = admin.indexNameFor(assets.version, embedder.modelName);
   const chunking = { chunk_tokens: deps.config.chunking.chunkTokens, overlap_tokens: deps.config.chunking.overlapTokens, max_chars: deps.config.chunking.maxChars };
-  const base = { alias: admin.alias, from: live, to: target, copied: 0, rebuilt: 0, removed: 0, catch_up_passes: 0, left_in_flight: 0, chunk_counts_updated: 0 };
+  const base = { alias: admin.alias, from: live, to: target, copied: 0, rebuilt: 0, removed: 0, catch_up_passes: 0, left_in_flight: 0, chunk_counts_updated: 0, unrebuildable: [] };
 
   if (target === live) {
-    // A migration that swapped but did not finish its catch-up (a crash): finish it.
-    const source = liveMeta?.migration.source ?? null;
-    if (liveMeta && liveMeta.migration.state !== 'live' && liveMeta.migration.state !== 'kept' && source && (await admin.meta(source)) !== undefined) {
-      say(`${live} is live; catching up with what reached ${source} after the swap`);
-      const sourceMeta = (await admin.meta(source)) ?? null;
-      const plan: FillPlan = {
-        target: live,
-        source: sameChunks(sourceMeta, { embedder: embedder.modelName, chunking: liveMeta.chunking }) ? source : null,
-        embedder,
-        scope: options.knowledgeBaseIds,
-        splitTotals: new Map(),
-      };
-      const result = await catchUpAfterSwap(deps, plan, options, say);
-      await admin.setMeta(live, { ...liveMeta, migration: { ...liveMeta.migration, state: result.left_in_flight > 0 ? 'swapped' : 'live', finished_at: new Date().toISOString() } });
+    // A migration that swapped but did not finish its catch-up (a crash, ingestions still running): finish it.
+    if (liveMeta && liveMeta.migration.state !== 'live' && liveMeta.migration.state !== 'kept') {
+      const { plan, result } = await finishCatchUp(deps, live, liveMeta, options, say);
       const documents = await difference(deps, { ...plan, source: null });
-      return { ...base, ...result, outcome: 'caught-up', from: source, fill: plan.source ? 'reindex' : 'rebuild', documents: new Set([...documents.targetGroups.values()].map((group) => group.document_id)).size, chunks: { target: await admin.countChunks(live), source: null } };
+      return { ...base, ...result, outcome: 'caught-up', from: liveMeta.migration.source, fill: plan.source ? 'reindex' : 'rebuild', documents: new Set([...documents.targetGroups.values()].map((group) => group.document_id)).size, chunks: { target: await admin.countChunks(live), source: null } };
     }
     const drift = (await admin.drift(live, embedder)).filter((entry) => INDEX_DRIFT_KINDS.has(entry.kind));
     if (drift.length > 0) {
@@ -529,7 +539,37 @@ export async function migrateIndex(deps: IndexMigrationDeps, options: MigrateOpt
     catch_up_passes: passes + after.catch_up_passes,
     left_in_flight: after.left_in_flight,
     chunk_counts_updated: after.chunk_counts_updated,
+    unrebuildable: after.unrebuildable,
   };
+}
+
+/**
+ * The catch-up after a swap, finished for a live index left `swapped` (a crash, ingestions still running then,
+ * versions without an original): what `kbqa index migrate` does for the current version, `kbqa index use` for any.
+ * Its source is the index it was swapped from, when that is still there with interchangeable chunks; else the stored
+ * originals.
+ */
+async function finishCatchUp(
+  deps: IndexMigrationDeps,
+  live: string,
+  liveMeta: ChunkIndexMeta,
+  options: MigrateOptions,
+  say: (line: string) => void,
+): Promise<{ plan: FillPlan; result: Awaited<ReturnType<typeof catchUpAfterSwap>> }> {
+  const admin = deps.search.indices;
+  const source = liveMeta.migration.source;
+  const sourceMeta = source ? ((await admin.meta(source)) ?? null) : null;
+  const plan: FillPlan = {
+    target: live,
+    source: source && sameChunks(sourceMeta, { embedder: liveMeta.embedder.name, chunking: liveMeta.chunking }) ? source : null,
+    embedder: { modelName: liveMeta.embedder.name, dimensions: liveMeta.embedder.dimensions },
+    scope: options.knowledgeBaseIds,
+    splitTotals: new Map(),
+  };
+  say(`${live} is live; catching up with what ${source ? `reached ${source} after the swap` : 'changed in the store since the swap'}`);
+  const result = await catchUpAfterSwap(deps, plan, options, say);
+  await admin.setMeta(live, { ...liveMeta, migration: { ...liveMeta.migration, state: stateAfterCatchUp(result), finished_at: new Date().toISOString() } });
+  return { plan, result };
 }
 
 function unrebuildableError(counts: FillCounts): IndexMigrationError {
@@ -596,7 +636,7 @@ async function fillUntilFullThenSwap(
   await options.afterSwap?.();
 
   const after = await catchUpAfterSwap(deps, plan, options, say, counts);
-  await admin.setMeta(target, { ...targetMeta, migration: { ...migration, state: after.left_in_flight > 0 ? 'swapped' : 'live', finished_at: new Date().toISOString() } });
+  await admin.setMeta(target, { ...targetMeta, migration: { ...migration, state: stateAfterCatchUp(after), finished_at: new Date().toISOString() } });
   return { check, after, passes };
 }
 
@@ -624,6 +664,8 @@ async function checkedCounts(
     const found = fillable(await difference(deps, plan), counts);
     if (found.missing.length + found.stale.length > 0) {
       await fill(deps, plan, found, counts, { onUnit: () => {}, done: () => 0 });
+      // A version that lost its original meanwhile: named now, not as count mismatches in every later check.
+      if (counts.unrebuildable.size > 0) throw unrebuildableError(counts);
       continue;
     }
     const expected = new Map<string, number>();
@@ -690,12 +732,10 @@ async function catchUpAfterSwap(
   options: MigrateOptions,
   say: (line: string) => void,
   before?: FillCounts,
-): Promise<Pick<MigrationOutcome, 'copied' | 'rebuilt' | 'removed' | 'catch_up_passes' | 'left_in_flight' | 'chunk_counts_updated'>> {
+): Promise<Pick<MigrationOutcome, 'copied' | 'rebuilt' | 'removed' | 'catch_up_passes' | 'left_in_flight' | 'chunk_counts_updated' | 'unrebuildable'>> {
   await sleep(options.catchUpDelayMs ?? SERVING_INDEX_TTL_MS * 2 + 1_000);
-  // Every build held by a process, a lease that looks lapsed too (a holder renewing late under load still writes);
-  // only one lapsed for long is left out: its holder is gone, and whoever takes the job resolves the alias afresh.
-  const heldSince = Date.now() - LAPSED_LEASE_GRACE_MS;
-  const running = (await deps.store.listJobs(plan.scope)).filter((job) => job.phase === 'build' && job.lease_owner !== null && (job.lease_until ?? 0) >= heldSince);
+  const now = Date.now();
+  const running = (await deps.store.listJobs(plan.scope)).filter((job) => heldBuild(job, now));
   const deadline = Date.now() + (options.inFlightWaitMs ?? 120_000);
   let left = running;
   while (left.length > 0 && Date.now() < deadline) {
@@ -703,26 +743,35 @@ async function catchUpAfterSwap(
     const still = await Promise.all(left.map(async (job) => ({ job, current: await deps.store.findJob(job._id) })));
     left = still.filter(({ job, current }) => current !== null && current.version === job.version && current.phase === 'build').map(({ job }) => job);
   }
-  if (left.length > 0) say(`${left.length} ingestion(s) still running after the swap: run ${MIGRATE_COMMAND} again once they end, to catch up with them`);
+  if (left.length > 0) say(`${left.length} ingestion(s) still running after the swap: run ${finishCommand(plan.target)} once they end, to catch up with them`);
   const counts: FillCounts = { copied: 0, rebuilt: 0, removed: 0, unrebuildable: before?.unrebuildable ?? new Set() };
+  // Up to MAX_PASSES fills, each followed by a fresh diff: only work left after the last one is an error.
   let passes = 0;
-  for (; passes < MAX_PASSES; passes += 1) {
+  for (;;) {
     const found = fillable(await difference(deps, plan), counts);
-    if (found.missing.length + found.stale.length === 0) break;
-    say(`catch-up after the swap, pass ${passes + 1}: ${found.missing.length} version(s) to fill, ${found.stale.length} to remove`);
+    const work = found.missing.length + found.stale.length;
+    if (work === 0) break;
+    if (passes === MAX_PASSES) {
+      // The target stays `swapped` (drop-old refuses while it is): a re-run finishes the catch-up.
+      throw new IndexMigrationError(
+        `the alias points to ${plan.target} now, but documents kept changing faster than its catch-up (${work} versions left after ${MAX_PASSES} passes): run ${finishCommand(plan.target)} to finish it`,
+      );
+    }
+    passes += 1;
+    say(`catch-up after the swap, pass ${passes}: ${found.missing.length} version(s) to fill, ${found.stale.length} to remove`);
     await fill(deps, plan, found, counts, { onUnit: () => {}, done: () => 0 });
     await deps.search.indices.refresh(plan.target);
   }
-  if (passes === MAX_PASSES) {
-    // The target stays `swapped` (drop-old refuses while it is): a re-run finishes the catch-up.
-    throw new IndexMigrationError(`the alias points to ${plan.target} now, but documents kept changing faster than its catch-up after ${MAX_PASSES} passes: run ${MIGRATE_COMMAND} again to finish it`);
-  }
-  if (counts.unrebuildable.size > 0) {
-    say(`${counts.unrebuildable.size} document version(s) have no stored original to rebuild from (${[...counts.unrebuildable].slice(0, 5).join(', ')}): run kbqa doctor --fix`);
+  const unrebuildable = [...counts.unrebuildable];
+  if (unrebuildable.length > 0) {
+    say(
+      `${unrebuildable.length} document version(s) have no stored original to rebuild from (${unrebuildable.slice(0, 5).join(', ')}${unrebuildable.length > 5 ? ', …' : ''}): ` +
+        `${plan.target} stays unfinished; run kbqa doctor --fix, then ${finishCommand(plan.target)}`,
+    );
   }
   const updated = await recordChunkCounts(deps, plan);
   if (updated > 0) say(`chunk counts of ${updated} document(s) recorded as ${plan.target} holds them`);
-  return { copied: counts.copied, rebuilt: counts.rebuilt, removed: counts.removed, catch_up_passes: passes, left_in_flight: left.length, chunk_counts_updated: updated };
+  return { copied: counts.copied, rebuilt: counts.rebuilt, removed: counts.removed, catch_up_passes: passes, left_in_flight: left.length, chunk_counts_updated: updated, unrebuildable };
 }
 
 /**
@@ -751,7 +800,8 @@ async function recordChunkCounts(deps: IndexMigrationDeps, plan: FillPlan): Prom
     // A version rebuilt by an earlier, interrupted run: its text split again (no embedding) for the total.
     const total = !splitLikeTarget ? undefined : (plan.splitTotals.get(key) ?? (group.chunks !== document.chunks ? await textSplitTotal(deps, document) : undefined));
     if (group.chunks === document.chunks && (total === undefined || total === document.total_chunks)) continue;
-    const counts = total === undefined ? { chunks: group.chunks } : { chunks: group.chunks, total_chunks: total };
+    // The total unknown (a PDF, another chunking): at least the chunks the record now says it has.
+    const counts = { chunks: group.chunks, total_chunks: total ?? Math.max(document.total_chunks, group.chunks) };
     if (await deps.store.setLiveChunkCounts(document._id, document.live_version, counts)) updated += 1;
   }
   return updated;
@@ -788,11 +838,13 @@ export async function dropOldIndices(search: SearchIndex, indices: string[], sto
   for (const entry of aliasedIndices) {
     const meta = await search.indices.meta(entry.index);
     if (meta?.migration.state === 'swapped') {
-      throw new IndexMigrationError(`${entry.index} is live but its catch-up after the swap is unfinished: run ${MIGRATE_COMMAND} (or kbqa index use ${entry.index}) to finish it first; nothing dropped`);
+      throw new IndexMigrationError(`${entry.index} is live but its catch-up after the swap is unfinished: run ${finishCommand(entry.index)} to finish it first; nothing dropped`);
     }
     const swappedAt = meta?.migration.swapped_at ? Date.parse(meta.migration.swapped_at) : null;
     if (store && swappedAt !== null) {
-      const building = (await store.listJobs()).filter((job) => job.phase === 'build' && new Date(job.created_at).getTime() <= swappedAt);
+      // Not a build whose holder died long ago (catchUpAfterSwap's rule): whoever takes it resolves the alias afresh.
+      const now = Date.now();
+      const building = (await store.listJobs()).filter((job) => heldBuild(job, now) && new Date(job.created_at).getTime() <= swappedAt);
       if (building.length > 0) {
         throw new IndexMigrationError(`${building.length} ingestion(s) that began before the alias moved to ${entry.index} are still running (they may write an old index): try again once they end; nothing dropped`);
       }
@@ -809,6 +861,8 @@ export async function dropOldIndices(search: SearchIndex, indices: string[], sto
 }
 
 export interface UseOutcome {
+  /** 'moved': the alias moved to `to`; 'caught-up': it pointed there already, and its unfinished catch-up was finished. */
+  outcome: 'moved' | 'caught-up';
   alias: string;
   from: string | null;
   to: string;
@@ -817,11 +871,14 @@ export interface UseOutcome {
   removed: number;
   left_in_flight: number;
   chunk_counts_updated: number;
+  /** Versions without a stored original (see MigrationOutcome): `to` stays `swapped`. */
+  unrebuildable: string[];
 }
 
 /**
  * Points the alias back to a kept index (default: the one the live index was migrated from) in one `_aliases`
- * call, then catches it up with what was ingested, replaced or deleted since it stopped being live.
+ * call, then catches it up with what was ingested, replaced or deleted since it stopped being live. Naming the live
+ * index when its catch-up after the swap is unfinished (`swapped`) finishes that catch-up.
  */
 export async function useIndex(deps: IndexMigrationDeps, requested: string | null, options: MigrateOptions = {}): Promise<UseOutcome> {
   const admin = deps.search.indices;
@@ -834,7 +891,12 @@ export async function useIndex(deps: IndexMigrationDeps, requested: string | nul
   if (!targetName) throw new IndexMigrationError(`${current?.index ?? admin.alias} records no index it was migrated from: name one (kbqa index use INDEX; kbqa index status lists them)`);
   const target = family.find((entry) => entry.index === targetName);
   if (!target) throw new IndexMigrationError(`${targetName} is not an index of the alias ${admin.alias} (kbqa index status lists them)`);
-  if (target.aliased) throw new IndexMigrationError(`the alias ${admin.alias} already points to ${targetName}`);
+  if (target.aliased) {
+    if (!target.meta || target.meta.migration.state !== 'swapped') throw new IndexMigrationError(`the alias ${admin.alias} already points to ${targetName}`);
+    const { result } = await finishCatchUp(deps, targetName, target.meta, options, say);
+    const { copied, rebuilt, removed, left_in_flight, chunk_counts_updated, unrebuildable } = result;
+    return { outcome: 'caught-up', alias: admin.alias, from: target.meta.migration.source, to: targetName, copied, rebuilt, removed, left_in_flight, chunk_counts_updated, unrebuildable };
+  }
   if (target.meta?.migration.state === 'filling') throw new IndexMigrationError(`${targetName} is a migration's unfinished target: run ${MIGRATE_COMMAND} to finish it, or drop it`);
   if (!target.meta) throw new IndexMigrationError(`${targetName} records nothing of how it was built: not used`);
   const embedder = { modelName: target.meta.embedder.name, dimensions: target.meta.embedder.dimensions };
@@ -852,6 +914,7 @@ export async function useIndex(deps: IndexMigrationDeps, requested: string | nul
   const from = current ? { indices: live.map((entry) => entry.index), index: current.index, meta: current.meta } : { indices: [], index: null, meta: null };
   const { after } = await fillUntilFullThenSwap(deps, plan, from, counts, { ...options, say }, false);
   return {
+    outcome: 'moved',
     alias: admin.alias,
     from: current?.index ?? null,
     to: targetName,
@@ -860,5 +923,6 @@ export async function useIndex(deps: IndexMigrationDeps, requested: string | nul
     removed: counts.removed + after.removed,
     left_in_flight: after.left_in_flight,
     chunk_counts_updated: after.chunk_counts_updated,
+    unrebuildable: after.unrebuildable,
   };
 }

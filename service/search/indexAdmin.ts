@@ -165,19 +165,36 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
     versionGroups: (index: string, knowledgeBaseIds?: string[]) => listChunkGroups(client, index, knowledgeBaseIds),
     countChunks: async (index: string) => (await client.request<{ count: number }>('POST', `/${index}/_count`, { body: { query: { match_all: {} } } })).count,
     /**
-     * Distinct documents per KB in one index (a terms aggregation with an exact cardinality below 40,000 documents
-     * per KB): counted by OpenSearch itself, independently of the chunk groups a migration's diff reads.
+     * Distinct documents per KB in one index, exact: the (KB, document) pairs OpenSearch finds, paged with a composite
+     * aggregation (a `cardinality` is HyperLogLog++, whose hash collisions undercount a large KB the same way on every
+     * check; a `terms` aggregation over every KB outgrows search.max_buckets). Counted by OpenSearch itself,
+     * independently of the chunk groups a migration's diff reads.
      */
     async documentsPerKnowledgeBase(index: string, knowledgeBaseIds?: string[]): Promise<Map<string, number>> {
-      const body = await client.request<{ aggregations: { kbs: { buckets: Array<{ key: string; documents: { value: number } }> } } }>('POST', `/${index}/_search`, {
-        body: {
-          size: 0,
-          track_total_hits: false,
-          ...(knowledgeBaseIds ? { query: { terms: { knowledge_base_id: knowledgeBaseIds } } } : {}),
-          aggs: { kbs: { terms: { field: 'knowledge_base_id', size: 65_536 }, aggs: { documents: { cardinality: { field: 'document_id', precision_threshold: 40_000 } } } } },
-        },
-      });
-      return new Map(body.aggregations.kbs.buckets.map((bucket) => [bucket.key, bucket.documents.value]));
+      const documents = new Map<string, number>();
+      let after: Record<string, string> | undefined;
+      for (;;) {
+        const body = await client.request<{ aggregations: { pairs: { after_key?: Record<string, string>; buckets: Array<{ key: { knowledge_base_id: string } }> } } }>('POST', `/${index}/_search`, {
+          body: {
+            size: 0,
+            track_total_hits: false,
+            ...(knowledgeBaseIds ? { query: { terms: { knowledge_base_id: knowledgeBaseIds } } } : {}),
+            aggs: {
+              pairs: {
+                composite: {
+                  size: 1000,
+                  sources: [{ knowledge_base_id: { terms: { field: 'knowledge_base_id' } } }, { document_id: { terms: { field: 'document_id' } } }],
+                  ...(after ? { after } : {}),
+                },
+              },
+            },
+          },
+        });
+        const { buckets, after_key: afterKey } = body.aggregations.pairs;
+        for (const bucket of buckets) documents.set(bucket.key.knowledge_base_id, (documents.get(bucket.key.knowledge_base_id) ?? 0) + 1);
+        if (buckets.length === 0 || !afterKey) return documents;
+        after = afterKey;
+      }
     },
     /**
      * Copies these document versions' chunks from one index to another with `_reindex` (a task, polled: a big batch

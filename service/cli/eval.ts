@@ -120,8 +120,7 @@ function progress(label: string, total: number, quiet: boolean) {
 async function resolveKnowledgeBase(client: KbqaClient, dataset: BeirDataset, requested: string | undefined, sliced: boolean): Promise<string> {
   if (requested) return requested;
   // Reusing the KB named after the dataset makes a re-run resume instead of starting over.
-  // v2: documents named after their titles (beir.ts corpusDocument); a KB of the v1 layout (`<id>.txt`) is left alone.
-  const name = `beir-${dataset.name}-v2${sliced ? `-${dataset.corpus.length}` : ''}`;
+  const name = `beir-${dataset.name}${sliced ? `-${dataset.corpus.length}` : ''}`;
   const existing = (await client.listKnowledgeBases()).find((knowledgeBase) => knowledgeBase.name === name && knowledgeBase.role === 'owner');
   if (existing) return existing.id;
   return (await client.createKnowledgeBase(name, `BEIR ${dataset.name} corpus loaded by kbqa eval`)).id;

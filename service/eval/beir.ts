@@ -52,44 +52,13 @@ export async function loadBeirDataset(directory: string, split = 'test'): Promis
   return { name, corpus, queries, qrels };
 }
 
-/** The most characters of a title kept in a filename (filenames are at most 255, with the id, a space and ".txt"). */
-const MAX_FILENAME_TITLE = 200;
-
-/** A title as a filename may hold it: no path separators, no control/format characters, whitespace collapsed, cut at a word. */
-function filenameTitle(title: string): string {
-  const words = title
-    .split('')
-    .map((character) => (character === '/' || character === '\\' || /[\p{Cc}\p{Cf}\u2028\u2029]/u.test(character) ? ' ' : character))
-    .join('')
-    .split(' ')
-    .filter((word) => word.length > 0);
-  let kept = '';
-  for (const word of words) {
-    const next = kept.length === 0 ? word : `${kept} ${word}`;
-    if (next.length > MAX_FILENAME_TITLE) break;
-    kept = next;
-  }
-  return kept;
-}
-
-/**
- * The document a BEIR corpus entry becomes: the file `<_id> <title>.txt` holding the text. kbqa takes a document's
- * title from its filename, so the entry's title is the document's title, as a person's file would carry it: BM25
- * searches it beside every chunk's text, and it heads every chunk's embedding input (splitter.ts embeddingInput).
- * An entry without text is its title alone.
- */
+/** The document a BEIR corpus entry becomes: filename `<_id>.txt`, content = title, blank line, text. */
 export function corpusDocument(entry: CorpusEntry): { filename: string; content: string } {
-  const title = filenameTitle(entry.title ?? '');
-  return {
-    filename: title.length > 0 ? `${entry._id} ${title}.txt` : `${entry._id}.txt`,
-    content: entry.text.trim().length > 0 ? entry.text : (entry.title ?? ''),
-  };
+  return { filename: `${entry._id}.txt`, content: entry.title ? `${entry.title}\n\n${entry.text}` : entry.text };
 }
 
-/** The corpus id of a document named by corpusDocument: up to the first space (or the extension). */
 export function corpusIdFromFilename(filename: string): string {
-  const space = filename.indexOf(' ');
-  return space > 0 ? filename.slice(0, space) : filename.replace(/\.txt$/, '');
+  return filename.replace(/\.txt$/, '');
 }
 
 /**

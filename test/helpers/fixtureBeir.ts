@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 const CORPUS_DIR = fileURLToPath(new URL('../fixtures/corpus/', import.meta.url));
 const QUESTIONS_FILE = fileURLToPath(new URL('../fixtures/corpus-questions.json', import.meta.url));
 
-/** The name of the dataset directory, hence of the eval's KB (`beir-fixture-corpus-v2`): stable across runs. */
+/** The name of the dataset directory, hence of the eval's KB (`beir-fixture-corpus`): stable across runs. */
 export const FIXTURE_BEIR_NAME = 'fixture-corpus';
 
 interface CorpusQuestion {

@@ -147,7 +147,8 @@ const environmentSchema = z.object({
   // The embedder new chunk indices are built with: the local bge model (in the model workers), or an OpenAI-compatible
   // embeddings endpoint at KBQA_OPENAI_BASE_URL (the same timeout and retries as the answer models).
   KBQA_EMBEDDER: z.enum(['bge-small-en-v1.5', 'openai']).default('bge-small-en-v1.5'),
-  KBQA_OPENAI_EMBEDDING_MODEL: z.string().optional(),
+  // Part of the chunk index's name (openai-<model>), which OpenSearch bounds at 255 bytes.
+  KBQA_OPENAI_EMBEDDING_MODEL: z.string().max(150, 'at most 150 characters (it names the chunk index)').optional(),
   // Sent as `dimensions` (models that can shorten their vectors, text-embedding-3-*); unset: the model's own size.
   KBQA_OPENAI_EMBEDDING_DIMENSIONS: z.coerce.number().int().min(1).max(16_384).optional(),
 });

@@ -9,7 +9,7 @@
 // Scope: an alias of its own (KBQA_CHUNKS_ALIAS=kbqa-chunks-<name>), so other test files (on the default alias) never
 // see its indices; they and the alias's template are deleted at the end. One serial test: each step needs the last.
 import { randomUUID } from 'node:crypto';
-import anyTest, { type ExecutionContext, type TestFn } from 'ava';
+import anyTest, { type TestFn } from 'ava';
 import { NOTHING_RELEVANT_ANSWER, relevanceFloorFor } from '../service/commands/answerQuestion.ts';
 import { migrateIndex, useIndex, type IndexMigrationDeps } from '../service/commands/indexMigration.ts';
 import { ConfigError, loadConfig, type Config } from '../service/config.ts';
@@ -21,6 +21,7 @@ import { createSearchClient } from '../service/search/client.ts';
 import { openConfiguredSearchIndex } from '../service/search/index.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { serveVariant, startTestApp, type TestApp } from './helpers/app.ts';
+import { until } from './helpers/apiProcess.ts';
 import { createKb, ingest } from './helpers/documentsApi.ts';
 import { startFakeOpenAI, type FakeOpenAI } from './helpers/fakeOpenAI.ts';
 import { callJson, type CallResult } from './helpers/http.ts';
@@ -98,13 +99,6 @@ const ask = (baseUrl: string, user: TestUser, kb: string, question: string): Pro
 
 const citedDocuments = (response: CallResult): string[] => [...new Set(((response.body?.citations ?? []) as Array<{ document_id: string }>).map((citation) => citation.document_id))];
 
-async function pollUntil(t: ExecutionContext, what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) t.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 /** The question's answer under each floor setting, through a variant of the app (same stores, models, index). */
 async function answersUnderFloors(app: TestApp, user: TestUser, kb: string, question: string): Promise<{ bgeFloorHigh: string; openaiFloorHigh: string }> {
@@ -191,7 +185,7 @@ test.serial('a migration to the stand-in OpenAI embedder under a query loop: no 
     })();
     const loopSent = async (more: number) => {
       const target = queries.sent + more;
-      await pollUntil(t, `${more} more queries`, async () => queries.sent >= target);
+      await until(`${more} more queries`, 30_000, async () => queries.sent >= target);
     };
 
     try {
@@ -217,7 +211,7 @@ test.serial('a migration to the stand-in OpenAI embedder under a query loop: no 
       t.is(outcome.chunks.target, after.chunks);
 
       // The API now embeds questions with the stand-in (its serving index moved within a couple of seconds).
-      await pollUntil(t, 'the API to serve the OpenAI index', async () => (await app.deps.search.servingIndex()).embedder.modelName === OPENAI_EMBEDDER);
+      await until('the API to serve the OpenAI index', 30_000, async () => (await app.deps.search.servingIndex()).embedder.modelName === OPENAI_EMBEDDER);
       const requestsBefore = fake.embeddingRequests.length;
       const bakery = await ask(app.baseUrl, user, kb, DOCUMENTS.bakery.question);
       t.is(bakery.status, 200);
@@ -262,7 +256,7 @@ test.serial('a migration to the stand-in OpenAI embedder under a query loop: no 
       const rolledBack = await useIndex(cliDeps, null, { knowledgeBaseIds: [kb] });
       t.like(rolledBack, { from: openaiIndex, to: bgeIndex, rebuilt: 1 });
       t.deepEqual(await aliasTargets(app), [bgeIndex]);
-      await pollUntil(t, 'the API to serve the bge index', async () => (await app.deps.search.servingIndex()).embedder.modelName === BGE_SMALL_EN.modelName);
+      await until('the API to serve the bge index', 30_000, async () => (await app.deps.search.servingIndex()).embedder.modelName === BGE_SMALL_EN.modelName);
       await loopSent(3);
       const requestsAtRollback = fake.embeddingRequests.length;
       t.deepEqual(citedDocuments(await ask(app.baseUrl, user, kb, GLASSWORKS.question)), [glassworks.id], 'the rollback caught up with it');

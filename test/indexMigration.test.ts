@@ -11,13 +11,14 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import anyTest, { type ExecutionContext, type TestFn } from 'ava';
+import anyTest, { type TestFn } from 'ava';
 import { runDoctor } from '../service/commands/doctor.ts';
 import { dropOldIndices, migrateIndex, oldIndices, useIndex, type IndexMigrationDeps } from '../service/commands/indexMigration.ts';
 import { CHUNKS_ALIAS } from '../service/search/assets.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { dropAliasFamily } from './helpers/aliasFamily.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { until } from './helpers/apiProcess.ts';
 import { createKb, ingest } from './helpers/documentsApi.ts';
 
 const test = anyTest as TestFn<Record<string, never>>;
@@ -77,13 +78,6 @@ const FLEET = (index: number) =>
   `# Fleet note ${index}\n\nVessel ${index} carries cargo crate ${index * 3} between harbour ${index % 4} and the north pier; the crew checks ropes at dawn.`;
 const AUTOMOBILE = '# Garage\n\nThe automobile is parked in the long shed behind the workshop, under a green tarpaulin.';
 
-async function pollUntil(t: ExecutionContext, what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) t.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 test.serial('a changed analyzer migrates by _reindex under a query loop: no failed query, counts equal, one alias swap, rollback, drop-old', async (t) => {
   t.timeout(300_000);
@@ -126,7 +120,7 @@ test.serial('a changed analyzer migrates by _reindex under a query loop: no fail
     })();
 
     // One query answered on v1 before the migration starts (a small _reindex can swap before a loaded machine answers).
-    await pollUntil(t, 'a first query answered', async () => queries.sent >= 1, 60_000);
+    await until('a first query answered', 60_000, () => queries.sent >= 1);
 
     const during: string[] = [];
     let ingestDuring: Promise<void> = Promise.resolve();
@@ -151,7 +145,7 @@ test.serial('a changed analyzer migrates by _reindex under a query loop: no fail
     await ingestDuring;
     // A few more queries after the swap, then stop the loops.
     const sentAtSwap = queries.sent;
-    await pollUntil(t, 'queries after the migration', async () => queries.sent >= sentAtSwap + 5);
+    await until('queries after the migration', 30_000, async () => queries.sent >= sentAtSwap + 5);
     running = false;
     await Promise.all([queryLoop, aliasPoller]);
 
@@ -189,13 +183,13 @@ test.serial('a changed analyzer migrates by _reindex under a query loop: no fail
     t.true(before.documents >= 11, 'the old index is kept, with what it had');
 
     // The analyzer change shows: "car" now finds the automobile (once this process's serving cache moved to v2).
-    await pollUntil(t, 'the synonym to take effect', async () => (await searchDocuments(app, user, kb, 'car', 'bm25')).ids.includes(garage.id));
+    await until('the synonym to take effect', 30_000, async () => (await searchDocuments(app, user, kb, 'car', 'bm25')).ids.includes(garage.id));
 
     // Rollback: one _aliases call back to v1 (caught up with what v2 got since), where "car" is not "automobile".
     const rolledBack = await useIndex(migrationDeps(app), null, { catchUpDelayMs: 2_500, knowledgeBaseIds: [kb] });
     t.is(rolledBack.to, v1);
     t.deepEqual(await aliasTargets(app, alias), [v1]);
-    await pollUntil(t, 'rollback to take effect', async () => !(await searchDocuments(app, user, kb, 'car', 'bm25')).ids.includes(garage.id));
+    await until('rollback to take effect', 30_000, async () => !(await searchDocuments(app, user, kb, 'car', 'bm25')).ids.includes(garage.id));
     t.is((await indexCounts(app, v1, kb)).documents, 12, 'caught up with the documents ingested during the migration');
 
     // Forward again, then drop the old index: the alias stays, queries answer.
@@ -222,7 +216,7 @@ test.serial('a changed analyzer migrates by _reindex under a query loop: no fail
     t.deepEqual(await dropOldIndices(app.deps.search, [v1]), [v1]);
     t.deepEqual(await aliasTargets(app, alias), [v2]);
     t.is((await app.deps.search.request<{ status?: number }>('GET', `/${v1}`, { acceptStatuses: [404] })).status, 404);
-    await pollUntil(t, 'queries on v2 after drop-old', async () => (await searchDocuments(app, user, kb, 'car', 'bm25')).ids.includes(garage.id));
+    await until('queries on v2 after drop-old', 30_000, async () => (await searchDocuments(app, user, kb, 'car', 'bm25')).ids.includes(garage.id));
 
     // Nothing left to do.
     t.is((await migrateIndex(migrationDeps(app), { knowledgeBaseIds: [kb] })).outcome, 'up-to-date');

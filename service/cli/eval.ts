@@ -5,7 +5,7 @@
 // per grid point, through the search module's hybridSearch with each point as an override (pipelines sent inline).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { loadConfig, type Config } from '../config.ts';
+import { loadConfig } from '../config.ts';
 import { corpusDocument, corpusIdFromFilename, loadBeirDataset, sliceDataset, type BeirDataset } from '../eval/beir.ts';
 import { createKbqaClient, forEachConcurrently, type KbqaClient } from '../eval/apiClient.ts';
 import { averageMetrics, collapseToDocuments, type RankingMetrics } from '../eval/metrics.ts';
@@ -166,31 +166,53 @@ async function prepareRun(options: Omit<EvalOptions, 'ablate'>) {
   return { dataset, client, knowledgeBaseId, ingest, judged };
 }
 
+/**
+ * Scores one retrieval mode: every judged query through `searchOne`, `concurrency` in flight, each ranking collapsed
+ * to corpus documents and averaged.
+ */
+async function measureRankings(
+  run: { dataset: BeirDataset; judged: string[]; concurrency: number; quiet: boolean },
+  label: string,
+  searchOne: (queryId: string) => Promise<Array<{ filename: string }>>,
+): Promise<RankingMetrics & { seconds: number }> {
+  const begun = Date.now();
+  const rankings: Array<{ ranked: string[]; relevant: Map<string, number> }> = [];
+  const bar = progress(label, run.judged.length, run.quiet);
+  await forEachConcurrently(
+    run.judged,
+    run.concurrency,
+    async (queryId) => {
+      const chunks = await searchOne(queryId);
+      rankings.push({ ranked: collapseToDocuments(chunks.map((chunk) => corpusIdFromFilename(chunk.filename))), relevant: run.dataset.qrels.get(queryId) ?? new Map() });
+    },
+    () => bar.tick(),
+  );
+  return { ...averageMetrics(rankings), seconds: (Date.now() - begun) / 1000 };
+}
+
+/** A run's JSON record, when asked for (--out). */
+function writeResult(out: string | undefined, result: EvalResult | SweepResult): void {
+  if (!out) return;
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
+}
+
 export async function runEval(options: EvalOptions): Promise<EvalResult> {
   const { dataset, client, knowledgeBaseId, ingest, judged } = await prepareRun(options);
   const modes: EvalResult['modes'] = {};
 
+  const run = { dataset, judged, concurrency: options.concurrency, quiet: options.quiet ?? false };
   // Hybrid: the real API, exactly as a client calls it.
-  let started = Date.now();
-  const hybrid: Array<{ ranked: string[]; relevant: Map<string, number> }> = [];
-  const bar = progress('queries (hybrid via API)', judged.length, options.quiet ?? false);
-  await forEachConcurrently(
-    judged,
-    options.concurrency,
-    async (queryId) => {
-      const { body } = await client.query({
-        // `judged` holds only ids with a query.
-        query: dataset.queries.get(queryId) as string,
-        knowledge_base_ids: [knowledgeBaseId],
-        max_results: RETRIEVAL_DEPTH,
-        include_chunks: true,
-      });
-      const ranked = collapseToDocuments((body.chunks ?? []).map((chunk) => corpusIdFromFilename(chunk.filename)));
-      hybrid.push({ ranked, relevant: dataset.qrels.get(queryId) ?? new Map() });
-    },
-    () => bar.tick(),
-  );
-  modes.hybrid = { ...averageMetrics(hybrid), seconds: (Date.now() - started) / 1000 };
+  modes.hybrid = await measureRankings(run, 'queries (hybrid via API)', async (queryId) => {
+    const { body } = await client.query({
+      // `judged` holds only ids with a query.
+      query: dataset.queries.get(queryId) as string,
+      knowledge_base_ids: [knowledgeBaseId],
+      max_results: RETRIEVAL_DEPTH,
+      include_chunks: true,
+    });
+    return body.chunks ?? [];
+  });
 
   const config = loadConfig();
   if (options.ablate) {
@@ -204,20 +226,14 @@ export async function runEval(options: EvalOptions): Promise<EvalResult> {
         ['bm25', search.lexicalSearch],
         ['dense', search.vectorSearch],
       ] as const) {
-        started = Date.now();
-        const rankings: Array<{ ranked: string[]; relevant: Map<string, number> }> = [];
-        const sideBar = progress(`queries (${mode} only)`, judged.length, options.quiet ?? false);
-        for (const queryId of judged) {
+        modes[mode] = await measureRankings({ ...run, concurrency: 1 }, `queries (${mode} only)`, async (queryId) => {
           const text = dataset.queries.get(queryId) ?? '';
           const vector = mode === 'dense' ? await rag.embedQuestion(text) : [];
-          const chunks = await searchSide({ text, vector: vector.length ? vector : new Array(rag.embedder.dimensions).fill(0), knowledgeBaseIds: [knowledgeBaseId], size: RETRIEVAL_DEPTH, depth: RETRIEVAL_DEPTH });
-          rankings.push({ ranked: collapseToDocuments(chunks.map((chunk) => corpusIdFromFilename(chunk.filename))), relevant: dataset.qrels.get(queryId) ?? new Map() });
-          sideBar.tick();
-        }
-        modes[mode] = { ...averageMetrics(rankings), seconds: (Date.now() - started) / 1000 };
+          return searchSide({ text, vector: vector.length ? vector : new Array(rag.embedder.dimensions).fill(0), knowledgeBaseIds: [knowledgeBaseId], size: RETRIEVAL_DEPTH, depth: RETRIEVAL_DEPTH });
+        });
       }
     } finally {
-      await search.close();
+      await Promise.allSettled([search.close(), rag.close()]);
     }
   }
 
@@ -241,10 +257,7 @@ export async function runEval(options: EvalOptions): Promise<EvalResult> {
     },
     finished_at: new Date().toISOString(),
   };
-  if (options.out) {
-    mkdirSync(dirname(options.out), { recursive: true });
-    writeFileSync(options.out, `${JSON.stringify(result, null, 2)}\n`);
-  }
+  writeResult(options.out, result);
   return result;
 }
 
@@ -261,18 +274,6 @@ function tuningRecord(tuning: HybridTuning): TuningRecord {
   };
 }
 
-/** The configured tuning, as the search module would build it from this process's environment. */
-function configuredTuning(config: Config): HybridTuning {
-  return {
-    fusion: config.opensearch.hybridFusion,
-    rankConstant: config.opensearch.rrfRankConstant,
-    weights: config.opensearch.rrfWeights,
-    bm25Depth: config.opensearch.bm25Depth,
-    knnDepth: config.opensearch.knnDepth,
-    bm25Fields: config.opensearch.bm25Fields,
-  };
-}
-
 /**
  * The sweep: every judged query embedded once, the two single sides once, then each grid point's queries through
  * hybridSearch with the point as an override, `concurrency` in flight. Every point's pipeline goes inline (this
@@ -283,13 +284,14 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
   const { dataset, knowledgeBaseId, ingest, judged } = await prepareRun(options);
   const quiet = options.quiet ?? false;
   const config = loadConfig();
-  const configured = configuredTuning(config);
   const { loadRag } = await import('../rag/index.ts');
   const { openConfiguredSearchIndex } = await import('../search/index.ts');
   const rag = await loadRag(config);
   const search = openConfiguredSearchIndex(config, rag.embedder);
+  // The base every grid point overrides: the tuning the search module built from this process's environment.
+  const configured = search.hybridTuning;
   try {
-    let started = Date.now();
+    const started = Date.now();
     const vectors = new Map<string, number[]>();
     const embedBar = progress('embed queries', judged.length, quiet);
     await forEachConcurrently(
@@ -310,21 +312,8 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
       depth: RETRIEVAL_DEPTH,
       rankingOnly: true,
     });
-    const measure = async (label: string, searchOne: (queryId: string) => Promise<Array<{ filename: string }>>) => {
-      const begun = Date.now();
-      const rankings: Array<{ ranked: string[]; relevant: Map<string, number> }> = [];
-      const bar = progress(label, judged.length, quiet);
-      await forEachConcurrently(
-        judged,
-        options.concurrency,
-        async (queryId) => {
-          const chunks = await searchOne(queryId);
-          rankings.push({ ranked: collapseToDocuments(chunks.map((chunk) => corpusIdFromFilename(chunk.filename))), relevant: dataset.qrels.get(queryId) ?? new Map() });
-        },
-        () => bar.tick(),
-      );
-      return { ...averageMetrics(rankings), seconds: (Date.now() - begun) / 1000 };
-    };
+    const run = { dataset, judged, concurrency: options.concurrency, quiet };
+    const measure = (label: string, searchOne: (queryId: string) => Promise<Array<{ filename: string }>>) => measureRankings(run, label, searchOne);
 
     const reference = {
       bm25: await measure('bm25 only', (queryId) => search.lexicalSearch(requestFor(queryId))),
@@ -351,7 +340,6 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
         rows.push({ params: point.values, config: record, metrics: rows[earlier].metrics, same_as: earlier + 1, best: false });
         continue;
       }
-      started = Date.now();
       const metrics = await measure(`sweep ${label}`, (queryId) => search.hybridSearch(requestFor(queryId), tuning, { inlinePipeline: true }));
       measured.set(key, rows.length);
       rows.push({ params: point.values, config: record, metrics, best: false });
@@ -375,10 +363,7 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
       reference,
       finished_at: new Date().toISOString(),
     };
-    if (options.out) {
-      mkdirSync(dirname(options.out), { recursive: true });
-      writeFileSync(options.out, `${JSON.stringify(result, null, 2)}\n`);
-    }
+    writeResult(options.out, result);
     return result;
   } finally {
     await Promise.allSettled([search.close(), rag.close()]);

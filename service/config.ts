@@ -3,7 +3,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_HYBRID_TUNING, DEPTH_RANGE, FUSION_TECHNIQUES, parseBm25Fields, parseWeights, tuningProblem, type Bm25Field, type FusionTechnique, type Parsed } from './search/fusion.ts';
+import { DEFAULT_HYBRID_TUNING, DEPTH_RANGE, FUSION_TECHNIQUES, SENTENCE_WEIGHT_RANGE, parseBm25Fields, parseWeights, tuningProblem, type Bm25Field, type FusionTechnique, type Parsed } from './search/fusion.ts';
 
 const MiB = 1024 * 1024;
 
@@ -81,6 +81,7 @@ const environmentSchema = z.object({
   KBQA_BM25_FIELDS: parsedWith('text,title', (value) => parseBm25Fields(value, ',')),
   // Unset: each side as deep as the request (50 for every API query).
   KBQA_BM25_DEPTH: z.coerce.number().int().min(DEPTH_RANGE.min).max(DEPTH_RANGE.max).optional(),
+  KBQA_SENTENCE_WEIGHT: z.coerce.number().min(SENTENCE_WEIGHT_RANGE.min).max(SENTENCE_WEIGHT_RANGE.max).default(DEFAULT_HYBRID_TUNING.sentenceWeight),
   KBQA_KNN_DEPTH: z.coerce.number().int().min(DEPTH_RANGE.min).max(DEPTH_RANGE.max).optional(),
 
   KBQA_MONGODB_URL: z.string().default('mongodb://127.0.0.1:27017/kbqa'),
@@ -94,7 +95,7 @@ const environmentSchema = z.object({
   // with its own ONNX session of KBQA_EMBED_THREADS intra-op threads.
   KBQA_MODEL_WORKERS: integer(0, 0, 64),
   KBQA_EMBED_THREADS: integer(1, 1, 64),
-  KBQA_CHUNK_TOKENS: integer(256, 32, 510),
+  KBQA_CHUNK_TOKENS: integer(510, 32, 510),
   KBQA_CHUNK_OVERLAP_TOKENS: integer(32, 0, 256),
   KBQA_CHUNK_MAX_CHARS: integer(4096, 256, 65536),
   // bge-small cosines of unrelated text reach ~0.57; answerable questions' best passages sit at ≥ 0.62 on the
@@ -195,6 +196,8 @@ export interface Config {
     /** Each side's depth (KBQA_BM25_DEPTH, KBQA_KNN_DEPTH); null: the request's. See fusion.ts. */
     bm25Depth: number | null;
     knnDepth: number | null;
+    /** The k-NN side's sentence-level weight (KBQA_SENTENCE_WEIGHT; 0: off). See fusion.ts. */
+    sentenceWeight: number;
   };
   mongodb: { url: string; timeoutMs: number };
   embedder: {
@@ -369,6 +372,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       bm25Fields: env.KBQA_BM25_FIELDS,
       bm25Depth: env.KBQA_BM25_DEPTH ?? null,
       knnDepth: env.KBQA_KNN_DEPTH ?? null,
+      sentenceWeight: env.KBQA_SENTENCE_WEIGHT,
     },
     mongodb: { url: env.KBQA_MONGODB_URL, timeoutMs: env.KBQA_MONGODB_TIMEOUT_MS },
     embedder: {

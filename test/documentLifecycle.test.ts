@@ -22,7 +22,8 @@ const DOCUMENT_FIELDS = ['chunks', 'created_at', 'filename', 'id', 'kind', 'know
 const ASYNC = { prefer: 'respond-async' };
 
 test.before(async (t) => {
-  t.context.app = await startTestApp();
+  // 256-token chunks: the ledgers here are sized so that their ingestion takes several embedding steps to watch.
+  t.context.app = await startTestApp({ KBQA_CHUNK_TOKENS: '256' });
   const { store } = t.context.app.deps;
   t.context.owner = await makeUser(store, { label: 'lifecycle-owner' });
   t.context.viewer = await makeUser(store, { label: 'lifecycle-viewer' });

@@ -119,7 +119,7 @@ test.serial('--sweep: one row per grid point and the single sides, the best mark
   t.true(tableRows.some((line) => line.includes(`${best.toFixed(3)}*`)), 'the best nDCG@10 is marked');
   for (const side of [result.reference.bm25, result.reference.dense]) t.true(side.ndcg_at_10 > 0 && side.recall_at_10 >= 0.75);
 
-  // The configured point (RRF 5, 0.4:0.6, 50/50) measured through the search module matches the API's hybrid.
+  // The configured point (RRF 5, 0.3:0.7, 50/50, sentence weight 0.5) measured through the search module matches the API's hybrid.
   const configuredRow = result.rows.find((row) => row.params.fusion === 'rrf' && row.params.rrf_rank_constant === '5' && row.params.knn_depth === '50');
   const apiHybrid = t.context.runs.first?.modes.hybrid;
   t.truthy(configuredRow?.metrics && apiHybrid);
@@ -129,7 +129,7 @@ test.serial('--sweep: one row per grid point and the single sides, the best mark
   const written = JSON.parse(readFileSync(out, 'utf8')) as SweepResult;
   t.is(written.kind, 'sweep');
   t.is(written.rows.length, 8);
-  t.deepEqual(written.rows[0].config, { fusion: 'rrf', rrf_rank_constant: 5, weights: [0.4, 0.6], bm25_depth: 50, knn_depth: 50, bm25_fields: 'text:title' });
+  t.deepEqual(written.rows[0].config, { fusion: 'rrf', rrf_rank_constant: 5, weights: [0.3, 0.7], bm25_depth: 50, knn_depth: 50, bm25_fields: 'text:title', sentence_weight: 0.5 });
 });
 
 test.serial('--sweep over an ingest-time knob exits 2 saying it needs re-ingesting (a migration) first', async (t) => {

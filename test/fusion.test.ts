@@ -126,10 +126,12 @@ test('knobs parse with clear problems, in config and in --sweep', (t) => {
   t.regex((parseWeights('0.3:0.3', ':') as { problem: string }).problem, /sum to 1/);
 
   const defaults = loadConfig({});
-  t.like(defaults.opensearch, { hybridFusion: 'rrf', rrfRankConstant: 5, rrfWeights: [0.4, 0.6], bm25Depth: null, knnDepth: null });
+  t.like(defaults.opensearch, { hybridFusion: 'rrf', rrfRankConstant: 5, rrfWeights: [0.3, 0.7], bm25Depth: null, knnDepth: null, sentenceWeight: 0.5 });
   t.deepEqual(defaults.opensearch.bm25Fields, DEFAULT_HYBRID_TUNING.bm25Fields);
   const set = loadConfig({ KBQA_HYBRID_FUSION: 'min_max', KBQA_RRF_WEIGHTS: '0.3,0.7', KBQA_BM25_FIELDS: 'text, title^2', KBQA_BM25_DEPTH: '80', KBQA_KNN_DEPTH: '60' });
   t.like(set.opensearch, { hybridFusion: 'min_max', rrfWeights: [0.3, 0.7], bm25Depth: 80, knnDepth: 60 });
+  t.is(loadConfig({ KBQA_SENTENCE_WEIGHT: '0' }).opensearch.sentenceWeight, 0);
+  t.throws(() => loadConfig({ KBQA_SENTENCE_WEIGHT: '-1' }), { message: /KBQA_SENTENCE_WEIGHT/ });
   t.deepEqual(set.opensearch.bm25Fields, [{ name: 'text', boost: 1 }, { name: 'title', boost: 2 }]);
   t.throws(() => loadConfig({ KBQA_RRF_WEIGHTS: '0.3,0.3' }), { message: /KBQA_RRF_WEIGHTS: weights "0\.3,0\.3" must sum to 1/ });
   t.throws(() => loadConfig({ KBQA_RRF_WEIGHTS: '1' }), { message: /KBQA_RRF_WEIGHTS: .*two weights/ });
@@ -148,6 +150,9 @@ test('knobs parse with clear problems, in config and in --sweep', (t) => {
   t.regex((parseSweep(['size=1,2']) as { problem: string }).problem, /unknown knob "size"/);
   t.regex((parseSweep(['weights=0.2:0.2']) as { problem: string }).problem, /--sweep weights: .*sum to 1/);
   t.regex((parseSweep(['fusion=rrf', 'fusion=l2']) as { problem: string }).problem, /twice/);
+  const sentences = parseSweep(['sentence_weight=0,0.5,1.25']);
+  t.deepEqual('grid' in sentences ? sentences.grid.map((point) => point.override) : sentences, [{ sentenceWeight: 0 }, { sentenceWeight: 0.5 }, { sentenceWeight: 1.25 }]);
+  t.regex((parseSweep(['sentence_weight=x']) as { problem: string }).problem, /--sweep sentence_weight: "x" is not a number from 0 to 10/);
 });
 
 // --- on the real OpenSearch ---

@@ -114,10 +114,12 @@ test.serial('a question is embedded as it is, and the base64 answer decodes to e
   t.deepEqual(vector, fakeEmbedding(question, 1536));
   t.true(Math.abs(Math.sqrt(dot(vector, vector)) - 1) < 1e-5);
   // Meaningful vectors: the passage sharing the question's words is much closer than an unrelated one.
-  const [related, unrelated] = await rag.embedSegments('Corran Point', [
-    { text: 'The lighthouse at Corran Point was automated in 1987.', heading_path: [] },
-    { text: 'Add two cups of flour to the bowl and stir.', heading_path: [] },
-  ]);
+  const [related, unrelated] = (
+    await rag.embedSegments('Corran Point', [
+      { text: 'The lighthouse at Corran Point was automated in 1987.', heading_path: [] },
+      { text: 'Add two cups of flour to the bowl and stir.', heading_path: [] },
+    ])
+  ).map((embedding) => embedding.vector);
   t.true(dot(vector, related) > dot(vector, unrelated) + 0.3, `related ${dot(vector, related)}, unrelated ${dot(vector, unrelated)}`);
 });
 
@@ -129,13 +131,26 @@ test.serial('a 150-segment document goes in batches of at most 64 inputs, its ve
     text: `Entry ${index}: the tide at ${index % 12} o'clock stood at ${index} centimetres.`,
     heading_path: index % 2 === 0 ? ['Tides', `Week ${Math.floor(index / 7)}`] : [],
   }));
-  const vectors = await rag.embedSegments(title, segments);
-  t.is(vectors.length, 150);
+  const embeddings = await rag.embedSegments(title, segments);
+  t.is(embeddings.length, 150);
+  t.true(embeddings.every((embedding) => embedding.sentences.length === 0), 'one sentence each: no sentence vectors');
   t.true(fake.embeddingRequests.length >= 3, `${fake.embeddingRequests.length} requests`);
   t.true(fake.embeddingRequests.every((request) => request.inputs.length <= OPENAI_BATCH_INPUTS && request.status === 200));
   const inputs = segments.map((segment) => embeddingInput(title, segment));
   t.deepEqual(fake.embeddingRequests.flatMap((request) => request.inputs).sort(), [...inputs].sort(), 'each segment sent once, as the local embedder gets it');
-  vectors.forEach((vector, index) => t.deepEqual(vector, fakeEmbedding(inputs[index], 1536), `segment ${index}`));
+  embeddings.forEach((embedding, index) => t.deepEqual(embedding.vector, fakeEmbedding(inputs[index], 1536), `segment ${index}`));
+});
+
+test.serial('a segment of several sentences gets a vector per sentence, each sentence embedded alone', async (t) => {
+  const { fake, rag } = t.context;
+  fake.script({});
+  const segment = { text: 'The keeper lit the lamp at dusk. He trimmed the wick at midnight! Was the fog thick?', heading_path: ['Night'] };
+  const [embedding, single] = await rag.embedSegments('Harbour log', [segment, { text: 'One sentence only.', heading_path: [] }]);
+  const sentences = ['The keeper lit the lamp at dusk.', 'He trimmed the wick at midnight!', 'Was the fog thick?'];
+  t.deepEqual(embedding.vector, fakeEmbedding(embeddingInput('Harbour log', segment), 1536));
+  t.deepEqual(embedding.sentences, sentences.map((sentence) => fakeEmbedding(sentence, 1536)));
+  t.deepEqual(single.sentences, []);
+  t.deepEqual(fake.embeddingRequests.flatMap((request) => request.inputs).filter((input) => sentences.includes(input)).sort(), [...sentences].sort());
 });
 
 test.serial('500 and 429 are retried with backoff, then the call succeeds; a 400 is not retried', async (t) => {
@@ -166,8 +181,10 @@ test.serial('the local bge embedder answers in the same rag when named; an unkno
   const bge = await rag.embedQuestion(question, 'bge-small-en-v1.5');
   t.is(bge.length, 384);
   t.true(Math.abs(Math.sqrt(dot(bge, bge)) - 1) < 1e-4);
-  t.deepEqual(bge, await rag.models.embedQuery(question), 'the pool\'s query vector (with bge\'s instruction)');
-  const passages = await rag.embedSegments('Corran Point', [{ text: 'The lighthouse was automated in 1987.', heading_path: [] }], 'bge-small-en-v1.5');
+  t.deepEqual(bge, await rag.models.embedQuery(question), 'the pool\'s query vector (the instructed and the bare question\'s mean)');
+  const passages = (await rag.embedSegments('Corran Point', [{ text: 'The lighthouse was automated in 1987.', heading_path: [] }], 'bge-small-en-v1.5')).map(
+    (embedding) => embedding.vector,
+  );
   t.is(passages[0].length, 384);
   t.true(dot(bge, passages[0]) > 0.6);
   t.is(fake.embeddingRequests.length, 0, 'bge vectors never reach the endpoint');
@@ -217,7 +234,7 @@ test.serial('KBQA_OPENAI_EMBEDDING_DIMENSIONS=256: sent as dimensions, and the i
   fake.script({});
   const rag = await openaiRag(fake, { KBQA_OPENAI_EMBEDDING_DIMENSIONS: '256' });
   t.deepEqual(rag.embedder, { modelName: 'openai-text-embedding-3-small-256', dimensions: 256 });
-  const vectors = await rag.embedSegments('t', [{ text: 'one passage', heading_path: [] }, { text: 'another passage', heading_path: [] }]);
+  const vectors = (await rag.embedSegments('t', [{ text: 'one passage', heading_path: [] }, { text: 'another passage', heading_path: [] }])).map((embedding) => embedding.vector);
   t.true(fake.embeddingRequests.length >= 2);
   t.true(fake.embeddingRequests.every((request) => request.body.dimensions === 256));
   t.deepEqual(vectors, [fakeEmbedding('t\none passage', 256), fakeEmbedding('t\nanother passage', 256)]);

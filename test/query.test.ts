@@ -19,7 +19,8 @@ import {
   waitUntilNothingReaches,
 } from './helpers/documentsApi.ts';
 
-const test = testWithApp();
+// The ranking tests' documents are sized for 256-token chunks (a paragraph each): more chunks than a side's depth.
+const test = testWithApp({ KBQA_CHUNK_TOKENS: '256' });
 
 const FERRY = `# Skerry Island Ferry
 

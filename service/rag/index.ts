@@ -10,11 +10,30 @@ import { EXTRACTIVE_MODEL, type Config } from '../config.ts';
 import { EmbedderNotConfiguredError, UpstreamUnavailableError } from '../errors.ts';
 import { answerChain, type AnswerDelta, type AnswerInput, type ChainAnswer, type PassageMetadata } from './answerChain.ts';
 import { buildAnswerModels, type AnswerModels } from './answerModels.ts';
+import { splitSentences } from './extractiveAnswerer.ts';
 import { BGE_SMALL_EN, type EmbedderIdentity } from './embedderIdentity.ts';
 import { startModelPool, type ModelPool } from './modelPool.ts';
 import { OpenAIEmbedder } from './openaiEmbeddings.ts';
 import { embeddingInput, isMarkdownFilename, type SplitResult, type TextSegment } from './splitter.ts';
 import type { Document } from '@langchain/core/documents';
+
+/**
+ * A segment's vectors: the passage's (title and heading path as context), and one per sentence of a segment of
+ * several (the sentence alone), for the dense side's sentence-level score (search/retrieval.ts).
+ */
+export interface SegmentEmbedding {
+  vector: number[];
+  sentences: number[][];
+}
+
+/** Sentences embedded per segment at most: the first ones (a segment of more is a run of very short lines). */
+export const MAX_SENTENCES_PER_SEGMENT = 48;
+
+/** A segment's sentences as embedded: none for a segment of one sentence (its passage vector says the same). */
+export function segmentSentences(segment: TextSegment): string[] {
+  const sentences = splitSentences(segment.text).map((sentence) => sentence.text);
+  return sentences.length > 1 ? sentences.slice(0, MAX_SENTENCES_PER_SEGMENT) : [];
+}
 
 export interface AnswerRequest {
   question: string;
@@ -46,11 +65,11 @@ export interface Rag {
   splitterProblem(): Promise<string | null>;
   split(content: string, filename: string): Promise<SplitResult>;
   /**
-   * Passage vectors for a document's segments (title and heading path give each segment its context), by the named
-   * embedder (default: the configured one). UpstreamUnavailableError when it cannot embed now;
+   * Passage and sentence vectors for a document's segments (title and heading path give each passage its context),
+   * by the named embedder (default: the configured one). UpstreamUnavailableError when it cannot embed now;
    * EmbedderNotConfiguredError when this service has no embedder of that name.
    */
-  embedSegments(title: string, segments: TextSegment[], modelName?: string): Promise<number[][]>;
+  embedSegments(title: string, segments: TextSegment[], modelName?: string): Promise<SegmentEmbedding[]>;
   /** The question's vector by the named embedder (default: the configured one); fails as embedSegments does. */
   embedQuestion(question: string, modelName?: string): Promise<number[]>;
   /**
@@ -148,7 +167,11 @@ export async function loadRag(config: Config): Promise<Rag> {
     async embedSegments(title, segments, modelName) {
       const embedder = embedderNamed(modelName);
       if (segments.length === 0) return [];
-      return embedderCall(() => embedder.embedPassages(segments.map((segment) => embeddingInput(title, segment))));
+      // Passages and sentences in one call: they spread over every worker together.
+      const sentences = segments.map(segmentSentences);
+      const vectors = await embedderCall(() => embedder.embedPassages([...segments.map((segment) => embeddingInput(title, segment)), ...sentences.flat()]));
+      let next = segments.length;
+      return segments.map((_, index) => ({ vector: vectors[index], sentences: sentences[index].map(() => vectors[next++]) }));
     },
     async embedQuestion(question, modelName) {
       const embedder = embedderNamed(modelName);

@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SearchAssetsError } from '../errors.ts';
 import { OpenSearchRequestError, type SearchClient } from './client.ts';
-import { aliasIndices, indexMeta, setIndexMeta, type ChunkIndexMeta } from './chunkIndices.ts';
+import { aliasIndices, configuredChunking, indexMeta, setIndexMeta, type ChunkIndexMeta } from './chunkIndices.ts';
 import { clusterAssetDrift, indexDrift, MIGRATE_COMMAND, type Drift } from './drift.ts';
 import { renderHybridPipeline, type FusionTechnique, type SearchPipelineBody } from './fusion.ts';
 
@@ -170,9 +170,7 @@ export function chunkIndexBody(
     alias: settings.alias ?? CHUNKS_ALIAS,
     template_version: assets.version,
     embedder: { name: options.embedder.modelName, dimensions: options.embedder.dimensions },
-    chunking: settings.chunking
-      ? { chunk_tokens: settings.chunking.chunkTokens, overlap_tokens: settings.chunking.overlapTokens, max_chars: settings.chunking.maxChars }
-      : null,
+    chunking: settings.chunking ? configuredChunking(settings.chunking) : null,
     created_at: new Date().toISOString(),
     migration: options.migration,
   };
@@ -309,7 +307,8 @@ async function legacyIndexMeta(client: SearchClient, index: string, alias: strin
     alias,
     template_version: version,
     embedder: { name, dimensions },
-    chunking: settings.chunking ? { chunk_tokens: settings.chunking.chunkTokens, overlap_tokens: settings.chunking.overlapTokens, max_chars: settings.chunking.maxChars } : null,
+    // Older than _meta, so older than sentence vectors too.
+    chunking: settings.chunking ? { ...configuredChunking(settings.chunking), sentence_vectors: 0 } : null,
     created_at: null,
     migration: { state: 'live', source: null },
   };

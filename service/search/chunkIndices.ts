@@ -9,7 +9,7 @@ export interface ChunkIndexMeta {
   template_version: number;
   embedder: { name: string; dimensions: number };
   /** Null for an index older than this record (the chunking then is unknown). */
-  chunking: { chunk_tokens: number; overlap_tokens: number; max_chars: number } | null;
+  chunking: ChunkingMeta | null;
   /** Null for an index older than this record. */
   created_at: string | null;
   /**
@@ -18,6 +18,37 @@ export interface ChunkIndexMeta {
    * alias moved away from (kept until `kbqa index drop-old`).
    */
   migration: { state: 'live' | 'filling' | 'swapped' | 'kept'; source: string | null; started_at?: string; swapped_at?: string; finished_at?: string };
+}
+
+/**
+ * How an index's chunks were cut and embedded. `sentence_vectors`: the per-sentence vectors' recipe (rag
+ * segmentSentences), SENTENCE_VECTORS for chunks that carry them; absent (0) for an index built before they existed.
+ */
+export interface ChunkingMeta {
+  chunk_tokens: number;
+  overlap_tokens: number;
+  max_chars: number;
+  sentence_vectors?: number;
+}
+
+/** The sentence vectors' recipe this service builds chunks with (see ChunkingMeta). */
+export const SENTENCE_VECTORS = 1;
+
+/** The chunking a service with this configuration builds. */
+export function configuredChunking(chunking: { chunkTokens: number; overlapTokens: number; maxChars: number }): ChunkingMeta {
+  return { chunk_tokens: chunking.chunkTokens, overlap_tokens: chunking.overlapTokens, max_chars: chunking.maxChars, sentence_vectors: SENTENCE_VECTORS };
+}
+
+/** Whether chunks cut and embedded as `a` says are interchangeable with chunks cut as `b` says. */
+export function sameChunking(a: ChunkingMeta, b: ChunkingMeta): boolean {
+  return (
+    a.chunk_tokens === b.chunk_tokens && a.overlap_tokens === b.overlap_tokens && a.max_chars === b.max_chars && (a.sentence_vectors ?? 0) === (b.sentence_vectors ?? 0)
+  );
+}
+
+/** A chunking in words, for drift and status. */
+export function describeChunking(chunking: ChunkingMeta): string {
+  return `${chunking.chunk_tokens} tokens (overlap ${chunking.overlap_tokens}, at most ${chunking.max_chars} characters, ${chunking.sentence_vectors ? 'with' : 'without'} sentence vectors)`;
 }
 
 export interface AliasedIndex {

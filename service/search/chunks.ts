@@ -19,9 +19,18 @@ export interface ChunkDocument extends ChunkMetadata {
   page_end: number | null;
   text: string;
   embedding: number[];
+  /**
+   * One vector per sentence of a chunk of several (rag segmentSentences), in _source only (an object field that is
+   * not indexed): the dense side's sentence-level score reads them (retrieval.ts SENTENCE_SCORE). Absent or empty
+   * for a chunk of one sentence, or one indexed before they existed.
+   */
+  sentence_embeddings?: number[][];
   embedder: string;
   created_at: string;
 }
+
+/** Sentence vectors' components kept to this many decimals: a third of the _source they would take as float64. */
+const SENTENCE_VECTOR_DECIMALS = 1e4;
 
 /** The vector as little-endian float32, base64 (see retrieval.ts: reading it back is cheap, deriving the knn_vector is not). */
 export function encodeEmbedding(embedding: number[]): string {
@@ -41,7 +50,13 @@ export function bulkLines(alias: string, chunks: ChunkDocument[]): unknown[] {
   const lines: unknown[] = [];
   for (const chunk of chunks) {
     lines.push({ index: { _index: alias, _id: chunk.chunk_id } });
-    lines.push({ ...chunk, document_version_id: documentVersionId(chunk.document_id, chunk.document_version), embedding_b64: encodeEmbedding(chunk.embedding) });
+    const { sentence_embeddings: sentences, ...fields } = chunk;
+    lines.push({
+      ...fields,
+      document_version_id: documentVersionId(chunk.document_id, chunk.document_version),
+      embedding_b64: encodeEmbedding(chunk.embedding),
+      ...(sentences?.length ? { sentence_embeddings: sentences.map((vector) => vector.map((value) => Math.round(value * SENTENCE_VECTOR_DECIMALS) / SENTENCE_VECTOR_DECIMALS)) } : {}),
+    });
   }
   return lines;
 }

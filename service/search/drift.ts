@@ -1,7 +1,7 @@
 // Drift: where the cluster no longer matches the asset files and the configuration. Start-up never fixes an index's
 // analysis or mappings silently (that needs a new index and a reindex: `kbqa index migrate`); it reports drift.
 import type { SearchClient } from './client.ts';
-import { indexDefinition, indexMeta } from './chunkIndices.ts';
+import { configuredChunking, describeChunking, indexDefinition, indexMeta, sameChunking } from './chunkIndices.ts';
 import {
   chunkTemplateName,
   renderedTemplate,
@@ -106,11 +106,11 @@ export async function indexDrift(
     });
   }
   const built = meta?.chunking;
-  if (built && chunking && (built.chunk_tokens !== chunking.chunkTokens || built.overlap_tokens !== chunking.overlapTokens || built.max_chars !== chunking.maxChars)) {
+  if (built && chunking && !sameChunking(built, configuredChunking(chunking))) {
     drift.push({
       asset: 'chunking (configuration)',
       kind: 'chunking',
-      detail: `${index}'s chunks are ${built.chunk_tokens} tokens (overlap ${built.overlap_tokens}, at most ${built.max_chars} characters); configured: ${chunking.chunkTokens} (${chunking.overlapTokens}, ${chunking.maxChars})`,
+      detail: `${index}'s chunks are ${describeChunking(built)}; configured: ${describeChunking(configuredChunking(chunking))}`,
     });
   }
   const analysis = differences(flatten(assets.template.template.settings.analysis ?? {}), flatten(definition.settings.analysis ?? {}));

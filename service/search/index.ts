@@ -34,6 +34,7 @@ export type IndexedRetrievalRequest = RetrievalRequest & { index?: string };
 export interface SearchIndexOptions extends SearchAssetSettings, Pick<SearchClientOptions, 'auth' | 'caFile' | 'resurrectAfterMs'> {
   /** The BM25 side's fields and each side's depth (fusion.ts HybridTuning); unset: text and title, the request's depth. */
   bm25Fields?: Bm25Field[];
+  sentenceWeight?: number;
   bm25Depth?: number | null;
   knnDepth?: number | null;
   /** The first node; `urls`, when given, lists every node (it includes this one). */
@@ -69,6 +70,7 @@ export function openConfiguredSearchIndex(config: Config, embedder: { readonly m
     rrfWeights: config.opensearch.rrfWeights,
     hybridFusion: config.opensearch.hybridFusion,
     bm25Fields: config.opensearch.bm25Fields,
+    sentenceWeight: config.opensearch.sentenceWeight,
     bm25Depth: config.opensearch.bm25Depth,
     knnDepth: config.opensearch.knnDepth,
     refreshIntervalMs: config.ingestion.refreshIntervalMs,
@@ -96,6 +98,7 @@ export function openSearchIndex(options: SearchIndexOptions) {
     bm25Depth: options.bm25Depth ?? null,
     knnDepth: options.knnDepth ?? null,
     bm25Fields: options.bm25Fields ?? DEFAULT_HYBRID_TUNING.bm25Fields,
+    sentenceWeight: options.sentenceWeight ?? DEFAULT_HYBRID_TUNING.sentenceWeight,
   };
   // Dimensions read when needed, not now (see openConfiguredSearchIndex).
   const embedder = {
@@ -202,7 +205,7 @@ export function openSearchIndex(options: SearchIndexOptions) {
     lexicalSearch: async (request: IndexedRetrievalRequest) => lexicalSearch(client, await searched(request), request, tuning.bm25Fields),
     /** What the BM25 side sends for a question (bounded to MAX_LEXICAL_TERMS terms). */
     lexicalQueryText: async (question: string) => lexicalQueryText(client, (await serving.current()).index, question, tuning.bm25Fields),
-    vectorSearch: async (request: IndexedRetrievalRequest) => vectorSearch(client, await searched(request), request),
+    vectorSearch: async (request: IndexedRetrievalRequest) => vectorSearch(client, await searched(request), request, tuning.sentenceWeight),
     problem: () => searchEngineProblem(client),
     listPluginsAndModules: () => listPluginsAndModules(client),
     /** Snapshot repositories, snapshots and restores of the chunk indices: for `kbqa backup` only. */

@@ -160,8 +160,22 @@ function lexicalQuery(request: RetrievalRequest, text: string, fields: Bm25Field
   };
 }
 
-function vectorQuery(request: RetrievalRequest, k: number) {
-  return { knn: { embedding: { vector: request.vector, k, filter: chunkFilter(request) } } };
+/**
+ * The k-NN side's score of a chunk the k-NN query found: its own score plus `weight` times its best sentence's, both
+ * as the cosinesimil space scores, (1 + cos) / 2. A chunk with no sentence vectors (a one-sentence chunk, or one
+ * indexed before they existed) counts its own score as its best sentence's. Sentences pin down the claim a passage
+ * makes: on SciFact's dev split, the dense side's nDCG@10 went 0.743 → 0.753 at weight 0.5 (exact search over the
+ * indexed vectors, with rag embedQuestion's question vector; README "Tuning the fusion" has the hybrid's sweep).
+ * Only the k hits of the k-NN query are scored (script_score on its result), and lateInteractionScore (the k-NN
+ * plugin's, OpenSearch 3.3+) reads the vectors from _source.
+ */
+const SENTENCE_SCORE =
+  "def sentences = params._source.sentence_embeddings; return _score + params.weight * (sentences == null || sentences.isEmpty() ? _score : lateInteractionScore(params.question, 'sentence_embeddings', params._source, 'cosinesimil'));";
+
+function vectorQuery(request: RetrievalRequest, k: number, sentenceWeight: number) {
+  const knn = { knn: { embedding: { vector: request.vector, k, filter: chunkFilter(request) } } };
+  if (sentenceWeight === 0) return knn;
+  return { script_score: { query: knn, script: { source: SENTENCE_SCORE, params: { weight: sentenceWeight, question: [request.vector] } } } };
 }
 
 /** Vectors are unit length, so the dot product is the cosine; clamp into [0, 1] as the API promises. */
@@ -207,8 +221,9 @@ export function sideRanksFromExplanation(explanation: Explanation | undefined, r
   details.forEach((detail, index) => {
     if (!(detail.value > 0)) return;
     const rank = Math.round(1 / detail.value - rankConstant);
-    const isVector =
-      details.length === 1 ? (detail.details?.[0]?.description ?? '').startsWith('within top') : index === 1;
+    // A lone contribution is the k-NN side's when it explains a k-NN score, or the sentence script around one.
+    const description = detail.details?.[0]?.description ?? '';
+    const isVector = details.length === 1 ? description.startsWith('within top') || description.startsWith('script score function') : index === 1;
     if (isVector) ranks.vector = rank;
     else ranks.bm25 = rank;
   });
@@ -264,7 +279,7 @@ export async function hybridSearch(
       ...(inline ? { search_pipeline: renderHybridPipeline(tuning, withSideRanks) } : {}),
       size: request.size,
       _source: request.rankingOnly ? RANKING_FIELDS : RETURNED_FIELDS,
-      query: { hybrid: { pagination_depth: paginationDepth, queries: [lexicalQuery(request, text, tuning.bm25Fields), vectorQuery(request, k)] } },
+      query: { hybrid: { pagination_depth: paginationDepth, queries: [lexicalQuery(request, text, tuning.bm25Fields), vectorQuery(request, k, tuning.sentenceWeight)] } },
     },
   });
   const hits = await withVectors(client, alias, response.hits.hits, request);
@@ -291,13 +306,18 @@ export async function lexicalSearch(
   return (await withVectors(client, alias, response.hits.hits, request)).map((hit, index) => toChunk(hit, request, { bm25: index + 1, vector: null }));
 }
 
-export async function vectorSearch(client: SearchClient, alias: string, request: RetrievalRequest): Promise<RetrievedChunk[]> {
+export async function vectorSearch(
+  client: SearchClient,
+  alias: string,
+  request: RetrievalRequest,
+  sentenceWeight: number = DEFAULT_HYBRID_TUNING.sentenceWeight,
+): Promise<RetrievedChunk[]> {
   if (request.knowledgeBaseIds.length === 0) return [];
   const response = await client.request<SearchResponse>('POST', `/${alias}/_search`, {
     body: {
       size: request.size,
       _source: request.rankingOnly ? RANKING_FIELDS : RETURNED_FIELDS,
-      query: vectorQuery(request, Math.max(request.size, request.depth)),
+      query: vectorQuery(request, Math.max(request.size, request.depth), sentenceWeight),
     },
   });
   return (await withVectors(client, alias, response.hits.hits, request)).map((hit, index) => toChunk(hit, request, { bm25: null, vector: index + 1 }));

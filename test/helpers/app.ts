@@ -87,10 +87,10 @@ export async function serveVariant(deps: AppDeps, change: (config: Config) => Co
 }
 
 /** ava's `test` for a file that needs one app: started before the file's tests, closed after them. */
-export function testWithApp(): TestFn<{ app: TestApp }> {
+export function testWithApp(environment: Record<string, string> = {}): TestFn<{ app: TestApp }> {
   const test = anyTest as TestFn<{ app: TestApp }>;
   test.before(async (t) => {
-    t.context.app = await startTestApp();
+    t.context.app = await startTestApp(environment);
   });
   test.after.always(async (t) => {
     await t.context.app?.close();

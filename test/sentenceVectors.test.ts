@@ -1,0 +1,121 @@
+// The k-NN side at two granularities (retrieval.ts SENTENCE_SCORE): ingestion stores one vector per sentence of a chunk
+// of several, and the k-NN side scores a chunk as its own k-NN score plus KBQA_SENTENCE_WEIGHT times its best
+// sentence's, recomputed here from the stored vectors; a chunk of one sentence counts its own score in its place; an
+// index built before sentence vectors is chunking drift.
+//
+// Scope: an index of its own (KBQA_CHUNKS_ALIAS=kbqa-chunks-sentences, deleted afterwards).
+import anyTest, { type TestFn } from 'ava';
+import { indexStatus } from '../service/commands/indexMigration.ts';
+import type { ChunkIndexMeta } from '../service/search/chunkIndices.ts';
+import type { RetrievalRequest } from '../service/search/retrieval.ts';
+import { makeUser } from './factories/accounts.ts';
+import { dropAliasFamily } from './helpers/aliasFamily.ts';
+import { startTestApp, type TestApp } from './helpers/app.ts';
+import { createKb, ingest } from './helpers/documentsApi.ts';
+
+const test = anyTest as TestFn<{ app: TestApp; request: RetrievalRequest }>;
+
+const ALIAS = 'kbqa-chunks-sentences';
+const QUESTION = 'When was the lighthouse on Corran Point automated?';
+
+const DOCUMENTS: Record<string, string> = {
+  // Several sentences, one of them the answer.
+  'corran.txt':
+    'Corran Point sits at the narrows of the loch. The ferry crosses there every half hour. ' +
+    'The lighthouse on Corran Point was automated in 1987. Seals rest on the rocks below it at low tide.',
+  // One sentence: no sentence vectors.
+  'tide.txt': 'The spring tide at the narrows runs at six knots.',
+};
+
+interface StoredChunk {
+  filename: string;
+  embedding_b64: string;
+  sentence_embeddings?: number[][];
+}
+
+const cosineScore = (a: number[], b: ArrayLike<number>) => {
+  let dot = 0;
+  for (let index = 0; index < a.length; index += 1) dot += a[index] * b[index];
+  return (1 + dot) / 2;
+};
+
+const decode = (base64: string) => {
+  const bytes = Buffer.from(base64, 'base64');
+  return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+};
+
+test.before(async (t) => {
+  const app = await startTestApp({ KBQA_CHUNKS_ALIAS: ALIAS });
+  const user = await makeUser(app.deps.store, { label: 'sentences' });
+  const kb = await createKb(app, user.key, 'sentences');
+  for (const [filename, content] of Object.entries(DOCUMENTS)) await ingest(app, user.key, kb, filename, content);
+  const vector = await app.deps.rag.embedQuestion(QUESTION);
+  t.context = { app, request: { text: QUESTION, vector, knowledgeBaseIds: [kb], size: 10, depth: 10 } };
+});
+
+test.after.always(async (t) => {
+  await t.context.app?.close();
+  await dropAliasFamily(ALIAS);
+});
+
+async function storedChunks(app: TestApp): Promise<Map<string, StoredChunk>> {
+  const response = await app.deps.search.request<{ hits: { hits: Array<{ _source: StoredChunk }> } }>('POST', `/${ALIAS}/_search`, {
+    body: { size: 10, _source: ['filename', 'embedding_b64', 'sentence_embeddings'] },
+  });
+  return new Map(response.hits.hits.map((hit) => [hit._source.filename, hit._source]));
+}
+
+test.serial('a chunk of several sentences stores a vector per sentence; a one-sentence chunk stores none', async (t) => {
+  const stored = await storedChunks(t.context.app);
+  const corran = stored.get('corran.txt');
+  t.is(corran?.sentence_embeddings?.length, 4);
+  t.true(corran?.sentence_embeddings?.every((vector) => vector.length === 384));
+  t.is(stored.get('tide.txt')?.sentence_embeddings, undefined);
+});
+
+test.serial('the k-NN side scores own score + weight × best sentence score; weight 0 is the plain k-NN score', async (t) => {
+  const { app, request } = t.context;
+  const stored = await storedChunks(app);
+  const expected = (filename: string, weight: number) => {
+    const chunk = stored.get(filename) as StoredChunk;
+    const own = cosineScore(request.vector, decode(chunk.embedding_b64));
+    const best = chunk.sentence_embeddings ? Math.max(...chunk.sentence_embeddings.map((sentence) => cosineScore(request.vector, sentence))) : own;
+    return own + weight * best;
+  };
+  // The configured weight (0.5) through the search module's k-NN side.
+  for (const chunk of await app.deps.search.vectorSearch(request)) {
+    // Stored sentence components are rounded to 4 decimals; Lucene scores in float.
+    t.true(Math.abs(chunk.score - expected(chunk.filename, 0.5)) < 2e-3, `${chunk.filename}: ${chunk.score} vs ${expected(chunk.filename, 0.5)}`);
+  }
+  // The answering sentence is the best one, and it lifts its chunk above its own k-NN score.
+  const corran = stored.get('corran.txt') as StoredChunk;
+  const sentenceScores = (corran.sentence_embeddings ?? []).map((sentence) => cosineScore(request.vector, sentence));
+  t.is(sentenceScores.indexOf(Math.max(...sentenceScores)), 2, `sentence scores ${sentenceScores}`);
+  t.true(Math.max(...sentenceScores) > cosineScore(request.vector, decode(corran.embedding_b64)));
+  // Weight 0 (an override, sent inline): the hybrid's k-NN side alone is the plain k-NN ranking.
+  const plain = await app.deps.search.hybridSearch(request, { weights: [0, 1], sentenceWeight: 0 });
+  t.deepEqual(
+    plain.map((chunk) => chunk.filename),
+    [...stored.keys()].sort((a, b) => expected(b, 0) - expected(a, 0)),
+  );
+});
+
+test.serial('an index whose chunks carry no sentence vectors is chunking drift, with the command to run', async (t) => {
+  const { app } = t.context;
+  const index = app.deps.search.indexName;
+  const meta = await app.deps.search.indices.meta(index);
+  t.is(meta?.chunking?.sentence_vectors, 1);
+  if (!meta?.chunking) return;
+  const { sentence_vectors: _recipe, ...olderChunking } = meta.chunking;
+  const setMeta = (value: ChunkIndexMeta) => app.deps.search.request('PUT', `/${index}/_mapping`, { body: { _meta: { kbqa: value } } });
+  await setMeta({ ...meta, chunking: olderChunking });
+  try {
+    const status = await indexStatus({ search: app.deps.search, embedder: app.deps.rag.embedder });
+    const chunking = status.drift.find((entry) => entry.kind === 'chunking');
+    t.truthy(chunking, JSON.stringify(status.drift));
+    t.regex(chunking?.detail ?? '', /without sentence vectors\); configured: 510 tokens .*with sentence vectors/);
+    t.regex(status.command ?? '', /kbqa index migrate/);
+  } finally {
+    await setMeta(meta);
+  }
+});

@@ -70,8 +70,9 @@ const files = (chunks: RetrievedChunk[]) => chunks.map((chunk) => chunk.filename
 
 test('the default tuning renders exactly the versioned RRF file (today\'s pipeline), and the explain variant adds the explanation', (t) => {
   const file = JSON.parse(readFileSync(new URL('../search-pipelines/kbqa-hybrid-rrf.v1.json', import.meta.url), 'utf8'));
-  t.deepEqual(hybridPipelineBody({ rrfRankConstant: 5, rrfWeights: [0.4, 0.6] }, false), file);
-  t.deepEqual(hybridPipelineBody({ rrfRankConstant: 5, rrfWeights: [0.4, 0.6], hybridFusion: 'rrf' }, true), {
+  const defaults = { rrfRankConstant: DEFAULT_HYBRID_TUNING.rankConstant, rrfWeights: DEFAULT_HYBRID_TUNING.weights };
+  t.deepEqual(hybridPipelineBody(defaults, false), file);
+  t.deepEqual(hybridPipelineBody({ ...defaults, hybridFusion: 'rrf' }, true), {
     ...file,
     response_processors: [{ hybrid_score_explanation: {} }],
   });

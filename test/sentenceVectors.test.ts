@@ -7,7 +7,8 @@
 import anyTest, { type TestFn } from 'ava';
 import { indexStatus } from '../service/commands/indexMigration.ts';
 import type { ChunkIndexMeta } from '../service/search/chunkIndices.ts';
-import type { RetrievalRequest } from '../service/search/retrieval.ts';
+import type { SearchClient } from '../service/search/client.ts';
+import { vectorSearch, type RetrievalRequest } from '../service/search/retrieval.ts';
 import { makeUser } from './factories/accounts.ts';
 import { dropAliasFamily } from './helpers/aliasFamily.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
@@ -83,7 +84,9 @@ test.serial('the k-NN side scores own score + weight × best sentence score; wei
     return own + weight * best;
   };
   // The configured weight (0.5) through the search module's k-NN side.
-  for (const chunk of await app.deps.search.vectorSearch(request)) {
+  const found = await app.deps.search.vectorSearch(request);
+  t.is(found.length, Object.keys(DOCUMENTS).length);
+  for (const chunk of found) {
     // Stored sentence components are rounded to 4 decimals; Lucene scores in float.
     t.true(Math.abs(chunk.score - expected(chunk.filename, 0.5)) < 2e-3, `${chunk.filename}: ${chunk.score} vs ${expected(chunk.filename, 0.5)}`);
   }
@@ -92,11 +95,16 @@ test.serial('the k-NN side scores own score + weight × best sentence score; wei
   const sentenceScores = (corran.sentence_embeddings ?? []).map((sentence) => cosineScore(request.vector, sentence));
   t.is(sentenceScores.indexOf(Math.max(...sentenceScores)), 2, `sentence scores ${sentenceScores}`);
   t.true(Math.max(...sentenceScores) > cosineScore(request.vector, decode(corran.embedding_b64)));
-  // Weight 0 (an override, sent inline): the hybrid's k-NN side alone is the plain k-NN ranking.
-  const plain = await app.deps.search.hybridSearch(request, { weights: [0, 1], sentenceWeight: 0 });
+  // Weight 0: the plain k-NN score, chunk by chunk (retrieval.ts vectorSearch with its weight; the client is the app's).
+  const client: SearchClient = { request: app.deps.search.request, close: async () => {} };
+  const plain = await vectorSearch(client, ALIAS, request, 0);
+  t.is(plain.length, found.length);
+  for (const chunk of plain) t.true(Math.abs(chunk.score - expected(chunk.filename, 0)) < 1e-4, `${chunk.filename}: ${chunk.score}`);
+  // The hybrid's k-NN side alone (an override sent inline) ranks by that plain score at weight 0.
+  const sentenceless = await app.deps.search.hybridSearch(request, { sentenceWeight: 0, weights: [0, 1] });
   t.deepEqual(
+    sentenceless.map((chunk) => chunk.filename),
     plain.map((chunk) => chunk.filename),
-    [...stored.keys()].sort((a, b) => expected(b, 0) - expected(a, 0)),
   );
 });
 

@@ -788,7 +788,9 @@ async function recordChunkCounts(deps: IndexMigrationDeps, plan: FillPlan): Prom
   const groups = new Map((await deps.search.indices.versionGroups(plan.target, plan.scope)).map((group) => [unitKey(group.document_id, group.document_version), group]));
   // Totals come from the configured splitter: right only for an index cut that way (not a rollback to an older chunking).
   const meta = await deps.search.indices.meta(plan.target);
-  const splitLikeTarget = meta?.chunking ? sameChunking(meta.chunking, configuredChunking(deps.config.chunking)) : false;
+  // The split alone (sentence vectors do not change it).
+  const configured = configuredChunking(deps.config.chunking);
+  const splitLikeTarget = meta?.chunking ? sameChunking({ ...meta.chunking, sentence_vectors: configured.sentence_vectors }, configured) : false;
   let updated = 0;
   for (const document of documents) {
     if (document.live_version === null) continue;
@@ -908,6 +910,7 @@ export async function useIndex(deps: IndexMigrationDeps, requested: string | nul
   };
   // migrateIndex's sequence: caught up before the swap (what was ingested, replaced or deleted since it stopped
   // being live), counts checked, one _aliases call, the catch-up after it.
+  await admin.ensureServiceFields(targetName);
   say(`catching ${targetName} up with the store before the alias moves`);
   const counts: FillCounts = { copied: 0, rebuilt: 0, removed: 0, unrebuildable: new Set() };
   const from = current ? { indices: live.map((entry) => entry.index), index: current.index, meta: current.meta } : { indices: [], index: null, meta: null };

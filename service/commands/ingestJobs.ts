@@ -51,8 +51,11 @@ function lazyPdfExtractor(limits: Config['pdf']): PdfExtractor {
 
 /** Segments embedded and indexed per step: progress moves, and a lost lease or a shutdown is noticed, this often. */
 const SEGMENTS_PER_STEP = 32;
-/** A version's vectors are kept in memory for a rewrite after an alias swap up to this many segments (~1.5 MB). */
-const VECTORS_KEPT_UP_TO = 512;
+/**
+ * A version's vectors are kept in memory for a rewrite after an alias swap up to this many segments: with their
+ * sentence vectors (~10 a segment, at most 48) about 2 MB, 10 MB at most.
+ */
+const VECTORS_KEPT_UP_TO = 64;
 /** Alias moves one build follows before it gives up (retried): a swap and a rollback at once, say. */
 const MAX_ALIAS_MOVES = 3;
 const PROGRESS_EVERY_MS = 500;

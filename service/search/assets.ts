@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SearchAssetsError } from '../errors.ts';
 import { OpenSearchRequestError, type SearchClient } from './client.ts';
-import { aliasIndices, configuredChunking, indexMeta, setIndexMeta, type ChunkIndexMeta } from './chunkIndices.ts';
+import { aliasIndices, configuredChunking, ensureServiceFields, indexMeta, setIndexMeta, type ChunkIndexMeta } from './chunkIndices.ts';
 import { clusterAssetDrift, indexDrift, MIGRATE_COMMAND, type Drift } from './drift.ts';
 import { renderHybridPipeline, type FusionTechnique, type SearchPipelineBody } from './fusion.ts';
 
@@ -260,6 +260,8 @@ export async function applySearchAssets(client: SearchClient, settings: SearchAs
       if (meta) await setIndexMeta(client, index, meta);
       else drift.push({ asset: 'embedder (configuration)', kind: 'embedder', detail: `${index} records no embedder and its name does not say one: migrate it (${MIGRATE_COMMAND})` });
     }
+    // Whatever its template version: this service writes them into every chunk.
+    await ensureServiceFields(client, index);
     if (meta && meta.template_version === assets.version) {
       // Additive mapping changes of the same template version (a new field) reach the live index in place; a
       // change that conflicts is drift, reported, not a failed start-up. Dynamic templates (how metadata.<type>.<key>

@@ -51,6 +51,17 @@ export function describeChunking(chunking: ChunkingMeta): string {
   return `${chunking.chunk_tokens} tokens (overlap ${chunking.overlap_tokens}, at most ${chunking.max_chars} characters, ${chunking.sentence_vectors ? 'with' : 'without'} sentence vectors)`;
 }
 
+/**
+ * Fields the service writes into every chunk index whatever its template says (an older version's, or an edited copy
+ * of one): a write with a field the strict mapping lacks is refused, so each index written to gets them first.
+ */
+const SERVICE_FIELDS = { sentence_embeddings: { type: 'object', enabled: false } };
+
+/** Adds the service's own stored fields to an index's mapping (idempotent; fields only kept in _source). */
+export async function ensureServiceFields(client: SearchClient, index: string): Promise<void> {
+  await client.request('PUT', `/${index}/_mapping`, { body: { properties: SERVICE_FIELDS }, idempotent: true });
+}
+
 export interface AliasedIndex {
   index: string;
   isWriteIndex: boolean;

@@ -11,7 +11,7 @@ import {
   type SearchAssets,
   type SearchAssetSettings,
 } from './assets.ts';
-import { aliasIndices, familyIndices, indexMeta, setIndexMeta, type ChunkIndexMeta } from './chunkIndices.ts';
+import { aliasIndices, ensureServiceFields, familyIndices, indexMeta, setIndexMeta, type ChunkIndexMeta } from './chunkIndices.ts';
 import { chunkVersionQuery, documentVersionId, indexChunks, listChunkGroups, type ChunkDocument } from './chunks.ts';
 import type { SearchClient } from './client.ts';
 import { clusterAssetDrift, indexDrift, MIGRATE_COMMAND, type Drift } from './drift.ts';
@@ -130,7 +130,10 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
         body: chunkIndexBody(assets, settings, { embedder, replicas: 0, refreshInterval: '-1', migration }),
         idempotent,
       });
+      await ensureServiceFields(client, index);
     },
+    /** Before an index is written to again (`kbqa index use`): the fields this service writes (an index kept from before them). */
+    ensureServiceFields: (index: string) => ensureServiceFields(client, index),
     /**
      * The ingest pipelines and the current template, as start-up installs them (no index is touched). Never the
      * search pipelines: those fuse the running API's queries as its configuration says, and a migration run with

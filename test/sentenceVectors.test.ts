@@ -6,9 +6,9 @@
 // Scope: an index of its own (KBQA_CHUNKS_ALIAS=kbqa-chunks-sentences, deleted afterwards).
 import anyTest, { type TestFn } from 'ava';
 import { indexStatus } from '../service/commands/indexMigration.ts';
-import type { ChunkIndexMeta } from '../service/search/chunkIndices.ts';
+import { sentenceTermProblem } from '../service/search/readiness.ts';
 import type { SearchClient } from '../service/search/client.ts';
-import { vectorSearch, type RetrievalRequest } from '../service/search/retrieval.ts';
+import { decodeEmbedding, vectorSearch, type RetrievalRequest } from '../service/search/retrieval.ts';
 import { makeUser } from './factories/accounts.ts';
 import { dropAliasFamily } from './helpers/aliasFamily.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
@@ -40,11 +40,6 @@ const cosineScore = (a: number[], b: ArrayLike<number>) => {
   return (1 + dot) / 2;
 };
 
-const decode = (base64: string) => {
-  const bytes = Buffer.from(base64, 'base64');
-  return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
-};
-
 test.before(async (t) => {
   const app = await startTestApp({ KBQA_CHUNKS_ALIAS: ALIAS });
   const user = await makeUser(app.deps.store, { label: 'sentences' });
@@ -66,11 +61,21 @@ async function storedChunks(app: TestApp): Promise<Map<string, StoredChunk>> {
   return new Map(response.hits.hits.map((hit) => [hit._source.filename, hit._source]));
 }
 
+test('the sentence term needs OpenSearch 3.3+ (lateInteractionScore): readiness names an older one, unless it is off', (t) => {
+  t.is(sentenceTermProblem('3.6.0', 0.5), null);
+  t.is(sentenceTermProblem('3.3.0', 0.5), null);
+  t.is(sentenceTermProblem('4.0.0', 0.5), null);
+  t.regex(sentenceTermProblem('3.2.1', 0.5) ?? '', /OpenSearch 3\.2\.1 lacks lateInteractionScore \(3\.3\+\).*KBQA_SENTENCE_WEIGHT=0/);
+  t.regex(sentenceTermProblem('2.19.0', 0.5) ?? '', /lacks/);
+  t.is(sentenceTermProblem('2.19.0', 0), null);
+});
+
 test.serial('a chunk of several sentences stores a vector per sentence; a one-sentence chunk stores none', async (t) => {
   const stored = await storedChunks(t.context.app);
   const corran = stored.get('corran.txt');
   t.is(corran?.sentence_embeddings?.length, 4);
   t.true(corran?.sentence_embeddings?.every((vector) => vector.length === 384));
+  t.true(stored.has('tide.txt'));
   t.is(stored.get('tide.txt')?.sentence_embeddings, undefined);
 });
 
@@ -79,7 +84,7 @@ test.serial('the k-NN side scores own score + weight × best sentence score; wei
   const stored = await storedChunks(app);
   const expected = (filename: string, weight: number) => {
     const chunk = stored.get(filename) as StoredChunk;
-    const own = cosineScore(request.vector, decode(chunk.embedding_b64));
+    const own = cosineScore(request.vector, decodeEmbedding(chunk.embedding_b64));
     const best = chunk.sentence_embeddings ? Math.max(...chunk.sentence_embeddings.map((sentence) => cosineScore(request.vector, sentence))) : own;
     return own + weight * best;
   };
@@ -94,18 +99,12 @@ test.serial('the k-NN side scores own score + weight × best sentence score; wei
   const corran = stored.get('corran.txt') as StoredChunk;
   const sentenceScores = (corran.sentence_embeddings ?? []).map((sentence) => cosineScore(request.vector, sentence));
   t.is(sentenceScores.indexOf(Math.max(...sentenceScores)), 2, `sentence scores ${sentenceScores}`);
-  t.true(Math.max(...sentenceScores) > cosineScore(request.vector, decode(corran.embedding_b64)));
+  t.true(Math.max(...sentenceScores) > cosineScore(request.vector, decodeEmbedding(corran.embedding_b64)));
   // Weight 0: the plain k-NN score, chunk by chunk (retrieval.ts vectorSearch with its weight; the client is the app's).
   const client: SearchClient = { request: app.deps.search.request, close: async () => {} };
   const plain = await vectorSearch(client, ALIAS, request, 0);
   t.is(plain.length, found.length);
   for (const chunk of plain) t.true(Math.abs(chunk.score - expected(chunk.filename, 0)) < 1e-4, `${chunk.filename}: ${chunk.score}`);
-  // The hybrid's k-NN side alone (an override sent inline) ranks by that plain score at weight 0.
-  const sentenceless = await app.deps.search.hybridSearch(request, { sentenceWeight: 0, weights: [0, 1] });
-  t.deepEqual(
-    sentenceless.map((chunk) => chunk.filename),
-    plain.map((chunk) => chunk.filename),
-  );
 });
 
 test.serial('an index whose chunks carry no sentence vectors is chunking drift, with the command to run', async (t) => {
@@ -115,8 +114,7 @@ test.serial('an index whose chunks carry no sentence vectors is chunking drift, 
   t.is(meta?.chunking?.sentence_vectors, 1);
   if (!meta?.chunking) return;
   const { sentence_vectors: _recipe, ...olderChunking } = meta.chunking;
-  const setMeta = (value: ChunkIndexMeta) => app.deps.search.request('PUT', `/${index}/_mapping`, { body: { _meta: { kbqa: value } } });
-  await setMeta({ ...meta, chunking: olderChunking });
+  await app.deps.search.indices.setMeta(index, { ...meta, chunking: olderChunking });
   try {
     const status = await indexStatus({ search: app.deps.search, embedder: app.deps.rag.embedder });
     const chunking = status.drift.find((entry) => entry.kind === 'chunking');
@@ -124,6 +122,6 @@ test.serial('an index whose chunks carry no sentence vectors is chunking drift, 
     t.regex(chunking?.detail ?? '', /without sentence vectors\); configured: 510 tokens .*with sentence vectors/);
     t.regex(status.command ?? '', /kbqa index migrate/);
   } finally {
-    await setMeta(meta);
+    await app.deps.search.indices.setMeta(index, meta);
   }
 });

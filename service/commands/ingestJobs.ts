@@ -49,11 +49,15 @@ function lazyPdfExtractor(limits: Config['pdf']): PdfExtractor {
   };
 }
 
-/** Segments embedded and indexed per step: progress moves, and a lost lease or a shutdown is noticed, this often. */
-const SEGMENTS_PER_STEP = 32;
+/**
+ * Segments embedded and indexed per step: progress moves, and a lost lease or a shutdown is noticed, this often. A
+ * segment is up to 510 tokens plus a vector per sentence (up to 48): 8 keep a step to a few seconds on 2 cores.
+ */
+const SEGMENTS_PER_STEP = 8;
 /**
  * A version's vectors are kept in memory for a rewrite after an alias swap up to this many segments: with their
- * sentence vectors (~10 a segment, at most 48) about 2 MB, 10 MB at most.
+ * sentence vectors (~8 a segment, at most 48) about 2 MB of 384-dimension vectors, 10 MB at most (4 times that for
+ * 1536 dimensions).
  */
 const VECTORS_KEPT_UP_TO = 64;
 /** Alias moves one build follows before it gives up (retried): a swap and a rollback at once, say. */

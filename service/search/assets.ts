@@ -9,7 +9,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SearchAssetsError } from '../errors.ts';
+import { SearchAssetsError, SearchIndexReadOnlyError } from '../errors.ts';
 import { OpenSearchRequestError, type SearchClient } from './client.ts';
 import { aliasIndices, configuredChunking, ensureServiceFields, indexMeta, setIndexMeta, type ChunkIndexMeta } from './chunkIndices.ts';
 import { clusterAssetDrift, indexDrift, MIGRATE_COMMAND, type Drift } from './drift.ts';
@@ -260,8 +260,6 @@ export async function applySearchAssets(client: SearchClient, settings: SearchAs
       if (meta) await setIndexMeta(client, index, meta);
       else drift.push({ asset: 'embedder (configuration)', kind: 'embedder', detail: `${index} records no embedder and its name does not say one: migrate it (${MIGRATE_COMMAND})` });
     }
-    // Whatever its template version: this service writes them into every chunk.
-    await ensureServiceFields(client, index);
     if (meta && meta.template_version === assets.version) {
       // Additive mapping changes of the same template version (a new field) reach the live index in place; a
       // change that conflicts is drift, reported, not a failed start-up. Dynamic templates (how metadata.<type>.<key>
@@ -272,8 +270,8 @@ export async function applySearchAssets(client: SearchClient, settings: SearchAs
       try {
         await client.request('PUT', `/${index}/_mapping`, { body: { properties: sent, ...(dynamicTemplates ? { dynamic_templates: dynamicTemplates } : {}) }, idempotent });
       } catch (error) {
-        if (!(error instanceof OpenSearchRequestError)) throw error;
-        drift.push({ asset: assets.templateFile, kind: 'mappings', detail: `the mapping change does not apply in place (${error.reason ?? error.type ?? error.message})` });
+        if (!(error instanceof OpenSearchRequestError || error instanceof SearchIndexReadOnlyError)) throw error;
+        drift.push({ asset: assets.templateFile, kind: 'mappings', detail: `the mapping change does not apply in place (${error instanceof OpenSearchRequestError ? (error.reason ?? error.type ?? error.message) : error.message})` });
       }
       // Every distinct metadata key adds a field (two for a date): an index created before metadata has the
       // default limit of 1000 fields; the template's (a dynamic setting) reaches it in place. Raised only, never
@@ -283,6 +281,14 @@ export async function applySearchAssets(client: SearchClient, settings: SearchAs
         await client.request('PUT', `/${index}/_settings`, { body: { [TOTAL_FIELDS_LIMIT]: fieldLimit }, idempotent });
       }
     }
+  }
+  // Whatever its template version: this service writes them into every chunk. Refused (a write block, a role
+  // without mapping rights): reported, not a failed start-up; queries are served meanwhile.
+  try {
+    await ensureServiceFields(client, index);
+  } catch (error) {
+    if (!(error instanceof OpenSearchRequestError || error instanceof SearchIndexReadOnlyError)) throw error;
+    drift.push({ asset: 'sentence_embeddings (service field)', kind: 'mappings', detail: `${index} lacks the field and refused it (${error.message}): ingestion into it fails until it is added` });
   }
   const found = [...(await indexDrift(client, assets, index, embedder, settings.chunking)), ...(await clusterAssetDrift(client, assets, settings))];
   for (const entry of found) if (!drift.some((known) => known.asset === entry.asset && known.kind === entry.kind)) drift.push(entry);

@@ -96,8 +96,9 @@ function metadataBytesUpperBound(metadata: ChunkDocument['metadata'], keys: stri
 function textBytesUpperBound(chunk: ChunkDocument): number {
   const strings = chunk.text.length + chunk.title.length + chunk.filename.length + chunk.heading_path.reduce((sum, heading) => sum + heading.length + 3, 0);
   const ids = chunk.chunk_id.length * 2 + chunk.document_id.length * 2 + chunk.knowledge_base_id.length + chunk.embedder.length + 32;
-  // Sentence vectors are rounded to 4 decimals: at most "-0.1234," per component, 3 bytes of brackets per vector.
-  const sentences = (chunk.sentence_embeddings ?? []).reduce((sum, vector) => sum + vector.length * 8 + 3, 0);
+  // Sentence vectors are rounded to 4 decimals: "-12.3456," per component at most (an OpenAI-compatible model's
+  // components are not bounded by 1), 3 bytes of brackets per vector.
+  const sentences = (chunk.sentence_embeddings ?? []).reduce((sum, vector) => sum + vector.length * 10 + 3, 0);
   return 6 * strings + 6 * ids + chunk.embedding.length * (25 + 6) + sentences + 512;
 }
 

@@ -210,11 +210,9 @@ export function parseWeights(text: string, separator: ',' | ':'): Parsed<[number
 }
 
 export function parseInteger(text: string, range: { min: number; max: number }): Parsed<number> {
-  const value = Number(text.trim());
-  if (text.trim() === '' || !Number.isInteger(value) || value < range.min || value > range.max) {
-    return { problem: `"${text}" is not a whole number from ${range.min} to ${range.max}` };
-  }
-  return { value };
+  const parsed = parseNumber(text, range);
+  if ('problem' in parsed || !Number.isInteger(parsed.value)) return { problem: `"${text}" is not a whole number from ${range.min} to ${range.max}` };
+  return parsed;
 }
 
 export function parseNumber(text: string, range: { min: number; max: number }): Parsed<number> {

@@ -2,13 +2,27 @@ import type { SearchClient } from './client.ts';
 
 export const REQUIRED_PLUGINS = ['opensearch-knn', 'opensearch-neural-search'];
 
-/** Null when OpenSearch answers with both plugins loaded; otherwise what is wrong. */
-export async function searchEngineProblem(client: SearchClient): Promise<string | null> {
+/** The first OpenSearch with the k-NN plugin's lateInteractionScore, which the k-NN side's sentence term calls. */
+export const SENTENCE_TERM_MIN_VERSION: [number, number] = [3, 3];
+
+/** Null when this OpenSearch version runs the sentence term (or it is off); otherwise what to do. */
+export function sentenceTermProblem(version: string, sentenceWeight: number): string | null {
+  if (sentenceWeight === 0) return null;
+  const [major, minor] = version.split('.').map(Number);
+  const [needMajor, needMinor] = SENTENCE_TERM_MIN_VERSION;
+  if (major > needMajor || (major === needMajor && minor >= needMinor)) return null;
+  return `OpenSearch ${version} lacks lateInteractionScore (${needMajor}.${needMinor}+), which KBQA_SENTENCE_WEIGHT > 0 needs: upgrade, or set KBQA_SENTENCE_WEIGHT=0`;
+}
+
+/** Null when OpenSearch answers with both plugins loaded and runs the configured k-NN side; otherwise what is wrong. */
+export async function searchEngineProblem(client: SearchClient, sentenceWeight: number): Promise<string | null> {
   try {
     const plugins = await client.request<Array<{ component: string }>>('GET', '/_cat/plugins', { querystring: { format: 'json' } });
     const loaded = new Set(plugins.map((plugin) => plugin.component));
     const missing = REQUIRED_PLUGINS.filter((plugin) => !loaded.has(plugin));
-    return missing.length > 0 ? `plugins missing: ${missing.join(', ')}` : null;
+    if (missing.length > 0) return `plugins missing: ${missing.join(', ')}`;
+    const root = await client.request<{ version?: { number?: string } }>('GET', '/');
+    return sentenceTermProblem(root.version?.number ?? '0.0', sentenceWeight);
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
   }

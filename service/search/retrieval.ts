@@ -185,7 +185,7 @@ function cosine(a: number[], b: Float32Array | number[]): number {
   return Math.min(1, Math.max(0, dot));
 }
 
-function decodeEmbedding(base64: string): Float32Array {
+export function decodeEmbedding(base64: string): Float32Array {
   const bytes = Buffer.from(base64, 'base64');
   // Copy into a fresh buffer: a Float32Array view needs 4-byte alignment, which a pooled Buffer may not have.
   return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));

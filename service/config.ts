@@ -81,8 +81,8 @@ const environmentSchema = z.object({
   KBQA_BM25_FIELDS: parsedWith('text,title', (value) => parseBm25Fields(value, ',')),
   // Unset: each side as deep as the request (50 for every API query).
   KBQA_BM25_DEPTH: z.coerce.number().int().min(DEPTH_RANGE.min).max(DEPTH_RANGE.max).optional(),
-  KBQA_SENTENCE_WEIGHT: number(DEFAULT_HYBRID_TUNING.sentenceWeight, SENTENCE_WEIGHT_RANGE.min, SENTENCE_WEIGHT_RANGE.max),
   KBQA_KNN_DEPTH: z.coerce.number().int().min(DEPTH_RANGE.min).max(DEPTH_RANGE.max).optional(),
+  KBQA_SENTENCE_WEIGHT: number(DEFAULT_HYBRID_TUNING.sentenceWeight, SENTENCE_WEIGHT_RANGE.min, SENTENCE_WEIGHT_RANGE.max),
 
   KBQA_MONGODB_URL: z.string().default('mongodb://127.0.0.1:27017/kbqa'),
   KBQA_MONGODB_TIMEOUT_MS: integer(5_000, 100, 600_000),

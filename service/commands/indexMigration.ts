@@ -14,7 +14,7 @@ import { createPdfExtractor } from '../extraction/pdf.ts';
 import { splitPages } from '../extraction/pdfPages.ts';
 import type { Rag } from '../rag/index.ts';
 import { INDEX_DRIFT_KINDS, MIGRATE_COMMAND, resolvingCommand, type ChunkIndexMeta, type Drift, type SearchIndex } from '../search/index.ts';
-import { configuredChunking, sameChunking } from '../search/chunkIndices.ts';
+import { configuredChunking, sameChunking, sameSplit } from '../search/chunkIndices.ts';
 import type { ChunkGroup } from '../search/chunks.ts';
 import { chunkMetadata } from '../search/metadataFilter.ts';
 import { SERVING_INDEX_TTL_MS } from '../search/servingIndex.ts';
@@ -788,9 +788,7 @@ async function recordChunkCounts(deps: IndexMigrationDeps, plan: FillPlan): Prom
   const groups = new Map((await deps.search.indices.versionGroups(plan.target, plan.scope)).map((group) => [unitKey(group.document_id, group.document_version), group]));
   // Totals come from the configured splitter: right only for an index cut that way (not a rollback to an older chunking).
   const meta = await deps.search.indices.meta(plan.target);
-  // The split alone (sentence vectors do not change it).
-  const configured = configuredChunking(deps.config.chunking);
-  const splitLikeTarget = meta?.chunking ? sameChunking({ ...meta.chunking, sentence_vectors: configured.sentence_vectors }, configured) : false;
+  const splitLikeTarget = meta?.chunking ? sameSplit(meta.chunking, configuredChunking(deps.config.chunking)) : false;
   let updated = 0;
   for (const document of documents) {
     if (document.live_version === null) continue;

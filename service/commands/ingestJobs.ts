@@ -521,10 +521,10 @@ async function buildVersion(run: JobRun): Promise<void> {
   const vectorsKept: SegmentEmbedding[] | null = segments.length <= VECTORS_KEPT_UP_TO ? [] : null;
   for (let start = 0; start < segments.length; start += SEGMENTS_PER_STEP) {
     const step = segments.slice(start, start + SEGMENTS_PER_STEP);
-    const vectors = await rag.embedSegments(job.title, step, serving.embedder.modelName);
-    vectorsKept?.push(...vectors);
+    const embeddings = await rag.embedSegments(job.title, step, serving.embedder.modelName);
+    vectorsKept?.push(...embeddings);
     checkpoint();
-    await search.indexChunks(chunkDocuments(target, job.version, step, vectors, serving.embedder.modelName, start), serving.index);
+    await search.indexChunks(chunkDocuments(target, job.version, step, embeddings, serving.embedder.modelName, start), serving.index);
     // Deleted (cancelled) meanwhile: its deleter removed the chunks written so far, not this step's. Seen here, one
     // primary-key read per step, rather than at the next lease renewal seconds later.
     if (segments.length > SEGMENTS_PER_STEP && (await store.findJob(job._id)) === null) await cancel(deps, job, false);
@@ -549,9 +549,9 @@ async function buildVersion(run: JobRun): Promise<void> {
     const reuse = vectorsKept !== null && now.embedder.modelName === serving.embedder.modelName;
     for (let start = 0; start < segments.length; start += SEGMENTS_PER_STEP) {
       const step = segments.slice(start, start + SEGMENTS_PER_STEP);
-      const vectors = reuse ? vectorsKept.slice(start, start + step.length) : await rag.embedSegments(job.title, step, now.embedder.modelName);
+      const embeddings = reuse ? vectorsKept.slice(start, start + step.length) : await rag.embedSegments(job.title, step, now.embedder.modelName);
       checkpoint();
-      await search.indexChunks(chunkDocuments(target, job.version, step, vectors, now.embedder.modelName, start), now.index);
+      await search.indexChunks(chunkDocuments(target, job.version, step, embeddings, now.embedder.modelName, start), now.index);
       checkpoint();
     }
     await search.chunksSearchable(now.index);

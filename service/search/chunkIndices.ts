@@ -39,11 +39,14 @@ export function configuredChunking(chunking: { chunkTokens: number; overlapToken
   return { chunk_tokens: chunking.chunkTokens, overlap_tokens: chunking.overlapTokens, max_chars: chunking.maxChars, sentence_vectors: SENTENCE_VECTORS };
 }
 
+/** Whether documents split as `a` says give the same segments as split as `b` says (sentence vectors aside). */
+export function sameSplit(a: ChunkingMeta, b: ChunkingMeta): boolean {
+  return a.chunk_tokens === b.chunk_tokens && a.overlap_tokens === b.overlap_tokens && a.max_chars === b.max_chars;
+}
+
 /** Whether chunks cut and embedded as `a` says are interchangeable with chunks cut as `b` says. */
 export function sameChunking(a: ChunkingMeta, b: ChunkingMeta): boolean {
-  return (
-    a.chunk_tokens === b.chunk_tokens && a.overlap_tokens === b.overlap_tokens && a.max_chars === b.max_chars && (a.sentence_vectors ?? 0) === (b.sentence_vectors ?? 0)
-  );
+  return sameSplit(a, b) && (a.sentence_vectors ?? 0) === (b.sentence_vectors ?? 0);
 }
 
 /** A chunking in words, for drift and status. */

@@ -106,11 +106,12 @@ export async function indexDrift(
     });
   }
   const built = meta?.chunking;
-  if (built && chunking && !sameChunking(built, configuredChunking(chunking))) {
+  const configured = chunking ? configuredChunking(chunking) : null;
+  if (built && configured && !sameChunking(built, configured)) {
     drift.push({
       asset: 'chunking (configuration)',
       kind: 'chunking',
-      detail: `${index}'s chunks are ${describeChunking(built)}; configured: ${describeChunking(configuredChunking(chunking))}`,
+      detail: `${index}'s chunks are ${describeChunking(built)}; configured: ${describeChunking(configured)}`,
     });
   }
   const analysis = differences(flatten(assets.template.template.settings.analysis ?? {}), flatten(definition.settings.analysis ?? {}));

@@ -17,12 +17,13 @@ export function sentenceTermProblem(version: string, sentenceWeight: number): st
 /** Null when OpenSearch answers with both plugins loaded and runs the configured k-NN side; otherwise what is wrong. */
 export async function searchEngineProblem(client: SearchClient, sentenceWeight: number): Promise<string | null> {
   try {
-    const plugins = await client.request<Array<{ component: string }>>('GET', '/_cat/plugins', { querystring: { format: 'json' } });
+    const plugins = await client.request<Array<{ component: string; version?: string }>>('GET', '/_cat/plugins', { querystring: { format: 'json' } });
     const loaded = new Set(plugins.map((plugin) => plugin.component));
     const missing = REQUIRED_PLUGINS.filter((plugin) => !loaded.has(plugin));
     if (missing.length > 0) return `plugins missing: ${missing.join(', ')}`;
-    const root = await client.request<{ version?: { number?: string } }>('GET', '/');
-    return sentenceTermProblem(root.version?.number ?? '0.0', sentenceWeight);
+    // The k-NN plugin is versioned with OpenSearch (3.6.0.0 on 3.6.0): the listing above says both.
+    const knn = plugins.find((plugin) => plugin.component === 'opensearch-knn');
+    return sentenceTermProblem(knn?.version ?? '0.0', sentenceWeight);
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
   }

@@ -44,7 +44,7 @@ test('readyz turns 503 naming opensearch when OpenSearch goes away after start-u
   const app = await startTestApp({ KBQA_OPENSEARCH_URL: `http://127.0.0.1:${forwarder.port}`, KBQA_OPENSEARCH_TIMEOUT_MS: '1000' });
   try {
     t.is((await app.call('GET', '/readyz')).status, 200);
-    await forwarder.cut();
+    forwarder.cut();
     // The last probe answers for READINESS_TTL_MS; after it, the next call probes again.
     await sleep(READINESS_TTL_MS + 100);
     const response = await app.call('GET', '/readyz');
@@ -55,6 +55,7 @@ test('readyz turns 503 naming opensearch when OpenSearch goes away after start-u
     });
   } finally {
     await app.close();
+    await forwarder.close();
   }
 });
 

@@ -3,32 +3,62 @@ import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 
 export interface TcpRelay {
   port: number;
-  /** Closes the listener and every relayed connection: new connections are refused. */
-  cut(): Promise<void>;
+  /**
+   * Drops every relayed connection and closes each new one as soon as it is accepted. The listener stays: a released
+   * port is free for any other socket on the machine (another test's server, or an ephemeral port the kernel hands
+   * out), and the relay could not come back on it.
+   */
+  cut(): void;
+  /** Relays new connections again, on the same port. */
+  restore(): void;
+  /** Releases the port and drops every connection. */
+  close(): Promise<void>;
 }
 
-/** Relays 127.0.0.1:<listenPort or an ephemeral port> to target. Pass the old port to bring a cut relay back. */
-export async function startTcpRelay(target: { host: string; port: number }, listenPort = 0): Promise<TcpRelay> {
+/** Relays 127.0.0.1:<ephemeral port> to target. */
+export async function startTcpRelay(target: { host: string; port: number }): Promise<TcpRelay> {
   const sockets = new Set<Socket>();
+  let relaying = true;
+  const dropAll = () => {
+    for (const socket of sockets) socket.destroy();
+  };
   const server = createServer((client) => {
+    if (!relaying) {
+      client.destroy();
+      return;
+    }
     const upstream = connect(target.port, target.host);
     for (const socket of [client, upstream]) {
       sockets.add(socket);
-      socket.on('error', () => socket.destroy());
       socket.on('close', () => sockets.delete(socket));
+    }
+    // Either side failing ends both: a half-open pair would leave a client waiting on a reply that never comes.
+    for (const [socket, peer] of [
+      [client, upstream],
+      [upstream, client],
+    ]) {
+      socket.on('error', () => socket.destroy());
+      socket.on('close', () => peer.destroy());
     }
     client.pipe(upstream).pipe(client);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(listenPort, '127.0.0.1', () => resolve());
+    server.listen(0, '127.0.0.1', () => resolve());
   });
   return {
     port: (server.address() as AddressInfo).port,
-    cut: () =>
+    cut: () => {
+      relaying = false;
+      dropAll();
+    },
+    restore: () => {
+      relaying = true;
+    },
+    close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
-        for (const socket of sockets) socket.destroy();
+        dropAll();
       }),
   };
 }

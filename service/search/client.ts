@@ -280,6 +280,14 @@ function classify(error: unknown, method: string, path: string): Error {
       const cause: OpenSearchFailure = { name: 'ResponseError', status, type, reason };
       return new UpstreamUnavailableError('opensearch', 'the search engine is unavailable; retry later', { cause });
     }
+    // kbqa's scripts are constants and take the request only as params, so a script the cluster cannot compile
+    // means the cluster lacks what it calls (lateInteractionScore before OpenSearch 3.3): the deployment's fault,
+    // as /readyz says. The log names the innermost reason ("Unknown call [lateInteractionScore] …").
+    if (chain.some((entry) => entry.type === 'script_exception' && entry.reason === 'compile error')) {
+      const innermost = [...chain].reverse().find((entry) => entry.reason !== undefined);
+      const cause: OpenSearchFailure = { name: 'ResponseError', status, type: innermost?.type, reason: safeReason(innermost?.reason) };
+      return new UpstreamUnavailableError('opensearch', 'the search engine is unavailable; retry later', { cause });
+    }
     return new OpenSearchRequestError(status, type, reason, `${method} ${path} → ${status}: ${type ?? ''} ${reason ?? ''}`.trim());
   }
   // Any other client error (serialisation, a response that is not JSON) may carry the data it choked on: keep its name.

@@ -98,6 +98,10 @@ const environmentSchema = z.object({
   KBQA_CHUNK_TOKENS: integer(510, 32, 510),
   KBQA_CHUNK_OVERLAP_TOKENS: integer(32, 0, 256),
   KBQA_CHUNK_MAX_CHARS: integer(4096, 256, 65536),
+  // Off: chunks carry no per-sentence vectors (about a third of the index size and of the embedding work, and the
+  // query's k-NN side without its rescoring script), at the sentence term's quality (README, "Tuning the fusion").
+  // Like the chunking above, a change takes a migration (kbqa index migrate).
+  KBQA_SENTENCE_VECTORS: z.enum(['on', 'off']).default('on'),
   // On the fixture corpus, off-topic questions' best bge-small cosines reach 0.591 and answerable questions' best
   // passages sit at ≥ 0.622 (default chunking and question vector). Measured, not guessed: see README.
   KBQA_RELEVANCE_FLOOR: number(0.6, 0, 1),
@@ -223,7 +227,8 @@ export interface Config {
     retireDelayMs: number;
     refreshIntervalMs: number;
   };
-  chunking: { chunkTokens: number; overlapTokens: number; maxChars: number };
+  /** How documents are split, and whether chunks carry a vector per sentence (KBQA_SENTENCE_VECTORS). */
+  chunking: { chunkTokens: number; overlapTokens: number; maxChars: number; sentenceVectors: boolean };
   /** Minimum dense similarity of the best passage, per embedder of the question's vector (cosines differ in scale). */
   retrieval: { relevanceFloor: number; openaiRelevanceFloor: number };
   limits: { maxBodyBytes: number; maxContentBytes: number };
@@ -294,6 +299,9 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   const stackDataDir = resolve(env.KBQA_STACK_DATA_DIR ?? localDir);
   const depthProblem = tuningProblem({ bm25Depth: env.KBQA_BM25_DEPTH ?? null, knnDepth: env.KBQA_KNN_DEPTH ?? null });
   if (depthProblem) throw new ConfigError(`invalid configuration: KBQA_KNN_DEPTH must be at most KBQA_BM25_DEPTH: ${depthProblem}`);
+  if (env.KBQA_SENTENCE_VECTORS === 'off' && present.KBQA_SENTENCE_WEIGHT !== undefined && env.KBQA_SENTENCE_WEIGHT > 0) {
+    throw new ConfigError('invalid configuration: KBQA_SENTENCE_WEIGHT scores sentence vectors, which KBQA_SENTENCE_VECTORS=off leaves out: unset it or set it to 0');
+  }
   if (env.KBQA_CHUNK_OVERLAP_TOKENS >= env.KBQA_CHUNK_TOKENS) {
     throw new ConfigError('invalid configuration: KBQA_CHUNK_OVERLAP_TOKENS must be smaller than KBQA_CHUNK_TOKENS');
   }
@@ -372,7 +380,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       bm25Fields: env.KBQA_BM25_FIELDS,
       bm25Depth: env.KBQA_BM25_DEPTH ?? null,
       knnDepth: env.KBQA_KNN_DEPTH ?? null,
-      sentenceWeight: env.KBQA_SENTENCE_WEIGHT,
+      // Without sentence vectors there is nothing for the term to score.
+      sentenceWeight: env.KBQA_SENTENCE_VECTORS === 'on' ? env.KBQA_SENTENCE_WEIGHT : 0,
     },
     mongodb: { url: env.KBQA_MONGODB_URL, timeoutMs: env.KBQA_MONGODB_TIMEOUT_MS },
     embedder: {
@@ -392,7 +401,12 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       retireDelayMs: env.KBQA_VERSION_RETIRE_DELAY_MS,
       refreshIntervalMs: env.KBQA_REFRESH_INTERVAL_MS,
     },
-    chunking: { chunkTokens: env.KBQA_CHUNK_TOKENS, overlapTokens: env.KBQA_CHUNK_OVERLAP_TOKENS, maxChars: env.KBQA_CHUNK_MAX_CHARS },
+    chunking: {
+      chunkTokens: env.KBQA_CHUNK_TOKENS,
+      overlapTokens: env.KBQA_CHUNK_OVERLAP_TOKENS,
+      maxChars: env.KBQA_CHUNK_MAX_CHARS,
+      sentenceVectors: env.KBQA_SENTENCE_VECTORS === 'on',
+    },
     retrieval: { relevanceFloor: env.KBQA_RELEVANCE_FLOOR, openaiRelevanceFloor: env.KBQA_OPENAI_RELEVANCE_FLOOR },
     limits: { maxBodyBytes: env.KBQA_MAX_BODY_BYTES, maxContentBytes: env.KBQA_MAX_CONTENT_BYTES },
     pdf: { maxBytes: env.KBQA_MAX_UPLOAD_BYTES, maxPages: env.KBQA_PDF_MAX_PAGES, timeoutMs: env.KBQA_PDF_TIMEOUT_MS },

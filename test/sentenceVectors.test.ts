@@ -1,11 +1,12 @@
 // The k-NN side at two granularities (retrieval.ts SENTENCE_SCORE): ingestion stores one vector per sentence of a chunk
 // of several, and the k-NN side scores a chunk as its own k-NN score plus KBQA_SENTENCE_WEIGHT times its best
 // sentence's, recomputed here from the stored vectors; a chunk of one sentence counts its own score in its place; an
-// index built before sentence vectors is chunking drift.
+// index built before sentence vectors is chunking drift; KBQA_SENTENCE_VECTORS=off builds chunks without them.
 //
-// Scope: an index of its own (KBQA_CHUNKS_ALIAS=kbqa-chunks-sentences, deleted afterwards).
+// Scope: indices of their own (KBQA_CHUNKS_ALIAS=kbqa-chunks-sentences and kbqa-chunks-nosentences, deleted afterwards).
 import anyTest, { type TestFn } from 'ava';
 import { indexStatus } from '../service/commands/indexMigration.ts';
+import { ConfigError, loadConfig } from '../service/config.ts';
 import { sentenceTermProblem } from '../service/search/readiness.ts';
 import type { SearchClient } from '../service/search/client.ts';
 import { decodeEmbedding, vectorSearch, type RetrievalRequest } from '../service/search/retrieval.ts';
@@ -123,5 +124,42 @@ test.serial('an index whose chunks carry no sentence vectors is chunking drift, 
     t.regex(status.command ?? '', /kbqa index migrate/);
   } finally {
     await app.deps.search.indices.setMeta(index, meta);
+  }
+});
+
+test('KBQA_SENTENCE_VECTORS=off turns the sentence term off; a weight set beside it is refused', (t) => {
+  t.is(loadConfig({}).opensearch.sentenceWeight, 0.5);
+  t.true(loadConfig({}).chunking.sentenceVectors);
+  const off = loadConfig({ KBQA_SENTENCE_VECTORS: 'off' });
+  t.false(off.chunking.sentenceVectors);
+  t.is(off.opensearch.sentenceWeight, 0);
+  t.is(loadConfig({ KBQA_SENTENCE_VECTORS: 'off', KBQA_SENTENCE_WEIGHT: '0' }).opensearch.sentenceWeight, 0);
+  t.throws(() => loadConfig({ KBQA_SENTENCE_VECTORS: 'off', KBQA_SENTENCE_WEIGHT: '0.5' }), { instanceOf: ConfigError, message: /KBQA_SENTENCE_WEIGHT scores sentence vectors, which KBQA_SENTENCE_VECTORS=off leaves out/ });
+  t.throws(() => loadConfig({ KBQA_SENTENCE_VECTORS: 'no' }), { instanceOf: ConfigError, message: /KBQA_SENTENCE_VECTORS/ });
+});
+
+test.serial('with KBQA_SENTENCE_VECTORS=off chunks carry none, the k-NN side is the plain score, and the index records it', async (t) => {
+  const alias = 'kbqa-chunks-nosentences';
+  const app = await startTestApp({ KBQA_CHUNKS_ALIAS: alias, KBQA_SENTENCE_VECTORS: 'off' });
+  try {
+    const user = await makeUser(app.deps.store, { label: 'nosentences' });
+    const kb = await createKb(app, user.key, 'nosentences');
+    await ingest(app, user.key, kb, 'corran.txt', DOCUMENTS['corran.txt']);
+    const response = await app.deps.search.request<{ hits: { hits: Array<{ _source: StoredChunk }> } }>('POST', `/${alias}/_search`, {
+      body: { size: 10, _source: ['filename', 'embedding_b64', 'sentence_embeddings'] },
+    });
+    const chunks = response.hits.hits.map((hit) => hit._source);
+    t.is(chunks.length, 1);
+    t.is(chunks[0].sentence_embeddings, undefined);
+    const vector = await app.deps.rag.embedQuestion(QUESTION);
+    const [found] = await app.deps.search.vectorSearch({ text: QUESTION, vector, knowledgeBaseIds: [kb], size: 10, depth: 10 });
+    t.true(Math.abs(found.score - cosineScore(vector, decodeEmbedding(chunks[0].embedding_b64))) < 1e-4, `${found.score}`);
+    const meta = await app.deps.search.indices.meta(app.deps.search.indexName);
+    t.is(meta?.chunking?.sentence_vectors, 0);
+    const status = await indexStatus({ search: app.deps.search, embedder: app.deps.rag.embedder });
+    t.deepEqual(status.drift, []);
+  } finally {
+    await app.close();
+    await dropAliasFamily(alias);
   }
 });

@@ -168,7 +168,7 @@ export async function loadRag(config: Config): Promise<Rag> {
       const embedder = embedderNamed(modelName);
       if (segments.length === 0) return [];
       // Passages and sentences in one call: they spread over every worker together.
-      const sentences = segments.map(segmentSentences);
+      const sentences = segments.map((segment) => (config.chunking.sentenceVectors ? segmentSentences(segment) : []));
       const vectors = await embedderCall(() => embedder.embedPassages([...segments.map((segment) => embeddingInput(title, segment)), ...sentences.flat()]));
       let next = segments.length;
       return segments.map((_, index) => ({ vector: vectors[index], sentences: sentences[index].map(() => vectors[next++]) }));

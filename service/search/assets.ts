@@ -9,6 +9,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Config } from '../config.ts';
 import { SearchAssetsError, SearchIndexReadOnlyError } from '../errors.ts';
 import { OpenSearchRequestError, type SearchClient } from './client.ts';
 import { aliasIndices, configuredChunking, ensureServiceFields, indexMeta, setIndexMeta, type ChunkIndexMeta } from './chunkIndices.ts';
@@ -40,7 +41,7 @@ export interface SearchAssetSettings {
   /** How the named search pipelines fuse the two sides (KBQA_HYBRID_FUSION); default rrf. */
   hybridFusion?: FusionTechnique;
   /** How chunks are cut (recorded in a new index's _meta: a migration re-chunks when it differs). */
-  chunking?: { chunkTokens: number; overlapTokens: number; maxChars: number };
+  chunking?: Config['chunking'];
 }
 
 /** kbqa-chunks-v<N>-<embedder>; behind the alias kbqa-chunks-<name>, kbqa-chunks-v<N>-<name>-<embedder>. */

@@ -1,5 +1,6 @@
 // The concrete chunk indices of one alias family (kbqa-chunks[-<name>]): which one the alias points to, what each
 // was built from (its mappings' _meta), and their shape. Read by start-up, the serving-index resolver, `kbqa index`.
+import type { Config } from '../config.ts';
 import type { SearchClient } from './client.ts';
 
 /** What built a chunk index, in its mappings' `_meta.kbqa`. */
@@ -35,8 +36,13 @@ export interface ChunkingMeta {
 export const SENTENCE_VECTORS = 1;
 
 /** The chunking a service with this configuration builds. */
-export function configuredChunking(chunking: { chunkTokens: number; overlapTokens: number; maxChars: number }): ChunkingMeta {
-  return { chunk_tokens: chunking.chunkTokens, overlap_tokens: chunking.overlapTokens, max_chars: chunking.maxChars, sentence_vectors: SENTENCE_VECTORS };
+export function configuredChunking(chunking: Config['chunking']): ChunkingMeta {
+  return {
+    chunk_tokens: chunking.chunkTokens,
+    overlap_tokens: chunking.overlapTokens,
+    max_chars: chunking.maxChars,
+    sentence_vectors: chunking.sentenceVectors ? SENTENCE_VECTORS : 0,
+  };
 }
 
 /** Whether documents split as `a` says give the same segments as split as `b` says (sentence vectors aside). */

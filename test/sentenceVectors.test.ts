@@ -5,8 +5,9 @@
 //
 // Scope: indices of their own (KBQA_CHUNKS_ALIAS=kbqa-chunks-sentences and kbqa-chunks-nosentences, deleted afterwards).
 import anyTest, { type TestFn } from 'ava';
-import { indexStatus } from '../service/commands/indexMigration.ts';
+import { indexStatus, migrateIndex } from '../service/commands/indexMigration.ts';
 import { ConfigError, loadConfig } from '../service/config.ts';
+import { IndexMigrationError } from '../service/errors.ts';
 import { sentenceTermProblem } from '../service/search/readiness.ts';
 import type { SearchClient } from '../service/search/client.ts';
 import { decodeEmbedding, vectorSearch, type RetrievalRequest } from '../service/search/retrieval.ts';
@@ -122,6 +123,10 @@ test.serial('an index whose chunks carry no sentence vectors is chunking drift, 
     t.truthy(chunking, JSON.stringify(status.drift));
     t.regex(chunking?.detail ?? '', /without sentence vectors\); configured: 510 tokens .*with sentence vectors/);
     t.regex(status.command ?? '', /kbqa index migrate/);
+    // A plain migrate cannot re-cut chunks into the live index's own name; it says why (no file was edited).
+    const deps = { store: app.deps.store, search: app.deps.search, rag: app.deps.rag, config: app.deps.config };
+    const refused = await t.throwsAsync(() => migrateIndex(deps), { instanceOf: IndexMigrationError });
+    t.regex(refused?.message ?? '', /^the configured chunking differs from the one .* was cut with \(.*without sentence vectors.*\): .*copy the file to the next version \(kbqa-chunks\.v2\.json\)/);
   } finally {
     await app.deps.search.indices.setMeta(index, meta);
   }

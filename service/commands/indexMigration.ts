@@ -445,9 +445,13 @@ export async function migrateIndex(deps: IndexMigrationDeps, options: MigrateOpt
     }
     const drift = (await admin.drift(live, embedder)).filter((entry) => INDEX_DRIFT_KINDS.has(entry.kind));
     if (drift.length > 0) {
+      // Only the configuration's chunking differing is no edit of the file: the new chunks still need an index of
+      // their own, and index names carry the template version, not the chunking.
+      const cause = drift.every((entry) => entry.kind === 'chunking')
+        ? `the configured chunking differs from the one ${live} was cut with (${drift.map((entry) => entry.detail).join('; ')})`
+        : `${live} is built from ${assets.templateFile}, which was edited in place since (${drift.map((entry) => entry.kind).join(', ')})`;
       throw new IndexMigrationError(
-        `${live} is built from ${assets.templateFile}, which was edited in place since (${drift.map((entry) => entry.kind).join(', ')}): ` +
-          `a live index's analysis cannot change; copy the file to the next version (kbqa-chunks.v${assets.version + 1}.json) and run ${MIGRATE_COMMAND}`,
+        `${cause}: a live index's analysis and chunks cannot change; copy the file to the next version (kbqa-chunks.v${assets.version + 1}.json) and run ${MIGRATE_COMMAND}`,
       );
     }
     await installAssets(deps);

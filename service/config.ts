@@ -98,8 +98,8 @@ const environmentSchema = z.object({
   KBQA_CHUNK_TOKENS: integer(510, 32, 510),
   KBQA_CHUNK_OVERLAP_TOKENS: integer(32, 0, 256),
   KBQA_CHUNK_MAX_CHARS: integer(4096, 256, 65536),
-  // Off: chunks carry no per-sentence vectors (about a third of the index size and of the embedding work, and the
-  // query's k-NN side without its rescoring script), at the sentence term's quality (README, "Tuning the fusion").
+  // Off: chunks carry no per-sentence vectors (an index about a third the size, ~0.6 times the embedding work, and
+  // the query's k-NN side without its rescoring script), at the sentence term's quality (README, "Tuning the fusion").
   // Like the chunking above, a change takes a migration (kbqa index migrate).
   KBQA_SENTENCE_VECTORS: z.enum(['on', 'off']).default('on'),
   // On the fixture corpus, off-topic questions' best bge-small cosines reach 0.591 and answerable questions' best

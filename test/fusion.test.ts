@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import anyTest, { type TestFn } from 'ava';
 import { loadConfig } from '../service/config.ts';
-import { parseSweep } from '../service/eval/sweep.ts';
+import { parseSweep, type GridPoint } from '../service/eval/sweep.ts';
 import { HYBRID_EXPLAIN_SEARCH_PIPELINE, HYBRID_SEARCH_PIPELINE, hybridPipelineBody } from '../service/search/assets.ts';
 import {
   DEFAULT_HYBRID_TUNING,
@@ -154,6 +154,9 @@ test('knobs parse with clear problems, in config and in --sweep', (t) => {
   const sentences = parseSweep(['sentence_weight=0,0.5,1.25']);
   t.deepEqual('grid' in sentences ? sentences.grid.map((point) => point.override) : sentences, [{ sentenceWeight: 0 }, { sentenceWeight: 0.5 }, { sentenceWeight: 1.25 }]);
   t.regex((parseSweep(['sentence_weight=x']) as { problem: string }).problem, /--sweep sentence_weight: "x" is not a number from 0 to 10/);
+  // Without sentence vectors every non-zero weight would rank as 0 does.
+  t.regex((parseSweep(['sentence_weight=0,0.5'], { sentenceVectors: false }) as { problem: string }).problem, /sentence_weight=0\.5: .*KBQA_SENTENCE_VECTORS=off/);
+  t.deepEqual((parseSweep(['sentence_weight=0'], { sentenceVectors: false }) as { grid: GridPoint[] }).grid.map((point) => point.override), [{ sentenceWeight: 0 }]);
 });
 
 // --- on the real OpenSearch ---

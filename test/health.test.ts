@@ -39,7 +39,8 @@ test('readyz is 503 naming opensearch when OpenSearch is unreachable', async (t)
 
 test('readyz turns 503 naming opensearch when OpenSearch goes away after start-up', async (t) => {
   const opensearch = new URL(loadConfig().opensearch.url);
-  // Cutting a relay in front of the real OpenSearch stands in for "OpenSearch was killed".
+  // Cutting a relay in front of the real OpenSearch stands in for "OpenSearch went away" (connections accepted and
+  // closed at once; a refused port is searchClientNodes.test.ts's).
   const forwarder = await startTcpRelay({ host: opensearch.hostname, port: Number(opensearch.port) });
   const app = await startTestApp({ KBQA_OPENSEARCH_URL: `http://127.0.0.1:${forwarder.port}`, KBQA_OPENSEARCH_TIMEOUT_MS: '1000' });
   try {

@@ -471,7 +471,7 @@ test('nothing relevant: 200, citations [] and an answer saying the KBs hold noth
 });
 
 // The relevance floor (KBQA_RELEVANCE_FLOOR, 0.6) sits between the fixture corpus's figures (README, "Query"): every
-// answerable question's best chunk is ≥ 0.622 and these off-topic ones' best ≤ 0.591.
+// answerable question's best chunk is ≥ 0.622 and these off-topic ones' best ≤ 0.591 (the Rust one; the others ≤ 0.545).
 test('nothing relevant: a clearly off-topic question is not answered from the nearest passage', async (t) => {
   const { app } = t.context;
   const { user, kb } = await seededUser(app);

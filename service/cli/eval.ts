@@ -68,7 +68,7 @@ export interface SweepResult {
   embedding: { queries: number; seconds: number };
   /** The service's configured tuning (the base each grid point overrides). */
   configured: TuningRecord;
-  chunking: { chunk_tokens: number; chunk_overlap_tokens: number };
+  chunking: { chunk_tokens: number; chunk_overlap_tokens: number; sentence_vectors: boolean };
   rows: SweepRow[];
   /** The single sides, once, for reference (configured BM25 fields). */
   reference: { bm25: RankingMetrics & { seconds: number }; dense: RankingMetrics & { seconds: number } };
@@ -89,6 +89,7 @@ export interface EvalResult {
     rrf_weights: [number, number];
     chunk_tokens: number;
     chunk_overlap_tokens: number;
+    sentence_vectors: boolean;
     hybrid_fusion: HybridTuning['fusion'];
     bm25_fields: string;
     bm25_depth: number | null;
@@ -252,6 +253,7 @@ export async function runEval(options: EvalOptions): Promise<EvalResult> {
       rrf_weights: config.opensearch.rrfWeights,
       chunk_tokens: config.chunking.chunkTokens,
       chunk_overlap_tokens: config.chunking.overlapTokens,
+      sentence_vectors: config.chunking.sentenceVectors,
       hybrid_fusion: config.opensearch.hybridFusion,
       bm25_fields: formatBm25Fields(config.opensearch.bm25Fields),
       bm25_depth: config.opensearch.bm25Depth,
@@ -362,7 +364,7 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
       ingest,
       embedding,
       configured: tuningRecord(configured),
-      chunking: { chunk_tokens: config.chunking.chunkTokens, chunk_overlap_tokens: config.chunking.overlapTokens },
+      chunking: { chunk_tokens: config.chunking.chunkTokens, chunk_overlap_tokens: config.chunking.overlapTokens, sentence_vectors: config.chunking.sentenceVectors },
       rows,
       reference,
       finished_at: new Date().toISOString(),
@@ -427,7 +429,7 @@ export async function runEvalCommand(action: string | undefined, positionals: st
   }
   // The grid is checked before anything else: a knob that needs re-ingesting is a usage error, not a failed run.
   const sweepSpecs = options.sweep as string[] | undefined;
-  const sweep = sweepSpecs?.length ? parseSweep(sweepSpecs) : null;
+  const sweep = sweepSpecs?.length ? parseSweep(sweepSpecs, { sentenceVectors: loadConfig().chunking.sentenceVectors }) : null;
   if (sweep && 'problem' in sweep) {
     console.error(`kbqa eval: ${sweep.problem}`);
     return 2;

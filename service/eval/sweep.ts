@@ -46,7 +46,8 @@ export interface GridPoint {
 
 export type ParsedSweep = { grid: GridPoint[] } | { problem: string };
 
-export function parseSweep(specs: string[]): ParsedSweep {
+/** `sentenceVectors`: whether the service builds chunks with sentence vectors (KBQA_SENTENCE_VECTORS). */
+export function parseSweep(specs: string[], service: { sentenceVectors: boolean } = { sentenceVectors: true }): ParsedSweep {
   const axes: Array<{ knob: string; values: Array<{ text: string; override: Partial<HybridTuning> }> }> = [];
   for (const spec of specs) {
     const equals = spec.indexOf('=');
@@ -69,6 +70,10 @@ export function parseSweep(specs: string[]): ParsedSweep {
       if (text === '') return { problem: `--sweep ${JSON.stringify(spec)}: an empty value` };
       const parsed = parse(text);
       if ('problem' in parsed) return { problem: `--sweep ${knob}: ${parsed.problem}` };
+      // Without sentence vectors the term scores the chunk's own vector again: every weight would rank alike.
+      if (!service.sentenceVectors && (parsed.value.sentenceWeight ?? 0) > 0) {
+        return { problem: `--sweep sentence_weight=${text}: the term scores sentence vectors, which KBQA_SENTENCE_VECTORS=off leaves out` };
+      }
       values.push({ text, override: parsed.value });
     }
     axes.push({ knob, values });

@@ -23,7 +23,8 @@ export interface ChunkIndexMeta {
 
 /**
  * How an index's chunks were cut and embedded. `sentence_vectors`: the per-sentence vectors' recipe (rag
- * segmentSentences), SENTENCE_VECTORS for chunks that carry them; absent (0) for an index built before they existed.
+ * segmentSentences), SENTENCE_VECTORS for chunks that carry them; 0 for KBQA_SENTENCE_VECTORS=off, and absent (the
+ * same) for an index built before they existed.
  */
 export interface ChunkingMeta {
   chunk_tokens: number;

@@ -11,7 +11,7 @@ export function sentenceTermProblem(version: string, sentenceWeight: number): st
   const [major, minor] = version.split('.').map(Number);
   const [needMajor, needMinor] = SENTENCE_TERM_MIN_VERSION;
   if (major > needMajor || (major === needMajor && minor >= needMinor)) return null;
-  return `OpenSearch ${version} lacks lateInteractionScore (${needMajor}.${needMinor}+), which KBQA_SENTENCE_WEIGHT > 0 needs: upgrade, or set KBQA_SENTENCE_WEIGHT=0`;
+  return `OpenSearch ${version} lacks lateInteractionScore (${needMajor}.${needMinor}+), which KBQA_SENTENCE_WEIGHT > 0 needs: upgrade, or set KBQA_SENTENCE_WEIGHT=0 (or KBQA_SENTENCE_VECTORS=off, which also stops embedding sentences)`;
 }
 
 /** Null when OpenSearch answers with both plugins loaded and runs the configured k-NN side; otherwise what is wrong. */

@@ -32,13 +32,14 @@ export async function startTcpRelay(target: { host: string; port: number }): Pro
       sockets.add(socket);
       socket.on('close', () => sockets.delete(socket));
     }
-    // Either side failing ends both: a half-open pair would leave a client waiting on a reply that never comes.
+    // Either side failing ends both: a half-open pair would leave a client waiting on a reply that never comes. An
+    // orderly close ends the peer after what it still has to send.
     for (const [socket, peer] of [
       [client, upstream],
       [upstream, client],
     ]) {
       socket.on('error', () => socket.destroy());
-      socket.on('close', () => peer.destroy());
+      socket.on('close', (hadError) => (hadError ? peer.destroy() : peer.end()));
     }
     client.pipe(upstream).pipe(client);
   });

@@ -235,27 +235,6 @@ test('a search OpenSearch refuses for its size is a request error, never a retry
   t.false(JSON.stringify({ ...failure, message: failure.message }).includes(question.slice(0, 40)));
 });
 
-test('a script the cluster cannot compile (lateInteractionScore before OpenSearch 3.3) is 503, naming the call in its cause', async (t) => {
-  const { app } = t.context;
-  // The wrong arity makes this 3.x cluster refuse the call exactly as one before 3.3 refuses kbqa's sentence script.
-  const error = await app.deps.search
-    .request('POST', `/${CHUNKS_ALIAS}/_search`, {
-      body: {
-        size: 1,
-        query: { script_score: { query: { match_all: {} }, script: { source: 'return lateInteractionScore(params.question, params._source);', params: { question: [[1]] } } } },
-      },
-    })
-    .then(
-      () => null,
-      (caught: unknown) => caught,
-    );
-  t.true(error instanceof UpstreamUnavailableError, String(error));
-  const cause = (error as UpstreamUnavailableError).cause as { status?: number; type?: string; reason?: string };
-  t.is(cause.status, 400);
-  t.is(cause.type, 'illegal_argument_exception');
-  t.regex(String(cause.reason), /^Unknown call \[lateInteractionScore\]/);
-});
-
 // 4. Bodies never reach the logs ------------------------------------------------------------------------------------
 
 /** Long decimals as a vector's components print (0.012345678…); access-log durations have one decimal. */

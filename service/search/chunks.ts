@@ -20,17 +20,14 @@ export interface ChunkDocument extends ChunkMetadata {
   text: string;
   embedding: number[];
   /**
-   * One vector per sentence of a chunk of several (rag segmentSentences), in _source only (an object field that is
-   * not indexed): the dense side's sentence-level score reads them (retrieval.ts SENTENCE_SCORE). Absent or empty
-   * for a chunk of one sentence, or one indexed before they existed.
+   * One vector per sentence of a chunk of several (rag segmentSentences), indexed as one binary doc value (the
+   * vectors' little-endian float32, one after another) that the dense side's sentence-level score reads
+   * (retrieval.ts SENTENCE_SCORE). Absent or empty for a chunk of one sentence, or one indexed without them.
    */
   sentence_embeddings?: number[][];
   embedder: string;
   created_at: string;
 }
-
-/** Sentence vectors' components kept to this many decimals: a third of the _source they would take as float64. */
-const SENTENCE_VECTOR_DECIMALS = 1e4;
 
 /** The vector as little-endian float32, base64 (see retrieval.ts: reading it back is cheap, deriving the knn_vector is not). */
 export function encodeEmbedding(embedding: number[]): string {
@@ -55,7 +52,7 @@ export function bulkLines(alias: string, chunks: ChunkDocument[]): unknown[] {
       ...fields,
       document_version_id: documentVersionId(chunk.document_id, chunk.document_version),
       embedding_b64: encodeEmbedding(chunk.embedding),
-      ...(sentences?.length ? { sentence_embeddings: sentences.map((vector) => vector.map((value) => Math.round(value * SENTENCE_VECTOR_DECIMALS) / SENTENCE_VECTOR_DECIMALS)) } : {}),
+      ...(sentences?.length ? { sentence_embeddings: encodeEmbedding(sentences.flat()) } : {}),
     });
   }
   return lines;
@@ -96,9 +93,9 @@ function metadataBytesUpperBound(metadata: ChunkDocument['metadata'], keys: stri
 function textBytesUpperBound(chunk: ChunkDocument): number {
   const strings = chunk.text.length + chunk.title.length + chunk.filename.length + chunk.heading_path.reduce((sum, heading) => sum + heading.length + 3, 0);
   const ids = chunk.chunk_id.length * 2 + chunk.document_id.length * 2 + chunk.knowledge_base_id.length + chunk.embedder.length + 32;
-  // Sentence vectors are rounded to 4 decimals: "-12.3456," per component at most (an OpenAI-compatible model's
-  // components are not bounded by 1), 3 bytes of brackets per vector.
-  const sentences = (chunk.sentence_embeddings ?? []).reduce((sum, vector) => sum + vector.length * 10 + 3, 0);
+  // Sentence vectors are base64 of 4 bytes per component.
+  const components = (chunk.sentence_embeddings ?? []).reduce((sum, vector) => sum + vector.length, 0);
+  const sentences = Math.ceil((components * 16) / 3) + 8;
   return 6 * strings + 6 * ids + chunk.embedding.length * (25 + 6) + sentences + 512;
 }
 

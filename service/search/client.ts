@@ -280,15 +280,6 @@ function classify(error: unknown, method: string, path: string): Error {
       const cause: OpenSearchFailure = { name: 'ResponseError', status, type, reason };
       return new UpstreamUnavailableError('opensearch', 'the search engine is unavailable; retry later', { cause });
     }
-    // A search whose script calls what the cluster does not have (lateInteractionScore before OpenSearch 3.3) is
-    // the deployment's fault, as /readyz says: kbqa's query scripts are constants that take the request only as
-    // params. Only that: another compile error (a typo in a script, an operator's pipeline file) stays a request
-    // error, named as it is. The log names the innermost reason ("Unknown call [lateInteractionScore] …").
-    const innermost = [...chain].reverse().find((entry) => entry.reason !== undefined);
-    if (path.endsWith('/_search') && chain.some((entry) => entry.type === 'script_exception') && innermost?.reason?.startsWith('Unknown call [')) {
-      const cause: OpenSearchFailure = { name: 'ResponseError', status, type: innermost.type, reason: safeReason(innermost.reason) };
-      return new UpstreamUnavailableError('opensearch', 'the search engine is unavailable; retry later', { cause });
-    }
     return new OpenSearchRequestError(status, type, reason, `${method} ${path} → ${status}: ${type ?? ''} ${reason ?? ''}`.trim());
   }
   // Any other client error (serialisation, a response that is not JSON) may carry the data it choked on: keep its name.

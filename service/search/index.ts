@@ -206,7 +206,7 @@ export function openSearchIndex(options: SearchIndexOptions) {
     /** What the BM25 side sends for a question (bounded to MAX_LEXICAL_TERMS terms). */
     lexicalQueryText: async (question: string) => lexicalQueryText(client, (await serving.current()).index, question, tuning.bm25Fields),
     vectorSearch: async (request: IndexedRetrievalRequest) => vectorSearch(client, await searched(request), request, tuning.sentenceWeight),
-    problem: () => searchEngineProblem(client, tuning.sentenceWeight),
+    problem: () => searchEngineProblem(client),
     listPluginsAndModules: () => listPluginsAndModules(client),
     /** Snapshot repositories, snapshots and restores of the chunk indices: for `kbqa backup` only. */
     snapshots: snapshotRequests(client, alias),

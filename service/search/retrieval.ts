@@ -166,16 +166,43 @@ function lexicalQuery(request: RetrievalRequest, text: string, fields: Bm25Field
  * indexed before they existed) counts its own score as its best sentence's. Sentences pin down the claim a passage
  * makes: on SciFact's dev split, the dense side's nDCG@10 went 0.743 → 0.753 at weight 0.5 (exact search over the
  * indexed vectors, with rag embedQuestion's question vector; README "Tuning the fusion" has the hybrid's sweep).
- * Only the k hits of the k-NN query are scored (script_score on its result), and lateInteractionScore (the k-NN
- * plugin's, OpenSearch 3.3+) reads the vectors from _source.
+ * Only the k hits of the k-NN query are scored (script_score on its result). The vectors are read from a binary doc
+ * value (chunks.ts), decoded here as little-endian float32: the k-NN plugin's lateInteractionScore reads them from
+ * _source instead, whose loading took ~150 ms of a query's k = 50 hits against ~15 ms this way (README, "Tuning the
+ * fusion"). The masks are written 255: OpenSearch 3.6's Painless failed to compile `& 0xff` here ("Illegal tree
+structure").
  */
-const SENTENCE_SCORE =
-  "def sentences = params._source.sentence_embeddings; return _score + params.weight * (sentences == null || sentences.isEmpty() ? _score : lateInteractionScore(params.question, 'sentence_embeddings', params._source, 'cosinesimil'));";
+const SENTENCE_SCORE = `
+if (doc['sentence_embeddings'].size() == 0) { return _score + params.weight * _score; }
+BytesRef packed = doc['sentence_embeddings'].value;
+byte[] bytes = packed.bytes;
+List given = params.question;
+int dims = given.size();
+double[] question = new double[dims];
+double questionNorm = 0;
+for (int i = 0; i < dims; i++) { question[i] = given.get(i); questionNorm += question[i] * question[i]; }
+int sentences = packed.length / (4 * dims);
+double best = -1;
+for (int s = 0; s < sentences; s++) {
+  int start = packed.offset + s * 4 * dims;
+  double dot = 0;
+  double norm = 0;
+  for (int i = 0; i < dims; i++) {
+    int at = start + 4 * i;
+    float component = Float.intBitsToFloat((bytes[at] & 255) | ((bytes[at + 1] & 255) << 8) | ((bytes[at + 2] & 255) << 16) | ((bytes[at + 3] & 255) << 24));
+    dot += component * question[i];
+    norm += component * component;
+  }
+  double cosine = norm == 0 || questionNorm == 0 ? 0 : dot / Math.sqrt(norm * questionNorm);
+  if (cosine > best) { best = cosine; }
+}
+return _score + params.weight * (sentences == 0 ? _score : (1 + best) / 2);
+`;
 
 function vectorQuery(request: RetrievalRequest, k: number, sentenceWeight: number) {
   const knn = { knn: { embedding: { vector: request.vector, k, filter: chunkFilter(request) } } };
   if (sentenceWeight === 0) return knn;
-  return { script_score: { query: knn, script: { source: SENTENCE_SCORE, params: { weight: sentenceWeight, question: [request.vector] } } } };
+  return { script_score: { query: knn, script: { source: SENTENCE_SCORE, params: { weight: sentenceWeight, question: request.vector } } } };
 }
 
 /** Vectors are unit length, so the dot product is the cosine; clamp into [0, 1] as the API promises. */

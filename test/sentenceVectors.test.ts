@@ -9,7 +9,8 @@ import { indexStatus, migrateIndex } from '../service/commands/indexMigration.ts
 import { ConfigError, loadConfig } from '../service/config.ts';
 import { IndexMigrationError } from '../service/errors.ts';
 import type { SearchClient } from '../service/search/client.ts';
-import { SENTENCE_VECTORS } from '../service/search/chunkIndices.ts';
+import { describeChunking, sameChunking, SENTENCE_VECTORS } from '../service/search/chunkIndices.ts';
+import { encodeEmbedding } from '../service/search/chunks.ts';
 import { decodeEmbedding, vectorSearch, type RetrievalRequest } from '../service/search/retrieval.ts';
 import { makeUser } from './factories/accounts.ts';
 import { dropAliasFamily } from './helpers/aliasFamily.ts';
@@ -164,5 +165,48 @@ test.serial('with KBQA_SENTENCE_VECTORS=off chunks carry none, the k-NN side is 
   } finally {
     await app.close();
     await dropAliasFamily(alias);
+  }
+});
+
+test('recipes: an index of another sentence-vector format is other chunks, and says so', (t) => {
+  const chunking = { chunk_tokens: 510, overlap_tokens: 32, max_chars: 4096 };
+  t.false(sameChunking({ ...chunking, sentence_vectors: 1 }, { ...chunking, sentence_vectors: SENTENCE_VECTORS }));
+  t.true(sameChunking({ ...chunking, sentence_vectors: 0 }, chunking));
+  t.regex(describeChunking({ ...chunking, sentence_vectors: 1 }), /with sentence vectors of another format \(1\)/);
+  t.regex(describeChunking({ ...chunking, sentence_vectors: SENTENCE_VECTORS }), /, with sentence vectors\)$/);
+});
+
+test.serial('a copy of the index without the sentence field is served without the term; the script divides by the norms', async (t) => {
+  const { app, request } = t.context;
+  const client: SearchClient = { request: app.deps.search.request, close: async () => {} };
+  const source = app.deps.search.indexName;
+  const mappings = (await app.deps.search.request<Record<string, { mappings: { properties: Record<string, unknown> } }>>('GET', `/${source}/_mapping`))[source].mappings;
+  const { analysis } = (await app.deps.search.request<Record<string, { settings: { index: { analysis: unknown } } }>>('GET', `/${source}/_settings`))[source].settings.index;
+  const settings = { 'index.knn': true, analysis };
+  const found = await app.deps.search.request<{ hits: { hits: Array<{ _source: Record<string, unknown> & { filename: string } }> } }>('POST', `/${ALIAS}/_search`, {
+    body: { size: 10, query: { term: { filename: 'corran.txt' } } },
+  });
+  const corran = found.hits.hits[0]._source;
+  const stored = (await storedChunks(app)).get('corran.txt') as StoredChunk;
+  const own = cosineScore(request.vector, decodeEmbedding(stored.embedding_b64));
+  const best = Math.max(...(stored.sentence_embeddings ?? []).map((sentence) => cosineScore(request.vector, sentence)));
+  const withoutField = `${ALIAS}-copy-without-field`;
+  const scaled = `${ALIAS}-copy-scaled`;
+  try {
+    const { sentence_embeddings: _field, ...otherProperties } = mappings.properties;
+    await app.deps.search.request('PUT', `/${withoutField}`, { body: { settings, mappings: { ...mappings, properties: otherProperties } } });
+    const { sentence_embeddings: _vectors, ...withoutVectors } = corran;
+    await app.deps.search.request('PUT', `/${withoutField}/_doc/1`, { querystring: { refresh: 'true' }, body: withoutVectors });
+    const [plain] = await vectorSearch(client, withoutField, request, 0.5);
+    t.true(Math.abs(plain.score - (own + 0.5 * own)) < 1e-4, `${plain.score} vs ${own * 1.5}`);
+
+    // Sentence vectors twice as long: the same cosines, so the same score.
+    await app.deps.search.request('PUT', `/${scaled}`, { body: { settings, mappings } });
+    const doubled = (stored.sentence_embeddings ?? []).flatMap((sentence) => sentence.map((value) => 2 * value));
+    await app.deps.search.request('PUT', `/${scaled}/_doc/1`, { querystring: { refresh: 'true' }, body: { ...corran, sentence_embeddings: encodeEmbedding(doubled) } });
+    const [rescored] = await vectorSearch(client, scaled, request, 0.5);
+    t.true(Math.abs(rescored.score - (own + 0.5 * best)) < 1e-4, `${rescored.score} vs ${own + 0.5 * best}`);
+  } finally {
+    await app.deps.search.request('DELETE', `/${withoutField},${scaled}`, { querystring: { ignore_unavailable: 'true' } });
   }
 });

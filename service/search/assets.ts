@@ -284,12 +284,13 @@ export async function applySearchAssets(client: SearchClient, settings: SearchAs
     }
   }
   // Whatever its template version: this service writes them into every chunk. Refused (a write block, a role
-  // without mapping rights): reported, not a failed start-up; queries are served meanwhile.
+  // without mapping rights, a field of that name with another type): reported, not a failed start-up; queries are
+  // served meanwhile, the k-NN side without the sentence term (retrieval.ts SENTENCE_SCORE).
   try {
     await ensureServiceFields(client, index);
   } catch (error) {
     if (!(error instanceof OpenSearchRequestError || error instanceof SearchIndexReadOnlyError)) throw error;
-    drift.push({ asset: 'sentence_embeddings (service field)', kind: 'mappings', detail: `${index} lacks the field and refused it (${error.message}): ingestion into it fails until it is added` });
+    drift.push({ asset: 'sentence_embeddings (service field)', kind: 'mappings', detail: `${index} refused the field's mapping (${error.message}): ingestion into it fails (or, over a field of another type, stores no usable sentence vectors) until it has it` });
   }
   const found = [...(await indexDrift(client, assets, index, embedder, settings.chunking)), ...(await clusterAssetDrift(client, assets, settings))];
   for (const entry of found) if (!drift.some((known) => known.asset === entry.asset && known.kind === entry.kind)) drift.push(entry);

@@ -35,7 +35,7 @@ export interface ChunkingMeta {
 
 /**
  * The sentence vectors' recipe this service builds chunks with (see ChunkingMeta): 2, little-endian float32 in a
- * binary doc-values field; 1 was JSON arrays in _source, which the query's script read ten times slower.
+ * binary doc-values field; 1 was JSON arrays in _source, whose loading made the query's k-NN side ~30 times slower.
  */
 export const SENTENCE_VECTORS = 2;
 
@@ -65,7 +65,7 @@ export function describeChunking(chunking: ChunkingMeta): string {
     ? 'without sentence vectors'
     : chunking.sentence_vectors === SENTENCE_VECTORS
       ? 'with sentence vectors'
-      : `with sentence vectors of an earlier format (${chunking.sentence_vectors})`;
+      : `with sentence vectors of another format (${chunking.sentence_vectors})`;
   return `${chunking.chunk_tokens} tokens (overlap ${chunking.overlap_tokens}, at most ${chunking.max_chars} characters, ${sentences})`;
 }
 

@@ -31,7 +31,10 @@ export interface ChunkDocument extends ChunkMetadata {
 
 /** The vector as little-endian float32, base64 (see retrieval.ts: reading it back is cheap, deriving the knn_vector is not). */
 export function encodeEmbedding(embedding: number[]): string {
-  return Buffer.from(Float32Array.from(embedding).buffer).toString('base64');
+  // Little-endian whatever this machine's byte order: the query's script decodes sentence vectors that way.
+  const bytes = Buffer.allocUnsafe(embedding.length * 4);
+  for (let index = 0; index < embedding.length; index += 1) bytes.writeFloatLE(embedding[index], index * 4);
+  return bytes.toString('base64');
 }
 
 /**

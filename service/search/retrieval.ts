@@ -168,12 +168,12 @@ function lexicalQuery(request: RetrievalRequest, text: string, fields: Bm25Field
  * indexed vectors, with rag embedQuestion's question vector; README "Tuning the fusion" has the hybrid's sweep).
  * Only the k hits of the k-NN query are scored (script_score on its result). The vectors are read from a binary doc
  * value (chunks.ts), decoded here as little-endian float32: the k-NN plugin's lateInteractionScore reads them from
- * _source instead, whose loading took ~150 ms of a query's k = 50 hits against ~15 ms this way (README, "Tuning the
- * fusion"). The masks are written 255: OpenSearch 3.6's Painless failed to compile `& 0xff` here ("Illegal tree
-structure").
+ * _source instead, and loading each hit's _source made the k-NN side take a median 183 ms on SciFact, against 6 ms
+ * this way (README, "Tuning the fusion"). An index whose mapping lacks the field (a mapping update it refused, see
+ * assets.ts) is served as one without sentence vectors: doc[...] of an unmapped field would fail the query.
  */
 const SENTENCE_SCORE = `
-if (doc['sentence_embeddings'].size() == 0) { return _score + params.weight * _score; }
+if (!doc.containsKey('sentence_embeddings') || doc['sentence_embeddings'].size() == 0) { return _score + params.weight * _score; }
 BytesRef packed = doc['sentence_embeddings'].value;
 byte[] bytes = packed.bytes;
 List given = params.question;
@@ -212,10 +212,12 @@ function cosine(a: number[], b: Float32Array | number[]): number {
   return Math.min(1, Math.max(0, dot));
 }
 
+/** The inverse of chunks.ts encodeEmbedding: little-endian float32, whatever this machine's byte order. */
 export function decodeEmbedding(base64: string): Float32Array {
   const bytes = Buffer.from(base64, 'base64');
-  // Copy into a fresh buffer: a Float32Array view needs 4-byte alignment, which a pooled Buffer may not have.
-  return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+  const vector = new Float32Array(Math.floor(bytes.length / 4));
+  for (let index = 0; index < vector.length; index += 1) vector[index] = bytes.readFloatLE(index * 4);
+  return vector;
 }
 
 function toChunk(hit: Hit, request: RetrievalRequest, ranks: { bm25: number | null; vector: number | null }): RetrievedChunk {

@@ -11,6 +11,7 @@ import { shareKnowledgeBase } from '../service/commands/accounts.ts';
 import { runDoctor } from '../service/commands/doctor.ts';
 import { newJob } from '../service/commands/ingestJobs.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
+import { until } from './helpers/apiProcess.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { INGEST_FIELDS, ISO_UTC, LIST_ITEM_FIELDS, createKb, ingest, sortedKeys } from './helpers/documentsApi.ts';
 
@@ -342,10 +343,15 @@ test.serial('DELETE removes the record, the stored text and every chunk, also wh
     t.is((await getDocument(app, owner.key, id)).status, 404);
     t.is((await app.call('DELETE', `/api/v1/documents/${id}`, { key: owner.key })).status, 404, 'a second delete finds nothing');
   }
-  // The ingesting one stops at its next step and removes what it wrote meanwhile.
-  await sleep(1500);
-  await app.deps.search.refreshChunks();
-  t.is(await app.deps.search.countChunks({ knowledge_base_id: kb }), 0, 'no chunk');
+  // The ingesting one stops at its next step and removes what it wrote meanwhile. A step embeds up to 8 segments with
+  // their sentence vectors, seconds on a loaded machine: this waits for that (at most 60 s), not a fixed time.
+  const chunksLeft = async () => {
+    await app.deps.search.refreshChunks();
+    return app.deps.search.countChunks({ knowledge_base_id: kb });
+  };
+  const ingestingId = ingesting.body.document.id as string;
+  await until('the deleted ingestion to stop and remove its chunks', 60_000, async () => (await chunksLeft()) === 0 && (await app.deps.store.findJob(ingestingId)) === null);
+  t.is(await chunksLeft(), 0, 'no chunk');
   t.deepEqual(await app.deps.store.listDocumentContentIds(kb), [], 'no stored text');
   t.is(await app.deps.store.findJob(ingesting.body.document.id), null, 'no job');
   t.deepEqual(await listedIds(app, owner.key, kb), []);

@@ -1,7 +1,6 @@
 // buildApp(deps) → a Koa app with every route, no listen(): main.ts and the tests both build it.
 import type Router from '@koa/router';
 import Koa from 'koa';
-import { koaBody } from 'koa-body';
 import { NotFoundError } from './errors.ts';
 import { newRouter, type AppDeps, type AppState } from './http/context.ts';
 import { accessLog } from './http/middleware/accessLog.ts';
@@ -20,10 +19,11 @@ import { apiKeyRoutes } from './http/routes/apiKeys.ts';
 import { knowledgeBaseSharingRoutes } from './http/routes/knowledgeBaseSharing.ts';
 import { modelRoutes } from './http/routes/models.ts';
 import { uploadRoutes } from './http/routes/uploads.ts';
-import { webSessionRoutes } from './http/routes/webSession.ts';
+import { anonymousWebRoutes, webSessionRoutes } from './http/routes/webSession.ts';
 import { apiReferenceRoutes } from './http/openapi/routes.ts';
 import { requireCsrfDefence } from './http/middleware/csrf.ts';
-import { authenticateSession } from './http/middleware/session.ts';
+import { jsonBody } from './http/middleware/jsonBody.ts';
+import { authenticateSession, requireSession } from './http/middleware/session.ts';
 import { securityHeaders, webApp } from './http/webApp.ts';
 
 export type { AppDeps, AppState } from './http/context.ts';
@@ -60,16 +60,9 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
   return app;
 }
 
-/** JSON bodies only, bounded. */
-function jsonBody(deps: AppDeps) {
-  return koaBody({
-    json: true,
-    jsonStrict: true,
-    jsonLimit: deps.config.limits.maxBodyBytes,
-    text: false,
-    urlencoded: false,
-    multipart: false,
-  });
+/** A known caller's JSON body: up to KBQA_MAX_BODY_BYTES once inflated, nested at most KBQA_MAX_JSON_DEPTH deep. */
+function callerJsonBody(deps: AppDeps) {
+  return jsonBody({ maxBytes: deps.config.limits.maxBodyBytes, maxDepth: deps.config.limits.maxJsonDepth, encodings: 'inflate' });
 }
 
 /**
@@ -85,7 +78,7 @@ export function buildApiRouter(deps: AppDeps): Router<AppState> {
   const api = newRouter({ prefix: '/api/v1' });
   // Authenticate before reading the body: an anonymous caller gets 401, not a parse of whatever it sent.
   api.use(authenticate(deps.store, deps.logger));
-  api.use(jsonBody(deps));
+  api.use(callerJsonBody(deps));
   for (const routes of resourceRoutes(deps)) {
     api.use(routes.routes(), routes.allowedMethods({ throw: true }));
   }
@@ -93,8 +86,9 @@ export function buildApiRouter(deps: AppDeps): Router<AppState> {
 }
 
 /**
- * The web app's endpoints under /api/web: the session cookie (never an API key), the CSRF defence, the JSON body
- * parser, then the web app's own routes and the shared resource routes.
+ * The web app's endpoints under /api/web: the session cookie (never an API key), the CSRF defence, the anonymous
+ * routes (sign-in and the like, small bodies), then the session gate, and only behind it the JSON body parser, the
+ * web app's own routes and the shared resource routes: an anonymous body is never read past the gate.
  */
 export function buildWebApiRouter(deps: AppDeps): Router<AppState> {
   const web = newRouter({ prefix: '/api/web' });
@@ -106,7 +100,10 @@ export function buildWebApiRouter(deps: AppDeps): Router<AppState> {
   });
   web.use(authenticateSession(deps.store, deps.config.web));
   web.use(requireCsrfDefence(deps.config.web.publicUrl));
-  web.use(jsonBody(deps));
+  const anonymous = anonymousWebRoutes(deps);
+  web.use(anonymous.routes(), anonymous.allowedMethods({ throw: true }));
+  web.use(requireSession());
+  web.use(callerJsonBody(deps));
   const webOnly = [webSessionRoutes(deps), apiKeyRoutes(deps), adminRoutes(deps), knowledgeBaseSharingRoutes(deps), uploadRoutes(deps)];
   for (const routes of [...webOnly, ...resourceRoutes(deps)]) {
     web.use(routes.routes(), routes.allowedMethods({ throw: true }));

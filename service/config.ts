@@ -122,6 +122,11 @@ const environmentSchema = z.object({
   KBQA_REFRESH_INTERVAL_MS: integer(50, 0, 10_000),
 
   KBQA_MAX_BODY_BYTES: integer(10 * MiB, 1024, 1024 * MiB),
+  // The anonymous web routes (sign-in, sign-up, first account, password links) read only this much, uncompressed: an
+  // email and a password of 1,024 characters fit, escaped or not.
+  KBQA_MAX_ANONYMOUS_BODY_BYTES: integer(8 * 1024, 1024, 64 * 1024),
+  // Objects and arrays inside one another in a JSON body (the deepest metadata filter needs about 20).
+  KBQA_MAX_JSON_DEPTH: integer(32, 8, 1_000),
   KBQA_MAX_CONTENT_BYTES: integer(5 * MiB, 1, 1024 * MiB),
   // PDFs (web app uploads): the file size, the page count and the extraction time allowed.
   KBQA_MAX_UPLOAD_BYTES: integer(50 * MiB, 1024, 4096 * MiB),
@@ -231,7 +236,7 @@ export interface Config {
   chunking: { chunkTokens: number; overlapTokens: number; maxChars: number; sentenceVectors: boolean };
   /** Minimum dense similarity of the best passage, per embedder of the question's vector (cosines differ in scale). */
   retrieval: { relevanceFloor: number; openaiRelevanceFloor: number };
-  limits: { maxBodyBytes: number; maxContentBytes: number };
+  limits: { maxBodyBytes: number; maxAnonymousBodyBytes: number; maxJsonDepth: number; maxContentBytes: number };
   pdf: { maxBytes: number; maxPages: number; timeoutMs: number };
   web: {
     distDir: string;
@@ -408,7 +413,12 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       sentenceVectors: env.KBQA_SENTENCE_VECTORS === 'on',
     },
     retrieval: { relevanceFloor: env.KBQA_RELEVANCE_FLOOR, openaiRelevanceFloor: env.KBQA_OPENAI_RELEVANCE_FLOOR },
-    limits: { maxBodyBytes: env.KBQA_MAX_BODY_BYTES, maxContentBytes: env.KBQA_MAX_CONTENT_BYTES },
+    limits: {
+      maxBodyBytes: env.KBQA_MAX_BODY_BYTES,
+      maxAnonymousBodyBytes: env.KBQA_MAX_ANONYMOUS_BODY_BYTES,
+      maxJsonDepth: env.KBQA_MAX_JSON_DEPTH,
+      maxContentBytes: env.KBQA_MAX_CONTENT_BYTES,
+    },
     pdf: { maxBytes: env.KBQA_MAX_UPLOAD_BYTES, maxPages: env.KBQA_PDF_MAX_PAGES, timeoutMs: env.KBQA_PDF_TIMEOUT_MS },
     web: {
       distDir: resolve(env.KBQA_WEB_DIST),

@@ -83,6 +83,22 @@ export class PayloadTooLargeError extends ApiError {
   }
 }
 
+/**
+ * A Content-Encoding this route does not undo: the anonymous routes take none (inflating is work done for a caller
+ * nobody knows yet), the others gzip, deflate and br. 415 with the contract's `bad_request` code.
+ */
+export class UnsupportedContentEncodingError extends ApiError {
+  constructor(encoding: string, accepted: string[]) {
+    super(
+      415,
+      'bad_request',
+      accepted.length === 0
+        ? `body: Content-Encoding ${encoding.slice(0, 40)} is not accepted here; send the JSON uncompressed`
+        : `body: Content-Encoding ${encoding.slice(0, 40)} is not supported; send ${accepted.join(', ')} or none`,
+    );
+  }
+}
+
 /** A dependency (OpenSearch, MongoDB, the embedder, an answer model) is unavailable; clients retry with backoff. */
 export class UpstreamUnavailableError extends ApiError {
   readonly upstream: string;

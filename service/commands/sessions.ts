@@ -161,6 +161,14 @@ async function countAttempt(store: Store, settings: SessionSettings, email: stri
   }
 }
 
+/**
+ * A sign-in whose body was refused before any password was checked (malformed, too large, wrong types) still counts
+ * against its address: otherwise such requests would be free to repeat, limited by nothing.
+ */
+export async function countRejectedSignIn(store: Store, settings: SessionSettings, address: string): Promise<void> {
+  await store.countSignInAttempt(addressKey(address), new Date(), settings.signIn.windowMs);
+}
+
 /** A success is no failure: the account's slate is wiped, the address gets its attempt back. */
 async function forgiveAttempt(store: Store, email: string, address: string): Promise<void> {
   await store.clearSignInFailures(accountKey(email));

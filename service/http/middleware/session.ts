@@ -1,6 +1,7 @@
 // The web app's credential: a session cookie. Reading it, setting it, clearing it. /api/v1 never looks at cookies.
 import type { Middleware } from 'koa';
 import { callerOfSession, resolveSession, type SessionSettings, type StartedSession } from '../../commands/sessions.ts';
+import { ApiError, UnauthorizedError } from '../../errors.ts';
 import type { Store } from '../../store/index.ts';
 import type { AppContext } from '../context.ts';
 
@@ -52,4 +53,20 @@ export function authenticateSession(store: Store, settings: SessionSettings & Co
     }
     await next();
   };
+}
+
+/**
+ * The gate after the anonymous web routes: without a session nothing further runs, the body parser included. A
+ * caller nobody knows gets its 401 before a byte of its body is read.
+ */
+export function requireSession(): Middleware {
+  return async (ctx, next) => {
+    if (!ctx.state.caller) throw UnauthorizedError.signedOut();
+    await next();
+  };
+}
+
+/** Whether a failure is the request's own (bad body, too large, wrong encoding), as opposed to a wrong password or an outage. */
+export function isRefusedRequest(error: unknown): boolean {
+  return error instanceof ApiError && (error.status === 400 || error.status === 413 || error.status === 415);
 }

@@ -1,47 +1,95 @@
 // /api/web: the web app's first run, sign-up, sign-in and sign-out, password changes and set-password links.
+// Two routers: the anonymous routes, mounted before the session gate with a small body limit of their own, and the
+// routes of a signed-in person, behind it (service/app.ts).
 import type Router from '@koa/router';
-import { createFirstAccount, changePassword, endAllSessions, endSession, signIn, signUp, startSession } from '../../commands/sessions.ts';
+import {
+  changePassword,
+  countRejectedSignIn,
+  createFirstAccount,
+  endAllSessions,
+  endSession,
+  signIn,
+  signUp,
+  startSession,
+} from '../../commands/sessions.ts';
 import { inspectPasswordLink, usePasswordLink } from '../../commands/passwords.ts';
 import { presentCallerSession, presentSession } from '../../presenters/users.ts';
 import type { UserRecord } from '../../store/index.ts';
 import { authenticated, newRouter, type AppContext, type AppDeps, type AppState } from '../context.ts';
-import { clearSessionCookie, setSessionCookie } from '../middleware/session.ts';
+import { jsonBody } from '../middleware/jsonBody.ts';
+import { clearSessionCookie, isRefusedRequest, setSessionCookie } from '../middleware/session.ts';
 import { parseInput } from '../validation.ts';
 import { changePasswordBody, credentialsBody, passwordLinkBody, usePasswordLinkBody } from './webSession.schema.ts';
 
-export function webSessionRoutes(deps: AppDeps): Router<AppState> {
+/** A new session for `user`: the cookie, and the user with the CSRF token in the body. */
+async function signedIn(deps: AppDeps, ctx: AppContext, user: UserRecord, status: number): Promise<void> {
+  const session = await startSession(deps.store, deps.config.web, user);
+  setSessionCookie(ctx, deps.config.web, session);
+  ctx.status = status;
+  ctx.body = presentSession({ id: user._id, email: user.email, isAdmin: user.is_admin === true }, session.record.csrf_token);
+}
+
+/**
+ * What a person without a session may do: first run, sign-up, sign-in, set-password links. Bodies of at most
+ * KBQA_MAX_ANONYMOUS_BODY_BYTES, never compressed.
+ */
+export function anonymousWebRoutes(deps: AppDeps): Router<AppState> {
   const router = newRouter();
   const settings = deps.config.web;
-
-  /** A new session for `user`: the cookie, and the user with the CSRF token in the body. */
-  async function signedIn(ctx: AppContext, user: UserRecord, status: number): Promise<void> {
-    const session = await startSession(deps.store, settings, user);
-    setSessionCookie(ctx, settings, session);
-    ctx.status = status;
-    ctx.body = presentSession({ id: user._id, email: user.email, isAdmin: user.is_admin === true }, session.record.csrf_token);
-  }
+  const smallBody = jsonBody({ maxBytes: deps.config.limits.maxAnonymousBodyBytes, maxDepth: deps.config.limits.maxJsonDepth, encodings: 'refuse' });
 
   router.get('/setup', async (ctx) => {
     ctx.body = { first_account_needed: !(await deps.store.hasAnyUser()), sign_up_open: settings.signUpOpen };
   });
 
-  router.post('/setup/first-account', async (ctx) => {
+  router.post('/setup/first-account', smallBody, async (ctx) => {
     const input = parseInput(credentialsBody, ctx.request.body, 'body');
-    await signedIn(ctx, await createFirstAccount(deps.store, input), 201);
+    await signedIn(deps, ctx, await createFirstAccount(deps.store, input), 201);
   });
 
-  router.post('/sign-up', async (ctx) => {
+  router.post('/sign-up', smallBody, async (ctx) => {
     const input = parseInput(credentialsBody, ctx.request.body, 'body');
-    await signedIn(ctx, await signUp(deps.store, settings, input), 201);
+    await signedIn(deps, ctx, await signUp(deps.store, settings, input), 201);
   });
 
-  router.post('/session', async (ctx) => {
-    const input = parseInput(credentialsBody, ctx.request.body, 'body');
-    const user = await signIn(deps.store, settings, input, ctx.ip);
-    // A sign-in replaces whatever session this browser had (only once it succeeded: a typo keeps you signed in).
-    if (ctx.state.caller) await endSession(deps.store, ctx.state.caller);
-    await signedIn(ctx, user, 200);
+  router.post(
+    '/session',
+    // A refused body counts against the address like a wrong password: refusals are not free to repeat.
+    async (ctx, next) => {
+      try {
+        await next();
+      } catch (error) {
+        if (isRefusedRequest(error)) await countRejectedSignIn(deps.store, settings, ctx.ip);
+        throw error;
+      }
+    },
+    smallBody,
+    async (ctx) => {
+      const input = parseInput(credentialsBody, ctx.request.body, 'body');
+      const user = await signIn(deps.store, settings, input, ctx.ip);
+      // A sign-in replaces whatever session this browser had (only once it succeeded: a typo keeps you signed in).
+      if (ctx.state.caller) await endSession(deps.store, ctx.state.caller);
+      await signedIn(deps, ctx, user, 200);
+    },
+  );
+
+  router.post('/password-links/inspect', smallBody, async (ctx) => {
+    const { token } = parseInput(passwordLinkBody, ctx.request.body, 'body');
+    ctx.body = { email: (await inspectPasswordLink(deps.store, token)).email };
   });
+
+  router.post('/password-links/use', smallBody, async (ctx) => {
+    const { token, password } = parseInput(usePasswordLinkBody, ctx.request.body, 'body');
+    await signedIn(deps, ctx, await usePasswordLink(deps.store, token, password), 200);
+  });
+
+  return router;
+}
+
+/** A signed-in person's session and password (behind the session gate and the full body parser). */
+export function webSessionRoutes(deps: AppDeps): Router<AppState> {
+  const router = newRouter();
+  const settings = deps.config.web;
 
   router.get('/session', authenticated((ctx, caller) => {
     ctx.body = presentCallerSession(caller);
@@ -64,16 +112,6 @@ export function webSessionRoutes(deps: AppDeps): Router<AppState> {
     await changePassword(deps.store, settings, caller, input, ctx.ip);
     ctx.body = { changed: true };
   }));
-
-  router.post('/password-links/inspect', async (ctx) => {
-    const { token } = parseInput(passwordLinkBody, ctx.request.body, 'body');
-    ctx.body = { email: (await inspectPasswordLink(deps.store, token)).email };
-  });
-
-  router.post('/password-links/use', async (ctx) => {
-    const { token, password } = parseInput(usePasswordLinkBody, ctx.request.body, 'body');
-    await signedIn(ctx, await usePasswordLink(deps.store, token, password), 200);
-  });
 
   return router;
 }

@@ -20,6 +20,11 @@ export class ApiError extends Error {
     this.code = code;
     this.name = new.target.name;
   }
+
+  /** The message as the caller's realm words it: the same for most errors; a web session is no API key. */
+  messageFor(_realm: 'api' | 'web' | undefined): string {
+    return this.message;
+  }
 }
 
 export class BadRequestError extends ApiError {
@@ -47,7 +52,20 @@ export class ForbiddenError extends ApiError {
   }
 
   static knowledgeBase(id: string): ForbiddenError {
-    return new ForbiddenError(`API key lacks access to knowledge base ${id}`);
+    return new KnowledgeBaseAccessError(id);
+  }
+}
+
+/** No access (or no write access) to a KB: the contract's words for a key, a person's for a web session. */
+export class KnowledgeBaseAccessError extends ForbiddenError {
+  readonly knowledgeBaseId: string;
+  constructor(id: string) {
+    super(`API key lacks access to knowledge base ${id}`);
+    this.knowledgeBaseId = id;
+  }
+
+  override messageFor(realm: 'api' | 'web' | undefined): string {
+    return realm === 'web' ? `your account lacks access to knowledge base ${this.knowledgeBaseId}` : this.message;
   }
 }
 

@@ -18,6 +18,8 @@ import { formatDoctorReport, runDoctor } from '../commands/doctor.ts';
 import { createBackup, formatBackupManifest, formatRestoreSummary, restoreBackup } from '../commands/backup.ts';
 import { reindexDocuments } from '../commands/documents.ts';
 import { INDEX_USAGE, runIndexCommand } from './indexCommands.ts';
+import { escapeForTerminal, escapeJsonForTerminal } from './terminalText.ts';
+import { nameCharacterProblem } from '../http/validation.ts';
 import { IngestRunner } from '../commands/ingestJobs.ts';
 import type { Config } from '../config.ts';
 import pino from 'pino';
@@ -91,6 +93,14 @@ function required(options: Options, name: keyof Options): string {
   return value;
 }
 
+/** A required option that names something (a key, an organisation, an email): the API's names rule applies here too. */
+function requiredName(options: Options, name: keyof Options): string {
+  const value = required(options, name);
+  const problem = nameCharacterProblem(value);
+  if (problem) throw new UsageError(`--${name}: ${problem}`);
+  return value;
+}
+
 export function parseDuration(text: string, option = 'older-than'): number {
   const match = /^(\d+)(d|h|m|s)$/.exec(text);
   if (!match) throw new UsageError(`--${option}: ${text} is not a duration like 30d, 12h, 15m or 90s`);
@@ -143,7 +153,7 @@ async function runAdmin(
   switch (command) {
     case 'users create': {
       const { user, defaultKnowledgeBase, link } = await inviteUser(await services.store(), services.config.web, {
-        email: required(options, 'email'),
+        email: requiredName(options, 'email'),
         organisation: options.org,
         isAdmin: options.admin === true,
       });
@@ -167,7 +177,8 @@ async function runAdmin(
       return { json, text };
     }
     case 'keys create': {
-      const { record, key } = await createApiKey(await services.store(), required(options, 'email'), options.name ?? 'default');
+      const name = options.name === undefined ? 'default' : requiredName(options, 'name');
+      const { record, key } = await createApiKey(await services.store(), required(options, 'email'), name);
       return { json: { id: record.id, key, name: record.name }, text: `${key}\n(key id ${record.id}; shown once — store it now)` };
     }
     case 'keys list': {
@@ -182,7 +193,7 @@ async function runAdmin(
       return { json: { id, revoked: true }, text: `revoked key ${id}` };
     }
     case 'orgs create': {
-      const organisation = await createOrganisation(await services.store(), required(options, 'name'));
+      const organisation = await createOrganisation(await services.store(), requiredName(options, 'name'));
       return { json: { id: organisation._id, name: organisation.name }, text: `created organisation ${organisation.name}` };
     }
     case 'orgs add-member': {
@@ -301,7 +312,7 @@ async function main(argv: string[]): Promise<number> {
   };
   try {
     const { json, text, exitCode } = await runAdmin(group, action ?? '', options, services, rest);
-    console.log(options.json ? JSON.stringify(json) : text);
+    console.log(options.json ? escapeJsonForTerminal(JSON.stringify(json)) : escapeForTerminal(text));
     return exitCode ?? 0;
   } catch (error) {
     const known =
@@ -310,7 +321,7 @@ async function main(argv: string[]): Promise<number> {
       error instanceof DuplicateEmailError ||
       error instanceof AdminCommandError ||
       error instanceof DuplicateOrganisationError;
-    console.error(`kbqa: ${error instanceof Error ? error.message : String(error)}${error instanceof UsageError ? `\n${USAGE}` : ''}`);
+    console.error(escapeForTerminal(`kbqa: ${error instanceof Error ? error.message : String(error)}${error instanceof UsageError ? `\n${USAGE}` : ''}`));
     return known ? (error instanceof UsageError ? 2 : 1) : 1;
   } finally {
     await (jobs as IngestRunner | null)?.stop();

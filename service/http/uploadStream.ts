@@ -45,7 +45,13 @@ export function receiveUpload(request: IncomingMessage, options: UploadOptions):
     let parser: busboy.Busboy;
     try {
       // Text fields are ignored, so each is held to 1 KiB (busboy buffers them): a body is one file, streamed.
-      parser = busboy({ headers: request.headers, limits: { files: 1, fileSize: options.maxBytes, fields: 10, fieldSize: 1024, parts: 11 } });
+      // defParamCharset: browsers send a filename="…" parameter as raw UTF-8; busboy's default (latin1) turned
+      // résumé.pdf into rÃ©sumÃ©.pdf and refused 報告書.pdf over the C1 controls the misreading produced.
+      parser = busboy({
+        headers: request.headers,
+        defParamCharset: 'utf8',
+        limits: { files: 1, fileSize: options.maxBytes, fields: 10, fieldSize: 1024, parts: 11 },
+      });
     } catch {
       reject(new BadRequestError('body: malformed multipart/form-data (no boundary)'));
       return;

@@ -74,6 +74,8 @@ export interface FailedRequest {
   requestId: string | undefined;
   method: string;
   path: string;
+  /** Which credential the request came with: messages addressed to a key read otherwise to a person. */
+  realm?: 'api' | 'web';
 }
 
 /**
@@ -95,7 +97,7 @@ export function errorResponse(
     }
     return {
       status: known.status,
-      body: { error: { code: known.code, message: known.message } },
+      body: { error: { code: known.code, message: known.messageFor(request.realm) } },
       ...(known instanceof RateLimitedError ? { retryAfterSeconds: known.retryAfterSeconds } : {}),
     };
   }
@@ -109,7 +111,7 @@ export function errorEnvelope(logger: Logger, maxBodyBytes: number, metrics?: Pi
     try {
       await next();
     } catch (error) {
-      const request = { requestId: ctx.state.requestId as string | undefined, method: ctx.method, path: ctx.path };
+      const request = { requestId: ctx.state.requestId as string | undefined, method: ctx.method, path: ctx.path, realm: ctx.state.realm as FailedRequest['realm'] };
       const response = errorResponse(error, request, { logger, maxBodyBytes, metrics });
       if (response.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(response.retryAfterSeconds));
       ctx.status = response.status;

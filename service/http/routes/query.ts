@@ -73,7 +73,7 @@ export function queryRoutes(deps: AppDeps): Router<AppState> {
       try {
         for (let step = first; !step.done; step = await steps.next()) yield* present(step.value);
       } catch (error) {
-        const request = { requestId: ctx.state.requestId, method: ctx.method, path: ctx.path };
+        const request = { requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, realm: ctx.state.realm };
         if (signal.aborted) {
           deps.logger.info({ requestId: request.requestId }, 'query stream cancelled: the client went away');
           return;

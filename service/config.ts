@@ -144,7 +144,8 @@ const environmentSchema = z.object({
   KBQA_SESSION_MAX_HOURS: integer(24 * 14, 1, 24 * 365),
   KBQA_PASSWORD_LINK_HOURS: integer(72, 1, 24 * 60),
   KBQA_SIGN_IN_MAX_FAILURES: integer(5, 1, 1_000),
-  KBQA_SIGN_IN_MAX_FAILURES_PER_ADDRESS: integer(30, 1, 100_000),
+  // Per account at one address, and per address over all accounts (the looser ceiling: an office shares it).
+  KBQA_SIGN_IN_MAX_FAILURES_PER_ADDRESS: integer(100, 1, 100_000),
   KBQA_SIGN_IN_WINDOW_MINUTES: integer(15, 1, 24 * 60),
   KBQA_DELETED_RETENTION_DAYS: integer(30, 1, 3650),
 
@@ -246,6 +247,7 @@ export interface Config {
     sessionIdleMs: number;
     sessionMaxMs: number;
     passwordLinkMs: number;
+    /** maxFailuresPerAccount: failures of one account from one address (KBQA_SIGN_IN_MAX_FAILURES). */
     signIn: { maxFailuresPerAccount: number; maxFailuresPerAddress: number; windowMs: number };
   };
   /** How long a soft-deleted KB can be restored by its owner; `kbqa kbs purge` removes it after that. */

@@ -165,6 +165,36 @@ test('failed sign-ins are limited per client address across accounts', async (t)
   }
 });
 
+test('failures at one address do not lock out the next person there: per account and address, a looser address ceiling', async (t) => {
+  const { app } = t.context;
+  const databaseUrl = freshDatabaseUrl('web_office_address');
+  const store = await openStore(databaseUrl, 5_000);
+  // The defaults: 5 failures per account at one address, 100 per address.
+  const office = await serveVariant({ ...app.deps, store }, (config) => config);
+  try {
+    // An office behind one address on a Monday morning: eight colleagues each mistype five times (40 failures).
+    for (let colleague = 0; colleague < 8; colleague += 1) {
+      const { email } = await makeWebUser(store);
+      for (let attempt = 0; attempt < 5; attempt += 1) {
+        t.is((await new WebClient(office.baseUrl).call('POST', '/api/web/session', { body: { email, password: 'mistyped!!' } })).status, 401);
+      }
+      // Their sixth is refused, with the wait once and in one unit.
+      const limited = await new WebClient(office.baseUrl).call('POST', '/api/web/session', { body: { email, password: 'mistyped!!' } });
+      t.is(limited.status, 429);
+      t.regex(limited.body.error.message, /^too many failed sign-ins; try again in \d+ (seconds|minutes)$/);
+    }
+    // The next person's first typo is a typo, not a lockout; then they are in.
+    const person = await makeWebUser(store);
+    const typo = await new WebClient(office.baseUrl).call('POST', '/api/web/session', { body: { email: person.email, password: 'first typo!' } });
+    t.deepEqual(typo.body, WRONG);
+    await new WebClient(office.baseUrl).signIn(person.email, TEST_PASSWORD);
+  } finally {
+    await office.close();
+    await store.close();
+    await dropDatabase(databaseUrl);
+  }
+});
+
 test('a session: cookie-only (a Bearer key is not a web credential), tampered cookies cleared, idle and absolute expiry', async (t) => {
   const { app } = t.context;
   const user = await makeWebUser(app.deps.store);

@@ -140,23 +140,34 @@ export async function signUp(store: Store, settings: SessionSettings, input: { e
   }
 }
 
-const accountKey = (email: string) => `account:${email.trim().toLowerCase()}`;
+/** Failures of one account from one address: what a person mistyping, or one guesser, runs into. */
+const accountAtAddressKey = (email: string, address: string) => `account:${email.trim().toLowerCase()}|address:${address}`;
+/** Failures of every account from one address: the looser ceiling that stops one address spraying many accounts. */
 const addressKey = (address: string) => `address:${address}`;
 
+/** "76 seconds" or "3 minutes": the wait in one unit, minutes once it is over 90 seconds. */
+export function waitInWords(seconds: number): string {
+  if (seconds <= 90) return `${seconds} second${seconds === 1 ? '' : 's'}`;
+  const minutes = Math.ceil(seconds / 60);
+  return `${minutes} minutes`;
+}
+
 /**
- * Counts this attempt for the account and the address BEFORE the password is checked, and refuses it (429) when
- * either is over its limit in the current window. Counting first matters: checked afterwards, a burst of parallel
- * attempts would all pass the check while their Argon2 verifications run.
+ * Counts this attempt for the account at this address and for the address, BEFORE the password is checked, and
+ * refuses it (429) when either is over its limit in the current window. Counting first matters: checked afterwards,
+ * a burst of parallel attempts would all pass the check while their Argon2 verifications run. Per account AND
+ * address, not per account: a guesser elsewhere cannot lock a person out of their own account, and per address
+ * alone every browser behind one office or proxy shared one counter (one person's typo locked out the next).
  */
 async function countAttempt(store: Store, settings: SessionSettings, email: string, address: string): Promise<void> {
   const { windowMs, maxFailuresPerAccount, maxFailuresPerAddress } = settings.signIn;
   const now = new Date();
-  for (const [key, max] of [[accountKey(email), maxFailuresPerAccount], [addressKey(address), maxFailuresPerAddress]] as const) {
+  for (const [key, max] of [[accountAtAddressKey(email, address), maxFailuresPerAccount], [addressKey(address), maxFailuresPerAddress]] as const) {
     const attempts = await store.countSignInAttempt(key, now, windowMs);
     if (attempts.count > max) {
       const seconds = Math.max(1, Math.ceil((attempts.windowStartedAt.getTime() + windowMs - now.getTime()) / 1000));
-      // The same words whether or not the account exists.
-      throw new RateLimitedError(`too many failed sign-ins; try again in ${Math.ceil(seconds / 60)} minute(s)`, seconds);
+      // The same words whether or not the account exists; the wait once, in one unit (also in Retry-After).
+      throw new RateLimitedError(`too many failed sign-ins; try again in ${waitInWords(seconds)}`, seconds);
     }
   }
 }
@@ -169,9 +180,9 @@ export async function countRejectedSignIn(store: Store, settings: SessionSetting
   await store.countSignInAttempt(addressKey(address), new Date(), settings.signIn.windowMs);
 }
 
-/** A success is no failure: the account's slate is wiped, the address gets its attempt back. */
+/** A success is no failure: the account's slate at this address is wiped, the address gets its attempt back. */
 async function forgiveAttempt(store: Store, email: string, address: string): Promise<void> {
-  await store.clearSignInFailures(accountKey(email));
+  await store.clearSignInFailures(accountAtAddressKey(email, address));
   await store.uncountSignInAttempt(addressKey(address));
 }
 

@@ -328,12 +328,8 @@ export const api = {
 
 /** A message a person can act on, from anything a call or a component may throw. */
 export function messageOf(error: unknown): string {
-  if (error instanceof ApiError) {
-    if (error.status === 429 && error.retryAfter !== null) {
-      return `${error.message} (try again in ${error.retryAfter} s)`;
-    }
-    return error.message;
-  }
+  // A 429's message states its wait already (once, in one unit): Retry-After is not added to it a second time.
+  if (error instanceof ApiError) return error.message;
   if (error instanceof Error) return error.message;
   return 'Something went wrong.';
 }

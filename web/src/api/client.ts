@@ -6,9 +6,11 @@
 //
 // PDF uploads are the one call on XMLHttpRequest instead of fetch: only XHR reports the bytes sent of a request body
 // (`xhr.upload.onprogress`), and a PDF can be tens of megabytes.
+import { createParser } from 'eventsource-parser';
 import type {
   AdminUser,
   ApiKey,
+  Citation,
   CreatedApiKey,
   Credentials,
   DeletedKnowledgeBase,
@@ -112,6 +114,58 @@ async function request<T>(path: string, options: RequestOptions = {}): Promise<T
   }
   rememberCsrfToken(payload);
   return payload as T;
+}
+
+/** What arrives while an answer streams: each delta's text and the citations it first marks. */
+export interface AnswerStreamHandlers {
+  onDelta: (text: string, citations: Citation[]) => void;
+}
+
+/**
+ * POST /query with `stream: true`: Server-Sent Events (retrieval, delta…, done or error), read as they arrive. Resolves
+ * with `done`'s body (exactly the non-streaming answer); a failure before the stream is an ordinary error, one inside
+ * it (an `error` event, or the connection ending before `done`) rejects the same way.
+ */
+async function askStreaming(body: QueryRequest, handlers: AnswerStreamHandlers): Promise<QueryResponse> {
+  let response: Response;
+  try {
+    response = await fetch(`${BASE}/query`, {
+      method: 'POST',
+      headers: { Accept: 'text/event-stream', 'Content-Type': 'application/json', 'X-CSRF-Token': csrfToken ?? 'anonymous' },
+      body: JSON.stringify({ ...body, stream: true }),
+      credentials: 'same-origin',
+    });
+  } catch {
+    throw new ApiError(0, 'network_error', 'Could not reach the server. Check your connection and try again.');
+  }
+  if (!response.ok || response.body === null) {
+    const payload = await readJson(response);
+    if (response.status === 401) sessionEnded();
+    throw errorFrom(response.status, response.statusText, response.headers.get('Retry-After'), payload);
+  }
+  let done: QueryResponse | null = null;
+  let failure: ApiError | null = null;
+  const parser = createParser({
+    onEvent(message) {
+      const data = JSON.parse(message.data) as unknown;
+      if (message.event === 'delta' && isRecord(data) && typeof data.text === 'string') {
+        handlers.onDelta(data.text, Array.isArray(data.citations) ? (data.citations as Citation[]) : []);
+      } else if (message.event === 'done') {
+        done = data as QueryResponse;
+      } else if (message.event === 'error') {
+        failure = errorFrom(503, '', null, data);
+      }
+    },
+  });
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) parser.feed(chunk.value);
+  } catch {
+    throw new ApiError(0, 'network_error', 'The connection ended before the answer was complete. Try again.');
+  }
+  if (failure) throw failure;
+  if (!done) throw new ApiError(0, 'network_error', 'The connection ended before the answer was complete. Try again.');
+  return done;
 }
 
 async function readJson(response: Response): Promise<unknown> {
@@ -319,6 +373,7 @@ export const api = {
   // Ask
   listModels: () => request<Models>('/models'),
   ask: (body: QueryRequest) => request<QueryResponse>('/query', { method: 'POST', body }),
+  askStreaming,
 
   // API keys
   listApiKeys: () => request<{ api_keys: ApiKey[] }>('/api-keys'),

@@ -1,9 +1,11 @@
-// Ask a question of some or all reachable knowledge bases; the answer cites its sources with [n] markers.
+// Ask a question of some or all reachable knowledge bases; the answer cites its sources with [n] markers. The answer
+// streams in as it is written, is brought into view and focused when it starts (a phone's keyboard and form would
+// otherwise leave it below the fold), and is announced once complete by a polite live region.
 import { useMutation, useQuery } from '@tanstack/react-query';
-import { useCallback, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { api } from '../../api/client.ts';
-import type { QueryRequest } from '../../api/types.ts';
+import type { Citation, QueryRequest } from '../../api/types.ts';
 import { Button } from '../../components/Button.tsx';
 import { EmptyState } from '../../components/EmptyState.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
@@ -29,8 +31,21 @@ export function AskScene() {
   const [problem, setProblem] = useState<string | null>(null);
   const [activeCitation, setActiveCitation] = useState<number | null>(null);
 
-  const ask = useMutation({ mutationFn: api.ask, onMutate: () => setActiveCitation(null) });
+  /** The answer so far while it streams. */
+  const [partial, setPartial] = useState<{ text: string; citations: Citation[] } | null>(null);
+  const ask = useMutation({
+    mutationFn: (request: QueryRequest) =>
+      api.askStreaming(request, {
+        onDelta: (text, citations) =>
+          setPartial((current) => ({ text: (current?.text ?? '') + text, citations: [...(current?.citations ?? []), ...citations] })),
+      }),
+    onMutate: () => {
+      setActiveCitation(null);
+      setPartial(null);
+    },
+  });
   const chosenModel = model ?? models.data?.default_model ?? null;
+  const answerHeading = useRef<HTMLHeadingElement>(null);
 
   function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -59,7 +74,19 @@ export function AskScene() {
     card.focus({ preventScroll: true });
   }, []);
 
-  const result = ask.data;
+  const result = ask.isPending ? undefined : ask.data;
+  const answerText = result?.answer ?? (ask.isPending ? partial?.text : undefined);
+  const answerShown = answerText !== undefined && answerText !== '';
+  // Once per question, when its answer first shows: into view and focused (Tab then reaches its citations).
+  useEffect(() => {
+    if (!answerShown) return;
+    const heading = answerHeading.current;
+    if (!heading) return;
+    const smooth = !window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+    heading.scrollIntoView({ behavior: smooth ? 'smooth' : 'auto', block: 'start' });
+    heading.focus({ preventScroll: true });
+  }, [answerShown]);
+  const shortcut = /Mac|iPhone|iPad/.test(navigator.platform) ? '⌘+Enter' : 'Ctrl+Enter';
   const reachable = knowledgeBases.data?.knowledge_bases ?? [];
   // Only ids still in the list count (a ?kb= link may name one that is gone).
   const selectedCount = selected.filter((id) => reachable.some((kb) => kb.id === id)).length;
@@ -74,6 +101,7 @@ export function AskScene() {
       <form className="card form" onSubmit={submit} aria-busy={ask.isPending}>
         <TextAreaField
           label="Question"
+          hint={`${shortcut} asks.`}
           required
           rows={3}
           value={question}
@@ -152,23 +180,36 @@ export function AskScene() {
         {problem ? <ErrorMessage error={new Error(problem)} /> : null}
         <div>
           <Button type="submit" variant="primary" busy={ask.isPending}>
-            {ask.isPending ? 'Searching…' : 'Ask'}
+            {ask.isPending ? (answerShown ? 'Writing…' : 'Searching…') : 'Ask'}
           </Button>
         </div>
       </form>
 
-      {ask.isPending ? <Loading label="Searching…" /> : null}
+      {ask.isPending && !answerShown ? <Loading label="Searching…" /> : null}
       {ask.isError ? <ErrorMessage title="No answer." error={ask.error} /> : null}
+      {/* Announced once, complete: a region updated at every streamed sentence would read out fragments. */}
+      <div role="status" aria-live="polite" className="visually-hidden" data-testid="answer-announcement">
+        {result ? `Answer: ${result.answer}` : ''}
+      </div>
 
-      {result && !ask.isPending ? (
+      {answerShown ? (
+        <section className="card" aria-labelledby="answer-heading" aria-busy={ask.isPending}>
+          <h2 id="answer-heading" ref={answerHeading} tabIndex={-1}>
+            Answer
+          </h2>
+          <div data-testid="answer" className="answer">
+            <AnswerText
+              answer={answerText}
+              citationCount={result?.citations.length ?? partial?.citations.length ?? 0}
+              onCitation={showCitation}
+            />
+          </div>
+          <p className="small muted">{result ? `Model: ${result.model}` : 'Writing…'}</p>
+        </section>
+      ) : null}
+
+      {result ? (
         <>
-          <section className="card" aria-labelledby="answer-heading">
-            <h2 id="answer-heading">Answer</h2>
-            <div data-testid="answer" className="answer">
-              <AnswerText answer={result.answer} citationCount={result.citations.length} onCitation={showCitation} />
-            </div>
-            <p className="small muted">Model: {result.model}</p>
-          </section>
 
           <section className="card" aria-labelledby="citations-heading">
             <h2 id="citations-heading">Sources</h2>

@@ -54,6 +54,49 @@ test.serial('a fresh install is the current template version', async (t) => {
   t.is((await app.deps.search.indices.meta(app.deps.search.indexName))?.template_version, version);
 });
 
+test.serial('documents with many distinct metadata keys leave the mapping\'s field count as it was; filters on them match exactly', async (t) => {
+  const { app } = t.context;
+  const user = await makeUser(app.deps.store);
+  const kb = await createKb(app, user.key, 'field budget');
+  const before = await indexFields(app);
+  // Three documents of 32 keys each that no one used before (ISO dates, numbers, strings, booleans, string arrays):
+  // stored as fields, each would add one field per key and type (two for a date).
+  const run = randomUUID().replaceAll('-', '').slice(0, 8);
+  const key = (kind: string, index: number) => `${kind}_${run}_${index}`;
+  const metadataOf = (document: number): Body =>
+    Object.fromEntries(
+      Array.from({ length: 32 }, (_v, index) => {
+        const value = [`2024-0${1 + (index % 9)}-1${document}T08:00:00Z`, index * 10 + document, `text-${document}`, document % 2 === 0, [`tag-${document}`, 'shared']][index % 5];
+        return [key(['date', 'num', 'str', 'bool', 'tags'][index % 5], index), value];
+      }),
+    );
+  const ids: string[] = [];
+  for (let document = 0; document < 3; document += 1) ids.push(await ingest(app, user.key, kb, `keys-${document}.md`, metadataOf(document)));
+  const after = await indexFields(app);
+  t.deepEqual(after, before, `fields added: ${after.filter((field) => !before.includes(field)).slice(0, 5).join(', ')}`);
+
+  const found = async (filters: Body) => {
+    const response = await app.call('POST', '/api/v1/search', { key: user.key, body: { query: 'harbour ferries', knowledge_base_ids: [kb], filters, mode: 'dense', max_results: 50 } });
+    t.is(response.status, 200, JSON.stringify(response.body));
+    return (response.body.results as Body[]).map((chunk) => ids.indexOf(chunk.document_id)).sort();
+  };
+  t.deepEqual(await found({ [key('str', 2)]: 'text-1' }), [1]);
+  t.deepEqual(await found({ [key('num', 1)]: { $gte: 11 } }), [1, 2], 'a numeric range');
+  t.deepEqual(await found({ [key('num', 1)]: 11 }), [1]);
+  t.deepEqual(await found({ [key('num', 1)]: '11' }), [], 'a number is not its string');
+  t.deepEqual(await found({ [key('date', 0)]: { $gt: '2024-01-10T09:00:00+02:00', $lt: '2024-01-12' } }), [0, 1], 'a date range, as instants (09:00+02:00 is 07:00Z)');
+  t.deepEqual(await found({ [key('date', 0)]: '2024-01-10T08:00:00Z' }), [0], 'a date equals its string as given');
+  t.deepEqual(await found({ [key('bool', 3)]: true }), [0, 2]);
+  t.deepEqual(await found({ [key('tags', 4)]: 'shared' }), [0, 1, 2], 'an array matches by any item');
+  t.deepEqual(await found({ [key('tags', 4)]: { $nin: ['tag-1'] } }), [0, 2]);
+  t.deepEqual(await found({ [key('str', 2)]: { $ne: 'text-0' } }), [1, 2]);
+  t.deepEqual(await found({ [key('str', 2)]: { $exists: true }, [key('bool', 3)]: { $ne: true } }), [1]);
+  t.deepEqual(await found({ $or: [{ [key('num', 6)]: { $lt: 61 } }, { [key('str', 7)]: 'text-2' }] }), [0, 2]);
+  t.deepEqual(await found({ $not: { [key('num', 1)]: { $gt: 10 } } }), [0]);
+  // A value one key holds is not another key's: key and value stay paired.
+  t.deepEqual(await found({ [key('num', 6)]: 11 }), []);
+});
+
 test.serial('filter values are bounded: one value at most 1 KiB, all of a filter\'s at most 32 KiB, a 400 naming the part', async (t) => {
   const { app } = t.context;
   const user = await makeUser(app.deps.store);

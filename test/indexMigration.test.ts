@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import anyTest, { type TestFn } from 'ava';
 import { runDoctor } from '../service/commands/doctor.ts';
 import { dropOldIndices, migrateIndex, oldIndices, useIndex, type IndexMigrationDeps } from '../service/commands/indexMigration.ts';
-import { CHUNKS_ALIAS } from '../service/search/assets.ts';
+import { CHUNKS_ALIAS, loadSearchAssets } from '../service/search/assets.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { dropAliasFamily } from './helpers/aliasFamily.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
@@ -31,12 +31,20 @@ function copyAssets(): string {
   return dir;
 }
 
-/** Writes index-templates/kbqa-chunks.v2.json: v1 with `edit` applied to its analysis. */
-function writeVersion2(dir: string, edit: (analysis: { analyzer: Record<string, { filter: string[] }>; filter: Record<string, unknown> }) => void): void {
-  const template = JSON.parse(readFileSync(join(dir, 'index-templates', 'kbqa-chunks.v1.json'), 'utf8'));
-  template.version = 2;
+/**
+ * The repository's current template version (the highest file): each test starts on it and migrates to the next,
+ * written by writeNextVersion. In the tests, `v1` names the index of the current version and `v2` the next one's.
+ */
+const CURRENT = loadSearchAssets().version;
+const NEXT = CURRENT + 1;
+const nextVersionIndex = (index: string) => index.replace(`kbqa-chunks-v${CURRENT}-`, `kbqa-chunks-v${NEXT}-`);
+
+/** Writes index-templates/kbqa-chunks.v<NEXT>.json: the current version with `edit` applied to its analysis. */
+function writeNextVersion(dir: string, edit: (analysis: { analyzer: Record<string, { filter: string[] }>; filter: Record<string, unknown> }) => void): void {
+  const template = JSON.parse(readFileSync(join(dir, 'index-templates', `kbqa-chunks.v${CURRENT}.json`), 'utf8'));
+  template.version = NEXT;
   edit(template.template.settings.analysis);
-  writeFileSync(join(dir, 'index-templates', 'kbqa-chunks.v2.json'), JSON.stringify(template, null, 2));
+  writeFileSync(join(dir, 'index-templates', `kbqa-chunks.v${NEXT}.json`), JSON.stringify(template, null, 2));
 }
 
 const uniqueAlias = (label: string) => `${CHUNKS_ALIAS}-${label}${randomUUID().replaceAll('-', '').slice(0, 10)}`;
@@ -94,11 +102,11 @@ test.serial('a changed analyzer migrates by _reindex under a query loop: no fail
     // Before: "car" is not "automobile" to BM25.
     t.false((await searchDocuments(app, user, kb, 'car', 'bm25')).ids.includes(garage.id));
 
-    writeVersion2(assetsDir, (analysis) => {
+    writeNextVersion(assetsDir, (analysis) => {
       analysis.filter.kbqa_vehicle_synonyms = { type: 'synonym', synonyms: ['car, automobile'] };
       analysis.analyzer.kbqa_english.filter.splice(2, 0, 'kbqa_vehicle_synonyms');
     });
-    const v2 = v1.replace('kbqa-chunks-v1-', 'kbqa-chunks-v2-');
+    const v2 = nextVersionIndex(v1);
 
     // The query loop (through the API) and an alias poller, the whole time.
     let running = true;
@@ -246,7 +254,7 @@ test.serial('a new chunk size migrates by re-chunking and re-embedding the store
     closed = true;
 
     // A smaller chunk size is an ingest-time change: a new template version (unchanged otherwise) and a re-embed.
-    writeVersion2(assetsDir, () => {});
+    writeNextVersion(assetsDir, () => {});
     app = await startTestApp({ KBQA_CHUNKS_ALIAS: alias, KBQA_SEARCH_ASSETS_DIR: assetsDir, KBQA_CHUNK_TOKENS: '32', KBQA_CHUNK_OVERLAP_TOKENS: '0' });
     closed = false;
     // Start-up kept serving v1 (no second index behind the alias), and says what differs.
@@ -257,7 +265,7 @@ test.serial('a new chunk size migrates by re-chunking and re-embedding the store
     const stopped = await migrateIndex(migrationDeps(app), { stopAfterVersions: 2, knowledgeBaseIds: [kb] });
     t.is(stopped.outcome, 'stopped');
     t.is(stopped.fill, 'rebuild');
-    const v2 = v1.replace('kbqa-chunks-v1-', 'kbqa-chunks-v2-');
+    const v2 = nextVersionIndex(v1);
     t.deepEqual(await aliasTargets(app, alias), [v1], 'an interrupted migration leaves the alias where it was');
     const partial = await indexCounts(app, v2, kb);
     t.true(partial.documents >= 1 && partial.documents < 6, `${partial.documents} documents after the interruption`);

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
 import anyTest, { type TestFn } from 'ava';
 import { formatIndexStatus, indexStatus } from '../service/commands/indexMigration.ts';
-import { CHUNKS_ALIAS } from '../service/search/assets.ts';
+import { CHUNKS_ALIAS, loadSearchAssets } from '../service/search/assets.ts';
 import { dropAliasFamily } from './helpers/aliasFamily.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
@@ -22,7 +22,10 @@ interface Context {
 
 const test = anyTest as TestFn<Context>;
 const repositoryRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
-const templateFile = (dir: string) => join(dir, 'index-templates', 'kbqa-chunks.v1.json');
+/** The current template version (the highest file), and the next one. */
+const { version } = loadSearchAssets();
+const next = version + 1;
+const templateFile = (dir: string) => join(dir, 'index-templates', `kbqa-chunks.v${version}.json`);
 
 test.before(async (t) => {
   const alias = `${CHUNKS_ALIAS}-st${randomUUID().replaceAll('-', '').slice(0, 10)}`;
@@ -44,7 +47,7 @@ async function clusterState(app: TestApp, alias: string): Promise<unknown> {
   const settings = await app.deps.search.request<Record<string, unknown>>('GET', `/${index}/_settings`);
   const mappings = await app.deps.search.request<Record<string, unknown>>('GET', `/${index}/_mapping`);
   const aliases = await app.deps.search.request<Record<string, unknown>>('GET', `/_alias/${alias}`);
-  const template = await app.deps.search.request<Record<string, unknown>>('GET', `/_index_template/kbqa-chunks-v1${alias.slice(CHUNKS_ALIAS.length)}`);
+  const template = await app.deps.search.request<Record<string, unknown>>('GET', `/_index_template/kbqa-chunks-v${version}${alias.slice(CHUNKS_ALIAS.length)}`);
   return { settings, mappings, aliases, template };
 }
 
@@ -57,7 +60,7 @@ test.serial('a clean alias: no drift in status nor /readyz', async (t) => {
   t.deepEqual(status.drift, []);
   t.is(status.command, null);
   t.deepEqual(status.indices.map((entry) => [entry.index, entry.live, entry.template_version, entry.embedder, entry.migration_state]), [
-    [app.deps.search.indexName, true, 1, app.deps.rag.embedder.modelName, 'live'],
+    [app.deps.search.indexName, true, version, app.deps.rag.embedder.modelName, 'live'],
   ]);
   t.is(status.pipelines.ingest, 'kbqa-chunks-v1');
   t.regex(formatIndexStatus(status), /no drift/);
@@ -79,10 +82,10 @@ test.serial('an analysis edited in place: status and /readyz report it with the 
     const kinds = status.drift.map((entry) => entry.kind).sort();
     t.deepEqual(kinds, ['analysis', 'index_template']);
     const analysis = status.drift.find((entry) => entry.kind === 'analysis')!;
-    t.is(analysis.asset, 'index-templates/kbqa-chunks.v1.json');
+    t.is(analysis.asset, `index-templates/kbqa-chunks.v${version}.json`);
     t.regex(analysis.detail, /english_stemmer\.language: cluster english, file light_english/);
     // Edited in place: the live index is this version's, so the way out is a new version, then a migration.
-    t.is(status.command, 'copy index-templates/kbqa-chunks.v1.json to index-templates/kbqa-chunks.v2.json, then kbqa index migrate');
+    t.is(status.command, `copy index-templates/kbqa-chunks.v${version}.json to index-templates/kbqa-chunks.v${next}.json, then kbqa index migrate`);
     t.regex(formatIndexStatus(status), /kbqa index migrate/);
     t.deepEqual(await clusterState(app, alias), before, 'status read only');
 
@@ -99,7 +102,7 @@ test.serial('an analysis edited in place: status and /readyz report it with the 
     t.deepEqual([...ready.body.search_index.drift].sort(), ['analysis', 'index_template']);
     // The same command as `kbqa index status`: edited in place, a plain migrate would find nothing to do.
     t.is(ready.body.search_index.command, status.command);
-    t.is(ready.body.search_index.command, 'copy index-templates/kbqa-chunks.v1.json to index-templates/kbqa-chunks.v2.json, then kbqa index migrate');
+    t.is(ready.body.search_index.command, `copy index-templates/kbqa-chunks.v${version}.json to index-templates/kbqa-chunks.v${next}.json, then kbqa index migrate`);
     t.false(JSON.stringify(ready.body).includes(alias), 'no index or alias name');
     t.false(JSON.stringify(ready.body).includes('english_stemmer'), 'no analysis diff');
 

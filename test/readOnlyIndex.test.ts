@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import { SearchIndexReadOnlyError } from '../service/errors.ts';
-import { CHUNKS_ALIAS } from '../service/search/assets.ts';
+import { CHUNKS_ALIAS, loadSearchAssets } from '../service/search/assets.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { dropAliasFamily } from './helpers/aliasFamily.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
@@ -44,7 +44,7 @@ function logbook(topic: string, sections: number): string {
 test.before(async (t) => {
   // Chunks of 32 tokens: a logbook of 60 sections makes well over 32 chunks (SEGMENTS_PER_STEP), so several steps.
   const app = await startTestApp({ KBQA_CHUNKS_ALIAS: ALIAS, KBQA_CHUNK_TOKENS: '32', KBQA_CHUNK_OVERLAP_TOKENS: '0' });
-  t.true(app.deps.search.alias === ALIAS && app.deps.search.indexName.startsWith('kbqa-chunks-v1-t'), app.deps.search.indexName);
+  t.true(app.deps.search.alias === ALIAS && app.deps.search.indexName.startsWith(`kbqa-chunks-v${loadSearchAssets().version}-t`), app.deps.search.indexName);
   const user = await makeUser(app.deps.store);
   const kb = await createKb(app, user.key, 'read-only index');
   t.context = { app, user, kb };

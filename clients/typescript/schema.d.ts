@@ -226,7 +226,7 @@ export interface components {
         DocumentMetadata: {
             [key: string]: string | number | boolean | string[];
         };
-        /** @description Metadata filter (Pinecone/Chroma syntax). `{"team": "alpha"}` is shorthand for `{"team": {"$eq": "alpha"}}`. Under a key: $eq, $ne (string, number or boolean), $in, $nin (arrays of at most 100), $gt, $gte, $lt, $lte (a number or an ISO 8601 date), $exists (boolean). Several entries in one object all hold; $and and $or take non-empty arrays of filters, $not a filter. At most 8 levels of nesting and 64 operator clauses. */
+        /** @description Metadata filter (Pinecone/Chroma syntax). `{"team": "alpha"}` is shorthand for `{"team": {"$eq": "alpha"}}`. Under a key: $eq, $ne (string, number or boolean), $in, $nin (arrays of at most 100), $gt, $gte, $lt, $lte (a number or an ISO 8601 date), $exists (boolean). Several entries in one object all hold; $and and $or take non-empty arrays of filters, $not a filter. At most 8 levels of nesting and 64 operator clauses; a string value at most 1,024 bytes (UTF-8), all of them at most 32,768. */
         MetadataFilter: {
             $and?: components["schemas"]["MetadataFilter"][];
             $or?: components["schemas"]["MetadataFilter"][];

@@ -263,8 +263,8 @@ export async function applySearchAssets(client: SearchClient, settings: SearchAs
     }
     if (meta && meta.template_version === assets.version) {
       // Additive mapping changes of the same template version (a new field) reach the live index in place; a
-      // change that conflicts is drift, reported, not a failed start-up. Dynamic templates (how metadata.<type>.<key>
-      // fields are mapped) go with them: the list sent replaces the index's.
+      // change that conflicts is drift, reported, not a failed start-up. Dynamic templates (template v1's: how its
+      // metadata.<type>.<key> fields are mapped) go with them: the list sent replaces the index's.
       const { properties, dynamic_templates: dynamicTemplates } = assets.template.template.mappings;
       const sent = structuredClone(properties);
       sent.embedding = { ...sent.embedding, dimension: meta.embedder.dimensions || sent.embedding.dimension };
@@ -274,9 +274,9 @@ export async function applySearchAssets(client: SearchClient, settings: SearchAs
         if (!(error instanceof OpenSearchRequestError || error instanceof SearchIndexReadOnlyError)) throw error;
         drift.push({ asset: assets.templateFile, kind: 'mappings', detail: `the mapping change does not apply in place (${error instanceof OpenSearchRequestError ? (error.reason ?? error.type ?? error.message) : error.message})` });
       }
-      // Every distinct metadata key adds a field (two for a date): an index created before metadata has the
-      // default limit of 1000 fields; the template's (a dynamic setting) reaches it in place. Raised only, never
-      // lowered: an operator may have raised it further.
+      // Template v1: every distinct metadata key adds a field (two for a date): an index created before metadata
+      // has the default limit of 1000 fields; the template's (a dynamic setting) reaches it in place. Raised only,
+      // never lowered: an operator may have raised it further.
       const fieldLimit = Number(assets.template.template.settings[TOTAL_FIELDS_LIMIT]);
       if (Number.isFinite(fieldLimit) && (await totalFieldsLimit(client, index)) < fieldLimit) {
         await client.request('PUT', `/${index}/_settings`, { body: { [TOTAL_FIELDS_LIMIT]: fieldLimit }, idempotent });

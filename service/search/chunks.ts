@@ -2,6 +2,7 @@
 import { isWriteBlock, safeReason, type SearchClient } from './client.ts';
 import { BadRequestError, SearchIndexReadOnlyError, UpstreamUnavailableError } from '../errors.ts';
 import type { ChunkMetadata } from './metadataFilter.ts';
+import { metadataForIndex } from './metadataLayouts.ts';
 
 /** A chunk as indexed; `metadata` / `metadata_keys` are its document's metadata (metadataFilter.ts chunkMetadata). */
 export interface ChunkDocument extends ChunkMetadata {
@@ -53,6 +54,8 @@ export function bulkLines(alias: string, chunks: ChunkDocument[]): unknown[] {
     const { sentence_embeddings: sentences, ...fields } = chunk;
     lines.push({
       ...fields,
+      // As the target stores it: an index of template v1 (not yet migrated) has a field per key.
+      ...(fields.metadata ? { metadata: metadataForIndex(alias, fields.metadata) } : {}),
       document_version_id: documentVersionId(chunk.document_id, chunk.document_version),
       embedding_b64: encodeEmbedding(chunk.embedding),
       ...(sentences?.length ? { sentence_embeddings: encodeEmbedding(sentences.flat()) } : {}),
@@ -79,8 +82,9 @@ export function chunkBytesUpperBound(chunk: ChunkDocument): number {
 }
 
 /**
- * The metadata's part: JSON of the typed sub-objects and the key list, 6 bytes a UTF-16 unit at most. Every chunk of
- * a document shares one metadata object, so it is measured once (at most 8 KiB of JSON, measured per document).
+ * The metadata's part: JSON of the entries and the key list, 6 bytes a UTF-16 unit at most (a v1 index's layout is
+ * no longer: each key once, a dot as %2E, instead of `{"key":…}`). Every chunk of a document shares one metadata
+ * object, so it is measured once (at most 8 KiB of JSON, measured per document).
  */
 const metadataBytes = new WeakMap<object, number>();
 function metadataBytesUpperBound(metadata: ChunkDocument['metadata'], keys: string[] | undefined): number {

@@ -54,7 +54,7 @@ function summary(found: string[]): string {
 
 const DYNAMIC_METADATA = ['str', 'num', 'bool', 'date'].map((type) => `properties.metadata.properties.${type}.properties.`);
 
-/** Mapping paths start-up and migrations set per index: the embedder's dimension, and metadata keys mapped as they come. */
+/** Mapping paths start-up and migrations set per index: the embedder's dimension, and (template v1) metadata keys mapped as they come. */
 function perIndexMappingPath(path: string): boolean {
   return path === 'properties.embedding.dimension' || path.startsWith('_meta') || DYNAMIC_METADATA.some((prefix) => path.startsWith(prefix));
 }

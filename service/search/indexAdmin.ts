@@ -13,6 +13,7 @@ import {
 } from './assets.ts';
 import { aliasIndices, ensureServiceFields, familyIndices, indexMeta, setIndexMeta, type ChunkIndexMeta } from './chunkIndices.ts';
 import { chunkVersionQuery, documentVersionId, indexChunks, listChunkGroups, type ChunkDocument } from './chunks.ts';
+import { metadataCopyScript } from './metadataLayouts.ts';
 import type { SearchClient } from './client.ts';
 import { clusterAssetDrift, indexDrift, MIGRATE_COMMAND, type Drift } from './drift.ts';
 import { CopyTimedOutError, UpstreamUnavailableError } from '../errors.ts';
@@ -205,9 +206,16 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
      */
     async copyVersions(source: string, target: string, versions: DocumentVersion[], timeoutMs = COPY_TIMEOUT_MS): Promise<number> {
       if (versions.length === 0) return 0;
+      const script = metadataCopyScript(source, target);
       const task = await client.request<{ task: string }>('POST', '/_reindex', {
         querystring: { wait_for_completion: false, refresh: false },
-        body: { conflicts: 'proceed', source: { index: source, size: 500, query: versionsQuery(versions) }, dest: { index: target } },
+        body: {
+          conflicts: 'proceed',
+          source: { index: source, size: 500, query: versionsQuery(versions) },
+          dest: { index: target },
+          // Between template v1 and v2 the metadata changes layout (metadataLayouts.ts): converted as it is copied.
+          ...(script ? { script } : {}),
+        },
       });
       const deadline = Date.now() + timeoutMs;
       for (;;) {

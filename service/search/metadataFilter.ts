@@ -1,13 +1,12 @@
 // Document metadata as chunks carry it, and metadata filters as OpenSearch query DSL.
 //
-// Mapping (index-templates/kbqa-chunks.v1.json, dynamic templates under `metadata`): each key is stored under a
-// sub-object named by its JSON type, so two documents that give one key different types never conflict:
-//   metadata.str.<key>   keyword   strings, and every element of a string array
-//   metadata.num.<key>   double    finite numbers
-//   metadata.bool.<key>  boolean
-//   metadata.date.<key>  date      strings that are ISO 8601 dates (also kept under metadata.str.<key>, as typed)
-// `metadata_keys` (keyword) lists the keys a chunk has, whatever their types: `$exists` reads it.
-// The document record keeps the metadata as the caller sent it (`metadata` on the record and in API responses).
+// A chunk carries its document's metadata as entries, one per key, its value under its JSON type: `str` (a string,
+// or a string array), `num` (a finite number), `bool`, and `date` for strings that are ISO 8601 dates (as UTC
+// instants, beside `str`), so two documents that give one key different types never conflict. How an index stores
+// them and what a filter's conditions become there is metadataLayouts.ts: since template v2 as `<key>=<value>`
+// keywords, so no key ever becomes a field of the shared mapping. `metadata_keys` (keyword) lists the keys a chunk
+// has, whatever their types: `$exists` reads it. The document record keeps the metadata as the caller sent it
+// (`metadata` on the record and in API responses).
 
 /** A metadata value as stored and returned: flat, no nesting. */
 export type MetadataValue = string | number | boolean | string[];
@@ -61,23 +60,14 @@ export function isoDateInstant(value: string): string | null {
   return utc.toISOString();
 }
 
-type MetadataType = 'str' | 'num' | 'bool' | 'date';
+export type MetadataType = 'str' | 'num' | 'bool' | 'date';
 
-/**
- * A key's part of a field name. OpenSearch reads a dot in a field name as a sub-object, so `a` and `a.b` would
- * collide (a keyword cannot also be an object): a dot is stored as `%2E` (percent-encoding; `%` is never in a key).
- */
-export function metadataFieldKey(key: string): string {
-  return key.replaceAll('.', '%2E');
-}
+/** One key of a document's metadata as a chunk carries it: the key, and its value under its type (a date under two). */
+export type MetadataEntry = { key: string } & { str?: string | string[]; num?: number; bool?: boolean; date?: string | string[] };
 
-export function metadataField(type: MetadataType, key: string): string {
-  return `metadata.${type}.${metadataFieldKey(key)}`;
-}
-
-/** What a chunk carries of its document's metadata: the typed sub-objects, and the keys it has. */
+/** What a chunk carries of its document's metadata: an entry per key (written as its index's layout has it), and the keys. */
 export interface ChunkMetadata {
-  metadata?: Partial<Record<MetadataType, Record<string, string | number | boolean | string[]>>>;
+  metadata?: MetadataEntry[];
   metadata_keys?: string[];
 }
 
@@ -89,46 +79,40 @@ export interface ChunkMetadata {
 export function chunkMetadata(metadata: DocumentMetadata | undefined): ChunkMetadata {
   const entries = Object.entries(metadata ?? {});
   if (entries.length === 0) return {};
-  const typed: Partial<Record<MetadataType, Record<string, string | number | boolean | string[]>>> = {};
-  const put = (type: MetadataType, key: string, value: string | number | boolean | string[]) => {
-    (typed[type] ??= {})[metadataFieldKey(key)] = value;
-  };
-  for (const [key, value] of entries) {
-    if (typeof value === 'number') put('num', key, value);
-    else if (typeof value === 'boolean') put('bool', key, value);
-    else {
-      put('str', key, value);
-      const dates = (Array.isArray(value) ? value : [value]).map(isoDateInstant).filter((date): date is string => date !== null);
-      if (dates.length > 0) put('date', key, Array.isArray(value) ? dates : dates[0]);
-    }
-  }
+  const typed = entries.map(([key, value]): MetadataEntry => {
+    if (typeof value === 'number') return { key, num: value };
+    if (typeof value === 'boolean') return { key, bool: value };
+    const dates = (Array.isArray(value) ? value : [value]).map(isoDateInstant).filter((date): date is string => date !== null);
+    return dates.length > 0 ? { key, str: value, date: Array.isArray(value) ? dates : dates[0] } : { key, str: value };
+  });
   return { metadata: typed, metadata_keys: entries.map(([key]) => key) };
 }
 
-function scalarField(key: string, value: FilterScalar): string {
-  if (typeof value === 'number') return metadataField('num', key);
-  if (typeof value === 'boolean') return metadataField('bool', key);
-  return metadataField('str', key);
+/** How an index stores metadata: the clauses a filter's conditions become (metadataLayouts.ts has both layouts). */
+export interface MetadataLayout {
+  /** Chunks whose key holds any of the values (at least one), each compared within its own type. */
+  holdsAnyOf(key: string, values: FilterScalar[]): object;
+  /** Chunks whose key holds a number (or an ISO date) in the range. */
+  inRange(key: string, op: 'gt' | 'gte' | 'lt' | 'lte', value: number | { date: string }): object;
+}
+
+/** The values by the type they are compared in: a number never equals a string. */
+export function valuesByType(values: FilterScalar[]): Map<'str' | 'num' | 'bool', FilterScalar[]> {
+  const byType = new Map<'str' | 'num' | 'bool', FilterScalar[]>();
+  for (const value of values) {
+    const type = typeof value === 'number' ? 'num' : typeof value === 'boolean' ? 'bool' : 'str';
+    byType.set(type, [...(byType.get(type) ?? []), value]);
+  }
+  return byType;
 }
 
 const hasKey = (key: string) => ({ term: { metadata_keys: key } });
 
-/** Any of the values: one `terms` clause per type present (a number never equals a string). */
-function anyOf(key: string, values: FilterScalar[]): object {
-  const byField = new Map<string, FilterScalar[]>();
-  for (const value of values) {
-    const field = scalarField(key, value);
-    byField.set(field, [...(byField.get(field) ?? []), value]);
-  }
-  const clauses = [...byField].map(([field, fieldValues]) => ({ terms: { [field]: fieldValues } }));
-  if (clauses.length === 0) return MATCH_NONE;
-  return clauses.length === 1 ? clauses[0] : { bool: { should: clauses, minimum_should_match: 1 } };
-}
-
 const MATCH_NONE = { bool: { must_not: [{ match_all: {} }] } };
 
 /**
- * A filter as OpenSearch query DSL, for a bool `filter` or a k-NN `filter` (no scoring). The semantics:
+ * A filter as OpenSearch query DSL, for a bool `filter` or a k-NN `filter` (no scoring), in the index's metadata
+ * layout (metadataLayouts.ts metadataLayoutOf). The semantics:
  * - `$eq` / `$in`: a chunk whose key holds the value; an array holds each of its items, so it matches when any
  *   item does. Types never mix: the number 5 does not equal the string "5", nor true the string "true". Strings
  *   compare as strings, exactly (an ISO date string equals only the same string).
@@ -141,32 +125,30 @@ const MATCH_NONE = { bool: { must_not: [{ match_all: {} }] } };
  * - Several entries in one object and `$and` all hold; `$or` any; `$not` is the complement (chunks lacking the key
  *   included). `{}` matches every chunk.
  */
-export function metadataFilterQuery(filter: MetadataFilter): object {
+export function metadataFilterQuery(filter: MetadataFilter, layout: MetadataLayout): object {
+  const query = (part: MetadataFilter) => metadataFilterQuery(part, layout);
   switch (filter.op) {
     case 'and':
-      return filter.filters.length === 0 ? { match_all: {} } : { bool: { filter: filter.filters.map(metadataFilterQuery) } };
+      return filter.filters.length === 0 ? { match_all: {} } : { bool: { filter: filter.filters.map(query) } };
     case 'or':
-      return { bool: { should: filter.filters.map(metadataFilterQuery), minimum_should_match: 1 } };
+      return { bool: { should: filter.filters.map(query), minimum_should_match: 1 } };
     case 'not':
-      return { bool: { must_not: [metadataFilterQuery(filter.filter)] } };
+      return { bool: { must_not: [query(filter.filter)] } };
     case 'eq':
-      return { term: { [scalarField(filter.key, filter.value)]: filter.value } };
+      return layout.holdsAnyOf(filter.key, [filter.value]);
     case 'in':
-      return anyOf(filter.key, filter.values);
+      return filter.values.length === 0 ? MATCH_NONE : layout.holdsAnyOf(filter.key, filter.values);
     case 'ne':
-      return { bool: { filter: [hasKey(filter.key)], must_not: [{ term: { [scalarField(filter.key, filter.value)]: filter.value } }] } };
+      return { bool: { filter: [hasKey(filter.key)], must_not: [layout.holdsAnyOf(filter.key, [filter.value])] } };
     case 'nin':
       return filter.values.length === 0
         ? hasKey(filter.key)
-        : { bool: { filter: [hasKey(filter.key)], must_not: [anyOf(filter.key, filter.values)] } };
+        : { bool: { filter: [hasKey(filter.key)], must_not: [layout.holdsAnyOf(filter.key, filter.values)] } };
     case 'gt':
     case 'gte':
     case 'lt':
-    case 'lte': {
-      const isDate = typeof filter.value === 'object';
-      const field = metadataField(isDate ? 'date' : 'num', filter.key);
-      return { range: { [field]: { [filter.op]: typeof filter.value === 'object' ? filter.value.date : filter.value } } };
-    }
+    case 'lte':
+      return layout.inRange(filter.key, filter.op, filter.value);
     case 'exists':
       return filter.value ? hasKey(filter.key) : { bool: { must_not: [hasKey(filter.key)] } };
   }

@@ -17,6 +17,7 @@ import {
   type HybridTuning,
 } from './fusion.ts';
 import { metadataFilterQuery, type MetadataFilter } from './metadataFilter.ts';
+import { metadataLayoutOf } from './metadataLayouts.ts';
 
 /** Fields BM25 searches by default (KBQA_BM25_FIELDS): the chunk text and its document's title. */
 export const LEXICAL_FIELDS = multiMatchFields(DEFAULT_HYBRID_TUNING.bm25Fields);
@@ -96,9 +97,10 @@ interface SearchResponse {
  * this one: Lucene's k-NN search then explores the HNSW graph for the k nearest chunks that pass (exact search when
  * few do), so each side ranks filtered chunks only, before fusion, and a page comes back full whenever enough match.
  */
-function chunkFilter(request: RetrievalRequest) {
+function chunkFilter(request: RetrievalRequest, index: string) {
   const kbs = { terms: { knowledge_base_id: request.knowledgeBaseIds } };
-  const filter = request.filters ? [kbs, metadataFilterQuery(request.filters)] : [kbs];
+  // The metadata as the searched index stores it: a v1 index (not yet migrated) in fields of its own (metadataLayouts.ts).
+  const filter = request.filters ? [kbs, metadataFilterQuery(request.filters, metadataLayoutOf(index))] : [kbs];
   if (!request.hidden?.length) return filter.length === 1 ? kbs : { bool: { filter } };
   const versionIds = request.hidden.filter((hidden) => hidden.version > 0).map((hidden) => documentVersionId(hidden.document_id, hidden.version));
   const legacy = request.hidden.filter((hidden) => hidden.version === 0).map((hidden) => chunkVersionQuery(hidden.document_id, 0));
@@ -151,11 +153,11 @@ export async function lexicalQueryText(
     .join(' ');
 }
 
-function lexicalQuery(request: RetrievalRequest, text: string, fields: Bm25Field[]) {
+function lexicalQuery(request: RetrievalRequest, index: string, text: string, fields: Bm25Field[]) {
   return {
     bool: {
       must: { multi_match: { query: text, fields: multiMatchFields(fields) } },
-      filter: chunkFilter(request),
+      filter: chunkFilter(request, index),
     },
   };
 }
@@ -199,8 +201,8 @@ for (int s = 0; s < sentences; s++) {
 return _score + params.weight * (sentences == 0 ? _score : (1 + best) / 2);
 `;
 
-function vectorQuery(request: RetrievalRequest, k: number, sentenceWeight: number) {
-  const knn = { knn: { embedding: { vector: request.vector, k, filter: chunkFilter(request) } } };
+function vectorQuery(request: RetrievalRequest, index: string, k: number, sentenceWeight: number) {
+  const knn = { knn: { embedding: { vector: request.vector, k, filter: chunkFilter(request, index) } } };
   if (sentenceWeight === 0) return knn;
   return { script_score: { query: knn, script: { source: SENTENCE_SCORE, params: { weight: sentenceWeight, question: request.vector } } } };
 }
@@ -308,7 +310,7 @@ export async function hybridSearch(
       ...(inline ? { search_pipeline: renderHybridPipeline(tuning, withSideRanks) } : {}),
       size: request.size,
       _source: request.rankingOnly ? RANKING_FIELDS : RETURNED_FIELDS,
-      query: { hybrid: { pagination_depth: paginationDepth, queries: [lexicalQuery(request, text, tuning.bm25Fields), vectorQuery(request, k, tuning.sentenceWeight)] } },
+      query: { hybrid: { pagination_depth: paginationDepth, queries: [lexicalQuery(request, alias, text, tuning.bm25Fields), vectorQuery(request, alias, k, tuning.sentenceWeight)] } },
     },
   });
   const hits = await withVectors(client, alias, response.hits.hits, request);
@@ -329,7 +331,7 @@ export async function lexicalSearch(
     body: {
       size: request.size,
       _source: request.rankingOnly ? RANKING_FIELDS : RETURNED_FIELDS,
-      query: lexicalQuery(request, await lexicalQueryText(client, alias, request.text, fields), fields),
+      query: lexicalQuery(request, alias, await lexicalQueryText(client, alias, request.text, fields), fields),
     },
   });
   return (await withVectors(client, alias, response.hits.hits, request)).map((hit, index) => toChunk(hit, request, { bm25: index + 1, vector: null }));
@@ -346,7 +348,7 @@ export async function vectorSearch(
     body: {
       size: request.size,
       _source: request.rankingOnly ? RANKING_FIELDS : RETURNED_FIELDS,
-      query: vectorQuery(request, Math.max(request.size, request.depth), sentenceWeight),
+      query: vectorQuery(request, alias, Math.max(request.size, request.depth), sentenceWeight),
     },
   });
   return (await withVectors(client, alias, response.hits.hits, request)).map((hit, index) => toChunk(hit, request, { bm25: null, vector: index + 1 }));

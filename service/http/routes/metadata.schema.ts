@@ -25,6 +25,10 @@ export const FILTER_LIMITS = {
   conditions: 64,
   /** Values of one $in / $nin. */
   values: 100,
+  /** UTF-8 bytes of one string value: a stored string is never longer (METADATA_LIMITS.valueBytes), so none longer can match. */
+  valueBytes: METADATA_LIMITS.valueBytes,
+  /** UTF-8 bytes of all the filter's string values: with the counts above, what bounds the query sent to OpenSearch. */
+  totalValueBytes: 32 * 1024,
 } as const;
 
 /** ASCII letters, digits, `_`, `.`, `-`: safe as a field name part, never an operator (those start with `$`). */
@@ -127,8 +131,22 @@ class FilterProblem extends Error {
 const isScalar = (value: unknown): value is FilterScalar =>
   typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) || typeof value === 'boolean';
 
+const VALUE_TOO_LONG = `must be at most ${FILTER_LIMITS.valueBytes} bytes (UTF-8): a stored value is never longer`;
+
+/** A string's UTF-8 bytes, or more than the value limit (without measuring a long one: each character is a byte or more). */
+const valueBytes = (value: string): number => (value.length > FILTER_LIMITS.valueBytes ? FILTER_LIMITS.valueBytes + 1 : Buffer.byteLength(value, 'utf8'));
+
 class FilterParser {
   conditions = 0;
+  bytes = 0;
+
+  /** Counts a condition's string values against the filter's total (each already within the value limit). */
+  countBytes(path: string[], values: FilterScalar[]): void {
+    for (const value of values) if (typeof value === 'string') this.bytes += valueBytes(value);
+    if (this.bytes > FILTER_LIMITS.totalValueBytes) {
+      throw new FilterProblem(path, `too many value bytes: a filter's values hold at most ${FILTER_LIMITS.totalValueBytes} bytes (UTF-8) in all`);
+    }
+  }
 
   count(path: string[]): void {
     this.conditions += 1;
@@ -173,6 +191,8 @@ class FilterParser {
   field(key: string, value: unknown, path: string[]): MetadataFilter[] {
     if (isScalar(value)) {
       this.count(path);
+      if (typeof value === 'string' && valueBytes(value) > FILTER_LIMITS.valueBytes) throw new FilterProblem(path, VALUE_TOO_LONG);
+      this.countBytes(path, [value]);
       return [{ op: 'eq', key, value }];
     }
     if (Array.isArray(value)) throw new FilterProblem(path, 'must be a string, number or boolean, or an object of operators (to match any of several values use { "$in": [ … ] })');
@@ -185,7 +205,10 @@ class FilterParser {
         throw new FilterProblem(at, `is not an operator: use one of ${FIELD_OPERATORS.join(', ')}${operator.startsWith('$') ? '' : ' (metadata is flat: no nested keys)'}`);
       }
       this.count(at);
-      return this.condition(key, operator as FieldOperator, operand, at);
+      const condition = this.condition(key, operator as FieldOperator, operand, at);
+      if ('values' in condition) this.countBytes(at, condition.values);
+      else if ('value' in condition && typeof condition.value === 'string') this.countBytes(at, [condition.value]);
+      return condition;
     });
   }
 
@@ -194,6 +217,7 @@ class FilterParser {
       case '$eq':
       case '$ne':
         if (!isScalar(operand)) throw new FilterProblem(path, 'must be a string, number or boolean');
+        if (typeof operand === 'string' && valueBytes(operand) > FILTER_LIMITS.valueBytes) throw new FilterProblem(path, VALUE_TOO_LONG);
         return { op: operator === '$eq' ? 'eq' : 'ne', key, value: operand };
       case '$in':
       case '$nin': {
@@ -202,6 +226,7 @@ class FilterParser {
         }
         operand.forEach((item: unknown, index) => {
           if (!isScalar(item)) throw new FilterProblem([...path, String(index)], 'must be a string, number or boolean');
+          if (typeof item === 'string' && valueBytes(item) > FILTER_LIMITS.valueBytes) throw new FilterProblem([...path, String(index)], VALUE_TOO_LONG);
         });
         return { op: operator === '$in' ? 'in' : 'nin', key, values: operand as FilterScalar[] };
       }
@@ -230,6 +255,9 @@ function parseFilter(input: unknown): MetadataFilter {
   return new FilterParser().filter(input, [], 0);
 }
 
+/** A value $eq, $ne, $in and $nin compare with, in the OpenAPI description (maxLength counts characters, a lower bound of bytes). */
+const FILTER_SCALAR = { anyOf: [{ type: 'string' as const, maxLength: FILTER_LIMITS.valueBytes }, { type: 'number' as const }, { type: 'boolean' as const }] };
+
 /**
  * A metadata filter, in the operator syntax of Pinecone, Chroma and LangChain: `{ "team": "alpha" }` is
  * `{ "team": { "$eq": "alpha" } }`; $eq $ne $in $nin $gt $gte $lt $lte $exists under a key; several entries in
@@ -249,7 +277,7 @@ export const metadataFilter = z
   .meta({
     id: 'MetadataFilter',
     description:
-      'Metadata filter (Pinecone/Chroma syntax). `{"team": "alpha"}` is shorthand for `{"team": {"$eq": "alpha"}}`. Under a key: $eq, $ne (string, number or boolean), $in, $nin (arrays of at most 100), $gt, $gte, $lt, $lte (a number or an ISO 8601 date), $exists (boolean). Several entries in one object all hold; $and and $or take non-empty arrays of filters, $not a filter. At most 8 levels of nesting and 64 operator clauses.',
+      'Metadata filter (Pinecone/Chroma syntax). `{"team": "alpha"}` is shorthand for `{"team": {"$eq": "alpha"}}`. Under a key: $eq, $ne (string, number or boolean), $in, $nin (arrays of at most 100), $gt, $gte, $lt, $lte (a number or an ISO 8601 date), $exists (boolean). Several entries in one object all hold; $and and $or take non-empty arrays of filters, $not a filter. At most 8 levels of nesting and 64 operator clauses; a string value at most 1,024 bytes (UTF-8), all of them at most 32,768.',
     override: {
       type: 'object',
       properties: {
@@ -259,7 +287,7 @@ export const metadataFilter = z
       },
       additionalProperties: {
         anyOf: [
-          { type: 'string' },
+          { type: 'string', maxLength: FILTER_LIMITS.valueBytes },
           { type: 'number' },
           { type: 'boolean' },
           {
@@ -267,10 +295,10 @@ export const metadataFilter = z
             minProperties: 1,
             additionalProperties: false,
             properties: {
-              $eq: { anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }] },
-              $ne: { anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }] },
-              $in: { type: 'array', maxItems: FILTER_LIMITS.values, items: { anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }] } },
-              $nin: { type: 'array', maxItems: FILTER_LIMITS.values, items: { anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }] } },
+              $eq: FILTER_SCALAR,
+              $ne: FILTER_SCALAR,
+              $in: { type: 'array', maxItems: FILTER_LIMITS.values, items: FILTER_SCALAR },
+              $nin: { type: 'array', maxItems: FILTER_LIMITS.values, items: FILTER_SCALAR },
               $gt: { anyOf: [{ type: 'number' }, { type: 'string', format: 'date-time' }, { type: 'string', format: 'date' }] },
               $gte: { anyOf: [{ type: 'number' }, { type: 'string', format: 'date-time' }, { type: 'string', format: 'date' }] },
               $lt: { anyOf: [{ type: 'number' }, { type: 'string', format: 'date-time' }, { type: 'string', format: 'date' }] },

@@ -67,8 +67,12 @@ export function relevanceFloorFor(floors: Config['retrieval'], embedder: string)
   return embedder === BGE_SMALL_EN.modelName ? floors.relevanceFloor : floors.openaiRelevanceFloor;
 }
 
+/**
+ * The KBs a question searches: those it names, each reachable (else 403), or its caller's default scope (their own,
+ * the shares they accepted, their organisation's, the library).
+ */
 export async function resolveSearchedKnowledgeBases(store: Store, user: Principal, requested: string[] | undefined): Promise<string[]> {
-  if (requested === undefined) return store.listReachableKnowledgeBaseIds(user);
+  if (requested === undefined) return store.listDefaultScopeKnowledgeBaseIds(user);
   const unique = [...new Set(requested)];
   return authorizeQuery(user, requested, await store.findLiveKnowledgeBases(unique));
 }

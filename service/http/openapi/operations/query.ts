@@ -8,7 +8,7 @@ const KB_ID = '3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60';
 
 export const QUERY_FIELD_DOCS = {
   query: { description: 'The natural-language question, 1–4000 characters', example: 'When do new starters get their laptop?' },
-  knowledge_base_ids: { description: 'Restricts retrieval to these KBs (1–100, each reachable by the key). Omitted: every KB the key can reach', example: [KB_ID] },
+  knowledge_base_ids: { description: 'Restricts retrieval to these KBs (1–100, each reachable by the key; a KB shared with the caller and not yet accepted is searched only when named here). Omitted: the default scope, every KB the key can reach except shares not yet accepted (POST /api/v1/knowledge-bases/{id}/membership/accept)', example: [KB_ID] },
   model: { description: 'Answer model: one of `GET /api/v1/models` (`default_model` when omitted)', example: 'kbqa-extractive' },
   max_results: { description: 'Maximum retrieved chunks used to ground the answer, 1–50', example: 8 },
   include_chunks: { description: 'When true, the retrieved chunks come back in `chunks` (for debugging retrieval)', example: false },

@@ -1,7 +1,7 @@
 // Issue 22 item 4: a share an owner makes is an invitation. Until its recipient accepts, the KB is listed to them
 // (role `viewer`) and searched only when named in `knowledge_base_ids`, never in their default scope; accepting
 // puts it there; leaving (or declining) removes it. A share an operator makes with `kbqa kbs share` is in force at
-// once.
+// once. Caps: KBs one owner may have, KBs one query searches.
 import anyTest, { type TestFn } from 'ava';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createApiKey } from '../service/commands/apiKeys.ts';
 import { makeUser, makeWebUser, TEST_PASSWORD, type TestUser } from './factories/accounts.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { serveVariant, startTestApp, type TestApp } from './helpers/app.ts';
+import { callJson } from './helpers/http.ts';
 import { WebClient } from './helpers/webClient.ts';
 
 interface Context {
@@ -162,6 +163,48 @@ test('a share an operator makes with `kbqa kbs share` is in force at once', asyn
   const byDefault = await ask(app, bob);
   t.true(byDefault.knowledge_base_ids.includes(kb.id));
   t.true(cites(byDefault, documentId));
+});
+
+test('cap on KBs per owner: creating one more than the limit is 409 naming the limit, and nothing is created', async (t) => {
+  const { app } = t.context;
+  const variant = await serveVariant(app.deps, (config) => ({ ...config, knowledgeBases: { ...config.knowledgeBases, maxPerOwner: 3 } }));
+  t.teardown(() => variant.close());
+  const owner = await makeUser(app.deps.store, { label: 'kb-cap' });
+  // The default KB is the first of the three.
+  for (const name of ['second', 'third']) {
+    t.is((await callJson(variant.baseUrl, 'POST', '/api/v1/knowledge-bases', { key: owner.key, body: { name } })).status, 201, name);
+  }
+  const refused = await callJson(variant.baseUrl, 'POST', '/api/v1/knowledge-bases', { key: owner.key, body: { name: 'fourth' } });
+  t.is(refused.status, 409);
+  t.is(refused.body.error.code, 'conflict');
+  t.regex(refused.body.error.message, /3/);
+  t.regex(refused.body.error.message, /KBQA_MAX_KNOWLEDGE_BASES_PER_OWNER/);
+  const listed = (await app.call('GET', '/api/v1/knowledge-bases', { key: owner.key })).body.knowledge_bases;
+  t.is(listed.filter((entry: { role: string }) => entry.role === 'owner').length, 3);
+});
+
+test('cap on KBs per query: a default scope beyond it is 400 asking for knowledge_base_ids; naming up to it works', async (t) => {
+  const { app } = t.context;
+  const variant = await serveVariant(app.deps, (config) => ({ ...config, knowledgeBases: { ...config.knowledgeBases, maxSearchedPerQuery: 2 } }));
+  t.teardown(() => variant.close());
+  const user = await makeUser(app.deps.store, { label: 'query-cap' });
+  const ids = [user.defaultKnowledgeBaseId];
+  for (const name of ['second', 'third']) {
+    ids.push((await app.call('POST', '/api/v1/knowledge-bases', { key: user.key, body: { name } })).body.knowledge_base.id);
+  }
+  const query = (body: object) => callJson(variant.baseUrl, 'POST', '/api/v1/query', { key: user.key, body: { query: 'anything at all', ...body } });
+
+  const byDefault = await query({});
+  t.is(byDefault.status, 400);
+  t.is(byDefault.body.error.code, 'bad_request');
+  t.regex(byDefault.body.error.message, /^knowledge_base_ids: /);
+  t.regex(byDefault.body.error.message, /KBQA_MAX_SEARCHED_KNOWLEDGE_BASES/);
+  t.is((await query({ knowledge_base_ids: ids.slice(0, 2) })).status, 200);
+  const tooMany = await query({ knowledge_base_ids: ids });
+  t.is(tooMany.status, 400);
+  t.regex(tooMany.body.error.message, /^knowledge_base_ids: .*2/);
+  const search = await callJson(variant.baseUrl, 'POST', '/api/v1/search', { key: user.key, body: { query: 'anything at all' } });
+  t.is(search.status, 400, '/search has the same default scope and the same cap');
 });
 
 test('a share stored before invitations existed (no accepted_user_ids) is pending: listed, out of the default scope, acceptable', async (t) => {

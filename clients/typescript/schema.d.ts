@@ -1028,6 +1028,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The caller has as many KBs as one owner may (KBQA_MAX_KNOWLEDGE_BASES_PER_OWNER, 1000 by default; soft-deleted ones count until purged). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "knowledge bases: you have 1000, the most one owner may have (1000, KBQA_MAX_KNOWLEDGE_BASES_PER_OWNER); delete one permanently first (soft-deleted ones count until purged)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request body exceeds KBQA_MAX_BODY_BYTES (10 MiB by default). */
             413: {
                 headers: {
@@ -2812,7 +2829,7 @@ export interface operations {
                      */
                     query: string;
                     /**
-                     * @description Restricts retrieval to these KBs (1–100, each reachable by the key; a KB shared with the caller and not yet accepted is searched only when named here). Omitted: the default scope, every KB the key can reach except shares not yet accepted (POST /api/v1/knowledge-bases/{id}/membership/accept)
+                     * @description Restricts retrieval to these KBs (1–100, at most KBQA_MAX_SEARCHED_KNOWLEDGE_BASES, each reachable by the key; a KB shared with the caller and not yet accepted is searched only when named here). Omitted: the default scope, every KB the key can reach except shares not yet accepted (POST /api/v1/knowledge-bases/{id}/membership/accept); more of them than KBQA_MAX_SEARCHED_KNOWLEDGE_BASES (100 by default) is a 400 asking to name them
                      * @example [
                      *       "3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60"
                      *     ]
@@ -2924,7 +2941,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description A body that is not valid: the message names the field (an unknown `model` lists those offered). */
+            /** @description A body that is not valid: the message names the field (an unknown `model` lists those offered); also `knowledge_base_ids` omitted while more KBs are in the default scope than one question searches. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3070,7 +3087,7 @@ export interface operations {
                      */
                     query: string;
                     /**
-                     * @description Restricts retrieval to these KBs (1–100, each reachable by the key; a KB shared with the caller and not yet accepted is searched only when named here). Omitted: the default scope, every KB the key can reach except shares not yet accepted (POST /api/v1/knowledge-bases/{id}/membership/accept)
+                     * @description Restricts retrieval to these KBs (1–100, at most KBQA_MAX_SEARCHED_KNOWLEDGE_BASES, each reachable by the key; a KB shared with the caller and not yet accepted is searched only when named here). Omitted: the default scope, every KB the key can reach except shares not yet accepted (POST /api/v1/knowledge-bases/{id}/membership/accept); more of them than KBQA_MAX_SEARCHED_KNOWLEDGE_BASES (100 by default) is a 400 asking to name them
                      * @example [
                      *       "3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60"
                      *     ]

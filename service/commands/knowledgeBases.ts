@@ -1,6 +1,6 @@
 // Knowledge-base use cases: create, list, get, delete (soft or permanent), restore, purge, sharing.
 import { randomUUID } from 'node:crypto';
-import { BadRequestError, NotFoundError } from '../errors.ts';
+import { BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
 import type { OrganisationRecord, UserRecord } from '../store/index.ts';
 import {
   authorizeCurateLibrary,
@@ -43,7 +43,22 @@ export function newKnowledgeBaseRecord(ownerId: string, name: string, descriptio
   };
 }
 
-export async function createKnowledgeBase(store: Store, user: Principal, input: { name: string; description?: string }) {
+/**
+ * A KB owned by the caller, unless they have `maxPerOwner` already (409). Counted before the insert, without a
+ * transaction: requests racing past the count may each add one.
+ */
+export async function createKnowledgeBase(
+  store: Store,
+  user: Principal,
+  input: { name: string; description?: string },
+  maxPerOwner: number,
+) {
+  const owned = await store.countKnowledgeBasesOwnedBy(user._id);
+  if (owned >= maxPerOwner) {
+    throw new ConflictError(
+      `knowledge bases: you have ${owned}, the most one owner may have (${maxPerOwner}, KBQA_MAX_KNOWLEDGE_BASES_PER_OWNER); delete one permanently first (soft-deleted ones count until purged)`,
+    );
+  }
   const record = newKnowledgeBaseRecord(user._id, input.name, input.description ?? '', false);
   await store.insertKnowledgeBase(record);
   return record;

@@ -80,13 +80,19 @@ export function knowledgeBasesStore(collections: Collections) {
       return records.map((record) => record._id);
     },
 
-    /** The ids a question without `knowledge_base_ids` searches, newest first. */
-    listDefaultScopeKnowledgeBaseIds: async (reader: Reader): Promise<string[]> => {
+    /**
+     * The ids a question without `knowledge_base_ids` searches, newest first, at most `max + 1` of them: one more
+     * than a query may search tells the caller there are too many without reading them all.
+     */
+    listDefaultScopeKnowledgeBaseIds: async (reader: Reader, max: number): Promise<string[]> => {
       const records = await storeCall(() =>
-        knowledgeBases.find(inDefaultScopeOf(reader), { projection: { _id: 1 } }).sort(NEWEST_FIRST).toArray(),
+        knowledgeBases.find(inDefaultScopeOf(reader), { projection: { _id: 1 } }).sort(NEWEST_FIRST).limit(max + 1).toArray(),
       );
       return records.map((record) => record._id);
     },
+
+    /** KBs an owner has, soft-deleted ones included (they keep their data until purged, and may be restored). */
+    countKnowledgeBasesOwnedBy: (ownerId: string) => storeCall(() => knowledgeBases.countDocuments({ owner_id: ownerId })),
 
     async softDeleteKnowledgeBase(id: string, at: Date): Promise<boolean> {
       const result = await storeCall(() => knowledgeBases.updateOne({ _id: id, deleted_at: null }, { $set: { deleted_at: at } }));

@@ -39,7 +39,7 @@ export function knowledgeBaseRoutes(deps: AppDeps): Router<AppState> {
 
   router.post('/knowledge-bases', authenticated(async (ctx, caller) => {
     const input = parseInput(createKnowledgeBaseBody, ctx.request.body, 'body');
-    const record = await createKnowledgeBase(deps.store, caller.user, input);
+    const record = await createKnowledgeBase(deps.store, caller.user, input, deps.config.knowledgeBases.maxPerOwner);
     ctx.status = 201;
     ctx.body = { knowledge_base: presentCreatedKnowledgeBase(record) } satisfies z.input<typeof knowledgeBaseCreatedResponse>;
   }));

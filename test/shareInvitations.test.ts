@@ -7,8 +7,11 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { shareKnowledgeBase } from '../service/commands/accounts.ts';
 import { createApiKey } from '../service/commands/apiKeys.ts';
-import { makeUser, makeWebUser, TEST_PASSWORD, type TestUser } from './factories/accounts.ts';
+import { newKnowledgeBaseRecord } from '../service/commands/knowledgeBases.ts';
+import { inDefaultScope, isPendingShare } from '../service/policies/knowledgeBases.ts';
+import { addOrganisationMember, makeOrganisation, makeUser, makeWebUser, TEST_PASSWORD, type TestUser } from './factories/accounts.ts';
 import { serveVariant, startTestApp, type TestApp } from './helpers/app.ts';
 import { callJson } from './helpers/http.ts';
 import { WebClient } from './helpers/webClient.ts';
@@ -222,4 +225,41 @@ test('a share stored before invitations existed (no accepted_user_ids) is pendin
   t.false((await ask(app, bob)).knowledge_base_ids.includes(kb.id));
   t.is((await app.call('POST', `/api/v1/knowledge-bases/${kb.id}/membership/accept`, { key: bob.key })).status, 200);
   t.true(cites(await ask(app, bob), documentId));
+});
+
+test("the store's default-scope filter selects exactly the KBs the policy puts in the default scope", async (t) => {
+  const { app } = t.context;
+  const { store } = app.deps;
+  const organisation = await makeOrganisation(store);
+  const owner = await makeUser(store, { label: 'scope-owner', organisation });
+  const reader = await makeUser(store, { label: 'scope-reader', organisation });
+  const kbs: Record<string, string> = {};
+  for (const name of ['pending', 'accepted', 'organisation', 'pending and organisation', 'private']) {
+    const record = newKnowledgeBaseRecord(owner.id, name, '', false);
+    await store.insertKnowledgeBase(record);
+    kbs[name] = record._id;
+  }
+  await store.addSharedUser(kbs.pending!, reader.id, false);
+  await store.addSharedUser(kbs['pending and organisation']!, reader.id, false);
+  await shareKnowledgeBase(store, kbs.accepted!, { email: reader.email }, true);
+  await shareKnowledgeBase(store, kbs.organisation!, { organisation }, true);
+  await shareKnowledgeBase(store, kbs['pending and organisation']!, { organisation }, true);
+  await addOrganisationMember(store, organisation, reader.email);
+
+  const principal = (await store.findUserById(reader.id))!;
+  const listed = new Set(await store.listDefaultScopeKnowledgeBaseIds(principal, 1000));
+  const scope: Record<string, [boolean, boolean, boolean]> = {};
+  for (const [name, id] of [...Object.entries(kbs), ['own default', reader.defaultKnowledgeBaseId] as const]) {
+    const record = (await store.findLiveKnowledgeBase(id))!;
+    scope[name] = [listed.has(id), inDefaultScope(principal, record), isPendingShare(principal, record)];
+  }
+  // [listed by the store, in scope by the policy, marked pending]
+  t.deepEqual(scope, {
+    pending: [false, false, true],
+    accepted: [true, true, false],
+    organisation: [true, true, false],
+    'pending and organisation': [true, true, false],
+    private: [false, false, false],
+    'own default': [true, true, false],
+  });
 });

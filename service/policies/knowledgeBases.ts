@@ -23,7 +23,8 @@ export function roleOf(user: Principal, knowledgeBase: KnowledgeBaseRecord): Kno
 export function inDefaultScope(user: Principal, knowledgeBase: KnowledgeBaseRecord): boolean {
   if (knowledgeBase.deleted_at !== null) return false;
   if (knowledgeBase.owner_id === user._id) return true;
-  if (knowledgeBase.shared_user_ids.includes(user._id) && (knowledgeBase.accepted_user_ids ?? []).includes(user._id)) return true;
+  const accepted = knowledgeBase.accepted_user_ids ?? [];
+  if (knowledgeBase.shared_user_ids.includes(user._id) && accepted.includes(user._id)) return true;
   if (user.organisation_id !== null && knowledgeBase.shared_organisation_ids.includes(user.organisation_id)) return true;
   return knowledgeBase.is_library;
 }

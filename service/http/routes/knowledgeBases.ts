@@ -32,7 +32,9 @@ export function knowledgeBaseRoutes(deps: AppDeps): Router<AppState> {
     const { items, nextCursor } = await listKnowledgeBases(deps.store, caller.user, page);
     const marks = ctx.state.realm === 'web';
     ctx.body = {
-      knowledge_bases: items.map((item) => withPendingMark(presentKnowledgeBaseListItem(item.record, item.role, item.documentCount), item.pending, marks)),
+      knowledge_bases: items.map((item) =>
+        withPendingMark(presentKnowledgeBaseListItem(item.record, item.role, item.documentCount), item.pending, marks),
+      ),
       ...(page.limit !== undefined ? { next_cursor: nextCursor } : {}),
     } satisfies z.input<typeof knowledgeBaseListResponse>;
   }));
@@ -46,7 +48,8 @@ export function knowledgeBaseRoutes(deps: AppDeps): Router<AppState> {
 
   router.get('/knowledge-bases/:id', authenticated(async (ctx, caller) => {
     const { record, role, pending } = await getKnowledgeBase(deps.store, caller.user, ctx.params.id);
-    ctx.body = { knowledge_base: withPendingMark(presentKnowledgeBase(record, role), pending, ctx.state.realm === 'web') } satisfies z.input<typeof knowledgeBaseResponse>;
+    const presented = withPendingMark(presentKnowledgeBase(record, role), pending, ctx.state.realm === 'web');
+    ctx.body = { knowledge_base: presented } satisfies z.input<typeof knowledgeBaseResponse>;
   }));
 
   router.delete('/knowledge-bases/:id', authenticated(async (ctx, caller) => {

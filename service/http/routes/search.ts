@@ -9,7 +9,12 @@ import { searchBody } from './search.schema.ts';
 
 export function searchRoutes(deps: AppDeps): Router<AppState> {
   const router = newRouter();
-  const searchDeps = { store: deps.store, search: deps.search, rag: deps.rag, maxSearchedKnowledgeBases: deps.config.knowledgeBases.maxSearchedPerQuery };
+  const searchDeps = {
+    store: deps.store,
+    search: deps.search,
+    rag: deps.rag,
+    maxSearchedKnowledgeBases: deps.config.knowledgeBases.maxSearchedPerQuery,
+  };
 
   router.post('/search', authenticated(async (ctx, caller) => {
     const input = parseInput(searchBody, ctx.request.body, 'body');

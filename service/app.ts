@@ -11,6 +11,7 @@ import { requestMetrics } from './http/middleware/requestMetrics.ts';
 import { documentRoutes } from './http/routes/documents.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { knowledgeBaseRoutes } from './http/routes/knowledgeBases.ts';
+import { knowledgeBaseMembershipRoutes } from './http/routes/knowledgeBaseMembership.ts';
 import { meRoutes } from './http/routes/me.ts';
 import { queryRoutes } from './http/routes/query.ts';
 import { searchRoutes } from './http/routes/search.ts';
@@ -70,7 +71,15 @@ function callerJsonBody(deps: AppDeps) {
  * presenters. Only the credential differs (an API key or a session cookie), set by the router mounting them.
  */
 function resourceRoutes(deps: AppDeps): Router<AppState>[] {
-  return [meRoutes(), modelRoutes(deps), knowledgeBaseRoutes(deps), documentRoutes(deps), queryRoutes(deps), searchRoutes(deps)];
+  return [
+    meRoutes(),
+    modelRoutes(deps),
+    knowledgeBaseRoutes(deps),
+    knowledgeBaseMembershipRoutes(deps),
+    documentRoutes(deps),
+    queryRoutes(deps),
+    searchRoutes(deps),
+  ];
 }
 
 /** The Developer API under /api/v1: authentication, then the JSON body parser, then the resource routes. */

@@ -128,6 +128,10 @@ const environmentSchema = z.object({
   // Objects and arrays inside one another in a JSON body (the deepest metadata filter needs about 20).
   KBQA_MAX_JSON_DEPTH: integer(32, 8, 1_000),
   KBQA_MAX_CONTENT_BYTES: integer(5 * MiB, 1, 1024 * MiB),
+  // KBs one owner may have (soft-deleted ones count until purged), and KBs one question may search, named or by
+  // default: each KB is a term of the query's filter and a lookup of its hidden versions (README, "Security").
+  KBQA_MAX_KNOWLEDGE_BASES_PER_OWNER: integer(1_000, 1, 100_000),
+  KBQA_MAX_SEARCHED_KNOWLEDGE_BASES: integer(100, 1, 100),
   // PDFs (web app uploads): the file size, the page count and the extraction time allowed.
   KBQA_MAX_UPLOAD_BYTES: integer(50 * MiB, 1024, 4096 * MiB),
   KBQA_PDF_MAX_PAGES: integer(2_000, 1, 100_000),
@@ -252,6 +256,8 @@ export interface Config {
   };
   /** How long a soft-deleted KB can be restored by its owner; `kbqa kbs purge` removes it after that. */
   deletedRetentionMs: number;
+  /** KBs one owner may have; KBs one query searches (named, or its default scope). */
+  knowledgeBases: { maxPerOwner: number; maxSearchedPerQuery: number };
   answerModels: {
     defaultModel: string;
     available: string[];
@@ -437,6 +443,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       },
     },
     deletedRetentionMs: env.KBQA_DELETED_RETENTION_DAYS * 86_400_000,
+    knowledgeBases: { maxPerOwner: env.KBQA_MAX_KNOWLEDGE_BASES_PER_OWNER, maxSearchedPerQuery: env.KBQA_MAX_SEARCHED_KNOWLEDGE_BASES },
     answerModels: { defaultModel, available, openai },
   };
 }

@@ -82,7 +82,7 @@ test.before(async (t) => {
   const app = await startTestApp();
   const owner = await makeUser(app.deps.store, { label: 'auth-owner' });
   const user = await app.deps.store.findUserById(owner.id);
-  const target = (await createKnowledgeBase(app.deps.store, user!, { name: 'auth target' }))._id;
+  const target = (await createKnowledgeBase(app.deps.store, user!, { name: 'auth target' }, app.deps.config.knowledgeBases.maxPerOwner))._id;
   const revoked = await makeUser(app.deps.store, { label: 'auth-revoked' });
   const before = await app.call('GET', '/api/v1/me', { key: revoked.key });
   await revokeApiKey(app.deps.store, revoked.keyId);
@@ -118,7 +118,7 @@ for (const endpoint of ENDPOINTS) {
     const { app, owner } = t.context;
     const user = await app.deps.store.findUserById(owner.id);
     // Each test gets its own KB, so the DELETE case does not disturb the others.
-    const kb = (await createKnowledgeBase(app.deps.store, user!, { name: `valid ${endpoint.name}` }))._id;
+    const kb = (await createKnowledgeBase(app.deps.store, user!, { name: `valid ${endpoint.name}` }, app.deps.config.knowledgeBases.maxPerOwner))._id;
     const response = await callWithHeader(app, endpoint, kb, `Bearer ${owner.key}`);
     t.is(response.status, endpoint.okStatus, JSON.stringify(response.body));
     t.is(typeof response.body, 'object');

@@ -81,7 +81,7 @@ test('a query naming 100 knowledge bases resolves them in one store round trip, 
   const counted = await openStore(app.deps.config.mongodb.url, app.deps.config.mongodb.timeoutMs, { onCommand: (name) => commands.push(name) });
   try {
     commands.length = 0;
-    const resolved = await resolveSearchedKnowledgeBases(counted, { _id: user.id, email: user.email, organisation_id: null }, ids);
+    const resolved = await resolveSearchedKnowledgeBases(counted, { _id: user.id, email: user.email, organisation_id: null }, ids, 100);
     t.is(resolved.length, 100);
     t.deepEqual(commands, ['find'], `store commands: ${commands.join(', ')}`);
   } finally {

@@ -81,7 +81,7 @@ test('sharing: owners share with a user by email and unshare; the viewer reads b
   const shared = await owner.call('POST', `/api/web/knowledge-bases/${kb.id}/sharing/users`, { body: { email: viewerUser.email.toUpperCase() } });
   t.deepEqual([shared.status, shared.body], [201, { user: { id: viewerUser.id, email: viewerUser.email } }]);
   t.deepEqual((await owner.call('GET', `/api/web/knowledge-bases/${kb.id}/sharing`)).body, {
-    users: [{ id: viewerUser.id, email: viewerUser.email }],
+    users: [{ id: viewerUser.id, email: viewerUser.email, pending: true }],
     organisation: null,
     is_library: false,
   });

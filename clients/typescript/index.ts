@@ -11,6 +11,7 @@ export type Me = Schemas['Me'];
 export type KnowledgeBase = Schemas['KnowledgeBase'];
 export type KnowledgeBaseListItem = Schemas['KnowledgeBaseListItem'];
 export type CreatedKnowledgeBase = Schemas['CreatedKnowledgeBase'];
+export type Membership = Schemas['Membership'];
 export type Document = Schemas['Document'];
 export type DocumentListItem = Schemas['DocumentListItem'];
 export type IngestedDocument = Schemas['IngestedDocument'];

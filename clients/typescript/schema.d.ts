@@ -70,6 +70,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/knowledge-bases/{id}/membership": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get your membership of a knowledge base
+         * @description The caller's role in the KB and whether it is a share waiting for them to accept it (`pending`). A KB an owner shares is an invitation: it is listed to its recipient as `viewer` at once, but searched only when named in `knowledge_base_ids` until they accept it.
+         */
+        get: operations["getKnowledgeBaseMembership"];
+        put?: never;
+        post?: never;
+        /**
+         * Leave a knowledge base shared with you
+         * @description Leaves a KB shared with the caller directly (`viewer`), accepted or not (declining an invitation is the same call): it leaves their list and their questions, and reads of it are 404 afterwards. Owners delete their KBs instead; organisation and library KBs are changed by their owner or an administrator.
+         */
+        delete: operations["leaveKnowledgeBase"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/knowledge-bases/{id}/membership/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept a knowledge base shared with you
+         * @description Puts a KB shared with the caller in the default scope of their questions (those that name no `knowledge_base_ids`). Repeating it, or accepting a KB that reaches the caller otherwise (in that scope already), changes nothing.
+         */
+        post: operations["acceptKnowledgeBase"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/documents": {
         parameters: {
             query?: never;
@@ -371,6 +415,18 @@ export interface components {
              * @example 2026-01-15T09:30:00.000Z
              */
             created_at: string;
+        };
+        /** @description The caller's relation to a KB they reach, and whether it waits for them to accept it. */
+        Membership: {
+            /**
+             * Format: uuid
+             * @description KB id
+             * @example 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60
+             */
+            knowledge_base_id: string;
+            role: components["schemas"]["KnowledgeBaseRole"];
+            /** @description `true`: the KB was shared with the caller and they have not accepted it yet; it is searched only when named in `knowledge_base_ids`. Accepting puts it in the default scope of questions that name no KB. */
+            pending: boolean;
         };
         /** @description A document just ingested and searchable. */
         IngestedDocument: {
@@ -972,6 +1028,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The caller has as many KBs as one owner may (KBQA_MAX_KNOWLEDGE_BASES_PER_OWNER, 1000 by default; soft-deleted ones count until purged). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "knowledge bases: you have 1000, the most one owner may have (1000, KBQA_MAX_KNOWLEDGE_BASES_PER_OWNER); delete one permanently first (soft-deleted ones count until purged)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request body exceeds KBQA_MAX_BODY_BYTES (10 MiB by default). */
             413: {
                 headers: {
@@ -1237,6 +1310,326 @@ export interface operations {
                 };
             };
             /** @description No KB with this id is visible to the key. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "knowledge base 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60 not found"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the message carries the request id to quote. Retry with backoff. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "server_error",
+                     *         "message": "internal error (request id 6a1f0e9c-2b7d-4c1e-8f3a-5d9b0c7e2a41)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (search engine, metadata store, embedder, answer model) is briefly unavailable, or the server is shutting down. Retry with backoff. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "server_error",
+                     *         "message": "the search engine is unavailable; retry later"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getKnowledgeBaseMembership: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description KB id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's membership. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "membership": {
+                     *         "knowledge_base_id": "3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60",
+                     *         "role": "viewer",
+                     *         "pending": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        membership: components["schemas"]["Membership"];
+                    };
+                };
+            };
+            /** @description The API key is missing, malformed, revoked or unknown. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "API key is missing or invalid"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No KB with this id is visible to the key (whether or not it exists). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "knowledge base 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60 not found"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the message carries the request id to quote. Retry with backoff. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "server_error",
+                     *         "message": "internal error (request id 6a1f0e9c-2b7d-4c1e-8f3a-5d9b0c7e2a41)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (search engine, metadata store, embedder, answer model) is briefly unavailable, or the server is shutting down. Retry with backoff. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "server_error",
+                     *         "message": "the search engine is unavailable; retry later"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    leaveKnowledgeBase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description KB id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Left. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "left": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        left: true;
+                    };
+                };
+            };
+            /** @description The API key is missing, malformed, revoked or unknown. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "API key is missing or invalid"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The KB reaches the caller other than by a share to them: they own it, or it is their organisation's or in the library. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "knowledge base 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60: you own it, so you cannot leave it (delete it instead)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No KB with this id is visible to the key (whether or not it exists). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "knowledge base 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60 not found"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the message carries the request id to quote. Retry with backoff. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "server_error",
+                     *         "message": "internal error (request id 6a1f0e9c-2b7d-4c1e-8f3a-5d9b0c7e2a41)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (search engine, metadata store, embedder, answer model) is briefly unavailable, or the server is shutting down. Retry with backoff. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "server_error",
+                     *         "message": "the search engine is unavailable; retry later"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    acceptKnowledgeBase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description KB id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted: the caller's membership, no longer pending. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "membership": {
+                     *         "knowledge_base_id": "3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60",
+                     *         "role": "viewer",
+                     *         "pending": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        membership: components["schemas"]["Membership"];
+                    };
+                };
+            };
+            /** @description The API key is missing, malformed, revoked or unknown. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "API key is missing or invalid"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No KB with this id is visible to the key (whether or not it exists). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2436,7 +2829,7 @@ export interface operations {
                      */
                     query: string;
                     /**
-                     * @description Restricts retrieval to these KBs (1–100, each reachable by the key). Omitted: every KB the key can reach
+                     * @description Restricts retrieval to these KBs (1–100, at most KBQA_MAX_SEARCHED_KNOWLEDGE_BASES, each reachable by the key; a KB shared with the caller and not yet accepted is searched only when named here). Omitted: the default scope, every KB the key can reach except shares not yet accepted (POST /api/v1/knowledge-bases/{id}/membership/accept); more of them than KBQA_MAX_SEARCHED_KNOWLEDGE_BASES (100 by default) is a 400 asking to name them
                      * @example [
                      *       "3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60"
                      *     ]
@@ -2548,7 +2941,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description A body that is not valid: the message names the field (an unknown `model` lists those offered). */
+            /** @description A body that is not valid: the message names the field (an unknown `model` lists those offered); also `knowledge_base_ids` omitted while more KBs are in the default scope than one question searches. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2694,7 +3087,7 @@ export interface operations {
                      */
                     query: string;
                     /**
-                     * @description Restricts retrieval to these KBs (1–100, each reachable by the key). Omitted: every KB the key can reach
+                     * @description Restricts retrieval to these KBs (1–100, at most KBQA_MAX_SEARCHED_KNOWLEDGE_BASES, each reachable by the key; a KB shared with the caller and not yet accepted is searched only when named here). Omitted: the default scope, every KB the key can reach except shares not yet accepted (POST /api/v1/knowledge-bases/{id}/membership/accept); more of them than KBQA_MAX_SEARCHED_KNOWLEDGE_BASES (100 by default) is a 400 asking to name them
                      * @example [
                      *       "3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60"
                      *     ]

@@ -37,7 +37,7 @@ const USAGE = `usage: kbqa <command> [options] [--json]
   keys revoke --id KEY_ID
   orgs create --name N
   orgs add-member --org N --email E
-  kbs share --kb ID (--email E | --org N)     read-only: viewer / org-member
+  kbs share --kb ID (--email E | --org N)     read-only: viewer / org-member, in force at once
   kbs unshare --kb ID (--email E | --org N)
   kbs library --kb ID [--off]
   kbs restore --kb ID                         undo a soft delete

@@ -93,7 +93,9 @@ export async function shareKnowledgeBase(
   await knowledgeBaseForAdmin(store, id);
   if (target.email) {
     const user = await userWithEmail(store, target.email);
-    await store.shareWithUser(id, user._id, shared);
+    // An operator's share is in force at once (no invitation): whoever runs the CLI is trusted to mean it.
+    if (shared) await store.addSharedUser(id, user._id, true);
+    else await store.removeSharedUser(id, user._id);
   } else if (target.organisation) {
     const organisation = await organisationNamed(store, target.organisation);
     await store.shareWithOrganisation(id, organisation._id, shared);

@@ -1,5 +1,6 @@
 // POST /query, one way: resolve the KBs to search, embed the question, ONE hybrid query, the relevance floor; then
 // the passages go to the answer chain, which answers whole (answerQuestion) or piece by piece (streamQuestionAnswer).
+import { BadRequestError } from '../errors.ts';
 import { authorizeQuery } from '../policies/knowledgeBases.ts';
 import type { Config } from '../config.ts';
 import { toPassageDocument } from '../rag/answerChain.ts';
@@ -56,6 +57,8 @@ export interface QueryDeps {
   rag: Rag;
   /** The relevance floor for question vectors of the named embedder (relevanceFloorFor). */
   relevanceFloor: (embedder: string) => number;
+  /** KBs one question searches at most, named or by default (KBQA_MAX_SEARCHED_KNOWLEDGE_BASES). */
+  maxSearchedKnowledgeBases: number;
 }
 
 /**
@@ -67,9 +70,29 @@ export function relevanceFloorFor(floors: Config['retrieval'], embedder: string)
   return embedder === BGE_SMALL_EN.modelName ? floors.relevanceFloor : floors.openaiRelevanceFloor;
 }
 
-export async function resolveSearchedKnowledgeBases(store: Store, user: Principal, requested: string[] | undefined): Promise<string[]> {
-  if (requested === undefined) return store.listReachableKnowledgeBaseIds(user);
+/**
+ * The KBs a question searches: those it names, each reachable (else 403), or its caller's default scope (their own,
+ * the shares they accepted, their organisation's, the library). Either way at most `max`: beyond it a 400 naming
+ * the limit, never a silent cut (an answer from some of the KBs meant would look like an answer from all).
+ */
+export async function resolveSearchedKnowledgeBases(
+  store: Store,
+  user: Principal,
+  requested: string[] | undefined,
+  max: number,
+): Promise<string[]> {
+  const limit = `${max}, KBQA_MAX_SEARCHED_KNOWLEDGE_BASES`;
+  if (requested === undefined) {
+    const inScope = await store.listDefaultScopeKnowledgeBaseIds(user, max);
+    if (inScope.length > max) {
+      throw new BadRequestError(
+        `knowledge_base_ids: required, since more knowledge bases are in your default scope than one question searches (${limit}); name at most ${max}`,
+      );
+    }
+    return inScope;
+  }
   const unique = [...new Set(requested)];
+  if (unique.length > max) throw new BadRequestError(`knowledge_base_ids: one question searches at most ${max} knowledge bases (${limit})`);
   return authorizeQuery(user, requested, await store.findLiveKnowledgeBases(unique));
 }
 
@@ -135,7 +158,7 @@ async function embeddedRetrievalRequest(
 
 async function retrieve(deps: QueryDeps, user: Principal, input: QueryInput): Promise<Retrieval> {
   const model = input.model ?? deps.rag.answerModels.defaultModel;
-  const knowledgeBaseIds = await resolveSearchedKnowledgeBases(deps.store, user, input.knowledge_base_ids);
+  const knowledgeBaseIds = await resolveSearchedKnowledgeBases(deps.store, user, input.knowledge_base_ids, deps.maxSearchedKnowledgeBases);
   const timings: QueryTimings = { embedMs: 0, searchMs: 0, answerMs: 0 };
   const nothing = (fixedAnswer: string, retrieved: RetrievedChunk[]): Retrieval => ({
     model,

@@ -1,13 +1,15 @@
 // Knowledge-base use cases: create, list, get, delete (soft or permanent), restore, purge, sharing.
 import { randomUUID } from 'node:crypto';
-import { BadRequestError, NotFoundError } from '../errors.ts';
+import { BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
 import type { OrganisationRecord, UserRecord } from '../store/index.ts';
 import {
   authorizeCurateLibrary,
+  authorizeLeave,
   authorizeManage,
   authorizePermanentDelete,
   authorizeRead,
   authorizeRestore,
+  isPendingShare,
   roleOf,
   type KnowledgeBaseRole,
 } from '../policies/knowledgeBases.ts';
@@ -20,6 +22,8 @@ export const DEFAULT_KNOWLEDGE_BASE_NAME = 'Default';
 export interface ReachableKnowledgeBase {
   record: KnowledgeBaseRecord;
   role: KnowledgeBaseRole;
+  /** A share the caller has not accepted yet: searched only when named (policies' isPendingShare). */
+  pending: boolean;
   documentCount: number;
 }
 
@@ -32,13 +36,29 @@ export function newKnowledgeBaseRecord(ownerId: string, name: string, descriptio
     is_default: isDefault,
     is_library: false,
     shared_user_ids: [],
+    accepted_user_ids: [],
     shared_organisation_ids: [],
     created_at: new Date(),
     deleted_at: null,
   };
 }
 
-export async function createKnowledgeBase(store: Store, user: Principal, input: { name: string; description?: string }) {
+/**
+ * A KB owned by the caller, unless they have `maxPerOwner` already (409). Counted before the insert, without a
+ * transaction: requests racing past the count may each add one.
+ */
+export async function createKnowledgeBase(
+  store: Store,
+  user: Principal,
+  input: { name: string; description?: string },
+  maxPerOwner: number,
+) {
+  const owned = await store.countKnowledgeBasesOwnedBy(user._id);
+  if (owned >= maxPerOwner) {
+    throw new ConflictError(
+      `knowledge bases: you have ${owned}, the most one owner may have (${maxPerOwner}, KBQA_MAX_KNOWLEDGE_BASES_PER_OWNER); delete one permanently first (soft-deleted ones count until purged)`,
+    );
+  }
   const record = newKnowledgeBaseRecord(user._id, input.name, input.description ?? '', false);
   await store.insertKnowledgeBase(record);
   return record;
@@ -55,6 +75,7 @@ export async function listKnowledgeBases(
     items: items.map((record) => ({
       record,
       role: roleOf(user, record) as KnowledgeBaseRole,
+      pending: isPendingShare(user, record),
       documentCount: counts.get(record._id) ?? 0,
     })),
     nextCursor,
@@ -64,7 +85,7 @@ export async function listKnowledgeBases(
 export async function getKnowledgeBase(store: Store, user: Principal, id: string) {
   const record = await store.findLiveKnowledgeBase(id);
   const role = authorizeRead(user, record, id);
-  return { record: record as KnowledgeBaseRecord, role };
+  return { record: record as KnowledgeBaseRecord, role, pending: isPendingShare(user, record as KnowledgeBaseRecord) };
 }
 
 /**
@@ -129,7 +150,8 @@ export async function restoreOwnKnowledgeBase(store: Store, user: Principal, id:
 
 export interface KnowledgeBaseSharing {
   record: KnowledgeBaseRecord;
-  users: UserRecord[];
+  /** Those shared with, each with whether they have yet to accept. */
+  users: { user: UserRecord; pending: boolean }[];
   /** The owner's organisation, if they have one (a KB can be shared only with its owner's organisation). */
   organisation: OrganisationRecord | null;
 }
@@ -141,23 +163,59 @@ export async function getKnowledgeBaseSharing(store: Store, user: Principal, id:
     store.findUsersByIds(record.shared_user_ids),
     user.organisation_id ? store.findOrganisationById(user.organisation_id) : Promise.resolve(null),
   ]);
-  return { record, users, organisation };
+  const accepted = new Set(record.accepted_user_ids ?? []);
+  return { record, users: users.map((shared) => ({ user: shared, pending: !accepted.has(shared._id) })), organisation };
 }
 
-/** The owner shares read-only (`viewer`) with a user named by email. */
+/**
+ * The owner shares read-only (`viewer`) with a user named by email: an invitation, listed to them but out of their
+ * default search scope until they accept. Sharing again with someone who accepted changes nothing.
+ */
 export async function shareKnowledgeBaseWithUser(store: Store, user: Principal, id: string, email: string): Promise<UserRecord> {
   authorizeManage(user, await store.findLiveKnowledgeBase(id), id);
   const target = await store.findUserByEmail(email.trim());
   if (!target) throw new NotFoundError(`no user with email ${email}`);
   if (target._id === user._id) throw new BadRequestError('email: that is you; you own this knowledge base already');
-  await store.shareWithUser(id, target._id, true);
+  await store.addSharedUser(id, target._id, false);
   return target;
 }
 
 export async function unshareKnowledgeBaseWithUser(store: Store, user: Principal, id: string, userId: string): Promise<void> {
   const record = authorizeManage(user, await store.findLiveKnowledgeBase(id), id);
   if (!record.shared_user_ids.includes(userId)) throw new NotFoundError(`knowledge base ${id} is not shared with user ${userId}`);
-  await store.shareWithUser(id, userId, false);
+  await store.removeSharedUser(id, userId);
+}
+
+/** The caller's relation to a KB, and whether it waits for them to accept it. */
+export interface Membership {
+  id: string;
+  role: KnowledgeBaseRole;
+  pending: boolean;
+}
+
+export async function getMembership(store: Store, user: Principal, id: string): Promise<Membership> {
+  const { role, pending } = await getKnowledgeBase(store, user, id);
+  return { id, role, pending };
+}
+
+/**
+ * The recipient accepts a share: from now on their questions that name no KB search it too. Repeating it, or
+ * accepting a KB that reaches them otherwise (owner, organisation, library: in scope already), changes nothing.
+ */
+export async function acceptKnowledgeBaseShare(store: Store, user: Principal, id: string): Promise<Membership> {
+  const record = await store.findLiveKnowledgeBase(id);
+  const role = authorizeRead(user, record, id);
+  if (isPendingShare(user, record as KnowledgeBaseRecord) && !(await store.acceptSharedUser(id, user._id))) {
+    // The owner unshared it between the read and the write.
+    throw NotFoundError.knowledgeBase(id);
+  }
+  return { id, role, pending: false };
+}
+
+/** The recipient leaves a KB shared with them (or declines the invitation): it no longer reaches them that way. */
+export async function leaveKnowledgeBase(store: Store, user: Principal, id: string): Promise<void> {
+  authorizeLeave(user, await store.findLiveKnowledgeBase(id), id);
+  await store.removeSharedUser(id, user._id);
 }
 
 /** The owner shares with (or stops sharing with) their own organisation: its members get `org-member`. */

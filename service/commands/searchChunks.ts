@@ -22,11 +22,11 @@ export interface SearchResult {
 }
 
 export async function searchChunks(
-  deps: { store: Store; search: SearchIndex; rag: Pick<Rag, 'embedQuestion'> },
+  deps: { store: Store; search: SearchIndex; rag: Pick<Rag, 'embedQuestion'>; maxSearchedKnowledgeBases: number },
   user: Principal,
   input: SearchInput,
 ): Promise<SearchResult> {
-  const knowledgeBaseIds = await resolveSearchedKnowledgeBases(deps.store, user, input.knowledge_base_ids);
+  const knowledgeBaseIds = await resolveSearchedKnowledgeBases(deps.store, user, input.knowledge_base_ids, deps.maxSearchedKnowledgeBases);
   if (knowledgeBaseIds.length === 0) return { chunks: [], knowledgeBaseIds };
   // BM25 alone needs no vector (its similarity is then 0).
   const request = await retrievalRequest(deps, knowledgeBaseIds, {

@@ -1,5 +1,6 @@
-// Who may do what to a knowledge base. Pure functions; the store's reachability filter
-// (store/knowledgeBases.ts) selects exactly the KBs for which roleOf returns a role.
+// Who may do what to a knowledge base. Pure functions; the store's reachability filters (store/knowledgeBases.ts)
+// select exactly the KBs for which roleOf returns a role (reachableBy) and for which inDefaultScope is true
+// (inDefaultScopeOf).
 import { ForbiddenError, NotFoundError } from '../errors.ts';
 import type { KnowledgeBaseRecord, Principal } from '../store/index.ts';
 
@@ -13,6 +14,37 @@ export function roleOf(user: Principal, knowledgeBase: KnowledgeBaseRecord): Kno
   if (user.organisation_id !== null && knowledgeBase.shared_organisation_ids.includes(user.organisation_id)) return 'org-member';
   if (knowledgeBase.is_library) return 'library';
   return null;
+}
+
+/**
+ * Whether a question that names no KB searches this one. Every reachable KB but a share its recipient has not
+ * accepted: a share is content pushed at someone, so it is searched only once they say so (or when they name it).
+ */
+export function inDefaultScope(user: Principal, knowledgeBase: KnowledgeBaseRecord): boolean {
+  if (knowledgeBase.deleted_at !== null) return false;
+  if (knowledgeBase.owner_id === user._id) return true;
+  const accepted = knowledgeBase.accepted_user_ids ?? [];
+  if (knowledgeBase.shared_user_ids.includes(user._id) && accepted.includes(user._id)) return true;
+  if (user.organisation_id !== null && knowledgeBase.shared_organisation_ids.includes(user.organisation_id)) return true;
+  return knowledgeBase.is_library;
+}
+
+/** A share waiting for its recipient: listed to them (`viewer`), searched only when named, until they accept. */
+export function isPendingShare(user: Principal, knowledgeBase: KnowledgeBaseRecord): boolean {
+  return roleOf(user, knowledgeBase) === 'viewer' && !inDefaultScope(user, knowledgeBase);
+}
+
+/**
+ * Leaving (or declining) is for a KB shared with the caller directly; an owner deletes theirs, and organisation and
+ * library KBs are left by whoever made them so (the owner, an administrator). Invisible: 404.
+ */
+export function authorizeLeave(user: Principal, knowledgeBase: KnowledgeBaseRecord | null, id: string): KnowledgeBaseRecord {
+  const role = authorizeRead(user, knowledgeBase, id);
+  if (role === 'owner') throw new ForbiddenError(`knowledge base ${id}: you own it, so you cannot leave it (delete it instead)`);
+  if (role !== 'viewer') {
+    throw new ForbiddenError(`knowledge base ${id} reaches you as ${role}, not shared with you directly: only its owner or an administrator can change that`);
+  }
+  return knowledgeBase as KnowledgeBaseRecord;
 }
 
 /** Reads (get, list, documents list, query) need any role. Unknown and invisible look the same: 404. */

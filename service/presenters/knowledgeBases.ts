@@ -1,5 +1,6 @@
 // KB records → API JSON. Fields are listed explicitly; nothing internal (owner, sharing, deletion) leaks.
-import type { KnowledgeBaseSharing } from '../commands/knowledgeBases.ts';
+import type { KnowledgeBaseSharing, Membership } from '../commands/knowledgeBases.ts';
+import type { membership as membershipSchema } from '../http/routes/knowledgeBaseMembership.schema.ts';
 import type { KnowledgeBaseRole } from '../policies/knowledgeBases.ts';
 import type { KnowledgeBaseRecord } from '../store/index.ts';
 import type { z } from 'zod';
@@ -41,6 +42,19 @@ export function presentKnowledgeBaseListItem(record: KnowledgeBaseRecord, role: 
   };
 }
 
+/**
+ * The web app's KBs also say whether each is a share waiting for the user to accept it (it marks them and offers
+ * Accept and Decline). The Developer API's keep the contract's fields; its clients ask GET …/membership.
+ */
+export function withPendingMark<Presented extends object>(presented: Presented, pending: boolean, marked: boolean): Presented {
+  return marked ? { ...presented, pending } : presented;
+}
+
+/** The caller's relation to a KB (GET, and accept, of …/membership). */
+export function presentMembership(membership: Membership): z.input<typeof membershipSchema> {
+  return { knowledge_base_id: membership.id, role: membership.role, pending: membership.pending };
+}
+
 /** "Recently deleted": when it went and until when its owner can bring it back. */
 export function presentDeletedKnowledgeBase(record: KnowledgeBaseRecord, retentionMs: number) {
   const deletedAt = record.deleted_at ?? new Date(0);
@@ -57,7 +71,7 @@ export function presentDeletedKnowledgeBase(record: KnowledgeBaseRecord, retenti
 export function presentSharing(sharing: KnowledgeBaseSharing) {
   const { record, users, organisation } = sharing;
   return {
-    users: users.map((user) => ({ id: user._id, email: user.email })),
+    users: users.map(({ user, pending }) => ({ id: user._id, email: user.email, pending })),
     organisation: organisation
       ? { id: organisation._id, name: organisation.name, shared: record.shared_organisation_ids.includes(organisation._id) }
       : null,

@@ -19,6 +19,20 @@ function reachableBy(reader: Reader): Filter<KnowledgeBaseRecord> {
   return { deleted_at: null, $or: routes };
 }
 
+/**
+ * Live KBs a question without `knowledge_base_ids` searches: reachableBy less the shares not accepted. This filter
+ * must select exactly the KBs for which policies/knowledgeBases.ts' inDefaultScope is true.
+ */
+function inDefaultScopeOf(reader: Reader): Filter<KnowledgeBaseRecord> {
+  const routes: Filter<KnowledgeBaseRecord>[] = [
+    { owner_id: reader._id },
+    { shared_user_ids: reader._id, accepted_user_ids: reader._id },
+    { is_library: true },
+  ];
+  if (reader.organisation_id) routes.push({ shared_organisation_ids: reader.organisation_id });
+  return { deleted_at: null, $or: routes };
+}
+
 export function knowledgeBasesStore(collections: Collections) {
   const knowledgeBases = collections.knowledgeBases;
   return {
@@ -66,6 +80,20 @@ export function knowledgeBasesStore(collections: Collections) {
       return records.map((record) => record._id);
     },
 
+    /**
+     * The ids a question without `knowledge_base_ids` searches, newest first, at most `max + 1` of them: one more
+     * than a query may search tells the caller there are too many without reading them all.
+     */
+    listDefaultScopeKnowledgeBaseIds: async (reader: Reader, max: number): Promise<string[]> => {
+      const records = await storeCall(() =>
+        knowledgeBases.find(inDefaultScopeOf(reader), { projection: { _id: 1 } }).sort(NEWEST_FIRST).limit(max + 1).toArray(),
+      );
+      return records.map((record) => record._id);
+    },
+
+    /** KBs an owner has, soft-deleted ones included (they keep their data until purged, and may be restored). */
+    countKnowledgeBasesOwnedBy: (ownerId: string) => storeCall(() => knowledgeBases.countDocuments({ owner_id: ownerId })),
+
     async softDeleteKnowledgeBase(id: string, at: Date): Promise<boolean> {
       const result = await storeCall(() => knowledgeBases.updateOne({ _id: id, deleted_at: null }, { $set: { deleted_at: at } }));
       return result.modifiedCount === 1;
@@ -82,9 +110,23 @@ export function knowledgeBasesStore(collections: Collections) {
     listSoftDeletedBefore: (cutoff: Date) =>
       storeCall(() => knowledgeBases.find({ deleted_at: { $ne: null, $lt: cutoff } }).toArray()),
 
-    async shareWithUser(id: string, userId: string, shared: boolean): Promise<void> {
-      const update = shared ? { $addToSet: { shared_user_ids: userId } } : { $pull: { shared_user_ids: userId } };
+    /** Shares with a user: an invitation until they accept, or (`accepted`, an operator's share) in force at once. */
+    async addSharedUser(id: string, userId: string, accepted: boolean): Promise<void> {
+      const update = accepted
+        ? { $addToSet: { shared_user_ids: userId, accepted_user_ids: userId } }
+        : { $addToSet: { shared_user_ids: userId } };
       await storeCall(() => knowledgeBases.updateOne({ _id: id }, update));
+    },
+    /** The recipient accepts: only while the KB is still shared with them (an unshare may have come first). */
+    async acceptSharedUser(id: string, userId: string): Promise<boolean> {
+      const result = await storeCall(() =>
+        knowledgeBases.updateOne({ _id: id, shared_user_ids: userId }, { $addToSet: { accepted_user_ids: userId } }),
+      );
+      return result.matchedCount === 1;
+    },
+    /** The owner unshares, an operator unshares, or the recipient leaves: the share and its acceptance both go. */
+    async removeSharedUser(id: string, userId: string): Promise<void> {
+      await storeCall(() => knowledgeBases.updateOne({ _id: id }, { $pull: { shared_user_ids: userId, accepted_user_ids: userId } }));
     },
     async shareWithOrganisation(id: string, organisationId: string, shared: boolean): Promise<void> {
       const update = shared

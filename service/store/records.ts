@@ -60,7 +60,13 @@ export interface KnowledgeBaseRecord {
   description: string;
   is_default: boolean;
   is_library: boolean;
+  /** Users the KB is shared with (`viewer`), invited or accepted. */
   shared_user_ids: string[];
+  /**
+   * Those of `shared_user_ids` who accepted the share (or whom an operator shared it with): only theirs is it in the
+   * default search scope. Absent from records written before invitations existed: their shares are all pending.
+   */
+  accepted_user_ids?: string[];
   shared_organisation_ids: string[];
   created_at: Date;
   /** Set by a soft delete; null while the KB is live. */

@@ -14,6 +14,7 @@
 // (test/helpers/openapiCheck.ts).
 import { createDocument, type ZodOpenApiPathsObject } from 'zod-openapi';
 import { documentPaths } from './operations/documents.ts';
+import { knowledgeBaseMembershipPaths } from './operations/knowledgeBaseMembership.ts';
 import { knowledgeBasePaths } from './operations/knowledgeBases.ts';
 import { mePaths } from './operations/me.ts';
 import { modelPaths } from './operations/models.ts';
@@ -23,7 +24,7 @@ import { queryStreamDeltaEvent, queryStreamRetrievalEvent } from '../routes/quer
 import { errorEnvelope } from './shared.ts';
 
 /** Every operation, in the order the reference shows them. */
-const PATHS: ZodOpenApiPathsObject[] = [mePaths, knowledgeBasePaths, documentPaths, queryPaths, searchPaths, modelPaths];
+const PATHS: ZodOpenApiPathsObject[] = [mePaths, knowledgeBasePaths, knowledgeBaseMembershipPaths, documentPaths, queryPaths, searchPaths, modelPaths];
 
 const DESCRIPTION = `
 kbqa stores text and markdown documents in knowledge bases (KBs), splits and embeds them, and answers questions over

@@ -31,6 +31,7 @@ export function queryRoutes(deps: AppDeps): Router<AppState> {
     search: deps.search,
     rag: deps.rag,
     relevanceFloor: (embedder) => relevanceFloorFor(deps.config.retrieval, embedder),
+    maxSearchedKnowledgeBases: deps.config.knowledgeBases.maxSearchedPerQuery,
   };
 
   router.post('/query', authenticated(async (ctx, caller) => {

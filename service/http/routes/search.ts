@@ -9,10 +9,16 @@ import { searchBody } from './search.schema.ts';
 
 export function searchRoutes(deps: AppDeps): Router<AppState> {
   const router = newRouter();
+  const searchDeps = {
+    store: deps.store,
+    search: deps.search,
+    rag: deps.rag,
+    maxSearchedKnowledgeBases: deps.config.knowledgeBases.maxSearchedPerQuery,
+  };
 
   router.post('/search', authenticated(async (ctx, caller) => {
     const input = parseInput(searchBody, ctx.request.body, 'body');
-    ctx.body = presentSearchResult(await searchChunks({ store: deps.store, search: deps.search, rag: deps.rag }, caller.user, input));
+    ctx.body = presentSearchResult(await searchChunks(searchDeps, caller.user, input));
   }));
 
   return router;

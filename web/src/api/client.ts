@@ -18,6 +18,7 @@ import type {
   Invitation,
   KbDocument,
   KnowledgeBase,
+  Membership,
   Limits,
   Models,
   NewDocument,
@@ -341,6 +342,10 @@ export const api = {
   listDeletedKnowledgeBases: () => request<{ knowledge_bases: DeletedKnowledgeBase[] }>('/deleted-knowledge-bases'),
   restoreKnowledgeBase: (kbId: string) =>
     request<{ knowledge_base: KnowledgeBase }>(`/deleted-knowledge-bases/${id(kbId)}/restore`, { method: 'POST' }),
+  acceptKnowledgeBase: (kbId: string) =>
+    request<{ membership: Membership }>(`/knowledge-bases/${id(kbId)}/membership/accept`, { method: 'POST' }),
+  /** Leave a KB shared with the user, or decline the invitation: the same request. */
+  leaveKnowledgeBase: (kbId: string) => request<{ left: true }>(`/knowledge-bases/${id(kbId)}/membership`, { method: 'DELETE' }),
   getSharing: (kbId: string) => request<Sharing>(`/knowledge-bases/${id(kbId)}/sharing`),
   shareWithUser: (kbId: string, email: string) =>
     request<{ user: SharedUser }>(`/knowledge-bases/${id(kbId)}/sharing/users`, { method: 'POST', body: { email } }),

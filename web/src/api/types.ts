@@ -34,6 +34,15 @@ export interface KnowledgeBase {
   document_count?: number;
   is_default: boolean;
   created_at: string;
+  /** Shared with the user and not accepted yet: searched only when ticked on Ask (the web app's field). */
+  pending?: boolean;
+}
+
+/** The user's relation to a KB: accept answers it, no longer pending. */
+export interface Membership {
+  knowledge_base_id: string;
+  role: Role;
+  pending: boolean;
 }
 
 export interface DeletedKnowledgeBase {
@@ -47,6 +56,8 @@ export interface DeletedKnowledgeBase {
 export interface SharedUser {
   id: string;
   email: string;
+  /** Invited, not accepted yet (absent from the share response). */
+  pending?: boolean;
 }
 
 export interface Sharing {

@@ -59,7 +59,16 @@ export const knowledgeBasePaths = {
             knowledge_base: { id: KB_ID, name: 'Product handbook', description: 'Policies and how-tos', is_default: false, created_at: CREATED_AT },
           }),
         },
-        ...errors({}, { body: true }),
+        ...errors(
+          {
+            409: {
+              description: 'The caller has as many KBs as one owner may (KBQA_MAX_KNOWLEDGE_BASES_PER_OWNER, 1000 by default; soft-deleted ones count until purged).',
+              message:
+                'knowledge bases: you have 1000, the most one owner may have (1000, KBQA_MAX_KNOWLEDGE_BASES_PER_OWNER); delete one permanently first (soft-deleted ones count until purged)',
+            },
+          },
+          { body: true },
+        ),
       },
     },
   },

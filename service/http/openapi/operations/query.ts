@@ -8,7 +8,7 @@ const KB_ID = '3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60';
 
 export const QUERY_FIELD_DOCS = {
   query: { description: 'The natural-language question, 1–4000 characters', example: 'When do new starters get their laptop?' },
-  knowledge_base_ids: { description: 'Restricts retrieval to these KBs (1–100, each reachable by the key). Omitted: every KB the key can reach', example: [KB_ID] },
+  knowledge_base_ids: { description: 'Restricts retrieval to these KBs (1–100, at most KBQA_MAX_SEARCHED_KNOWLEDGE_BASES, each reachable by the key; a KB shared with the caller and not yet accepted is searched only when named here). Omitted: the default scope, every KB the key can reach except shares not yet accepted (POST /api/v1/knowledge-bases/{id}/membership/accept); more of them than KBQA_MAX_SEARCHED_KNOWLEDGE_BASES (100 by default) is a 400 asking to name them', example: [KB_ID] },
   model: { description: 'Answer model: one of `GET /api/v1/models` (`default_model` when omitted)', example: 'kbqa-extractive' },
   max_results: { description: 'Maximum retrieved chunks used to ground the answer, 1–50', example: 8 },
   include_chunks: { description: 'When true, the retrieved chunks come back in `chunks` (for debugging retrieval)', example: false },
@@ -101,7 +101,10 @@ export const queryPaths = {
         },
         ...errors(
           {
-            400: { description: 'A body that is not valid: the message names the field (an unknown `model` lists those offered).', message: 'model: must be one of: kbqa-extractive' },
+            400: {
+              description: 'A body that is not valid: the message names the field (an unknown `model` lists those offered); also `knowledge_base_ids` omitted while more KBs are in the default scope than one question searches.',
+              message: 'model: must be one of: kbqa-extractive',
+            },
             403: { description: 'A KB in `knowledge_base_ids` is not reachable by the key (or does not exist).', message: `API key lacks access to knowledge base ${KB_ID}` },
             503: {
               description: 'The search engine, the embedder or the answer model is briefly unavailable. Retry with backoff.',

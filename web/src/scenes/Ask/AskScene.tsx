@@ -116,7 +116,7 @@ export function AskScene() {
           <legend>Knowledge bases</legend>
           <p className="field__hint" aria-live="polite">
             {selectedCount === 0 ? 'All knowledge bases' : `${plural(selectedCount, 'knowledge base')} selected`}
-            {selectedCount === 0 ? ' (none checked: the question goes to every one you can reach).' : '.'}
+            {selectedCount === 0 ? ' (none checked: the question goes to every one you can reach, except shares you have not accepted).' : '.'}
           </p>
           {knowledgeBases.isPending ? (
             <Loading label="Loading knowledge bases…" />
@@ -133,7 +133,7 @@ export function AskScene() {
               {reachable.map((kb) => (
                 <CheckboxField
                   key={kb.id}
-                  label={kb.name}
+                  label={kb.pending ? `${kb.name} (pending: searched only when checked)` : kb.name}
                   checked={selected.includes(kb.id)}
                   onChange={(event) => toggle(kb.id, event.target.checked)}
                 />

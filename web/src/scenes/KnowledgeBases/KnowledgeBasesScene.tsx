@@ -1,5 +1,6 @@
 // Every knowledge base the user can reach, with what their role lets them do: owners create, share and delete
-// (never the default one); admins put any of them in the library; everyone else reads.
+// (never the default one); admins put any of them in the library; those shared with the user accept (a share is
+// pending until then), decline or leave them; everyone else reads.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
@@ -16,6 +17,7 @@ import { useCurrentUser } from '../../hooks/session.ts';
 import { useDocumentTitle } from '../../hooks/useDocumentTitle.ts';
 import { DeletedKnowledgeBases } from './DeletedKnowledgeBases.tsx';
 import { LibraryToggle } from './LibraryToggle.tsx';
+import { MembershipActions } from './MembershipActions.tsx';
 import { NewKnowledgeBaseForm } from './NewKnowledgeBaseForm.tsx';
 import { ShareDialog } from './ShareDialog.tsx';
 
@@ -82,6 +84,11 @@ export function KnowledgeBasesScene() {
                     </td>
                     <td data-label="Role">
                       <RoleBadge role={kb.role} />
+                      {kb.pending ? (
+                        <span title="Shared with you: it answers your questions only when you tick it on Ask, until you accept it">
+                          <Badge tone="accent">pending</Badge>
+                        </span>
+                      ) : null}
                     </td>
                     <td data-label="Documents" className="numeric">
                       {kb.document_count ?? '—'}
@@ -93,6 +100,7 @@ export function KnowledgeBasesScene() {
                             Share
                           </Button>
                         ) : null}
+                        <MembershipActions kb={kb} />
                         {user.is_admin && kb.role !== 'owner' ? <LibraryToggle kb={kb} /> : null}
                         {kb.role === 'owner' && !kb.is_default ? (
                           <Button

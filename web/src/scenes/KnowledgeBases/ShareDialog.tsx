@@ -5,6 +5,7 @@ import { useState, type FormEvent } from 'react';
 import { api } from '../../api/client.ts';
 import type { KnowledgeBase, Sharing } from '../../api/types.ts';
 import { Button } from '../../components/Button.tsx';
+import { Badge } from '../../components/StatusBadge.tsx';
 import { Dialog } from '../../components/Dialog.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { CheckboxField, TextField } from '../../components/Field.tsx';
@@ -80,6 +81,7 @@ function SharingPanel({ kb }: { kb: KnowledgeBase }) {
             {users.map((shared) => (
               <li key={shared.id} className="list__item" data-testid="shared-user" data-email={shared.email}>
                 <span className="list__main truncate">{shared.email}</span>
+                {shared.pending ? <Badge>invited</Badge> : null}
                 <Button
                   small
                   onClick={() => unshare.mutate(shared.id)}

@@ -73,6 +73,11 @@ const PARAGRAPH_STEP = 1.5;
 const GUTTER_CLEAR_SHARE = 0.6;
 /** ... at least this wide, in font sizes (real gutters are 1.5–3 em; word gaps never line up over 1 em). */
 const GUTTER_MIN_WIDTH = 1;
+/**
+ * ... where the width counts the band's bins crossed by at most this many lines more than the least crossed: a
+ * heading or a page number may poke into a gutter, leaving an empty strip narrower than 1 em beside it.
+ */
+const GUTTER_INTRUDERS = 2;
 /** ... and each column holds at least this share of the page's characters (not a table of contents' numbers). */
 const COLUMN_MIN_SHARE = 0.2;
 /** Fewer lines than this are never split into columns. */
@@ -206,8 +211,15 @@ function findGutter(allLines: RawLine[]): number | undefined {
     if (runStart < 0) runStart = bin;
     if (!best || bin + 1 - runStart > best.end - best.start) best = { start: runStart, end: bin + 1 };
   }
+  if (!best) return undefined;
+  // The width test counts the strips beside the band that a heading or a page number crosses; the gutter's x stays
+  // in the least-crossed band, where no column's text can reach.
+  let bandStart = best.start;
+  let bandEnd = best.end;
+  while (bandStart > middle.start && coverage[bandStart - 1] <= least + GUTTER_INTRUDERS) bandStart -= 1;
+  while (bandEnd < middle.end && coverage[bandEnd] <= least + GUTTER_INTRUDERS) bandEnd += 1;
   const minBins = Math.ceil((GUTTER_MIN_WIDTH * fontSize) / binWidth);
-  if (!best || best.end - best.start < minBins) return undefined;
+  if (bandEnd - bandStart < minBins) return undefined;
   const gutter = left + ((best.start + best.end) / 2) * binWidth;
 
   let leftChars = 0;

@@ -16,6 +16,7 @@ test('abbreviations, decimals, "(max.)", times and initials do not end a sentenc
     ['See Fig. 3 and No. 12 on the map. Prof. Ng agrees.', ['See Fig. 3 and No. 12 on the map.', 'Prof. Ng agrees.']],
     ['He asked: "Is it open?" The guard said no. "Yes!" she replied.', ['He asked: "Is it open?"', 'The guard said no.', '"Yes!" she replied.']],
     ['It was over... Then it rained. Version 2.1.3 fixed it.', ['It was over...', 'Then it rained.', 'Version 2.1.3 fixed it.']],
+    ['A bracket (never closed. The next sentence still starts here.', ['A bracket (never closed.', 'The next sentence still starts here.']],
   ];
   for (const [text, expected] of cases) t.deepEqual(texts(text), expected, text);
 });

@@ -9,8 +9,8 @@
 // markdown and text keep theirs. Inside a line, a sentence ends at ., !, ? or … (a run of them, then closing quotes
 // or brackets) followed by a blank and a character that is not a lowercase letter, except after an abbreviation
 // ("e.g.", "Dr.", "approx.", "max."), an initial ("J. R. R. Tolkien"), a number's abbreviation before a digit
-// ("No. 12", "Fig. 3"), or inside a parenthesis opened in the sentence ("40 cars (max.) Overflow …"). Decimals
-// ("3.5") and times ("07:15") hold no blank after the point, so they never end one.
+// ("No. 12", "Fig. 3"), or right before the ')' of a parenthesis opened in the sentence ("40 cars (max.) Overflow
+// …"). Decimals ("3.5") and times ("07:15") hold no blank after the point, so they never end one.
 //
 // The text is a stranger's: every scan is a plain character loop, linear in the text; the few regular expressions
 // are anchored at a line's start and cannot backtrack.
@@ -90,10 +90,13 @@ export function sentenceBreaks(line: string): Array<{ end: number; next: number 
     }
     let runEnd = index;
     while (runEnd < line.length && isTerminator(line[runEnd])) runEnd += 1;
-    // Inside a parenthesis opened after the sentence's start: "(max.)" is part of the sentence around it.
-    const inParenthesis = openAt > start;
+    // Closing a parenthesis opened after the sentence's start: "(max.)" is part of the sentence around it. (Only
+    // when the ')' follows at once: a '(' left open would otherwise hold the rest of the line in one unit.)
+    const openedInside = openAt > start;
+    let closesParenthesis = false;
     let end = runEnd;
     while (end < line.length && isCloser(line[end])) {
+      closesParenthesis ||= openedInside && line[end] === ')' && depth === 1;
       track(line[end], end);
       end += 1;
     }
@@ -103,7 +106,7 @@ export function sentenceBreaks(line: string): Array<{ end: number; next: number 
       next > end &&
       next < line.length &&
       !isLowercaseLetter(line[next]) &&
-      !inParenthesis &&
+      !closesParenthesis &&
       !(runEnd === index + 1 && char === '.' && periodContinues(line, index, next, start));
     if (ends) {
       breaks.push({ end, next });

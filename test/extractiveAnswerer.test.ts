@@ -4,12 +4,12 @@ import { BgeOnnxEmbeddings } from '../service/rag/bgeEmbeddings.ts';
 import {
   composeExtractiveAnswer,
   contentTerms,
-  splitSentences,
   stem,
   streamExtractiveAnswer,
   type AnswerPassage,
   type ExtractiveAnswerInput,
 } from '../service/rag/extractiveAnswerer.ts';
+import { splitSentences } from '../service/text/sentences.ts';
 
 const MODEL_DIR = fileURLToPath(new URL('../.local/models/bge-small-en-v1.5-q', import.meta.url));
 let embedderPromise: Promise<BgeOnnxEmbeddings> | undefined;

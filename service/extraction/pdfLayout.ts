@@ -1,11 +1,16 @@
 // Reading order for text a PDF placed by coordinates. pdfjs hands over text items (a string, where it starts,
 // how wide it is) in content-stream order, which is whatever order the producing program drew them in: columns
 // interleaved, headers last, a word split over two items. These pure functions rebuild lines, columns and
-// paragraphs from geometry alone, and drop what repeats on every page. They run in the extraction worker
-// (pdfWorker.ts); they take no pdfjs types, so they can be tested and reasoned about on their own.
+// paragraph starts from geometry alone, and mark what the next steps need: where a line sits among the page's edges
+// (pdfRunningLines.ts drops what repeats on every page), headings, table cells and lines the author broke
+// (pdfReflow.ts rebuilds paragraphs, lists and tables). They run in the extraction worker (pdfWorker.ts); they take
+// no pdfjs types, so they can be tested and reasoned about on their own.
 //
 // Every scan over PDF text here is a plain character loop: the text is a stranger's, and no regular expression
 // is needed to look at it.
+
+import { collapseBlanks, isBlankChar } from '../text/characters.ts';
+import { endsWithTerminator } from '../text/sentences.ts';
 
 /** One text item in PDF user space: y grows upward; `size` is the font size (≈ the item's height). */
 export interface PlacedText {
@@ -24,10 +29,27 @@ interface EdgePlace {
   setOff: boolean;
 }
 
+/** A table cell: its text and where it starts. */
+export interface TextCell {
+  text: string;
+  x: number;
+}
+
 /** A line in reading order. `paragraphStart` says a new paragraph begins here (not on a page's first line). */
 export interface TextLine extends EdgePlace {
   text: string;
   paragraphStart: boolean;
+  /** Set in a larger font than the page's body text (a title or a heading). */
+  heading: boolean;
+  /** The line's parts set apart by gaps of over CELL_GAP font sizes (two or more: perhaps a table row), else null. */
+  cells: TextCell[] | null;
+  /** The font size, for comparing positions. */
+  size: number;
+  /**
+   * The line ends short of its column although the next line's first word would have fitted: the break is the
+   * author's (a heading, an address, a line of a list without marks), not the typesetter's wrap.
+   */
+  brokenOff: boolean;
 }
 
 /** Items on one baseline, left to right (before they become text). */
@@ -37,6 +59,8 @@ interface RawLine {
   size: number;
   /** Shared with the column parts a page-wide line is cut into, so marks made on the line reach its parts. */
   place: EdgePlace;
+  /** 0: the page's one column, or a full-width line of a two-column page; 1: the left column; 2: the right one. */
+  column: 0 | 1 | 2;
 }
 
 /** Baselines closer than this fraction of the font size are one line (sub- and superscripts stay on theirs). */
@@ -49,51 +73,25 @@ const PARAGRAPH_STEP = 1.5;
 const GUTTER_CLEAR_SHARE = 0.6;
 /** ... at least this wide, in font sizes (real gutters are 1.5–3 em; word gaps never line up over 1 em). */
 const GUTTER_MIN_WIDTH = 1;
+/**
+ * ... where the width counts the band's bins crossed by at most this many lines more than the least crossed: a
+ * heading or a page number may poke into a gutter, leaving an empty strip narrower than 1 em beside it.
+ */
+const GUTTER_INTRUDERS = 2;
 /** ... and each column holds at least this share of the page's characters (not a table of contents' numbers). */
 const COLUMN_MIN_SHARE = 0.2;
 /** Fewer lines than this are never split into columns. */
 const COLUMN_MIN_LINES = 6;
-/** Running headers and footers: lines among the first and last this many of a page ... */
+/** A gap wider than this many font sizes between a line's items sets apart a table's cells (a justified blank is < 1.5). */
+const CELL_GAP = 2;
+/** A line in a font this much larger than the page's body text is a heading. */
+const HEADING_SIZE = 1.15;
+/** Running headers and footers (pdfRunningLines.ts): lines among the first and last this many of a page. */
 const EDGE_LINES = 2;
-/** ... whose digit-normalised text recurs on at least this share of pages, and on at least RUNNING_MIN_PAGES. */
-const RUNNING_SHARE = 0.6;
-const RUNNING_MIN_PAGES = 3;
-
-function isSpace(char: string): boolean {
-  return char === ' ' || char === '\t' || char === '\n' || char === '\r' || char === '\f' || char === '\u00a0';
-}
 
 function isBlank(text: string): boolean {
-  for (const char of text) if (!isSpace(char)) return false;
+  for (const char of text) if (!isBlankChar(char)) return false;
   return true;
-}
-
-function isLetter(char: string): boolean {
-  return char.toLowerCase() !== char.toUpperCase();
-}
-
-function isLowercaseLetter(char: string): boolean {
-  return char !== char.toUpperCase() && char === char.toLowerCase();
-}
-
-function isDigit(char: string): boolean {
-  return char >= '0' && char <= '9';
-}
-
-/** Runs of whitespace become one space; none at either end. */
-function collapseSpaces(text: string): string {
-  let out = '';
-  let pendingSpace = false;
-  for (const char of text) {
-    if (isSpace(char)) {
-      pendingSpace = out !== '';
-    } else {
-      if (pendingSpace) out += ' ';
-      out += char;
-      pendingSpace = false;
-    }
-  }
-  return out;
 }
 
 function median(values: number[]): number {
@@ -113,7 +111,7 @@ function groupLines(items: PlacedText[]): RawLine[] {
       current.items.push(item);
       continue;
     }
-    lines.push({ items: [item], y: item.y, size: item.size, place: { atEdge: false, setOff: false } });
+    lines.push({ items: [item], y: item.y, size: item.size, place: { atEdge: false, setOff: false }, column: 0 });
     anchor = item;
   }
   for (const line of lines) settleLine(line);
@@ -136,13 +134,13 @@ function lineText(line: RawLine): string {
   for (const item of line.items) {
     if (previous) {
       const gap = item.x - (previous.x + previous.width);
-      const spaced = text === '' || isSpace(text[text.length - 1]) || isSpace(item.text[0] ?? ' ');
+      const spaced = text === '' || isBlankChar(text[text.length - 1]) || isBlankChar(item.text[0] ?? ' ');
       if (!spaced && gap > WORD_GAP * Math.max(previous.size, item.size)) text += ' ';
     }
     text += item.text;
     previous = item;
   }
-  return collapseSpaces(text);
+  return collapseBlanks(text);
 }
 
 /**
@@ -213,8 +211,15 @@ function findGutter(allLines: RawLine[]): number | undefined {
     if (runStart < 0) runStart = bin;
     if (!best || bin + 1 - runStart > best.end - best.start) best = { start: runStart, end: bin + 1 };
   }
+  if (!best) return undefined;
+  // The width test counts the strips beside the band that a heading or a page number crosses; the gutter's x stays
+  // in the least-crossed band, where no column's text can reach.
+  let bandStart = best.start;
+  let bandEnd = best.end;
+  while (bandStart > middle.start && coverage[bandStart - 1] <= least + GUTTER_INTRUDERS) bandStart -= 1;
+  while (bandEnd < middle.end && coverage[bandEnd] <= least + GUTTER_INTRUDERS) bandEnd += 1;
   const minBins = Math.ceil((GUTTER_MIN_WIDTH * fontSize) / binWidth);
-  if (!best || best.end - best.start < minBins) return undefined;
+  if (bandEnd - bandStart < minBins) return undefined;
   const gutter = left + ((best.start + best.end) / 2) * binWidth;
 
   let leftChars = 0;
@@ -256,9 +261,9 @@ function orderLines(lines: RawLine[]): RawLine[] {
     }
     const leftItems = line.items.filter((item) => item.x + item.width / 2 < gutter);
     const rightItems = line.items.filter((item) => item.x + item.width / 2 >= gutter);
-    for (const [side, column] of [[leftItems, leftColumn], [rightItems, rightColumn]] as const) {
+    for (const [side, column, tag] of [[leftItems, leftColumn, 1], [rightItems, rightColumn, 2]] as const) {
       if (side.every((item) => isBlank(item.text))) continue;
-      const part: RawLine = { ...line, items: side };
+      const part: RawLine = { ...line, items: side, column: tag };
       settleLine(part);
       column.push(part);
     }
@@ -305,122 +310,112 @@ function markEdges(lines: RawLine[], paragraphGap: number): void {
   }
 }
 
-/** Whether a line ends a sentence: at the foot of a column it then ends its paragraph too. */
-function endsSentence(text: string): boolean {
+/** The right edge of a line's ink. */
+function lineRight(line: RawLine): number {
+  let right = Number.NEGATIVE_INFINITY;
+  for (const item of line.items) if (!isBlank(item.text)) right = Math.max(right, item.x + item.width);
+  return right;
+}
+
+/** The width of a line's first word, from its first item's width shared out over its characters. */
+function firstWordWidth(line: RawLine): number {
+  const item = line.items.find((candidate) => !isBlank(candidate.text));
+  if (!item) return 0;
+  const text = item.text.trimStart();
+  let length = 0;
+  while (length < text.length && !isBlankChar(text[length])) length += 1;
+  return (item.width * length) / Math.max(1, text.length);
+}
+
+/** A line's parts set apart by gaps wider than CELL_GAP font sizes, when there are two or more. */
+function lineCells(line: RawLine): TextCell[] | null {
+  const groups: PlacedText[][] = [];
+  let previous: PlacedText | undefined;
+  for (const item of line.items) {
+    if (isBlank(item.text)) continue;
+    const gap = previous ? item.x - (previous.x + previous.width) : 0;
+    if (!previous || gap > CELL_GAP * Math.max(previous.size, item.size)) groups.push([item]);
+    else groups[groups.length - 1].push(item);
+    previous = item;
+  }
+  if (groups.length < 2) return null;
+  return groups.map((items) => ({ text: lineText({ ...line, items }), x: items[0].x }));
+}
+
+/**
+ * Each column's right edge (0: one column or full width, 1: left, 2: right): the second rightmost line end of its
+ * body lines, so that one line running past the others (a URL, an equation) does not make every line look short.
+ */
+function columnRights(lines: RawLine[], isHeading: (line: RawLine) => boolean): Map<number, number> {
+  const ends = new Map<number, number[]>();
+  for (const line of lines) {
+    if (isHeading(line)) continue;
+    const list = ends.get(line.column) ?? [];
+    list.push(lineRight(line));
+    ends.set(line.column, list);
+  }
+  const rights = new Map<number, number>();
+  for (const [column, list] of ends) {
+    list.sort((a, b) => b - a);
+    rights.set(column, list[Math.min(1, list.length - 1)]);
+  }
+  return rights;
+}
+
+/**
+ * Whether `line` ends short of its column although the first word of `next` (the following line of the same
+ * column) would have fitted after it: then the author broke the line, not the typesetter. Generous on purpose (the
+ * word's width is estimated, and a blank and half an em are added): a wrap taken for a break would cut a sentence.
+ */
+function brokenOff(line: RawLine, text: string, next: RawLine | undefined, columnRight: number | undefined): boolean {
+  if (!next || next.column !== line.column || columnRight === undefined) return false;
   const last = text[text.length - 1];
-  return last === '.' || last === '!' || last === '?' || last === ':';
+  if (last === '-' || last === '\u2010' || last === '\u00ad') return false;
+  return lineRight(line) + 0.8 * line.size + 1.3 * firstWordWidth(next) < columnRight;
+}
+
+/** The font size that carries most of the page's characters (a median of lines would take a title for the body). */
+function bodyTextSize(lines: Array<{ line: RawLine; text: string }>): number {
+  const characters = new Map<number, number>();
+  for (const { line, text } of lines) {
+    const size = Math.round(line.size * 10) / 10;
+    characters.set(size, (characters.get(size) ?? 0) + text.length);
+  }
+  let body = 0;
+  let most = -1;
+  for (const [size, count] of characters) {
+    if (count > most) [body, most] = [size, count];
+  }
+  return body;
 }
 
 /**
  * One page's text items → its lines in reading order, each marked where a paragraph starts and where it sits
  * among the page's edges. A paragraph starts after a step down larger than 1.5 × the usual line step, and at the
  * top of the next column when the last column ended a sentence (otherwise the paragraph, or the hyphenated word,
- * runs on from the foot of the column before).
+ * runs on from the foot of the column before). Each line also says whether it is a heading (a larger font than
+ * the page's body text), its cells (parts set apart by wide gaps) and whether the author broke it (brokenOff): what
+ * the reflow (pdfReflow.ts) needs to rebuild paragraphs, tables and lists.
  */
 export function pageLines(items: PlacedText[]): TextLine[] {
   const lines = groupLines(items).filter((line) => lineText(line) !== '');
   const ordered = orderLines(lines).map((line) => ({ line, text: lineText(line) })).filter(({ text }) => text !== '');
   const paragraphGap = PARAGRAPH_STEP * usualStep(ordered.map(({ line }) => line));
   markEdges(lines, paragraphGap);
+  const bodySize = bodyTextSize(ordered);
+  const isHeading = (line: RawLine) => line.size >= HEADING_SIZE * bodySize;
+  const rights = columnRights(ordered.map(({ line }) => line), isHeading);
   return ordered.map(({ line, text }, index) => {
     const previous = ordered[index - 1];
     const step = previous ? previous.line.y - line.y : 0;
     return {
       text,
       ...line.place,
-      paragraphStart: previous !== undefined && (step > paragraphGap || (step < 0 && endsSentence(previous.text))),
+      paragraphStart: previous !== undefined && (step > paragraphGap || (step < 0 && endsWithTerminator(previous.text))),
+      heading: isHeading(line),
+      cells: lineCells(line),
+      size: line.size,
+      brokenOff: brokenOff(line, text, ordered[index + 1]?.line, rights.get(line.column)),
     };
   });
-}
-
-const ROMAN_PAGE_NUMBERS = new Set([
-  'i', 'ii', 'iii', 'iv', 'v', 'vi', 'vii', 'viii', 'ix', 'x',
-  'xi', 'xii', 'xiii', 'xiv', 'xv', 'xvi', 'xvii', 'xviii', 'xix', 'xx',
-]);
-
-/** Characters that decorate a page number: "- 3 -", "— 3 —", "[3]", "· 3 ·", "| 3 |". */
-function isDecoration(char: string): boolean {
-  return char === '-' || char === '\u2013' || char === '\u2014' || char === '\u00b7' || char === '\u2022' || char === '|' ||
-    char === '[' || char === ']' || char === '(' || char === ')' || isSpace(char);
-}
-
-function isNumberWord(word: string): boolean {
-  if (ROMAN_PAGE_NUMBERS.has(word)) return true;
-  if (word.length === 0 || word.length > 5) return false;
-  for (const char of word) if (!isDigit(char)) return false;
-  return true;
-}
-
-/** "3", "Page 3", "p. 3", "3 / 10", "3 of 10", "Page 3 of 10", "- 3 -", "iv": a line that is only a page number. */
-export function isPageNumber(text: string): boolean {
-  let start = 0;
-  let end = text.length;
-  while (start < end && isDecoration(text[start])) start += 1;
-  while (end > start && isDecoration(text[end - 1])) end -= 1;
-  const words: string[] = [];
-  let word = '';
-  for (const char of text.slice(start, end).toLowerCase()) {
-    if (isSpace(char) || char === '/') {
-      if (word !== '') words.push(word);
-      word = '';
-      if (char === '/') words.push('/');
-    } else {
-      word += char;
-    }
-  }
-  if (word !== '') words.push(word);
-  if (words[0] === 'page' || words[0] === 'p.' || words[0] === 'pg.' || words[0] === 'p') words.shift();
-  if (words.length === 1) return isNumberWord(words[0]);
-  return words.length === 3 && isNumberWord(words[0]) && (words[1] === '/' || words[1] === 'of') && isNumberWord(words[2]);
-}
-
-/** A line's text with each run of digits as '#', so "Page 3 of 10" and "Page 4 of 10" are the same line. */
-function runningKey(text: string): string {
-  let key = '';
-  for (const char of text) {
-    if (!isDigit(char)) key += char;
-    else if (!key.endsWith('#')) key += '#';
-  }
-  return key.toLowerCase();
-}
-
-/**
- * Drops running headers and footers from every page: a line among a page's top or bottom two, set off from the
- * body, whose text (digits aside) recurs so on at least 60% of the pages and on at least three; and any line among
- * the top or bottom two that is only a page number. Other lines are body text and stay, even when they repeat.
- */
-export function dropRunningLines(pages: TextLine[][]): TextLine[][] {
-  const pagesWith = new Map<string, number>();
-  for (const lines of pages) {
-    const keys = new Set(lines.filter((line) => line.setOff).map((line) => runningKey(line.text)));
-    for (const key of keys) pagesWith.set(key, (pagesWith.get(key) ?? 0) + 1);
-  }
-  const needed = Math.max(RUNNING_MIN_PAGES, Math.ceil(RUNNING_SHARE * pages.length));
-  const running = (line: TextLine) =>
-    (line.setOff && (pagesWith.get(runningKey(line.text)) ?? 0) >= needed) || (line.atEdge && isPageNumber(line.text));
-  return pages.map((lines) => lines.filter((line) => !running(line)));
-}
-
-/** Whether `text` ends in a letter and a hyphen (or a soft hyphen): a word broken at the line's end. */
-function endsInBrokenWord(text: string): boolean {
-  const last = text[text.length - 1];
-  return (last === '-' || last === '\u2010' || last === '\u00ad') && text.length >= 2 && isLetter(text[text.length - 2]);
-}
-
-/**
- * A page's lines as text: lines joined by '\n', paragraphs by '\n\n'. A word hyphenated over a line end inside a
- * paragraph is joined again ("extrac-" + "tion" → "extraction") when the next line starts with a lowercase letter;
- * before an uppercase letter or a digit the hyphen is part of the text ("state-" + "Of the art") and stays.
- */
-export function linesText(lines: TextLine[]): string {
-  let text = '';
-  lines.forEach((line, index) => {
-    if (index > 0) {
-      const joinsWord = !line.paragraphStart && endsInBrokenWord(text) && isLowercaseLetter(line.text[0]);
-      if (joinsWord) text = text.slice(0, -1);
-      else text += line.paragraphStart ? '\n\n' : '\n';
-    }
-    text += line.text;
-  });
-  return text;
 }

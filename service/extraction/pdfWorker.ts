@@ -16,7 +16,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { MessagePort } from 'node:worker_threads';
 import { getDocument, VerbosityLevel, type PDFDocumentProxy, type PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import { dropRunningLines, linesText, pageLines, type PlacedText, type TextLine } from './pdfLayout.ts';
+import { pageLines, type PlacedText, type TextLine } from './pdfLayout.ts';
+import { pagesText } from './pdfReflow.ts';
 
 // pdfjs has no Web Worker in Node and runs its parser in this thread: handing it the parser module now spares the
 // first document the import (~70 ms). The specifier is a variable because the module ships without types.
@@ -106,7 +107,7 @@ export default async function extractPdf(task: ExtractionTask): Promise<Extracti
     }
     if (unreadable === total) return { ok: false, reason: 'corrupt' };
     if (!anyText) return { ok: false, reason: 'no_text' };
-    return { ok: true, pageCount: total, pages: dropRunningLines(pages).map(linesText) };
+    return { ok: true, pageCount: total, pages: pagesText(pages) };
   } finally {
     await loading.destroy();
     progress.postMessage({ type: 'end' } satisfies ProgressMessage);

@@ -4,7 +4,8 @@
  *   "Cats sleep 16 hours a day [1]. Kittens sleep more [2]."
  *
  * Passage text is treated purely as data: sentences are copied verbatim (whitespace and
- * markdown bullets/headings tidied), never interpreted.
+ * markdown bullets/headings tidied), never interpreted. The sentences are the units of the one
+ * segmentation (text/sentences.ts) that ingestion embeds too: whole sentences, list items, table rows.
  *
  * Scoring per candidate sentence:
  *   SIM_WEIGHT * rescaled cosine(sentence, question)   (one embedDocuments call, sentence
@@ -19,6 +20,7 @@
  * The service passes `embedder.withBatchMode('padded', 8, 64)` (same session): one padded inference
  * call with every sentence cut at 48 tokens (rag/index.ts).
  */
+import { splitSentences } from '../text/sentences.ts';
 
 /** n is the 1-based passage number; similarity = cosine(question, passage) in [0,1]. */
 export interface AnswerPassage {
@@ -52,8 +54,6 @@ const DEFAULT_MAX_PASSAGES = 3;
 const DEFAULT_MAX_CANDIDATES = 4;
 
 const MIN_WORDS = 3;
-const MAX_SENTENCE_WORDS = 80;
-const WINDOW_WORDS = 50;
 
 const SIM_WEIGHT = 0.6;
 const OVERLAP_WEIGHT = 0.4;
@@ -85,10 +85,6 @@ const STOPWORDS = new Set(
     'please tell explain describe know want need get'
   ).split(/\s+/),
 );
-
-const ABBREVIATIONS = new Set([
-  'mr', 'mrs', 'ms', 'dr', 'prof', 'sr', 'jr', 'st', 'vs', 'e.g', 'i.e', 'u.s', 'fig', 'approx', 'inc', 'ltd', 'co',
-]);
 
 interface Candidate {
   /** Sentence text as it will appear in the answer (before the marker). */
@@ -168,95 +164,6 @@ function trailingRunStart(text: string, inRun: (char: string) => boolean, end = 
   let index = end;
   while (index > floor && inRun(text[index - 1])) index -= 1;
   return index;
-}
-
-/** "Title ##" → "Title": a closing run of # with whitespace before it (and maybe after) is dropped. */
-function withoutClosingHashes(text: string): string {
-  const afterHashes = trailingRunStart(text, isSpace);
-  const hashes = trailingRunStart(text, (char) => char === '#', afterHashes);
-  if (hashes === afterHashes) return text;
-  const blanks = trailingRunStart(text, isSpace, hashes);
-  return blanks === hashes ? text : text.slice(0, blanks);
-}
-
-// ---------------------------------------------------------------------------------------
-// Sentence splitting
-
-interface RawSentence {
-  text: string;
-  heading: boolean;
-}
-
-/** Splits a line at ., ! or ? (optionally followed by closing quotes/brackets) + whitespace. */
-function splitLine(line: string): string[] {
-  const out: string[] = [];
-  // The lookbehind starts a match only at the first of a run of terminators: tried from inside a run like "!!!!x",
-  // the greedy run would be rescanned from each "!" (quadratic); a match from inside a run ends where one from its
-  // first character would, so the matches are unchanged.
-  const re = /(?<![.!?])[.!?]+["'”’)\]]*\s+/g;
-  let start = 0;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(line)) !== null) {
-    const end = m.index + m[0].length;
-    const next = line[end];
-    // The next sentence should not start lower-case ("e.g. the", "approx. five").
-    if (next !== undefined && /\p{Ll}/u.test(next)) continue;
-    if (line[m.index] === '.') {
-      // The word before the period, found by walking back: /(\S+)$/ on the text so far would rescan it from every
-      // position, for every period in a long line.
-      const wordStart = trailingRunStart(line, (char) => !isSpace(char), m.index, start);
-      const lastWord = line.slice(wordStart, m.index).toLowerCase().replace(/^[("'“‘[]+/, '');
-      // Abbreviations and single-letter initials ("J. Smith", "Dr. Who").
-      if (ABBREVIATIONS.has(lastWord) || /^\p{L}$/u.test(lastWord)) continue;
-    }
-    const piece = line.slice(start, end).trim();
-    if (piece) out.push(piece);
-    start = end;
-  }
-  const rest = line.slice(start).trim();
-  if (rest) out.push(rest);
-  return out;
-}
-
-/** Breaks a run-on "sentence" (tables, code, unpunctuated text) into word windows. */
-function windowed(sentence: string): string[] {
-  const tokens = sentence.split(/\s+/);
-  if (tokens.length <= MAX_SENTENCE_WORDS) return [sentence];
-  const out: string[] = [];
-  for (let i = 0; i < tokens.length; i += WINDOW_WORDS) {
-    const chunk = tokens.slice(i, i + WINDOW_WORDS).join(' ');
-    const head = i > 0 ? '… ' : '';
-    const tail = i + WINDOW_WORDS < tokens.length ? ' …' : '';
-    out.push(head + chunk + tail);
-  }
-  return out;
-}
-
-export function splitSentences(text: string): RawSentence[] {
-  const out: RawSentence[] = [];
-  for (const rawLine of text.split(/\r?\n|\r/)) {
-    let line = rawLine.trim();
-    if (!line) continue;
-    if (/^(?:[-*_=]\s*){3,}$/.test(line) || /^```/.test(line)) continue; // rules, code fences
-    let heading = false;
-    const h = /^#{1,6}\s+/.exec(line);
-    if (h) {
-      heading = true;
-      line = withoutClosingHashes(line.slice(h[0].length));
-    }
-    line = line
-      .replace(/^(?:>\s*)+/, '') // blockquote
-      .replace(/^(?:[-*+•·‣◦]|\d{1,3}[.)]|[a-zA-Z][.)](?=\s))\s+/, '') // list bullet / number
-      .replace(/^\[[ xX]\]\s+/, '') // task-list box
-      .replace(/\s+/g, ' ')
-      .trim();
-    if (!line) continue;
-    const pieces = heading ? [line] : splitLine(line);
-    for (const piece of pieces) {
-      for (const w of windowed(piece)) out.push({ text: w, heading });
-    }
-  }
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------

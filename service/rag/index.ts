@@ -10,11 +10,11 @@ import { EXTRACTIVE_MODEL, type Config } from '../config.ts';
 import { EmbedderNotConfiguredError, UpstreamUnavailableError } from '../errors.ts';
 import { answerChain, type AnswerDelta, type AnswerInput, type ChainAnswer, type PassageMetadata } from './answerChain.ts';
 import { buildAnswerModels, type AnswerModels } from './answerModels.ts';
-import { splitSentences } from './extractiveAnswerer.ts';
 import { BGE_SMALL_EN, type EmbedderIdentity } from './embedderIdentity.ts';
 import { startModelPool, type ModelPool } from './modelPool.ts';
 import { OpenAIEmbedder } from './openaiEmbeddings.ts';
 import { embeddingInput, isMarkdownFilename, type SplitResult, type TextSegment } from './splitter.ts';
+import { splitSentences } from '../text/sentences.ts';
 import type { Document } from '@langchain/core/documents';
 
 /**

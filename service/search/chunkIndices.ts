@@ -34,10 +34,14 @@ export interface ChunkingMeta {
 }
 
 /**
- * The sentence vectors' recipe this service builds chunks with (see ChunkingMeta): 2, little-endian float32 in a
- * binary doc-values field; 1 was JSON arrays in _source, whose loading made the query's k-NN side ~30 times slower.
+ * The sentence vectors' recipe this service builds chunks with (see ChunkingMeta): 3, the units of the one sentence
+ * segmentation (text/sentences.ts: no break after "(max.)" or "No. 12", table rows with their header cells' names,
+ * short lone lines as headings) in little-endian float32 in a binary doc-values field. 2 stored the same format with
+ * the extractive answerer's former splitter; 1 was JSON arrays in _source, whose loading made the query's k-NN side
+ * ~30 times slower. A change of recipe is chunking drift (an index built with another reports it; a migration
+ * rebuilds it).
  */
-export const SENTENCE_VECTORS = 2;
+export const SENTENCE_VECTORS = 3;
 
 /** The chunking a service with this configuration builds. */
 export function configuredChunking(chunking: Config['chunking']): ChunkingMeta {

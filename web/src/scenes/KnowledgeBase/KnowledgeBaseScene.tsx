@@ -11,6 +11,7 @@ import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { Loading } from '../../components/Loading.tsx';
 import { Badge, RoleBadge } from '../../components/StatusBadge.tsx';
 import { queryKeys } from '../../hooks/queryKeys.ts';
+import { refetchAfterChange } from '../../hooks/refetchAfterChange.ts';
 import { useDocumentTitle } from '../../hooks/useDocumentTitle.ts';
 import { DocumentRow } from './DocumentRow.tsx';
 import { PasteTextForm } from './PasteTextForm.tsx';
@@ -39,8 +40,8 @@ export function KnowledgeBaseScene() {
   useDocumentTitle(kb.data?.knowledge_base.name ?? 'Knowledge base');
 
   const documentsChanged = () => {
-    void queryClient.invalidateQueries({ queryKey: queryKeys.documents(id) });
-    void queryClient.invalidateQueries({ queryKey: queryKeys.knowledgeBases, exact: true });
+    void refetchAfterChange(queryClient, queryKeys.documents(id));
+    void refetchAfterChange(queryClient, queryKeys.knowledgeBases, { exact: true });
   };
   const remove = useMutation({
     mutationFn: async (document: KbDocument) => {

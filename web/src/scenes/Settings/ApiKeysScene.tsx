@@ -12,6 +12,7 @@ import { TextField } from '../../components/Field.tsx';
 import { Loading } from '../../components/Loading.tsx';
 import { Badge } from '../../components/StatusBadge.tsx';
 import { queryKeys } from '../../hooks/queryKeys.ts';
+import { refetchAfterChange } from '../../hooks/refetchAfterChange.ts';
 import { useDocumentTitle } from '../../hooks/useDocumentTitle.ts';
 import { formatDateTime } from '../../lib/format.ts';
 import { SettingsNav } from './SettingsNav.tsx';
@@ -29,14 +30,14 @@ export function ApiKeysScene() {
     onSuccess: (answer) => {
       setCreated(answer);
       setName('');
-      void queryClient.invalidateQueries({ queryKey: queryKeys.apiKeys });
+      void refetchAfterChange(queryClient, queryKeys.apiKeys);
     },
   });
   const revoke = useMutation({
     mutationFn: (key: ApiKey) => api.revokeApiKey(key.id),
     onSuccess: () => {
       setRevoking(null);
-      void queryClient.invalidateQueries({ queryKey: queryKeys.apiKeys });
+      void refetchAfterChange(queryClient, queryKeys.apiKeys);
     },
   });
 

@@ -4,6 +4,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { TEST_PASSWORD } from '../factories/accounts.ts';
 
 export type ViewportKind = 'desktop' | 'phone';
 
@@ -84,4 +85,13 @@ export async function screenshotBothWidths(page: Page, name: string): Promise<vo
   }
   viewportOf.set(page, kind);
   if (original) await page.setViewportSize(original);
+}
+
+/** Signs `email` in through the sign-in page (TEST_PASSWORD unless given) and waits for the knowledge-base list. */
+export async function signInThroughPage(page: Page, email: string, password = TEST_PASSWORD): Promise<void> {
+  await page.goto('/sign-in');
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByTestId('kb-row').first().waitFor();
 }

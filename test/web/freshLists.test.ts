@@ -3,9 +3,9 @@
 // landed, so it carries the list as it was before. The new item must still appear.
 import anyTest, { type TestFn } from 'ava';
 import type { Browser, Page, Route } from 'playwright-core';
-import { makeWebUser, TEST_PASSWORD } from '../factories/accounts.ts';
+import { makeWebUser } from '../factories/accounts.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { launchBrowser, newPage } from '../helpers/browser.ts';
+import { launchBrowser, newPage, signInThroughPage } from '../helpers/browser.ts';
 
 const test = anyTest as TestFn<{ app: TestApp; browser: Browser }>;
 
@@ -66,19 +66,11 @@ async function holdFirstList(page: Page, path: string): Promise<HeldResponse> {
   };
 }
 
-async function signIn(page: Page, email: string): Promise<void> {
-  await page.goto('/sign-in');
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(TEST_PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByTestId('kb-row').first().waitFor();
-}
-
 test('a knowledge base created while the list is loading appears in it', async (t) => {
   const { app, browser } = t.context;
   const user = await makeWebUser(app.deps.store, { label: 'fresh-kb' });
   const page = await newPage(browser, app.baseUrl);
-  await signIn(page, user.email);
+  await signInThroughPage(page, user.email);
   await page.goto('/settings/account');
   await page.locator('h1').waitFor();
 
@@ -102,7 +94,7 @@ for (const way of ['upload', 'paste'] as const) {
     const { app, browser } = t.context;
     const user = await makeWebUser(app.deps.store, { label: `fresh-${way}` });
     const page = await newPage(browser, app.baseUrl);
-    await signIn(page, user.email);
+    await signInThroughPage(page, user.email);
 
     const documentsPath = `/api/web/knowledge-bases/${user.defaultKnowledgeBaseId}/documents`;
     const list = await holdFirstList(page, documentsPath);

@@ -231,6 +231,9 @@ function uploadPdf(kbId: string, file: File, options: UploadOptions = {}): Promi
   });
 }
 
+/** The Developer API's reference (Redoc), a page of the API process, not of the app: link to it with a plain <a>. */
+export const API_DOCS_PATH = '/docs';
+
 /** The stored original of a PDF document, served inline; `page` opens the browser's viewer at that page. */
 export function documentFileUrl(documentId: string, page?: number | null): string {
   const url = `${BASE}/documents/${id(documentId)}/file`;

@@ -612,6 +612,9 @@ async function extractPdf({ deps, job, checkpoint }: JobRun, fileId: string): Pr
   }
   await progressWrite;
   checkpoint();
+  // A PDF that names itself is titled so (its chunks, its embeddings' context, the record once ready), not by its
+  // filename. Read again by every attempt, so the job record need not keep it.
+  if (extracted.title !== null) job.title = extracted.title;
   // The same bound as a text document's content: a small file of compressed text can expand a hundredfold.
   const characters = extracted.pages.reduce((sum, page) => sum + page.length, 0);
   if (characters > deps.config.limits.maxContentBytes) {

@@ -1,23 +1,10 @@
 // The API reference at /docs, in the real Chromium: Redoc (served from node_modules by the API process) renders the
 // served OpenAPI description, every request the page makes stays on the origin (no CDN, no fonts, no telemetry), and
 // its Content-Security-Policy refuses nothing Redoc does (no CSP report in the console).
-import anyTest, { type TestFn } from 'ava';
-import type { Browser } from 'playwright-core';
 import { makeWebUser } from '../factories/accounts.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { launchBrowser, newPage, signInThroughPage } from '../helpers/browser.ts';
+import { newPage, signInThroughPage, testWithBrowser } from '../helpers/browser.ts';
 
-const test = anyTest as TestFn<{ app: TestApp; browser: Browser }>;
-
-test.before(async (t) => {
-  t.context.app = await startTestApp();
-  t.context.browser = await launchBrowser();
-});
-
-test.after.always(async (t) => {
-  await t.context.browser?.close();
-  await t.context.app?.close();
-});
+const test = testWithBrowser();
 
 test('/docs renders every operation from this origin alone, under a CSP that refuses nothing', async (t) => {
   const { app, browser } = t.context;

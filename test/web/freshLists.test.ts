@@ -1,23 +1,11 @@
 // A list a mutation changes shows the change, whatever request for it was in flight: the first list request is
 // answered by the server at once but held back from the page (Playwright route interception) until the mutation has
 // landed, so it carries the list as it was before. The new item must still appear.
-import anyTest, { type TestFn } from 'ava';
-import type { Browser, Page, Route } from 'playwright-core';
+import type { Page, Route } from 'playwright-core';
 import { makeWebUser } from '../factories/accounts.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { launchBrowser, newPage, signInThroughPage } from '../helpers/browser.ts';
+import { newPage, signInThroughPage, testWithBrowser } from '../helpers/browser.ts';
 
-const test = anyTest as TestFn<{ app: TestApp; browser: Browser }>;
-
-test.before(async (t) => {
-  t.context.app = await startTestApp();
-  t.context.browser = await launchBrowser();
-});
-
-test.after.always(async (t) => {
-  await t.context.browser?.close();
-  await t.context.app?.close();
-});
+const test = testWithBrowser();
 
 /** How long the new item may take to show once the stale answer is delivered: generous, it is a failure bound. */
 const APPEARS_WITHIN_MS = 15_000;

@@ -208,7 +208,10 @@ test('the shared resource routes answer alike on both APIs: ?include=status, /mo
   t.deepEqual(Object.keys(plain.body.documents[0]).sort(), ['created_at', 'filename', 'id', 'source', 'title']);
   const withStatus = await app.call('GET', `/api/v1/knowledge-bases/${user.defaultKnowledgeBaseId}/documents?include=status`, { key });
   t.like(withStatus.body.documents[0], { id: doc.body.document.id, status: 'ready', chunks: 1 });
-  t.deepEqual((await browser.call('GET', `/api/web/knowledge-bases/${user.defaultKnowledgeBaseId}/documents?include=status`)).body, withStatus.body);
+  // The web app's answer is the API's plus its own fields (where the document came from), and only those.
+  const web = (await browser.call('GET', `/api/web/knowledge-bases/${user.defaultKnowledgeBaseId}/documents?include=status`)).body;
+  t.deepEqual(web, { documents: withStatus.body.documents.map((document: object) => ({ ...document, origin: 'api' })) });
+  t.false('origin' in withStatus.body.documents[0], '/api/v1 answers the contract\'s fields only');
   t.is((await app.call('GET', `/api/v1/knowledge-bases/${user.defaultKnowledgeBaseId}/documents?include=chunks`, { key })).status, 400);
 
   const models = await app.call('GET', '/api/v1/models', { key });

@@ -12,6 +12,7 @@ import type {
   CreatedApiKey,
   Credentials,
   DeletedKnowledgeBase,
+  DocumentContent,
   DocumentReplacement,
   Invitation,
   KbDocument,
@@ -19,6 +20,7 @@ import type {
   Limits,
   Models,
   NewDocument,
+  NewDocumentOrigin,
   QueryRequest,
   QueryResponse,
   SessionResponse,
@@ -70,6 +72,7 @@ interface RequestOptions {
   respondAsync?: boolean;
   /** A 401 here is an answer (wrong password, no session yet), not the end of a session. */
   probe?: boolean;
+  headers?: Record<string, string>;
 }
 
 const codeForStatus: Record<number, string> = {
@@ -88,6 +91,7 @@ async function request<T>(path: string, options: RequestOptions = {}): Promise<T
   if (method !== 'GET') headers['X-CSRF-Token'] = csrfToken ?? 'anonymous';
   if (options.body !== undefined) headers['Content-Type'] = 'application/json';
   if (options.respondAsync) headers.Prefer = 'respond-async';
+  Object.assign(headers, options.headers);
 
   let response: Response;
   try {
@@ -307,9 +311,10 @@ export const api = {
   // Documents
   listDocuments: (kbId: string) =>
     request<{ documents: KbDocument[] }>(`/knowledge-bases/${id(kbId)}/documents?include=status`),
-  createDocument: (body: NewDocument) =>
-    request<{ document: KbDocument }>('/documents', { method: 'POST', body, respondAsync: true }),
+  createDocument: (body: NewDocument, origin: NewDocumentOrigin = 'file') =>
+    request<{ document: KbDocument }>('/documents', { method: 'POST', body, respondAsync: true, headers: { 'X-KBQA-Origin': origin } }),
   getDocument: (documentId: string) => request<{ document: KbDocument }>(`/documents/${id(documentId)}`),
+  getDocumentContent: (documentId: string) => request<DocumentContent>(`/documents/${id(documentId)}/content`),
   replaceDocument: (documentId: string, body: DocumentReplacement) =>
     request<{ document: KbDocument }>(`/documents/${id(documentId)}`, { method: 'PUT', body, respondAsync: true }),
   retryDocument: (documentId: string) =>

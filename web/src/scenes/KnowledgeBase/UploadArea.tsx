@@ -5,6 +5,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useId, useState, type ChangeEvent, type DragEvent } from 'react';
 import { api, messageOf } from '../../api/client.ts';
+import type { KbDocument } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { loadLimits, useLimits } from '../../hooks/limits.ts';
 import { checkFiles, MAX_DOCUMENT_BYTES, refusalMessages, UPLOAD_ACCEPT_ATTRIBUTE } from '../../lib/files.ts';
@@ -13,11 +14,12 @@ import { UploadRow } from './UploadRow.tsx';
 import { usePdfUploads } from './usePdfUploads.ts';
 
 interface UploadResult {
-  uploaded: string[];
+  uploaded: KbDocument[];
   failed: string[];
 }
 
-export function UploadArea({ kbId, onUploaded }: { kbId: string; onUploaded: () => void }) {
+/** `onUploaded`: with the documents made (the scene's summary line follows their ingestion). */
+export function UploadArea({ kbId, onUploaded }: { kbId: string; onUploaded: (added: KbDocument[]) => void }) {
   const inputId = useId();
   const hintId = useId();
   const [dragging, setDragging] = useState(false);
@@ -34,12 +36,12 @@ export function UploadArea({ kbId, onUploaded }: { kbId: string; onUploaded: () 
       const result: UploadResult = { uploaded: [], failed: [] };
       results.forEach((outcome, index) => {
         const name = files[index].name;
-        if (outcome.status === 'fulfilled') result.uploaded.push(name);
+        if (outcome.status === 'fulfilled') result.uploaded.push(outcome.value.document);
         else result.failed.push(`${name}: ${messageOf(outcome.reason)}`);
       });
       return result;
     },
-    onSettled: onUploaded,
+    onSettled: (result) => onUploaded(result?.uploaded ?? []),
   });
 
   async function take(files: File[]) {
@@ -75,11 +77,7 @@ export function UploadArea({ kbId, onUploaded }: { kbId: string; onUploaded: () 
 
   const result = upload.data;
   const textLimit = formatBytes(limits.data?.max_content_bytes ?? MAX_DOCUMENT_BYTES);
-  const textStatus = upload.isPending
-    ? `Uploading ${plural(upload.variables?.length ?? 0, 'file')}…`
-    : result && result.uploaded.length > 0
-      ? `Uploaded ${result.uploaded.join(', ')}: ingestion has started.`
-      : '';
+  const textStatus = upload.isPending ? `Uploading ${plural(upload.variables?.length ?? 0, 'file')}…` : '';
   return (
     <section className="card" aria-labelledby={`${inputId}-heading`}>
       <h2 id={`${inputId}-heading`}>Add files</h2>

@@ -182,3 +182,24 @@ test('the retrieved-chunks table keeps a heading path and a score on one line on
   await screenshotBothWidths(page, 'ask-chunks');
   await page.close();
 });
+
+test('the same file chosen again is not uploaded twice: the page says so and offers Replace', async (t) => {
+  const { page } = await ownerOnDefaultKnowledgeBase(t.context, 'doc-duplicate');
+  const file = { name: 'twice.md', mimeType: 'text/markdown', buffer: Buffer.from('# Twice\n\nThe same note, chosen twice.\n') };
+  await page.getByLabel('Upload files').setInputFiles([file]);
+  await row(page, 'twice.md').and(page.locator('[data-status=ready]')).waitFor({ timeout: 60_000 });
+
+  await page.getByLabel('Upload files').setInputFiles([file]);
+  const duplicate = page.getByTestId('duplicate-row');
+  await duplicate.waitFor();
+  t.regex(await duplicate.innerText(), /twice\.md is already in this knowledge base, with the same content/);
+  t.is(await page.getByTestId('document-row').count(), 1, 'no second document');
+
+  const replaced = page.waitForResponse((response) => response.request().method() === 'PUT' && response.url().includes('/api/web/documents/'));
+  await duplicate.getByRole('button', { name: 'Replace' }).click();
+  t.is((await replaced).status(), 202);
+  await duplicate.waitFor({ state: 'detached' });
+  await row(page, 'twice.md').and(page.locator('[data-status=ready]')).waitFor({ timeout: 60_000 });
+  t.is(await page.getByTestId('document-row').count(), 1);
+  await page.close();
+});

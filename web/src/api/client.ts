@@ -50,6 +50,8 @@ export function isApiError(error: unknown, status?: number): error is ApiError {
 
 const BASE = '/api/web';
 
+const unreachable = () => new ApiError(0, 'network_error', 'Could not reach the server. Check your connection and try again.');
+
 let csrfToken: string | null = null;
 let unauthorizedHandler: (() => void) | null = null;
 
@@ -102,7 +104,7 @@ async function request<T>(path: string, options: RequestOptions = {}): Promise<T
       credentials: 'same-origin',
     });
   } catch {
-    throw new ApiError(0, 'network_error', 'Could not reach the server. Check your connection and try again.');
+    throw unreachable();
   }
 
   const payload = await readJson(response);
@@ -235,6 +237,22 @@ function uploadPdf(kbId: string, file: File, options: UploadOptions = {}): Promi
   });
 }
 
+/** A PDF document's stored original, as bytes (to compare it with a file chosen again). */
+async function getDocumentFile(documentId: string): Promise<ArrayBuffer> {
+  let response: Response;
+  try {
+    response = await fetch(documentFileUrl(documentId), { credentials: 'same-origin' });
+  } catch {
+    throw unreachable();
+  }
+  if (!response.ok) {
+    const error = errorFrom(response.status, response.statusText, response.headers.get('Retry-After'), await readJson(response));
+    if (response.status === 401) sessionEnded();
+    throw error;
+  }
+  return response.arrayBuffer();
+}
+
 /** The Developer API's reference (Redoc), a page of the API process, not of the app: link to it with a plain <a>. */
 export const API_DOCS_PATH = '/docs';
 
@@ -315,6 +333,7 @@ export const api = {
     request<{ document: KbDocument }>('/documents', { method: 'POST', body, respondAsync: true, headers: { 'X-KBQA-Origin': origin } }),
   getDocument: (documentId: string) => request<{ document: KbDocument }>(`/documents/${id(documentId)}`),
   getDocumentContent: (documentId: string) => request<DocumentContent>(`/documents/${id(documentId)}/content`),
+  getDocumentFile,
   replaceDocument: (documentId: string, body: DocumentReplacement) =>
     request<{ document: KbDocument }>(`/documents/${id(documentId)}`, { method: 'PUT', body, respondAsync: true }),
   retryDocument: (documentId: string) =>

@@ -114,7 +114,7 @@ export function KnowledgeBaseScene() {
 
       {isOwner ? (
         <div className="grid-2">
-          <UploadArea kbId={knowledgeBase.id} onUploaded={documentsAdded} />
+          <UploadArea kbId={knowledgeBase.id} documents={documents.data?.documents ?? []} onUploaded={documentsAdded} />
           <PasteTextForm kbId={knowledgeBase.id} onAdded={documentsAdded} />
         </div>
       ) : (

@@ -8,6 +8,7 @@ import { authenticate } from './http/middleware/authenticate.ts';
 import { errorEnvelope } from './http/middleware/errors.ts';
 import { requestId } from './http/middleware/requestId.ts';
 import { requestMetrics } from './http/middleware/requestMetrics.ts';
+import { documentContentRoutes } from './http/routes/documentContent.ts';
 import { documentRoutes } from './http/routes/documents.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { knowledgeBaseRoutes } from './http/routes/knowledgeBases.ts';
@@ -113,7 +114,7 @@ export function buildWebApiRouter(deps: AppDeps): Router<AppState> {
   web.use(anonymous.routes(), anonymous.allowedMethods({ throw: true }));
   web.use(requireSession());
   web.use(callerJsonBody(deps));
-  const webOnly = [webSessionRoutes(deps), apiKeyRoutes(deps), adminRoutes(deps), knowledgeBaseSharingRoutes(deps), uploadRoutes(deps)];
+  const webOnly = [webSessionRoutes(deps), apiKeyRoutes(deps), adminRoutes(deps), knowledgeBaseSharingRoutes(deps), uploadRoutes(deps), documentContentRoutes(deps)];
   for (const routes of [...webOnly, ...resourceRoutes(deps)]) {
     web.use(routes.routes(), routes.allowedMethods({ throw: true }));
   }

@@ -208,10 +208,33 @@ test('the shared resource routes answer alike on both APIs: ?include=status, /mo
   t.deepEqual(Object.keys(plain.body.documents[0]).sort(), ['created_at', 'filename', 'id', 'source', 'title']);
   const withStatus = await app.call('GET', `/api/v1/knowledge-bases/${user.defaultKnowledgeBaseId}/documents?include=status`, { key });
   t.like(withStatus.body.documents[0], { id: doc.body.document.id, status: 'ready', chunks: 1 });
-  t.deepEqual((await browser.call('GET', `/api/web/knowledge-bases/${user.defaultKnowledgeBaseId}/documents?include=status`)).body, withStatus.body);
+  // The web app's answer is the API's plus its own fields (where the document came from), and only those.
+  const web = (await browser.call('GET', `/api/web/knowledge-bases/${user.defaultKnowledgeBaseId}/documents?include=status`)).body;
+  t.deepEqual(web, { documents: withStatus.body.documents.map((document: object) => ({ ...document, origin: 'api' })) });
+  t.false('origin' in withStatus.body.documents[0], '/api/v1 answers the contract\'s fields only');
   t.is((await app.call('GET', `/api/v1/knowledge-bases/${user.defaultKnowledgeBaseId}/documents?include=chunks`, { key })).status, 400);
 
   const models = await app.call('GET', '/api/v1/models', { key });
   t.deepEqual(models.body, { models: app.deps.rag.answerModels.names, default_model: app.deps.config.answerModels.defaultModel });
   t.deepEqual((await browser.call('GET', '/api/web/models')).body, models.body);
+});
+
+test('a document\'s content (text and passages) reaches whoever can read its KB, and nobody else', async (t) => {
+  const { app } = t.context;
+  const { user, browser } = await signedIn(app);
+  const stranger = await signedIn(app);
+  const added = await browser.call('POST', '/api/web/documents', {
+    body: { kb_id: user.defaultKnowledgeBaseId, filename: 'owned.md', content: '# Owned\n\nOnly its owner reads this.\n' },
+    headers: { 'X-KBQA-Origin': 'paste' },
+  });
+  t.is(added.status, 201);
+  const id = added.body.document.id;
+  const content = await browser.call('GET', `/api/web/documents/${id}/content`);
+  t.is(content.status, 200);
+  t.like(content.body, { knowledge_base: { id: user.defaultKnowledgeBaseId, name: 'Default' }, content: '# Owned\n\nOnly its owner reads this.\n', passages_total: 1 });
+  t.deepEqual(Object.keys(content.body.passages[0]).sort(), ['chunk_index', 'heading_path', 'page_end', 'page_start', 'text']);
+  t.like((await browser.call('GET', `/api/web/documents/${id}`)).body.document, { origin: 'paste' });
+  t.is((await stranger.browser.call('GET', `/api/web/documents/${id}/content`)).status, 404);
+  const key = (await browser.call('POST', '/api/web/api-keys', { body: { name: 'content' } })).body.key;
+  t.is((await app.call('GET', `/api/v1/documents/${id}/content`, { key })).status, 404, 'web only: no such route on /api/v1');
 });

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
 import { authorizeRead, authorizeWriteDocuments } from '../policies/knowledgeBases.ts';
-import type { DocumentRecord, KnowledgeBaseRecord, MetadataEntry, Principal, Store } from '../store/index.ts';
+import type { DocumentOrigin, DocumentRecord, KnowledgeBaseRecord, MetadataEntry, Principal, Store } from '../store/index.ts';
 import { metadataEntries, pendingContentId } from '../store/index.ts';
 import type { DocumentMetadata } from '../search/metadataFilter.ts';
 import { newJob, type IngestDeps, type IngestRunner } from './ingestJobs.ts';
@@ -33,10 +33,16 @@ export type IngestMode = 'wait' | 'queue';
  * answers with the ready document; queued, any process's runner takes it and the caller follows the status. While
  * the chunk index is read-only (a full disk), refused with 503 and nothing stored (queued jobs wait for the block).
  */
-export async function ingestDocument(deps: DocumentDeps, user: Principal, input: IngestInput, mode: IngestMode): Promise<DocumentRecord> {
+export async function ingestDocument(
+  deps: DocumentDeps,
+  user: Principal,
+  input: IngestInput,
+  mode: IngestMode,
+  origin: DocumentOrigin = 'api',
+): Promise<DocumentRecord> {
   const knowledgeBase = authorizeWriteDocuments(user, await deps.store.findLiveKnowledgeBase(input.kb_id), input.kb_id);
   await deps.search.assertWritable();
-  const record = newDocumentRecord({ id: randomUUID(), knowledgeBaseId: knowledgeBase._id, filename: input.filename, source: 'api', metadata: input.metadata });
+  const record = newDocumentRecord({ id: randomUUID(), knowledgeBaseId: knowledgeBase._id, filename: input.filename, source: 'api', origin, metadata: input.metadata });
   const job = newJob(
     record,
     { version: 1, content_id: record._id, filename: record.filename, title: record.title, replaces: null, ...withMetadata(record.metadata) },
@@ -54,6 +60,7 @@ export function newDocumentRecord(input: {
   knowledgeBaseId: string;
   filename: string;
   source: DocumentRecord['source'];
+  origin?: DocumentOrigin;
   /** A PDF: its text comes from this stored file. */
   fileId?: string;
   /** Validated at the edge (http/routes/metadata.schema.ts); none when absent. */
@@ -66,6 +73,7 @@ export function newDocumentRecord(input: {
     filename: input.filename,
     title: titleFromFilename(input.filename),
     source: input.source,
+    ...(input.origin ? { origin: input.origin } : {}),
     ...(input.fileId ? { kind: 'pdf' as const, file_id: input.fileId } : {}),
     ...(input.metadata ? { metadata: metadataEntries(input.metadata) } : {}),
     chunks: 0,
@@ -110,6 +118,9 @@ async function ownedDocument(store: Store, user: Principal, id: string): Promise
   authorizeWriteDocuments(user, knowledgeBase, knowledgeBase._id);
   return document;
 }
+
+/** A document the caller may read, with its KB (for its name). */
+export const getDocumentWithKnowledgeBase = reachableDocument;
 
 export async function getDocument(store: Store, user: Principal, id: string): Promise<DocumentRecord> {
   return (await reachableDocument(store, user, id)).document;

@@ -124,6 +124,15 @@ export function failureMessage(error: unknown, jobId: string): string {
   return `the document could not be indexed (an internal error, logged on the server for document ${jobId}); retry it, or ask an operator`;
 }
 
+/**
+ * A failure the document itself causes (a 4xx: no text, a scanned, broken, encrypted or too large PDF, one that took
+ * too long to read): the same bytes fail the same way, so a retry cannot help. Everything else (an outage, an
+ * interrupted process, an internal error) may pass next time.
+ */
+export function isPermanentFailure(error: unknown): boolean {
+  return error instanceof ApiError && error.status < 500;
+}
+
 /** A job whose process stopped too many times while running it (a document that crashes the process, say). */
 export class IngestionAbandonedError extends Error {}
 
@@ -457,7 +466,7 @@ async function failJob(deps: IngestDeps, job: IngestJobRecord, error: unknown): 
     await deps.store.deleteDocument(job._id);
     return;
   }
-  await deps.store.setDocumentFailed(job._id, failureMessage(error, job._id), new Date());
+  await deps.store.setDocumentFailed(job._id, failureMessage(error, job._id), new Date(), !isPermanentFailure(error));
   await deps.store.deleteJob(job._id);
 }
 
@@ -612,6 +621,9 @@ async function extractPdf({ deps, job, checkpoint }: JobRun, fileId: string): Pr
   }
   await progressWrite;
   checkpoint();
+  // A PDF that names itself is titled so (its chunks, its embeddings' context, the record once ready), not by its
+  // filename. Read again by every attempt, so the job record need not keep it.
+  if (extracted.title !== null) job.title = extracted.title;
   // The same bound as a text document's content: a small file of compressed text can expand a hundredfold.
   const characters = extracted.pages.reduce((sum, page) => sum + page.length, 0);
   if (characters > deps.config.limits.maxContentBytes) {

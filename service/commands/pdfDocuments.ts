@@ -31,6 +31,7 @@ export async function ingestPdfUpload(
     knowledgeBaseId: knowledgeBase._id,
     filename: input.filename,
     source: 'upload',
+    origin: 'file',
     fileId: input.fileId,
   });
   const job = newJob(

@@ -18,6 +18,8 @@ export interface ExtractedPdf {
   pageCount: number;
   /** Text per page, index 0 = page 1; '' for a page without text. */
   pages: string[];
+  /** The PDF's own Title (its metadata), or null: the document's title then comes from its filename. */
+  title: string | null;
 }
 
 export type PdfFailureReason = ExtractionFailure | 'too_large' | 'timeout';
@@ -152,7 +154,7 @@ export function createPdfExtractor(limits: PdfLimits, options: { workers?: numbe
         ]);
         if (callbackError !== undefined) throw callbackError;
         if (!result.ok) throw failure(result, limits);
-        return { pageCount: result.pageCount, pages: result.pages };
+        return { pageCount: result.pageCount, pages: result.pages, title: result.title };
       } catch (error) {
         if (timeLimit.signal.aborted) throw PdfExtractionError.timeout(limits.timeoutMs);
         if (closed && !(error instanceof PdfExtractionError)) throw new Error('the PDF extractor is closed', { cause: error });

@@ -38,7 +38,8 @@ export interface ExtractionTask {
 export type ProgressMessage = { type: 'started' } | { type: 'page'; done: number; total: number } | { type: 'end' };
 
 export type ExtractionResult =
-  | { ok: true; pageCount: number; pages: string[] }
+  /** title: the document information's Title, when it has one (else null). */
+  | { ok: true; pageCount: number; pages: string[]; title: string | null }
   /** pageCount: only with too_many_pages. */
   | { ok: false; reason: ExtractionFailure; pageCount?: number };
 
@@ -68,6 +69,22 @@ async function readPage(document: PDFDocumentProxy, pageNumber: number): Promise
   } catch {
     // One broken page does not lose the others; a document whose every page breaks is reported as corrupt.
     return undefined;
+  }
+}
+
+/** Longer than this, a Title is not a title (some tools put a paragraph there). */
+const MAX_TITLE_LENGTH = 300;
+
+/** The PDF's Title (document information dictionary), whitespace collapsed; null when absent, blank or too long. */
+async function documentTitle(document: PDFDocumentProxy): Promise<string | null> {
+  try {
+    const { info } = await document.getMetadata();
+    const title = (info as { Title?: unknown } | null)?.Title;
+    if (typeof title !== 'string') return null;
+    const collapsed = title.split(/\s+/).filter(Boolean).join(' ');
+    return collapsed !== '' && collapsed.length <= MAX_TITLE_LENGTH ? collapsed : null;
+  } catch {
+    return null;
   }
 }
 
@@ -107,7 +124,7 @@ export default async function extractPdf(task: ExtractionTask): Promise<Extracti
     }
     if (unreadable === total) return { ok: false, reason: 'corrupt' };
     if (!anyText) return { ok: false, reason: 'no_text' };
-    return { ok: true, pageCount: total, pages: pagesText(pages) };
+    return { ok: true, pageCount: total, pages: pagesText(pages), title: await documentTitle(document) };
   } finally {
     await loading.destroy();
     progress.postMessage({ type: 'end' } satisfies ProgressMessage);

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { documentListItem, documentWithStatus, ingestedDocument } from '../http/routes/documents.schema.ts';
-import type { DocumentRecord } from '../store/index.ts';
+import type { DocumentOrigin, DocumentRecord } from '../store/index.ts';
 import { metadataObject } from '../store/index.ts';
 
 // Typed against the response schemas (http/routes/documents.schema.ts) the OpenAPI description publishes.
@@ -28,10 +28,28 @@ export function presentDocumentListItem(record: DocumentRecord): z.input<typeof 
 }
 
 /**
- * GET /documents/{id}, and the 202 of a queued ingestion. filename, title and the chunk counts are those of the
- * searchable (live) version; status, progress and error those of the newest ingestion.
+ * What the web app's pages add to a document (never on /api/v1, whose fields are the contract's): where it was added
+ * (`origin`), and for a failure whether a retry can pass (`retryable`: the app offers Remove instead when not).
  */
-export function presentDocument(record: DocumentRecord): z.input<typeof documentWithStatus> {
+export interface WebDocumentFields {
+  origin: DocumentOrigin;
+  retryable?: boolean;
+}
+
+export function webDocumentFields(record: DocumentRecord): WebDocumentFields {
+  return {
+    // Older records: a PDF was uploaded; text came through the API or the app, which did not say which.
+    origin: record.origin ?? (record.source === 'upload' ? 'file' : 'api'),
+    ...(record.status === 'failed' ? { retryable: record.error_retryable ?? true } : {}),
+  };
+}
+
+/**
+ * GET /documents/{id}, and the 202 of a queued ingestion. filename, title and the chunk counts are those of the
+ * searchable (live) version; status, progress and error those of the newest ingestion. `realm` 'web': with the web
+ * app's fields too.
+ */
+export function presentDocument(record: DocumentRecord, realm: 'api' | 'web' = 'api'): z.input<typeof documentWithStatus> & Partial<WebDocumentFields> {
   return {
     id: record._id,
     knowledge_base_id: record.knowledge_base_id,
@@ -57,5 +75,6 @@ export function presentDocument(record: DocumentRecord): z.input<typeof document
       : {}),
     ...(record.status === 'failed' ? { error: record.error ?? 'the ingestion failed' } : {}),
     metadata: metadataObject(record.metadata),
+    ...(realm === 'web' ? webDocumentFields(record) : {}),
   };
 }

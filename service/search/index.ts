@@ -9,6 +9,7 @@ import { listPluginsAndModules, searchEngineProblem } from './readiness.ts';
 import { hybridSearch, lexicalQueryText, lexicalSearch, vectorSearch, type RetrievalRequest } from './retrieval.ts';
 import { DEFAULT_HYBRID_TUNING, type Bm25Field, type HybridTuning } from './fusion.ts';
 import { startWriteBlockCheck } from './writeBlock.ts';
+import { listDocumentPassages } from './passages.ts';
 import { snapshotRequests } from './snapshots.ts';
 import { startServingIndexResolver, type ServingIndex } from './servingIndex.ts';
 import { indexAdminRequests, resolvingCommand } from './indexAdmin.ts';
@@ -197,6 +198,8 @@ export function openSearchIndex(options: SearchIndexOptions) {
     deleteChunksOfKnowledgeBase: (knowledgeBaseId: string) =>
       writeBlock.assertWritable().then(async () => deleteChunksOfKnowledgeBase(client, await deleteTargets(), knowledgeBaseId)),
     listChunkGroups: (knowledgeBaseIds?: string[]) => listChunkGroups(client, alias, knowledgeBaseIds),
+    /** A document version's first `limit` passages in reading order, and how many it has. */
+    documentPassages: (documentId: string, version: number, limit: number) => listDocumentPassages(client, alias, documentId, version, limit),
     countChunks: (filter?: { document_id?: string; knowledge_base_id?: string; document_version?: number }) => countChunks(client, alias, filter),
     // Each query runs on one concrete index (request.index, else the one served now): never on two during a swap.
     // An override (kbqa eval --sweep) changes knobs for this request alone; a different fusion goes inline (retrieval.ts).
@@ -221,6 +224,7 @@ export function openSearchIndex(options: SearchIndexOptions) {
 }
 
 export type { ChunkDocument, ChunkGroup } from './chunks.ts';
+export type { DocumentPassage, DocumentPassages } from './passages.ts';
 export type { RetrievalRequest, RetrievedChunk } from './retrieval.ts';
 export type { HybridTuning } from './fusion.ts';
 export type { ServingIndex } from './servingIndex.ts';

@@ -169,8 +169,8 @@ export function documentsStore(collections: Collections) {
       const result = await storeCall(() => documents.updateOne({ _id: id, live_version: version }, { $set: counts }));
       return result.matchedCount === 1;
     },
-    async setDocumentFailed(id: string, error: string, now: Date): Promise<void> {
-      await storeCall(() => documents.updateOne({ _id: id }, { $set: { status: 'failed', progress: null, error, updated_at: now } }));
+    async setDocumentFailed(id: string, error: string, now: Date, retryable = true): Promise<void> {
+      await storeCall(() => documents.updateOne({ _id: id }, { $set: { status: 'failed', progress: null, error, error_retryable: retryable, updated_at: now } }));
     },
     /** Records written before ingestion jobs existed are ready, version 0 (their chunks carry no version). */
     async backfillDocumentVersions(): Promise<number> {

@@ -75,6 +75,8 @@ export interface KnowledgeBaseRecord {
 
 export type DocumentStatus = 'queued' | 'processing' | 'ready' | 'failed';
 
+export type DocumentOrigin = 'paste' | 'file' | 'api';
+
 /**
  * A document. Its filename, title and chunk counts describe the LIVE version (the one retrieval serves); `status`,
  * `progress` and `error` describe the newest ingestion. A new document has no live version until its first
@@ -106,6 +108,13 @@ export interface DocumentRecord {
   progress: { embedded: number; total: number; phase?: 'extracting' | 'embedding'; pages?: { done: number; total: number } } | null;
   /** Why the newest ingestion failed, in words a user can act on. */
   error: string | null;
+  /**
+   * Whether a retry of that failure can pass: false for what the document itself causes (a scanned or broken PDF,
+   * no text). Absent (older records, no failure): retryable.
+   */
+  error_retryable?: boolean;
+  /** Where it was added: the web app's paste form, a file (web upload), or the Developer API. Absent on older records. */
+  origin?: DocumentOrigin;
   /** The live version's metadata (a new document's from the start). Absent on records older than metadata: none. */
   metadata?: MetadataEntry[];
 }

@@ -3,7 +3,10 @@
 // message saying what to install, never skips.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import anyTest, { type TestFn } from 'ava';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { TEST_PASSWORD } from '../factories/accounts.ts';
+import { startTestApp, type TestApp } from './app.ts';
 
 export type ViewportKind = 'desktop' | 'phone';
 
@@ -84,4 +87,27 @@ export async function screenshotBothWidths(page: Page, name: string): Promise<vo
   }
   viewportOf.set(page, kind);
   if (original) await page.setViewportSize(original);
+}
+
+/** Signs `email` in through the sign-in page (TEST_PASSWORD unless given) and waits for the knowledge-base list. */
+export async function signInThroughPage(page: Page, email: string, password = TEST_PASSWORD): Promise<void> {
+  await page.goto('/sign-in');
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByTestId('kb-row').first().waitFor();
+}
+
+/** ava's `test` for a file of browser tests: one app and one Chromium, started before its tests, closed after them. */
+export function testWithBrowser(): TestFn<{ app: TestApp; browser: Browser }> {
+  const test = anyTest as TestFn<{ app: TestApp; browser: Browser }>;
+  test.before(async (t) => {
+    t.context.app = await startTestApp();
+    t.context.browser = await launchBrowser();
+  });
+  test.after.always(async (t) => {
+    await t.context.browser?.close();
+    await t.context.app?.close();
+  });
+  return test;
 }

@@ -1,22 +1,10 @@
 // The API reference at /docs, in the real Chromium: Redoc (served from node_modules by the API process) renders the
 // served OpenAPI description, every request the page makes stays on the origin (no CDN, no fonts, no telemetry), and
 // its Content-Security-Policy refuses nothing Redoc does (no CSP report in the console).
-import anyTest, { type TestFn } from 'ava';
-import type { Browser } from 'playwright-core';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { launchBrowser, newPage } from '../helpers/browser.ts';
+import { makeWebUser } from '../factories/accounts.ts';
+import { newPage, signInThroughPage, testWithBrowser } from '../helpers/browser.ts';
 
-const test = anyTest as TestFn<{ app: TestApp; browser: Browser }>;
-
-test.before(async (t) => {
-  t.context.app = await startTestApp();
-  t.context.browser = await launchBrowser();
-});
-
-test.after.always(async (t) => {
-  await t.context.browser?.close();
-  await t.context.app?.close();
-});
+const test = testWithBrowser();
 
 test('/docs renders every operation from this origin alone, under a CSP that refuses nothing', async (t) => {
   const { app, browser } = t.context;
@@ -74,4 +62,29 @@ test('/docs is not the web app: a path under it is a 404, and the bundle is cach
   const unknown = await fetch(`${app.baseUrl}/docs/nothing-here`);
   await unknown.text();
   t.is(unknown.status, 404);
+});
+
+test('the header and Settings → API keys link to /docs; /openapi.json redirects to the spec', async (t) => {
+  const { app, browser } = t.context;
+  const user = await makeWebUser(app.deps.store, { label: 'docs-links' });
+  const page = await newPage(browser, app.baseUrl);
+  await signInThroughPage(page, user.email);
+
+  await page.getByRole('banner').getByRole('link', { name: 'API docs' }).click();
+  await page.waitForURL('**/docs');
+  t.is(await page.title(), 'kbqa Developer API reference');
+
+  await page.goto('/settings/api-keys');
+  await page.getByRole('main').getByRole('link', { name: 'Developer API reference' }).click();
+  await page.waitForURL('**/docs');
+  t.is(await page.title(), 'kbqa Developer API reference');
+
+  const redirect = await fetch(`${app.baseUrl}/openapi.json`, { redirect: 'manual' });
+  await redirect.arrayBuffer();
+  t.is(redirect.status, 301);
+  t.is(redirect.headers.get('location'), '/api/v1/openapi.json');
+  const response = await page.goto('/openapi.json');
+  t.is(new URL(page.url()).pathname, '/api/v1/openapi.json');
+  t.like(await response?.json(), { openapi: '3.1.0' });
+  await page.close();
 });

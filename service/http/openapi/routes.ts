@@ -1,6 +1,7 @@
-// GET /api/v1/openapi.json (the description, no key needed) and GET /docs (it rendered by Redoc). Both come from this
-// process: Redoc's standalone bundle is read from node_modules and served from this origin, so the reference works
-// offline and no request of the page leaves the origin (Redoc's telemetry is switched off and its CSP forbids it).
+// GET /api/v1/openapi.json (the description, no key needed; /openapi.json redirects there) and GET /docs (it
+// rendered by Redoc). Both come from this process: Redoc's standalone bundle is read from node_modules and served
+// from this origin, so the reference works offline and no request of the page leaves the origin (Redoc's telemetry
+// is switched off and its CSP forbids it).
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +13,7 @@ import { openApiDocument } from './document.ts';
 
 export const OPENAPI_PATH = '/api/v1/openapi.json';
 export const DOCS_PATH = '/docs';
+export const GUESSED_OPENAPI_PATH = '/openapi.json';
 
 /**
  * The reference page's policy: nothing but this origin, and inline styles only with the response's nonce. Redoc's
@@ -128,6 +130,12 @@ export function apiReferenceRoutes(): Router<AppState> {
     // A public description: any origin may read it (a spec viewer, a code generator in a browser); no credentials.
     ctx.set('Access-Control-Allow-Origin', '*');
     send(ctx, spec, 'application/json; charset=utf-8', OPENAPI_CACHE);
+  });
+
+  // Where people (and tools) guess the spec is: sent on to it rather than to the web app's "Page not found".
+  router.get(GUESSED_OPENAPI_PATH, (ctx) => {
+    ctx.status = 301;
+    ctx.redirect(OPENAPI_PATH);
   });
 
   router.get(DOCS_PATH, (ctx) => {

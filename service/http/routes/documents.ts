@@ -4,7 +4,7 @@
 import { authenticated, newRouter, type AppContext, type AppDeps, type AppState } from '../context.ts';
 import type Router from '@koa/router';
 import { deleteDocument, getDocument, ingestDocument, listDocuments, replaceDocument, retryDocument, type IngestMode } from '../../commands/documents.ts';
-import type { DocumentRecord } from '../../store/index.ts';
+import type { DocumentOrigin, DocumentRecord } from '../../store/index.ts';
 import { presentDocument, presentDocumentListItem, presentIngestedDocument } from '../../presenters/documents.ts';
 import { parseInput } from '../validation.ts';
 import type { z } from 'zod';
@@ -24,6 +24,20 @@ function ingestMode(ctx: AppContext): IngestMode {
   return prefersRespondAsync(ctx.get('Prefer') || undefined) ? 'queue' : 'wait';
 }
 
+function realmOf(ctx: AppContext): 'api' | 'web' {
+  return ctx.state.realm === 'web' ? 'web' : 'api';
+}
+
+/**
+ * Where a new text document comes from: the Developer API, or in the web app a file, or the paste form, which says
+ * so with `X-KBQA-Origin: paste` (a header the app sends, read in the web realm only: the API's body stays the
+ * contract's).
+ */
+function documentOrigin(ctx: AppContext): DocumentOrigin {
+  if (ctx.state.realm !== 'web') return 'api';
+  return ctx.get('X-KBQA-Origin') === 'paste' ? 'paste' : 'file';
+}
+
 /** 201 with the contract's fields once searchable; 202 with the status to follow when queued. */
 function answerIngest(ctx: AppContext, mode: IngestMode, record: DocumentRecord): void {
   if (mode === 'wait') {
@@ -34,7 +48,7 @@ function answerIngest(ctx: AppContext, mode: IngestMode, record: DocumentRecord)
   ctx.status = 202;
   ctx.set('Preference-Applied', 'respond-async');
   ctx.set('Location', `/api/v1/documents/${record._id}`);
-  ctx.body = { document: presentDocument(record) } satisfies z.input<typeof documentResponse>;
+  ctx.body = { document: presentDocument(record, realmOf(ctx)) } satisfies z.input<typeof documentResponse>;
 }
 
 export function documentRoutes(deps: AppDeps): Router<AppState> {
@@ -45,11 +59,11 @@ export function documentRoutes(deps: AppDeps): Router<AppState> {
   router.post('/documents', authenticated(async (ctx, caller) => {
     const input = parseInput(ingestSchema, ctx.request.body, 'body');
     const mode = ingestMode(ctx);
-    answerIngest(ctx, mode, await ingestDocument(deps, caller.user, input, mode));
+    answerIngest(ctx, mode, await ingestDocument(deps, caller.user, input, mode, documentOrigin(ctx)));
   }));
 
   router.get('/documents/:id', authenticated(async (ctx, caller) => {
-    ctx.body = { document: presentDocument(await getDocument(deps.store, caller.user, ctx.params.id)) } satisfies z.input<typeof documentResponse>;
+    ctx.body = { document: presentDocument(await getDocument(deps.store, caller.user, ctx.params.id), realmOf(ctx)) } satisfies z.input<typeof documentResponse>;
   }));
 
   router.put('/documents/:id', authenticated(async (ctx, caller) => {
@@ -73,7 +87,7 @@ export function documentRoutes(deps: AppDeps): Router<AppState> {
     const which = include === 'status' ? 'all' : 'live';
     const { items, nextCursor } = await listDocuments(deps.store, caller.user, ctx.params.id, page, which);
     ctx.body = {
-      documents: items.map(include === 'status' ? presentDocument : presentDocumentListItem),
+      documents: items.map((record) => (include === 'status' ? presentDocument(record, realmOf(ctx)) : presentDocumentListItem(record))),
       ...(page.limit !== undefined ? { next_cursor: nextCursor } : {}),
     } satisfies z.input<typeof documentListResponse>;
   }));

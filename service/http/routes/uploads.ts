@@ -51,7 +51,7 @@ export function uploadRoutes(deps: AppDeps): Router<AppState> {
       });
       ctx.status = 202;
       ctx.set('Location', `/api/web/documents/${record._id}`);
-      ctx.body = { document: presentDocument(record) };
+      ctx.body = { document: presentDocument(record, 'web') };
     } catch (error) {
       // The KB went away (or its owner changed) while the file streamed in: nothing of the upload stays.
       await deps.store.discardFile(upload.fileId).catch(() => undefined);

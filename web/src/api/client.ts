@@ -14,6 +14,7 @@ import type {
   CreatedApiKey,
   Credentials,
   DeletedKnowledgeBase,
+  DocumentContent,
   DocumentReplacement,
   Invitation,
   KbDocument,
@@ -22,6 +23,7 @@ import type {
   Limits,
   Models,
   NewDocument,
+  NewDocumentOrigin,
   QueryRequest,
   QueryResponse,
   SessionResponse,
@@ -51,6 +53,8 @@ export function isApiError(error: unknown, status?: number): error is ApiError {
 
 const BASE = '/api/web';
 
+const unreachable = () => new ApiError(0, 'network_error', 'Could not reach the server. Check your connection and try again.');
+
 let csrfToken: string | null = null;
 let unauthorizedHandler: (() => void) | null = null;
 
@@ -73,6 +77,7 @@ interface RequestOptions {
   respondAsync?: boolean;
   /** A 401 here is an answer (wrong password, no session yet), not the end of a session. */
   probe?: boolean;
+  headers?: Record<string, string>;
 }
 
 const codeForStatus: Record<number, string> = {
@@ -91,6 +96,7 @@ async function request<T>(path: string, options: RequestOptions = {}): Promise<T
   if (method !== 'GET') headers['X-CSRF-Token'] = csrfToken ?? 'anonymous';
   if (options.body !== undefined) headers['Content-Type'] = 'application/json';
   if (options.respondAsync) headers.Prefer = 'respond-async';
+  Object.assign(headers, options.headers);
 
   let response: Response;
   try {
@@ -101,7 +107,7 @@ async function request<T>(path: string, options: RequestOptions = {}): Promise<T
       credentials: 'same-origin',
     });
   } catch {
-    throw new ApiError(0, 'network_error', 'Could not reach the server. Check your connection and try again.');
+    throw unreachable();
   }
 
   const payload = await readJson(response);
@@ -286,6 +292,25 @@ function uploadPdf(kbId: string, file: File, options: UploadOptions = {}): Promi
   });
 }
 
+/** A PDF document's stored original, as bytes (to compare it with a file chosen again). */
+async function getDocumentFile(documentId: string): Promise<ArrayBuffer> {
+  let response: Response;
+  try {
+    response = await fetch(documentFileUrl(documentId), { credentials: 'same-origin' });
+  } catch {
+    throw unreachable();
+  }
+  if (!response.ok) {
+    const error = errorFrom(response.status, response.statusText, response.headers.get('Retry-After'), await readJson(response));
+    if (response.status === 401) sessionEnded();
+    throw error;
+  }
+  return response.arrayBuffer();
+}
+
+/** The Developer API's reference (Redoc), a page of the API process, not of the app: link to it with a plain <a>. */
+export const API_DOCS_PATH = '/docs';
+
 /** The stored original of a PDF document, served inline; `page` opens the browser's viewer at that page. */
 export function documentFileUrl(documentId: string, page?: number | null): string {
   const url = `${BASE}/documents/${id(documentId)}/file`;
@@ -363,9 +388,11 @@ export const api = {
   // Documents
   listDocuments: (kbId: string) =>
     request<{ documents: KbDocument[] }>(`/knowledge-bases/${id(kbId)}/documents?include=status`),
-  createDocument: (body: NewDocument) =>
-    request<{ document: KbDocument }>('/documents', { method: 'POST', body, respondAsync: true }),
+  createDocument: (body: NewDocument, origin: NewDocumentOrigin = 'file') =>
+    request<{ document: KbDocument }>('/documents', { method: 'POST', body, respondAsync: true, headers: { 'X-KBQA-Origin': origin } }),
   getDocument: (documentId: string) => request<{ document: KbDocument }>(`/documents/${id(documentId)}`),
+  getDocumentContent: (documentId: string) => request<DocumentContent>(`/documents/${id(documentId)}/content`),
+  getDocumentFile,
   replaceDocument: (documentId: string, body: DocumentReplacement) =>
     request<{ document: KbDocument }>(`/documents/${id(documentId)}`, { method: 'PUT', body, respondAsync: true }),
   retryDocument: (documentId: string) =>

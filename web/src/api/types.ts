@@ -97,6 +97,32 @@ export interface KbDocument {
   progress?: IngestionProgress;
   /** When failed. */
   error?: string;
+  /** Web app only: where it was added (the paste form, a file, or the Developer API). */
+  origin?: DocumentOrigin;
+  /** Web app only, when failed: whether a retry can pass (false: the file itself is the problem; offer Remove). */
+  retryable?: boolean;
+}
+
+export type DocumentOrigin = 'paste' | 'file' | 'api';
+
+/** A passage (chunk) of a document's live version, in reading order. */
+export interface DocumentPassage {
+  chunk_index: number;
+  heading_path: string[];
+  /** PDF pages (1-based, inclusive); null for text documents. */
+  page_start: number | null;
+  page_end: number | null;
+  text: string;
+}
+
+/** GET /documents/{id}/content (web only): what the document page shows. */
+export interface DocumentContent {
+  knowledge_base: { id: string; name: string };
+  /** The text as it was sent; null for a PDF (its passages carry the pages' text). */
+  content: string | null;
+  /** The first passages (at most 500), in reading order. */
+  passages: DocumentPassage[];
+  passages_total: number;
 }
 
 export interface NewDocument {
@@ -104,6 +130,9 @@ export interface NewDocument {
   filename: string;
   content: string;
 }
+
+/** How the web app added a text document: sent as X-KBQA-Origin, so the document page can say "Pasted text". */
+export type NewDocumentOrigin = 'paste' | 'file';
 
 export interface DocumentReplacement {
   filename?: string;

@@ -76,10 +76,13 @@ export interface ConfirmDialogProps {
   /** The confirming action runs: the buttons wait. */
   busy?: boolean;
   error?: unknown;
+  /** What the buttons do, in words ("Stop ingestion" / "Keep going"); default "Confirm" / "Cancel". */
+  confirmLabel?: string;
+  cancelLabel?: string;
 }
 
 /** "Are you sure?" for destructive actions. Cancel comes first, so it is what showModal() focuses. */
-export function ConfirmDialog({ open, title, children, onConfirm, onCancel, busy, error }: ConfirmDialogProps) {
+export function ConfirmDialog({ open, title, children, onConfirm, onCancel, busy, error, confirmLabel = 'Confirm', cancelLabel = 'Cancel' }: ConfirmDialogProps) {
   return (
     <Dialog
       open={open}
@@ -89,10 +92,10 @@ export function ConfirmDialog({ open, title, children, onConfirm, onCancel, busy
       actions={
         <>
           <Button onClick={onCancel} disabled={busy}>
-            Cancel
+            {cancelLabel}
           </Button>
           <Button variant="danger" onClick={onConfirm} busy={busy} data-testid="confirm-button">
-            Confirm
+            {confirmLabel}
           </Button>
         </>
       }

@@ -1,9 +1,9 @@
-// The signed-in frame: skip link, header with the primary navigation, the user's email and "Sign out".
+// The signed-in frame: skip link, header with the primary navigation (and the API docs), the user's email and "Sign out".
 // Below 720 px the navigation folds behind a "Menu" button (aria-expanded), and opens as a column.
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type ReactNode } from 'react';
 import { Link, Outlet, useLocation, useNavigate } from 'react-router';
-import { api } from '../api/client.ts';
+import { api, API_DOCS_PATH } from '../api/client.ts';
 import { markSignedOut, useCurrentUser } from '../hooks/session.ts';
 import { classNames } from '../lib/format.ts';
 import { Button } from './Button.tsx';
@@ -77,6 +77,12 @@ export function Layout({ children }: { children?: ReactNode }) {
                     </Link>
                   </li>
                 ))}
+                <li>
+                  {/* A page of the server, not of the app: a plain link, not the router's. */}
+                  <a href={API_DOCS_PATH} className="nav__link">
+                    API docs
+                  </a>
+                </li>
               </ul>
             </nav>
             <div className="header__user">

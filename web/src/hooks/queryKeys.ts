@@ -8,6 +8,7 @@ export const queryKeys = {
   sharing: (kbId: string) => ['knowledge-bases', kbId, 'sharing'] as const,
   deletedKnowledgeBases: ['deleted-knowledge-bases'] as const,
   document: (documentId: string) => ['documents', documentId] as const,
+  documentContent: (documentId: string) => ['documents', documentId, 'content'] as const,
   models: ['models'] as const,
   limits: ['limits'] as const,
   apiKeys: ['api-keys'] as const,

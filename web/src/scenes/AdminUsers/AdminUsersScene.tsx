@@ -12,6 +12,7 @@ import { CheckboxField, TextField } from '../../components/Field.tsx';
 import { Loading } from '../../components/Loading.tsx';
 import { Badge } from '../../components/StatusBadge.tsx';
 import { queryKeys } from '../../hooks/queryKeys.ts';
+import { refetchAfterChange } from '../../hooks/refetchAfterChange.ts';
 import { useCurrentUser } from '../../hooks/session.ts';
 import { useDocumentTitle } from '../../hooks/useDocumentTitle.ts';
 import { formatDate, formatDateTime } from '../../lib/format.ts';
@@ -94,7 +95,7 @@ function InviteUser() {
       setInvitation(answer);
       setEmail('');
       setIsAdmin(false);
-      void queryClient.invalidateQueries({ queryKey: queryKeys.users });
+      void refetchAfterChange(queryClient, queryKeys.users);
     },
   });
 

@@ -1,4 +1,5 @@
-// One document's details; citation cards on the Ask page link here.
+// One document: its details, its text (markdown rendered as elements; for a PDF the original one click away) and the
+// passages it was cut into; citation cards on the Ask page link here.
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 import { api, documentFileUrl, isApiError } from '../../api/client.ts';
@@ -8,7 +9,17 @@ import { Loading } from '../../components/Loading.tsx';
 import { queryKeys } from '../../hooks/queryKeys.ts';
 import { useDocumentTitle } from '../../hooks/useDocumentTitle.ts';
 import { formatDateTime } from '../../lib/format.ts';
+import { plural } from '../../lib/format.ts';
+import type { DocumentOrigin } from '../../api/types.ts';
 import { DocumentStatus } from '../KnowledgeBase/DocumentStatus.tsx';
+import { DocumentPassages } from './DocumentPassages.tsx';
+import { DocumentText } from './DocumentText.tsx';
+
+const ORIGIN_LABELS: Record<DocumentOrigin, string> = {
+  paste: 'Pasted text',
+  file: 'Uploaded file',
+  api: 'Developer API',
+};
 
 export function DocumentScene() {
   const { id = '' } = useParams();
@@ -19,6 +30,13 @@ export function DocumentScene() {
       const status = query.state.data?.document.status;
       return status === 'queued' || status === 'processing' ? 1000 : false;
     },
+  });
+  const status = document.data?.document.status;
+  // Read again when an ingestion ends: a new version brings its own text and passages.
+  const content = useQuery({
+    queryKey: [...queryKeys.documentContent(id), status],
+    queryFn: () => api.getDocumentContent(id),
+    enabled: document.isSuccess,
   });
   useDocumentTitle(document.data?.document.filename ?? 'Document');
 
@@ -47,7 +65,7 @@ export function DocumentScene() {
       <nav aria-label="Breadcrumb" className="breadcrumb">
         <Link to="/knowledge-bases">Knowledge bases</Link>
         <span aria-hidden="true"> / </span>
-        <Link to={kbPath}>Knowledge base</Link>
+        <Link to={kbPath}>{content.data?.knowledge_base.name ?? 'Knowledge base'}</Link>
         <span aria-hidden="true"> / </span>
         <span aria-current="page">{doc.filename}</span>
       </nav>
@@ -93,12 +111,10 @@ export function DocumentScene() {
                 : `${doc.chunks} of ${doc.total_chunks}`}
             </dd>
           </div>
-          {doc.source ? (
-            <div>
-              <dt>Source</dt>
-              <dd className="break-words">{doc.source}</dd>
-            </div>
-          ) : null}
+          <div>
+            <dt>Added as</dt>
+            <dd data-testid="document-source">{ORIGIN_LABELS[doc.origin ?? 'api']}</dd>
+          </div>
           <div>
             <dt>Created</dt>
             <dd>
@@ -114,11 +130,47 @@ export function DocumentScene() {
           <div>
             <dt>Knowledge base</dt>
             <dd>
-              <Link to={kbPath}>Open its knowledge base</Link>
+              <Link to={kbPath}>{content.data?.knowledge_base.name ?? 'Open its knowledge base'}</Link>
             </dd>
           </div>
         </dl>
       </section>
+      {content.isPending ? (
+        <Loading label="Loading the text…" />
+      ) : content.isError ? (
+        <ErrorMessage title="The text could not be loaded." error={content.error} onRetry={() => content.refetch()} />
+      ) : (
+        <>
+          <section className="card" aria-labelledby="document-text-heading">
+            <h2 id="document-text-heading">Text</h2>
+            {content.data.content !== null ? (
+              <DocumentText document={doc} content={content.data.content} />
+            ) : (
+              <p>
+                The text extracted from each page is in the passages below; the original:{' '}
+                <a href={documentFileUrl(doc.id)} target="_blank" rel="noopener">
+                  Open PDF
+                </a>
+                .
+              </p>
+            )}
+          </section>
+          <section className="card" aria-labelledby="document-passages-heading">
+            <h2 id="document-passages-heading">Passages</h2>
+            <p className="muted small">
+              What a question is matched against: the text cut into {plural(content.data.passages_total, 'passage')}
+              {content.data.passages.length < content.data.passages_total ? `, the first ${content.data.passages.length} shown` : ''}.
+            </p>
+            {content.data.passages.length === 0 ? (
+              <EmptyState title="No passages yet.">
+                <p>They appear once the document is ready.</p>
+              </EmptyState>
+            ) : (
+              <DocumentPassages documentId={doc.id} passages={content.data.passages} />
+            )}
+          </section>
+        </>
+      )}
     </div>
   );
 }

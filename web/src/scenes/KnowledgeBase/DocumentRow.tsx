@@ -10,6 +10,7 @@ import { useLimits } from '../../hooks/limits.ts';
 import { checkFiles, refusalMessages, TEXT_ACCEPT_ATTRIBUTE } from '../../lib/files.ts';
 import { formatDateTime } from '../../lib/format.ts';
 import { DocumentStatus } from './DocumentStatus.tsx';
+import { failedForGood, removalVerb } from './documentStates.ts';
 
 export interface DocumentRowProps {
   document: KbDocument;
@@ -78,7 +79,7 @@ export function DocumentRow({ document, canEdit, onChanged, onDelete, onCancel }
       {canEdit ? (
         <td data-label="Actions" className="actions-cell">
           <div className="actions">
-            {document.status === 'failed' ? (
+            {document.status === 'failed' && !failedForGood(document) ? (
               <Button small variant="primary" onClick={() => retry.mutate()} busy={retry.isPending}>
                 Retry
               </Button>
@@ -104,8 +105,8 @@ export function DocumentRow({ document, canEdit, onChanged, onDelete, onCancel }
                 Cancel
               </Button>
             ) : (
-              <Button small variant="danger" onClick={onDelete}>
-                Delete
+              <Button small variant={failedForGood(document) ? 'primary' : 'danger'} onClick={onDelete}>
+                {removalVerb(document)}
               </Button>
             )}
           </div>

@@ -11,12 +11,17 @@ import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { Loading } from '../../components/Loading.tsx';
 import { Badge, RoleBadge } from '../../components/StatusBadge.tsx';
 import { queryKeys } from '../../hooks/queryKeys.ts';
+import { refetchAfterChange } from '../../hooks/refetchAfterChange.ts';
 import { useDocumentTitle } from '../../hooks/useDocumentTitle.ts';
 import { DocumentRow } from './DocumentRow.tsx';
+import { removalVerb } from './documentStates.ts';
+import { IngestionSummary } from './IngestionSummary.tsx';
 import { PasteTextForm } from './PasteTextForm.tsx';
 import { UploadArea } from './UploadArea.tsx';
 
 const POLL_MS = 1000;
+/** Documents the summary line names at most (the newest). */
+const MAX_SUMMARISED = 20;
 
 export const isInFlight = (document: KbDocument) => document.status === 'queued' || document.status === 'processing';
 
@@ -36,11 +41,17 @@ export function KnowledgeBaseScene() {
     refetchInterval: (query) => (query.state.data?.documents.some(isInFlight) ? POLL_MS : false),
   });
   const [removing, setRemoving] = useState<Removal | null>(null);
+  /** What was added on this page, for the summary line (the newest batch last; a new page starts empty). */
+  const [added, setAdded] = useState<KbDocument[]>([]);
   useDocumentTitle(kb.data?.knowledge_base.name ?? 'Knowledge base');
 
   const documentsChanged = () => {
-    void queryClient.invalidateQueries({ queryKey: queryKeys.documents(id) });
-    void queryClient.invalidateQueries({ queryKey: queryKeys.knowledgeBases, exact: true });
+    void refetchAfterChange(queryClient, queryKeys.documents(id));
+    void refetchAfterChange(queryClient, queryKeys.knowledgeBases, { exact: true });
+  };
+  const documentsAdded = (documents: KbDocument[]) => {
+    setAdded((current) => [...current.filter((known) => !documents.some((document) => document.id === known.id)), ...documents].slice(-MAX_SUMMARISED));
+    documentsChanged();
   };
   const remove = useMutation({
     mutationFn: async (document: KbDocument) => {
@@ -103,8 +114,8 @@ export function KnowledgeBaseScene() {
 
       {isOwner ? (
         <div className="grid-2">
-          <UploadArea kbId={knowledgeBase.id} onUploaded={documentsChanged} />
-          <PasteTextForm kbId={knowledgeBase.id} onAdded={documentsChanged} />
+          <UploadArea kbId={knowledgeBase.id} documents={documents.data?.documents ?? []} onUploaded={documentsAdded} />
+          <PasteTextForm kbId={knowledgeBase.id} onAdded={documentsAdded} />
         </div>
       ) : (
         <p className="muted">You can read this knowledge base; only its owner can change its documents.</p>
@@ -112,6 +123,7 @@ export function KnowledgeBaseScene() {
 
       <section className="card" aria-labelledby="documents-heading">
         <h2 id="documents-heading">Documents</h2>
+        <IngestionSummary added={added} documents={documents.data?.documents} />
         {documents.isPending ? (
           <Loading label="Loading documents…" />
         ) : documents.isError ? (
@@ -160,11 +172,13 @@ export function KnowledgeBaseScene() {
         open={removing !== null}
         title={
           removing?.cancel
-            ? `Cancel the ingestion of “${removing.document.filename}”?`
-            : `Delete “${removing?.document.filename ?? ''}”?`
+            ? `Stop the ingestion of “${removing.document.filename}”?`
+            : `${removalVerb(removing?.document)} “${removing?.document.filename ?? ''}”?`
         }
         onConfirm={() => removing && remove.mutate(removing.document)}
         onCancel={() => setRemoving(null)}
+        confirmLabel={removing?.cancel ? 'Stop ingestion' : removalVerb(removing?.document)}
+        cancelLabel={removing?.cancel ? 'Keep going' : 'Keep it'}
         busy={remove.isPending}
         error={remove.error}
       >

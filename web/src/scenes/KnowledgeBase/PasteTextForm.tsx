@@ -1,6 +1,7 @@
 import { useMutation } from '@tanstack/react-query';
 import { useId, useState, type FormEvent } from 'react';
 import { api } from '../../api/client.ts';
+import type { KbDocument, NewDocument } from '../../api/types.ts';
 import { Button } from '../../components/Button.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { TextAreaField, TextField } from '../../components/Field.tsx';
@@ -11,28 +12,26 @@ import { formatSizeOverLimit } from '../../lib/format.ts';
 const DEFAULT_FILENAME = 'pasted-text.md';
 
 /** Text pasted in becomes a document like an uploaded file: the same POST, under the filename given here. */
-export function PasteTextForm({ kbId, onAdded }: { kbId: string; onAdded: () => void }) {
+/** `onAdded`: with the new document (the scene's summary line follows its ingestion). */
+export function PasteTextForm({ kbId, onAdded }: { kbId: string; onAdded: (added: KbDocument[]) => void }) {
   const headingId = useId();
   const [filename, setFilename] = useState(DEFAULT_FILENAME);
   const [content, setContent] = useState('');
   const [problem, setProblem] = useState<string | null>(null);
-  const [added, setAdded] = useState<string | null>(null);
   const limits = useLimits();
   const maxBytes = limits.data?.max_content_bytes ?? MAX_DOCUMENT_BYTES;
 
   const add = useMutation({
-    mutationFn: api.createDocument,
+    mutationFn: (body: NewDocument) => api.createDocument(body, 'paste'),
     onSuccess: ({ document }) => {
-      setAdded(document.filename);
       setContent('');
       setFilename(DEFAULT_FILENAME);
-      onAdded();
+      onAdded([document]);
     },
   });
 
   function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    setAdded(null);
     const name = filename.trim();
     const bytes = new TextEncoder().encode(content).length;
     if (!hasTextExtension(name)) {
@@ -68,9 +67,6 @@ export function PasteTextForm({ kbId, onAdded }: { kbId: string; onAdded: () => 
           </Button>
         </div>
       </form>
-      <p role="status" className="status-line">
-        {added ? `Added ${added}: ingestion has started.` : ''}
-      </p>
     </section>
   );
 }

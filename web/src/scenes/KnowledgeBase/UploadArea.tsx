@@ -5,23 +5,35 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useId, useState, type ChangeEvent, type DragEvent } from 'react';
 import { api, messageOf } from '../../api/client.ts';
+import type { KbDocument } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { loadLimits, useLimits } from '../../hooks/limits.ts';
 import { checkFiles, MAX_DOCUMENT_BYTES, refusalMessages, UPLOAD_ACCEPT_ATTRIBUTE } from '../../lib/files.ts';
 import { classNames, formatBytes, plural } from '../../lib/format.ts';
+import { DuplicateRow } from './DuplicateRow.tsx';
+import { findDuplicates, type Duplicate } from './duplicates.ts';
 import { UploadRow } from './UploadRow.tsx';
 import { usePdfUploads } from './usePdfUploads.ts';
 
 interface UploadResult {
-  uploaded: string[];
+  uploaded: KbDocument[];
   failed: string[];
 }
 
-export function UploadArea({ kbId, onUploaded }: { kbId: string; onUploaded: () => void }) {
+export interface UploadAreaProps {
+  kbId: string;
+  /** The knowledge base's documents as listed: a file chosen again (same name, same content) is not sent twice. */
+  documents: KbDocument[];
+  /** With the documents made (the scene's summary line follows their ingestion). */
+  onUploaded: (added: KbDocument[]) => void;
+}
+
+export function UploadArea({ kbId, documents, onUploaded }: UploadAreaProps) {
   const inputId = useId();
   const hintId = useId();
   const [dragging, setDragging] = useState(false);
   const [refusals, setRefusals] = useState<string[]>([]);
+  const [duplicates, setDuplicates] = useState<Duplicate[]>([]);
   const queryClient = useQueryClient();
   const limits = useLimits();
   const pdfs = usePdfUploads(kbId, onUploaded);
@@ -34,12 +46,12 @@ export function UploadArea({ kbId, onUploaded }: { kbId: string; onUploaded: () 
       const result: UploadResult = { uploaded: [], failed: [] };
       results.forEach((outcome, index) => {
         const name = files[index].name;
-        if (outcome.status === 'fulfilled') result.uploaded.push(name);
+        if (outcome.status === 'fulfilled') result.uploaded.push(outcome.value.document);
         else result.failed.push(`${name}: ${messageOf(outcome.reason)}`);
       });
       return result;
     },
-    onSettled: onUploaded,
+    onSettled: (result) => onUploaded(result?.uploaded ?? []),
   });
 
   async function take(files: File[]) {
@@ -48,9 +60,29 @@ export function UploadArea({ kbId, onUploaded }: { kbId: string; onUploaded: () 
     const check = checkFiles(files, { limits: await loadLimits(queryClient), allowPdf: true });
     setRefusals(refusalMessages(check));
     pdfs.clearAnnouncement();
+    const text = await findDuplicates(check.text, documents);
+    const pdf = await findDuplicates(check.pdf, documents);
+    setDuplicates([...text.duplicates, ...pdf.duplicates]);
+    send(text.fresh, pdf.fresh);
+  }
+
+  function send(text: File[], pdf: File[]) {
     if (!upload.isPending) upload.reset();
-    if (check.text.length > 0) upload.mutate(check.text);
-    if (check.pdf.length > 0) pdfs.add(check.pdf);
+    if (text.length > 0) upload.mutate(text);
+    if (pdf.length > 0) pdfs.add(pdf);
+  }
+
+  const replace = useMutation({
+    mutationFn: async ({ file, document }: Duplicate) =>
+      (await api.replaceDocument(document.id, { filename: file.name, content: await file.text() })).document,
+    onSuccess: (document) => onUploaded([document]),
+  });
+
+  /** The chosen action on a duplicate: replace a text document's version, or send a PDF again as a new one. */
+  function resolveDuplicate(duplicate: Duplicate, action: 'replace' | 'upload' | 'dismiss') {
+    setDuplicates((current) => current.filter((each) => each !== duplicate));
+    if (action === 'replace') replace.mutate(duplicate);
+    if (action === 'upload') send([], [duplicate.file]);
   }
 
   function onChosen(event: ChangeEvent<HTMLInputElement>) {
@@ -75,11 +107,7 @@ export function UploadArea({ kbId, onUploaded }: { kbId: string; onUploaded: () 
 
   const result = upload.data;
   const textLimit = formatBytes(limits.data?.max_content_bytes ?? MAX_DOCUMENT_BYTES);
-  const textStatus = upload.isPending
-    ? `Uploading ${plural(upload.variables?.length ?? 0, 'file')}…`
-    : result && result.uploaded.length > 0
-      ? `Uploaded ${result.uploaded.join(', ')}: ingestion has started.`
-      : '';
+  const textStatus = upload.isPending ? `Uploading ${plural(upload.variables?.length ?? 0, 'file')}…` : '';
   return (
     <section className="card" aria-labelledby={`${inputId}-heading`}>
       <h2 id={`${inputId}-heading`}>Add files</h2>
@@ -114,6 +142,14 @@ export function UploadArea({ kbId, onUploaded }: { kbId: string; onUploaded: () 
           Each file becomes one document.
         </p>
       </div>
+      {duplicates.length > 0 ? (
+        <ul className="upload-rows" aria-label="Files already here">
+          {duplicates.map((duplicate) => (
+            <DuplicateRow key={duplicate.document.id + duplicate.file.name} duplicate={duplicate} onResolve={(action) => resolveDuplicate(duplicate, action)} />
+          ))}
+        </ul>
+      ) : null}
+      {replace.error ? <ErrorMessage error={replace.error} /> : null}
       {refusals.map((message) => (
         <ErrorMessage key={message} error={new Error(message)} />
       ))}

@@ -4,6 +4,7 @@
 // (No beforeunload prompt: it would block scripted reloads too; an interrupted upload is simply chosen again.)
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, isAbortError, messageOf } from '../../api/client.ts';
+import type { KbDocument } from '../../api/types.ts';
 
 const PARALLEL_UPLOADS = 2;
 
@@ -23,7 +24,7 @@ export interface PdfUpload {
 
 export interface PdfUploads {
   uploads: PdfUpload[];
-  /** The last upload finished or cancelled, for the status line. */
+  /** The last upload cancelled, for the status line (the scene's summary follows the uploaded ones). */
   announcement: string;
   add: (files: File[]) => void;
   /** Aborts a running upload, or drops a waiting one. */
@@ -33,8 +34,8 @@ export interface PdfUploads {
   clearAnnouncement: () => void;
 }
 
-/** `onUploaded`: a document was created (or may have been: an upload cancelled after its last byte). */
-export function usePdfUploads(kbId: string, onUploaded: () => void): PdfUploads {
+/** `onUploaded`: a document was created (or may have been: an upload cancelled after its last byte, with none). */
+export function usePdfUploads(kbId: string, onUploaded: (added: KbDocument[]) => void): PdfUploads {
   const [uploads, setUploads] = useState<PdfUpload[]>([]);
   const [announcement, setAnnouncement] = useState('');
   const controllers = useRef(new Map<number, AbortController>());
@@ -68,10 +69,9 @@ export function usePdfUploads(kbId: string, onUploaded: () => void): PdfUploads 
           onProgress: (sent, total) => update(key, { sent, total }),
         })
         .then(
-          () => {
+          (document) => {
             drop(key);
-            setAnnouncement(`Uploaded ${file.name}: ingestion has started.`);
-            onUploadedRef.current();
+            onUploadedRef.current([document]);
           },
           (error: unknown) => {
             // Cancelled: `cancel` has already removed the row and said so.
@@ -112,7 +112,7 @@ export function usePdfUploads(kbId: string, onUploaded: () => void): PdfUploads 
       if (controller) {
         controller.abort();
         // The last bytes may already have reached the server, which then made the document: show the list as it is.
-        onUploadedRef.current();
+        onUploadedRef.current([]);
       }
     },
     [uploads, drop],

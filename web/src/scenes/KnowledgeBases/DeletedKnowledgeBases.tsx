@@ -5,6 +5,7 @@ import { EmptyState } from '../../components/EmptyState.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { Loading } from '../../components/Loading.tsx';
 import { queryKeys } from '../../hooks/queryKeys.ts';
+import { refetchAfterChange } from '../../hooks/refetchAfterChange.ts';
 import { formatDate, formatDateTime } from '../../lib/format.ts';
 
 /** The user's own soft-deleted knowledge bases, while they can still be restored. */
@@ -14,8 +15,8 @@ export function DeletedKnowledgeBases() {
   const restore = useMutation({
     mutationFn: api.restoreKnowledgeBase,
     onSuccess: () => {
-      void queryClient.invalidateQueries({ queryKey: queryKeys.deletedKnowledgeBases });
-      void queryClient.invalidateQueries({ queryKey: queryKeys.knowledgeBases, exact: true });
+      void refetchAfterChange(queryClient, queryKeys.deletedKnowledgeBases);
+      void refetchAfterChange(queryClient, queryKeys.knowledgeBases, { exact: true });
     },
   });
 

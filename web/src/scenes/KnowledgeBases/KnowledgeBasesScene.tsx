@@ -13,6 +13,7 @@ import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { Loading } from '../../components/Loading.tsx';
 import { Badge, RoleBadge } from '../../components/StatusBadge.tsx';
 import { queryKeys } from '../../hooks/queryKeys.ts';
+import { refetchAfterChange } from '../../hooks/refetchAfterChange.ts';
 import { useCurrentUser } from '../../hooks/session.ts';
 import { useDocumentTitle } from '../../hooks/useDocumentTitle.ts';
 import { DeletedKnowledgeBases } from './DeletedKnowledgeBases.tsx';
@@ -33,8 +34,8 @@ export function KnowledgeBasesScene() {
     mutationFn: (kb: KnowledgeBase) => api.deleteKnowledgeBase(kb.id),
     onSuccess: () => {
       setDeleting(null);
-      void queryClient.invalidateQueries({ queryKey: queryKeys.knowledgeBases, exact: true });
-      void queryClient.invalidateQueries({ queryKey: queryKeys.deletedKnowledgeBases });
+      void refetchAfterChange(queryClient, queryKeys.knowledgeBases, { exact: true });
+      void refetchAfterChange(queryClient, queryKeys.deletedKnowledgeBases);
     },
   });
 

@@ -8,6 +8,7 @@ import type { KnowledgeBase } from '../../api/types.ts';
 import { CheckboxField } from '../../components/Field.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { queryKeys } from '../../hooks/queryKeys.ts';
+import { refetchAfterChange } from '../../hooks/refetchAfterChange.ts';
 
 export function LibraryToggle({ kb, initial }: { kb: KnowledgeBase; initial?: boolean }) {
   const queryClient = useQueryClient();
@@ -18,8 +19,8 @@ export function LibraryToggle({ kb, initial }: { kb: KnowledgeBase; initial?: bo
     // back if the server refuses.
     onError: (_error, library) => setInLibrary(!library),
     onSuccess: () => {
-      void queryClient.invalidateQueries({ queryKey: queryKeys.knowledgeBases, exact: true });
-      void queryClient.invalidateQueries({ queryKey: queryKeys.sharing(kb.id) });
+      void refetchAfterChange(queryClient, queryKeys.knowledgeBases, { exact: true });
+      void refetchAfterChange(queryClient, queryKeys.sharing(kb.id));
     },
   });
   return (

@@ -5,6 +5,7 @@ import { Button } from '../../components/Button.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { TextField } from '../../components/Field.tsx';
 import { queryKeys } from '../../hooks/queryKeys.ts';
+import { refetchAfterChange } from '../../hooks/refetchAfterChange.ts';
 
 export function NewKnowledgeBaseForm() {
   const queryClient = useQueryClient();
@@ -18,7 +19,7 @@ export function NewKnowledgeBaseForm() {
       setCreated(knowledge_base.name);
       setName('');
       setDescription('');
-      void queryClient.invalidateQueries({ queryKey: queryKeys.knowledgeBases, exact: true });
+      void refetchAfterChange(queryClient, queryKeys.knowledgeBases, { exact: true });
     },
   });
 

@@ -11,6 +11,7 @@ import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { CheckboxField, TextField } from '../../components/Field.tsx';
 import { Loading } from '../../components/Loading.tsx';
 import { queryKeys } from '../../hooks/queryKeys.ts';
+import { refetchAfterChange } from '../../hooks/refetchAfterChange.ts';
 import { useCurrentUser } from '../../hooks/session.ts';
 import { LibraryToggle } from './LibraryToggle.tsx';
 
@@ -32,7 +33,7 @@ function SharingPanel({ kb }: { kb: KnowledgeBase }) {
   // null again once the server has answered, when the cached sharing is the truth.
   const [orgChoice, setOrgChoice] = useState<boolean | null>(null);
 
-  const refresh = () => void queryClient.invalidateQueries({ queryKey: queryKeys.sharing(kb.id) });
+  const refresh = () => void refetchAfterChange(queryClient, queryKeys.sharing(kb.id));
   const share = useMutation({
     mutationFn: (address: string) => api.shareWithUser(kb.id, address),
     onSuccess: ({ user: shared }) => {

@@ -1,7 +1,7 @@
 // The user's API keys for the Developer API (/api/v1). A new key is shown in full once, right after creation.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { api } from '../../api/client.ts';
+import { api, API_DOCS_PATH } from '../../api/client.ts';
 import type { ApiKey, CreatedApiKey } from '../../api/types.ts';
 import { Button } from '../../components/Button.tsx';
 import { SecretPanel } from '../../components/SecretPanel.tsx';
@@ -12,6 +12,7 @@ import { TextField } from '../../components/Field.tsx';
 import { Loading } from '../../components/Loading.tsx';
 import { Badge } from '../../components/StatusBadge.tsx';
 import { queryKeys } from '../../hooks/queryKeys.ts';
+import { refetchAfterChange } from '../../hooks/refetchAfterChange.ts';
 import { useDocumentTitle } from '../../hooks/useDocumentTitle.ts';
 import { formatDateTime } from '../../lib/format.ts';
 import { SettingsNav } from './SettingsNav.tsx';
@@ -29,14 +30,14 @@ export function ApiKeysScene() {
     onSuccess: (answer) => {
       setCreated(answer);
       setName('');
-      void queryClient.invalidateQueries({ queryKey: queryKeys.apiKeys });
+      void refetchAfterChange(queryClient, queryKeys.apiKeys);
     },
   });
   const revoke = useMutation({
     mutationFn: (key: ApiKey) => api.revokeApiKey(key.id),
     onSuccess: () => {
       setRevoking(null);
-      void queryClient.invalidateQueries({ queryKey: queryKeys.apiKeys });
+      void refetchAfterChange(queryClient, queryKeys.apiKeys);
     },
   });
 
@@ -57,6 +58,7 @@ export function ApiKeysScene() {
         <h2 id="create-key-heading">Create API key</h2>
         <p className="muted">
           A key lets a program use the Developer API as you: send it as <code>Authorization: Bearer &lt;key&gt;</code>.
+          What it can do: the <a href={API_DOCS_PATH}>Developer API reference</a>.
         </p>
         <form className="form form--inline" onSubmit={submit}>
           <TextField

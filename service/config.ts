@@ -141,6 +141,8 @@ const environmentSchema = z.object({
   KBQA_SIGN_IN_MAX_FAILURES: integer(5, 1, 1_000),
   KBQA_SIGN_IN_MAX_FAILURES_PER_ADDRESS: integer(30, 1, 100_000),
   KBQA_SIGN_IN_WINDOW_MINUTES: integer(15, 1, 24 * 60),
+  // Open sign-ups from one client address per sign-in window, counted before each Argon2id hash.
+  KBQA_SIGN_UP_MAX_PER_ADDRESS: integer(10, 1, 100_000),
   KBQA_DELETED_RETENTION_DAYS: integer(30, 1, 3650),
 
   KBQA_OPENAI_BASE_URL: z.string().url().optional(),
@@ -242,6 +244,8 @@ export interface Config {
     sessionMaxMs: number;
     passwordLinkMs: number;
     signIn: { maxFailuresPerAccount: number; maxFailuresPerAddress: number; windowMs: number };
+    /** Sign-up attempts per client address per sign-in window (KBQA_SIGN_UP_MAX_PER_ADDRESS). */
+    signUpMaxPerAddress: number;
   };
   /** How long a soft-deleted KB can be restored by its owner; `kbqa kbs purge` removes it after that. */
   deletedRetentionMs: number;
@@ -423,6 +427,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
         maxFailuresPerAddress: env.KBQA_SIGN_IN_MAX_FAILURES_PER_ADDRESS,
         windowMs: env.KBQA_SIGN_IN_WINDOW_MINUTES * 60_000,
       },
+      signUpMaxPerAddress: env.KBQA_SIGN_UP_MAX_PER_ADDRESS,
     },
     deletedRetentionMs: env.KBQA_DELETED_RETENTION_DAYS * 86_400_000,
     answerModels: { defaultModel, available, openai },

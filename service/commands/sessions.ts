@@ -13,6 +13,7 @@ export interface SessionSettings {
   sessionMaxMs: number;
   signUpOpen: boolean;
   signIn: { maxFailuresPerAccount: number; maxFailuresPerAddress: number; windowMs: number };
+  signUpMaxPerAddress: number;
 }
 
 /** last_seen_at is written at most this often per session: idle expiry needs minutes, not every request. */
@@ -127,9 +128,19 @@ export async function createFirstAccount(store: Store, input: { email: string; p
   }
 }
 
-/** Open sign-up (KBQA_SIGNUP=open); otherwise accounts come from invitations. */
-export async function signUp(store: Store, settings: SessionSettings, input: { email: string; password: string }): Promise<UserRecord> {
+/**
+ * Open sign-up (KBQA_SIGNUP=open); otherwise accounts come from invitations. Every attempt from the address counts
+ * (a success as much as a refusal: each may cost an Argon2id hash and an account), before anything else is done.
+ */
+export async function signUp(store: Store, settings: SessionSettings, input: { email: string; password: string }, address: string): Promise<UserRecord> {
   if (!settings.signUpOpen) throw new ForbiddenError('sign-up is closed: ask an administrator for an invitation');
+  const now = new Date();
+  const windowMs = settings.signIn.windowMs;
+  const attempts = await store.countSignInAttempt(signUpKey(address), now, windowMs);
+  if (attempts.count > settings.signUpMaxPerAddress) {
+    const seconds = retryAfterSeconds(attempts.windowStartedAt, windowMs, now);
+    throw new RateLimitedError(`too many sign-ups from this address; try again in ${Math.ceil(seconds / 60)} minute(s)`, seconds);
+  }
   requireValidPassword('password', input.password);
   const passwordHash = await hashPassword(input.password);
   try {
@@ -142,6 +153,11 @@ export async function signUp(store: Store, settings: SessionSettings, input: { e
 
 const accountKey = (email: string) => `account:${email.trim().toLowerCase()}`;
 const addressKey = (address: string) => `address:${address}`;
+const signUpKey = (address: string) => `sign-up:${address}`;
+
+function retryAfterSeconds(windowStartedAt: Date, windowMs: number, now: Date): number {
+  return Math.max(1, Math.ceil((windowStartedAt.getTime() + windowMs - now.getTime()) / 1000));
+}
 
 /**
  * Counts this attempt for the account and the address BEFORE the password is checked, and refuses it (429) when
@@ -154,7 +170,7 @@ async function countAttempt(store: Store, settings: SessionSettings, email: stri
   for (const [key, max] of [[accountKey(email), maxFailuresPerAccount], [addressKey(address), maxFailuresPerAddress]] as const) {
     const attempts = await store.countSignInAttempt(key, now, windowMs);
     if (attempts.count > max) {
-      const seconds = Math.max(1, Math.ceil((attempts.windowStartedAt.getTime() + windowMs - now.getTime()) / 1000));
+      const seconds = retryAfterSeconds(attempts.windowStartedAt, windowMs, now);
       // The same words whether or not the account exists.
       throw new RateLimitedError(`too many failed sign-ins; try again in ${Math.ceil(seconds / 60)} minute(s)`, seconds);
     }

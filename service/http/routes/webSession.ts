@@ -32,7 +32,7 @@ export function webSessionRoutes(deps: AppDeps): Router<AppState> {
 
   router.post('/sign-up', async (ctx) => {
     const input = parseInput(credentialsBody, ctx.request.body, 'body');
-    await signedIn(ctx, await signUp(deps.store, settings, input), 201);
+    await signedIn(ctx, await signUp(deps.store, settings, input, ctx.ip), 201);
   });
 
   router.post('/session', async (ctx) => {

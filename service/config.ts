@@ -143,6 +143,8 @@ const environmentSchema = z.object({
   KBQA_SIGN_IN_WINDOW_MINUTES: integer(15, 1, 24 * 60),
   // Open sign-ups from one client address per sign-in window, counted before each Argon2id hash.
   KBQA_SIGN_UP_MAX_PER_ADDRESS: integer(10, 1, 100_000),
+  // A session's sign-in is recent this long: creating an API key asks for the password after it (0: always asks).
+  KBQA_REAUTH_MINUTES: integer(5, 0, 24 * 60),
   KBQA_DELETED_RETENTION_DAYS: integer(30, 1, 3650),
 
   KBQA_OPENAI_BASE_URL: z.string().url().optional(),
@@ -246,6 +248,8 @@ export interface Config {
     signIn: { maxFailuresPerAccount: number; maxFailuresPerAddress: number; windowMs: number };
     /** Sign-up attempts per client address per sign-in window (KBQA_SIGN_UP_MAX_PER_ADDRESS). */
     signUpMaxPerAddress: number;
+    /** How long a session's sign-in stands in for the password (KBQA_REAUTH_MINUTES). */
+    reauthMs: number;
   };
   /** How long a soft-deleted KB can be restored by its owner; `kbqa kbs purge` removes it after that. */
   deletedRetentionMs: number;
@@ -428,6 +432,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
         windowMs: env.KBQA_SIGN_IN_WINDOW_MINUTES * 60_000,
       },
       signUpMaxPerAddress: env.KBQA_SIGN_UP_MAX_PER_ADDRESS,
+      reauthMs: env.KBQA_REAUTH_MINUTES * 60_000,
     },
     deletedRetentionMs: env.KBQA_DELETED_RETENTION_DAYS * 86_400_000,
     answerModels: { defaultModel, available, openai },

@@ -198,6 +198,8 @@ export interface SessionRecord {
   /** Sent back by the app in X-CSRF-Token on every state-changing request (compared in constant time). */
   csrf_token: string;
   created_at: Date;
+  /** When the password was last proved for this session (its sign-in). Absent on older records: created_at. */
+  authenticated_at?: Date;
   /** Idle expiry counts from here; written at most once a minute per session. */
   last_seen_at: Date;
   /** Absolute expiry: created_at + KBQA_SESSION_MAX_HOURS, whatever the activity. */

@@ -7,7 +7,7 @@ import type { UserRecord } from '../../store/index.ts';
 import { authenticated, newRouter, type AppContext, type AppDeps, type AppState } from '../context.ts';
 import { clearSessionCookie, setSessionCookie } from '../middleware/session.ts';
 import { parseInput } from '../validation.ts';
-import { changePasswordBody, credentialsBody, passwordLinkBody, usePasswordLinkBody } from './webSession.schema.ts';
+import { changePasswordBody, credentialsBody, passwordLinkBody, signOutEverywhereQuery, usePasswordLinkBody } from './webSession.schema.ts';
 
 export function webSessionRoutes(deps: AppDeps): Router<AppState> {
   const router = newRouter();
@@ -54,25 +54,28 @@ export function webSessionRoutes(deps: AppDeps): Router<AppState> {
   }));
 
   router.delete('/sessions', authenticated(async (ctx, caller) => {
-    const count = await endAllSessions(deps.store, caller);
+    const { revoke_api_keys } = parseInput(signOutEverywhereQuery, ctx.query, 'query');
+    const ended = await endAllSessions(deps.store, caller, { revokeApiKeys: revoke_api_keys });
     clearSessionCookie(ctx, settings);
-    ctx.body = { signed_out: count };
+    ctx.body = { signed_out: ended.signedOut, api_keys_revoked: ended.apiKeysRevoked };
   }));
 
   router.put('/account/password', authenticated(async (ctx, caller) => {
     const input = parseInput(changePasswordBody, ctx.request.body, 'body');
-    await changePassword(deps.store, settings, caller, input, ctx.ip);
-    ctx.body = { changed: true };
+    const { apiKeysRevoked } = await changePassword(deps.store, settings, caller, input, ctx.ip);
+    ctx.body = { changed: true, api_keys_revoked: apiKeysRevoked };
   }));
 
   router.post('/password-links/inspect', async (ctx) => {
     const { token } = parseInput(passwordLinkBody, ctx.request.body, 'body');
-    ctx.body = { email: (await inspectPasswordLink(deps.store, token)).email };
+    const link = await inspectPasswordLink(deps.store, token);
+    // The purpose sets the page's default: a reset offers to revoke every API key, ticked.
+    ctx.body = { email: link.user.email, purpose: link.purpose };
   });
 
   router.post('/password-links/use', async (ctx) => {
-    const { token, password } = parseInput(usePasswordLinkBody, ctx.request.body, 'body');
-    await signedIn(ctx, await usePasswordLink(deps.store, token, password), 200);
+    const { token, password, revoke_api_keys } = parseInput(usePasswordLinkBody, ctx.request.body, 'body');
+    await signedIn(ctx, await usePasswordLink(deps.store, token, password, { revokeApiKeys: revoke_api_keys }), 200);
   });
 
   return router;

@@ -139,12 +139,21 @@ test('ask: the answer cites the right document, and a marker click shows its car
   await screenshot(page, 'document');
 });
 
-test('Settings → API Keys: create a key, use it with /api/v1/me (200), revoke it in the UI, the same call is 401', async (t) => {
+test('Settings → API Keys: the password confirms a new key, used with /api/v1/me (200), revoked in the UI, then 401', async (t) => {
   const { owner: page, app } = state;
   await page.getByRole('link', { name: 'Settings' }).click();
   await page.waitForURL('**/settings/api-keys');
   await page.getByLabel('Name').fill('curl on my laptop');
   await page.getByRole('button', { name: 'Create key' }).click();
+  // A key outlives the session: the dialog asks for the password, and a wrong one mints nothing.
+  const dialog = page.getByTestId('api-key-password-dialog');
+  await dialog.getByLabel('Your password').fill('not my password at all');
+  await dialog.getByRole('button', { name: 'Create key' }).click();
+  await dialog.getByText('password: is incorrect').waitFor();
+  t.is(await page.getByTestId('api-key-value').count(), 0);
+  await screenshot(page, 'api-key-password');
+  await dialog.getByLabel('Your password').fill(ownerPassword);
+  await dialog.getByRole('button', { name: 'Create key' }).click();
   const key = (await page.getByTestId('api-key-value').innerText()).trim();
   t.regex(key, /^kbqa_live_[0-9A-Za-z]{40}$/);
   await page.getByText('will not be shown again').waitFor();

@@ -127,6 +127,12 @@ const environmentSchema = z.object({
   KBQA_MAX_UPLOAD_BYTES: integer(50 * MiB, 1024, 4096 * MiB),
   KBQA_PDF_MAX_PAGES: integer(2_000, 1, 100_000),
   KBQA_PDF_TIMEOUT_MS: integer(120_000, 100, 3_600_000),
+  // Per-user quotas (commands/quotas.ts): documents waiting for ingestion (429 beyond), documents and bytes stored
+  // (413 beyond), and how long a failed upload's original is kept.
+  KBQA_MAX_QUEUED_DOCUMENTS_PER_USER: integer(200, 1, 1_000_000),
+  KBQA_MAX_DOCUMENTS_PER_USER: integer(10_000, 1, 1_000_000_000),
+  KBQA_MAX_STORAGE_BYTES_PER_USER: integer(1024 * MiB, 1024, Number.MAX_SAFE_INTEGER),
+  KBQA_FAILED_UPLOAD_RETENTION_DAYS: integer(7, 0, 3650),
 
   // The web app (service/http/web*.ts, web/).
   KBQA_WEB_DIST: z.string().default('web/dist'),
@@ -237,6 +243,8 @@ export interface Config {
   retrieval: { relevanceFloor: number; openaiRelevanceFloor: number };
   limits: { maxBodyBytes: number; maxContentBytes: number };
   pdf: { maxBytes: number; maxPages: number; timeoutMs: number };
+  /** Per user: documents waiting for ingestion, documents and bytes stored; a failed upload's original kept this long. */
+  quotas: { maxQueuedDocuments: number; maxDocuments: number; maxStorageBytes: number; failedUploadRetentionMs: number };
   web: {
     distDir: string;
     publicUrl: string;
@@ -418,6 +426,12 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     retrieval: { relevanceFloor: env.KBQA_RELEVANCE_FLOOR, openaiRelevanceFloor: env.KBQA_OPENAI_RELEVANCE_FLOOR },
     limits: { maxBodyBytes: env.KBQA_MAX_BODY_BYTES, maxContentBytes: env.KBQA_MAX_CONTENT_BYTES },
     pdf: { maxBytes: env.KBQA_MAX_UPLOAD_BYTES, maxPages: env.KBQA_PDF_MAX_PAGES, timeoutMs: env.KBQA_PDF_TIMEOUT_MS },
+    quotas: {
+      maxQueuedDocuments: env.KBQA_MAX_QUEUED_DOCUMENTS_PER_USER,
+      maxDocuments: env.KBQA_MAX_DOCUMENTS_PER_USER,
+      maxStorageBytes: env.KBQA_MAX_STORAGE_BYTES_PER_USER,
+      failedUploadRetentionMs: env.KBQA_FAILED_UPLOAD_RETENTION_DAYS * 86_400_000,
+    },
     web: {
       distDir: resolve(env.KBQA_WEB_DIST),
       publicUrl,

@@ -100,6 +100,11 @@ export interface DocumentRecord {
   progress: { embedded: number; total: number; phase?: 'extracting' | 'embedding'; pages?: { done: number; total: number } } | null;
   /** Why the newest ingestion failed, in words a user can act on. */
   error: string | null;
+  /**
+   * What the user's storage quota counts for it: its text's UTF-8 bytes (the newest version asked for), or its
+   * original file's size. Absent on records older than quotas: 0.
+   */
+  stored_bytes?: number;
   /** The live version's metadata (a new document's from the start). Absent on records older than metadata: none. */
   metadata?: MetadataEntry[];
 }
@@ -204,6 +209,16 @@ export interface SessionRecord {
   last_seen_at: Date;
   /** Absolute expiry: created_at + KBQA_SESSION_MAX_HOURS, whatever the activity. */
   expires_at: Date;
+}
+
+/**
+ * What a user stores, by user id: their documents (every KB they own, soft-deleted ones too) and the bytes those
+ * hold (stored_bytes of each). The quota checks read it; store/usage.ts keeps it.
+ */
+export interface UsageRecord {
+  _id: string;
+  documents: number;
+  bytes: number;
 }
 
 /** A one-time link to set a password (an invitation or a reset). `_id` is the SHA-256 of the link's token. */

@@ -136,6 +136,12 @@ const environmentSchema = z.object({
   KBQA_MAX_UPLOAD_BYTES: integer(50 * MiB, 1024, 4096 * MiB),
   KBQA_PDF_MAX_PAGES: integer(2_000, 1, 100_000),
   KBQA_PDF_TIMEOUT_MS: integer(120_000, 100, 3_600_000),
+  // Per-user quotas (commands/quotas.ts): documents waiting for ingestion (429 beyond), documents and bytes stored
+  // (413 beyond), and how long a failed upload's original is kept.
+  KBQA_MAX_QUEUED_DOCUMENTS_PER_USER: integer(200, 1, 1_000_000),
+  KBQA_MAX_DOCUMENTS_PER_USER: integer(10_000, 1, 1_000_000_000),
+  KBQA_MAX_STORAGE_BYTES_PER_USER: integer(1024 * MiB, 1024, Number.MAX_SAFE_INTEGER),
+  KBQA_FAILED_UPLOAD_RETENTION_DAYS: integer(7, 0, 3650),
 
   // The web app (service/http/web*.ts, web/).
   KBQA_WEB_DIST: z.string().default('web/dist'),
@@ -151,6 +157,10 @@ const environmentSchema = z.object({
   // Per account at one address, and per address over all accounts (the looser ceiling: an office shares it).
   KBQA_SIGN_IN_MAX_FAILURES_PER_ADDRESS: integer(100, 1, 100_000),
   KBQA_SIGN_IN_WINDOW_MINUTES: integer(15, 1, 24 * 60),
+  // Open sign-ups from one client address per sign-in window, counted before each Argon2id hash.
+  KBQA_SIGN_UP_MAX_PER_ADDRESS: integer(10, 1, 100_000),
+  // A session's sign-in is recent this long: creating an API key asks for the password after it (0: always asks).
+  KBQA_REAUTH_MINUTES: integer(5, 0, 24 * 60),
   KBQA_DELETED_RETENTION_DAYS: integer(30, 1, 3650),
 
   KBQA_OPENAI_BASE_URL: z.string().url().optional(),
@@ -243,6 +253,8 @@ export interface Config {
   retrieval: { relevanceFloor: number; openaiRelevanceFloor: number };
   limits: { maxBodyBytes: number; maxAnonymousBodyBytes: number; maxJsonDepth: number; maxContentBytes: number };
   pdf: { maxBytes: number; maxPages: number; timeoutMs: number };
+  /** Per user: documents waiting for ingestion, documents and bytes stored; a failed upload's original kept this long. */
+  quotas: { maxQueuedDocuments: number; maxDocuments: number; maxStorageBytes: number; failedUploadRetentionMs: number };
   web: {
     distDir: string;
     publicUrl: string;
@@ -253,6 +265,10 @@ export interface Config {
     passwordLinkMs: number;
     /** maxFailuresPerAccount: failures of one account from one address (KBQA_SIGN_IN_MAX_FAILURES). */
     signIn: { maxFailuresPerAccount: number; maxFailuresPerAddress: number; windowMs: number };
+    /** Sign-up attempts per client address per sign-in window (KBQA_SIGN_UP_MAX_PER_ADDRESS). */
+    signUpMaxPerAddress: number;
+    /** How long a session's sign-in stands in for the password (KBQA_REAUTH_MINUTES). */
+    reauthMs: number;
   };
   /** How long a soft-deleted KB can be restored by its owner; `kbqa kbs purge` removes it after that. */
   deletedRetentionMs: number;
@@ -428,6 +444,12 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       maxContentBytes: env.KBQA_MAX_CONTENT_BYTES,
     },
     pdf: { maxBytes: env.KBQA_MAX_UPLOAD_BYTES, maxPages: env.KBQA_PDF_MAX_PAGES, timeoutMs: env.KBQA_PDF_TIMEOUT_MS },
+    quotas: {
+      maxQueuedDocuments: env.KBQA_MAX_QUEUED_DOCUMENTS_PER_USER,
+      maxDocuments: env.KBQA_MAX_DOCUMENTS_PER_USER,
+      maxStorageBytes: env.KBQA_MAX_STORAGE_BYTES_PER_USER,
+      failedUploadRetentionMs: env.KBQA_FAILED_UPLOAD_RETENTION_DAYS * 86_400_000,
+    },
     web: {
       distDir: resolve(env.KBQA_WEB_DIST),
       publicUrl,
@@ -441,6 +463,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
         maxFailuresPerAddress: env.KBQA_SIGN_IN_MAX_FAILURES_PER_ADDRESS,
         windowMs: env.KBQA_SIGN_IN_WINDOW_MINUTES * 60_000,
       },
+      signUpMaxPerAddress: env.KBQA_SIGN_UP_MAX_PER_ADDRESS,
+      reauthMs: env.KBQA_REAUTH_MINUTES * 60_000,
     },
     deletedRetentionMs: env.KBQA_DELETED_RETENTION_DAYS * 86_400_000,
     knowledgeBases: { maxPerOwner: env.KBQA_MAX_KNOWLEDGE_BASES_PER_OWNER, maxSearchedPerQuery: env.KBQA_MAX_SEARCHED_KNOWLEDGE_BASES },

@@ -117,6 +117,31 @@ export class UnsupportedContentEncodingError extends ApiError {
   }
 }
 
+/** The user's documents or bytes would exceed their quota (KBQA_MAX_DOCUMENTS_PER_USER, KBQA_MAX_STORAGE_BYTES_PER_USER). */
+export class QuotaExceededError extends ApiError {
+  constructor(message: string) {
+    super(413, 'payload_too_large', message);
+  }
+
+  static documents(limit: number, stored: number): QuotaExceededError {
+    return new QuotaExceededError(`document quota reached: ${stored} of ${limit} documents stored; delete some first`);
+  }
+
+  static storage(limit: number, used: number, adding: number): QuotaExceededError {
+    return new QuotaExceededError(`storage quota exceeded: this needs ${adding} more bytes, ${used} of ${limit} bytes are in use; delete some documents first`);
+  }
+}
+
+/**
+ * The user has KBQA_MAX_QUEUED_DOCUMENTS_PER_USER documents waiting for ingestion: a bulk load waits (Retry-After)
+ * instead of filling the queue every user's documents go through.
+ */
+export class IngestionQueueFullError extends RateLimitedError {
+  constructor(limit: number, waiting: number, retryAfterSeconds: number) {
+    super(`${waiting} documents of yours are waiting for ingestion (the limit is ${limit}); retry in ${retryAfterSeconds} s`, retryAfterSeconds);
+  }
+}
+
 /** A dependency (OpenSearch, MongoDB, the embedder, an answer model) is unavailable; clients retry with backoff. */
 export class UpstreamUnavailableError extends ApiError {
   readonly upstream: string;

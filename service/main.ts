@@ -10,6 +10,7 @@ import { errorSummary } from './errors.ts';
 import { startMetricsServer } from './http/metricsServer.ts';
 import { answerMetricsRequests, createMetrics } from './metrics.ts';
 import { purgeExpiredWebRecords } from './commands/sessions.ts';
+import { purgeFailedUploads } from './commands/quotas.ts';
 import { loadRag } from './rag/index.ts';
 import { openConfiguredSearchIndex, resolvingCommand } from './search/index.ts';
 import { openStore } from './store/index.ts';
@@ -63,8 +64,14 @@ async function runApi(config: Config, logger: Logger): Promise<void> {
       (removed) => logger.info({ removed }, 'expired web sessions and links swept'),
       (error: unknown) => logger.warn({ error: errorSummary(error) }, 'sweeping expired web sessions failed'),
     );
-  void sweep();
-  setInterval(() => void sweep(), 3_600_000).unref();
+  // Failed uploads' originals past KBQA_FAILED_UPLOAD_RETENTION_DAYS, on the same clock (commands/quotas.ts).
+  const purgeFailed = () =>
+    purgeFailedUploads(store, config.quotas.failedUploadRetentionMs).then(
+      (removed) => logger.info({ removed: removed.length }, 'failed uploads past their retention removed'),
+      (error: unknown) => logger.warn({ error: errorSummary(error) }, 'removing failed uploads failed'),
+    );
+  void sweep().then(purgeFailed);
+  setInterval(() => void sweep().then(purgeFailed), 3_600_000).unref();
 
   // SIGTERM: stop accepting connections, finish the ingestion jobs in hand within the grace period or give them
   // back (their leases are released, so another process takes them at once), then close the stores and exit.

@@ -300,7 +300,7 @@ test('sign-out ends the session; sign out everywhere ends them all', async (t) =
   t.is((await new WebClient(app.baseUrl).call('GET', '/api/web/me', { headers: { cookie: firstCookie } })).status, 401, 'the old cookie is dead');
   t.is((await second.call('GET', '/api/web/me')).status, 200);
 
-  t.deepEqual((await second.call('DELETE', '/api/web/sessions')).body, { signed_out: 2 });
+  t.deepEqual((await second.call('DELETE', '/api/web/sessions')).body, { signed_out: 2, api_keys_revoked: 0 });
   t.is((await second.call('GET', '/api/web/me')).status, 401);
   t.is((await third.call('GET', '/api/web/me')).status, 401);
 });
@@ -319,7 +319,7 @@ test('changing the password needs the current one, ends every other session and 
   t.deepEqual([short.status, short.body.error.message], [400, 'new_password: must be at least 12 characters']);
 
   const changed = await here.call('PUT', '/api/web/account/password', { body: { current_password: TEST_PASSWORD, new_password: newPassword } });
-  t.deepEqual(changed.body, { changed: true });
+  t.deepEqual(changed.body, { changed: true, api_keys_revoked: 0 });
   t.is((await here.call('GET', '/api/web/me')).status, 200);
   t.is((await elsewhere.call('GET', '/api/web/me')).status, 401);
   t.is((await new WebClient(app.baseUrl).call('POST', '/api/web/session', { body: { email: user.email, password: TEST_PASSWORD } })).status, 401);
@@ -347,7 +347,7 @@ test('admins invite users with a one-time link; the link sets a password, signs 
   t.is((await adminBrowser.call('POST', '/api/web/admin/invitations', { body: { email } })).status, 409);
 
   const invitee = new WebClient(app.baseUrl);
-  t.deepEqual((await invitee.call('POST', '/api/web/password-links/inspect', { body: { token } })).body, { email });
+  t.deepEqual((await invitee.call('POST', '/api/web/password-links/inspect', { body: { token } })).body, { email, purpose: 'invite' });
   t.is((await invitee.call('POST', '/api/web/password-links/use', { body: { token, password: 'too short' } })).status, 400);
   const used = await invitee.call('POST', '/api/web/password-links/use', { body: { token, password: TEST_PASSWORD } });
   t.is(used.status, 200);

@@ -1869,7 +1869,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request body exceeds KBQA_MAX_BODY_BYTES (10 MiB by default). */
+            /** @description The request body exceeds KBQA_MAX_BODY_BYTES, or storing the document would exceed the owner's quota of documents (KBQA_MAX_DOCUMENTS_PER_USER) or bytes (KBQA_MAX_STORAGE_BYTES_PER_USER); the message names the limit and the usage. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1879,7 +1879,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "payload_too_large",
-                     *         "message": "request body exceeds the limit of 10485760 bytes"
+                     *         "message": "storage quota exceeded: this needs 52000 more bytes, 1073700000 of 1073741824 bytes are in use; delete some documents first"
                      *       }
                      *     }
                      */
@@ -1897,6 +1897,23 @@ export interface operations {
                      *       "error": {
                      *         "code": "bad_request",
                      *         "message": "body: send Content-Type: application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The owner already has KBQA_MAX_QUEUED_DOCUMENTS_PER_USER documents waiting for ingestion: retry after the `Retry-After` header's seconds (a bulk load paces itself by it). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "200 documents of yours are waiting for ingestion (the limit is 200); retry in 5 s"
                      *       }
                      *     }
                      */
@@ -2249,7 +2266,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request body exceeds KBQA_MAX_BODY_BYTES (10 MiB by default). */
+            /** @description The request body exceeds KBQA_MAX_BODY_BYTES, or storing the document would exceed the owner's quota of documents (KBQA_MAX_DOCUMENTS_PER_USER) or bytes (KBQA_MAX_STORAGE_BYTES_PER_USER); the message names the limit and the usage. A replacement counts what it adds to the stored version. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2259,7 +2276,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "payload_too_large",
-                     *         "message": "request body exceeds the limit of 10485760 bytes"
+                     *         "message": "storage quota exceeded: this needs 52000 more bytes, 1073700000 of 1073741824 bytes are in use; delete some documents first"
                      *       }
                      *     }
                      */
@@ -2277,6 +2294,23 @@ export interface operations {
                      *       "error": {
                      *         "code": "bad_request",
                      *         "message": "body: send Content-Type: application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The owner already has KBQA_MAX_QUEUED_DOCUMENTS_PER_USER documents waiting for ingestion: retry after the `Retry-After` header's seconds (a bulk load paces itself by it). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "200 documents of yours are waiting for ingestion (the limit is 200); retry in 5 s"
                      *       }
                      *     }
                      */
@@ -2627,6 +2661,23 @@ export interface operations {
                      *       "error": {
                      *         "code": "bad_request",
                      *         "message": "body: send Content-Type: application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The owner already has KBQA_MAX_QUEUED_DOCUMENTS_PER_USER documents waiting for ingestion: retry after the `Retry-After` header's seconds (a bulk load paces itself by it). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "200 documents of yours are waiting for ingestion (the limit is 200); retry in 5 s"
                      *       }
                      *     }
                      */

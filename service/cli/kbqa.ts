@@ -10,7 +10,9 @@ import {
   inviteUser,
   setKnowledgeBaseLibrary,
   shareKnowledgeBase,
+  userWithEmail,
 } from '../commands/accounts.ts';
+import { purgeFailedUploads, recountUsage } from '../commands/quotas.ts';
 import { presentApiKey } from '../presenters/apiKeys.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../commands/apiKeys.ts';
 import { purgeDeletedKnowledgeBases, restoreKnowledgeBase } from '../commands/knowledgeBases.ts';
@@ -31,7 +33,9 @@ import { DuplicateEmailError, DuplicateOrganisationError, openStore, type Store 
 const USAGE = `usage: kbqa <command> [options] [--json]
   users create --email E [--org NAME] [--admin]
                                           prints a one-time link to set a password (the invitation)
-  users reset-password --email E          prints a one-time link to set a new password
+  users reset-password --email E          prints a one-time link to set a new password (using it
+                                          revokes the user's API keys unless its page is told not to)
+  users recount-usage --email E           set the user's quota usage from their documents again (a repair)
   keys create --email E [--name N]        prints the key: the only time it is shown
   keys list --email E
   keys revoke --id KEY_ID
@@ -45,6 +49,8 @@ const USAGE = `usage: kbqa <command> [options] [--json]
                                               (default KBQA_DELETED_RETENTION_DAYS)
   doctor [--fix] [--kb ID] [--grace 15m]      find (and with --fix remove, queue again or rebuild) chunks,
                                               contents, jobs and documents that do not match their records
+  docs purge-failed [--older-than 7d]         remove failed uploads and their originals past retention
+                                              (default KBQA_FAILED_UPLOAD_RETENTION_DAYS; also hourly in the API)
   docs reindex (--kb ID | --all)              rebuild documents' chunks from their stored text, as ingestion
                                               jobs (running API processes share them), with a progress bar
   backup create DIR                           a chunk snapshot, a MongoDB export (records, texts,
@@ -176,6 +182,12 @@ async function runAdmin(
       const text = `one-time link to set a new password (shown once; until ${link.expiresAt.toISOString()}; using it signs out every session):\n${link.url}`;
       return { json, text };
     }
+    case 'users recount-usage': {
+      const store = await services.store();
+      const user = await userWithEmail(store, required(options, 'email'));
+      const usage = await recountUsage(store, user._id);
+      return { json: { user_id: user._id, ...usage }, text: `${user.email}: ${usage.documents} document(s), ${usage.bytes} bytes stored` };
+    }
     case 'keys create': {
       const name = options.name === undefined ? 'default' : requiredName(options, 'name');
       const { record, key } = await createApiKey(await services.store(), required(options, 'email'), name);
@@ -223,6 +235,11 @@ async function runAdmin(
       const olderThan = options['older-than'] ? parseDuration(options['older-than']) : services.config.deletedRetentionMs;
       const purged = await purgeDeletedKnowledgeBases(await services.store(), services.search(), olderThan);
       return { json: { purged }, text: `purged ${purged.length} knowledge base(s)` };
+    }
+    case 'docs purge-failed': {
+      const olderThan = options['older-than'] ? parseDuration(options['older-than']) : services.config.quotas.failedUploadRetentionMs;
+      const removed = await purgeFailedUploads(await services.store(), olderThan);
+      return { json: { removed }, text: `removed ${removed.length} failed upload(s)` };
     }
     case 'docs reindex': {
       if (!options.all && !options.kb) throw new UsageError('docs reindex needs --kb ID or --all');

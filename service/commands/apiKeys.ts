@@ -6,6 +6,7 @@ import { NotFoundError, UnauthorizedError, errorSummary } from '../errors.ts';
 import type { ApiKeyRecord, Principal, Store } from '../store/index.ts';
 import { userWithEmail } from './accounts.ts';
 import type { Caller } from './caller.ts';
+import { requireRecentAuthentication, type SessionSettings } from './sessions.ts';
 
 export const API_KEY_PREFIX = 'kbqa_live_';
 const SECRET_LENGTH = 40;
@@ -52,6 +53,21 @@ export async function authenticateApiKey(store: Store, authorization: string, lo
 /** The CLI's: a key for the user with this email. */
 export async function createApiKey(store: Store, email: string, name: string): Promise<{ record: ApiKeyRecord; key: string }> {
   return createApiKeyForUser(store, await userWithEmail(store, email), name);
+}
+
+/**
+ * The web app's (Settings → API Keys): a key outlives every session, so minting one from a session needs the
+ * password, or a sign-in of this session within KBQA_REAUTH_MINUTES.
+ */
+export async function createApiKeyForSession(
+  store: Store,
+  settings: SessionSettings,
+  caller: Caller,
+  input: { name: string; password?: string },
+  address: string,
+): Promise<{ record: ApiKeyRecord; key: string }> {
+  await requireRecentAuthentication(store, settings, caller, input.password, address, 'create an API key');
+  return createApiKeyForUser(store, caller.user, input.name);
 }
 
 /** A new key for `user`; the key itself is returned this once and never again. */

@@ -9,6 +9,9 @@ export interface Caller {
   /** Admin rights belong to people in the web app; an API key never carries them. */
   isAdmin: boolean;
   apiKeyId?: string;
-  /** The web session: its stored digest (to end it) and the CSRF token state-changing requests must echo. */
-  session?: { digest: string; csrfToken: string };
+  /**
+   * The web session: its stored digest (to end it), the CSRF token state-changing requests must echo, and when its
+   * user last proved the password (the sign-in that started it).
+   */
+  session?: { digest: string; csrfToken: string; authenticatedAt: Date };
 }

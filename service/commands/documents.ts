@@ -6,7 +6,9 @@ import { authorizeRead, authorizeWriteDocuments } from '../policies/knowledgeBas
 import type { DocumentOrigin, DocumentRecord, KnowledgeBaseRecord, MetadataEntry, Principal, Store } from '../store/index.ts';
 import { metadataEntries, pendingContentId } from '../store/index.ts';
 import type { DocumentMetadata } from '../search/metadataFilter.ts';
+import type { Config } from '../config.ts';
 import { newJob, type IngestDeps, type IngestRunner } from './ingestJobs.ts';
+import { admitIngestion, textBytes, withNewDocumentReserved, withReplacementCharged } from './quotas.ts';
 
 /** The filename without its extension ("notes.v2.md" → "notes.v2"); a dot-file keeps its name. */
 export function titleFromFilename(filename: string): string {
@@ -23,6 +25,7 @@ export interface IngestInput {
 
 export interface DocumentDeps extends IngestDeps {
   jobs: IngestRunner;
+  config: IngestDeps['config'] & Pick<Config, 'quotas'>;
 }
 
 /** 'wait': answer once the document is searchable (or failed: then nothing of it remains). 'queue': answer at once. */
@@ -42,7 +45,17 @@ export async function ingestDocument(
 ): Promise<DocumentRecord> {
   const knowledgeBase = authorizeWriteDocuments(user, await deps.store.findLiveKnowledgeBase(input.kb_id), input.kb_id);
   await deps.search.assertWritable();
-  const record = newDocumentRecord({ id: randomUUID(), knowledgeBaseId: knowledgeBase._id, filename: input.filename, source: 'api', origin, metadata: input.metadata });
+  await admitIngestion(deps.store, deps.config.quotas, knowledgeBase.owner_id);
+  const bytes = textBytes(input.content);
+  const record = newDocumentRecord({
+    id: randomUUID(),
+    knowledgeBaseId: knowledgeBase._id,
+    filename: input.filename,
+    source: 'api',
+    origin,
+    metadata: input.metadata,
+    storedBytes: bytes,
+  });
   const job = newJob(
     record,
     { version: 1, content_id: record._id, filename: record.filename, title: record.title, replaces: null, ...withMetadata(record.metadata) },
@@ -50,8 +63,10 @@ export async function ingestDocument(
     mode === 'wait' ? deps.jobs.owner : null,
     deps.config.ingestion.leaseMs,
   );
-  await deps.store.insertDocumentWithJob(record, input.content, job);
-  return startJob(deps, record, job, mode, input.content);
+  return withNewDocumentReserved(deps.store, deps.config.quotas, { ownerId: knowledgeBase.owner_id, documentId: record._id, bytes }, async () => {
+    await deps.store.insertDocumentWithJob(record, input.content, job);
+    return startJob(deps, record, job, mode, input.content);
+  });
 }
 
 /** A new document's record: queued for its first version, nothing live yet. */
@@ -65,6 +80,8 @@ export function newDocumentRecord(input: {
   fileId?: string;
   /** Validated at the edge (http/routes/metadata.schema.ts); none when absent. */
   metadata?: DocumentMetadata;
+  /** What the owner's storage quota counts for it (commands/quotas.ts). */
+  storedBytes?: number;
 }): DocumentRecord {
   const now = new Date();
   return {
@@ -85,6 +102,7 @@ export function newDocumentRecord(input: {
     live_version: null,
     progress: null,
     error: null,
+    ...(input.storedBytes !== undefined ? { stored_bytes: input.storedBytes } : {}),
   };
 }
 
@@ -145,13 +163,19 @@ export async function replaceDocument(
   if (document.status === 'queued' || document.status === 'processing') throw inFlight(document);
   if (document.kind === 'pdf') throw new BadRequestError(`document ${id} is a PDF: replace it by deleting it and uploading the new file in the web app`);
   await deps.search.assertWritable();
+  await admitIngestion(deps.store, deps.config.quotas, user._id);
   const version = document.version + 1;
   const filename = input.filename ?? document.filename;
   const contentId = pendingContentId(id, version);
-  await deps.store.insertPendingContent(id, document.knowledge_base_id, version, input.content);
-  // Without `metadata` the new version keeps the document's; with it (`{}` too), the given metadata replaces it.
-  const metadata = input.metadata === undefined ? document.metadata : metadataEntries(input.metadata);
-  return queueVersion(deps, document, { version, content_id: contentId, filename, title: titleFromFilename(filename), ...withMetadata(metadata) }, mode, input.content);
+  const bytes = textBytes(input.content);
+  const charge = { ownerId: user._id, documentId: id, previousBytes: document.stored_bytes ?? 0, bytes };
+  return withReplacementCharged(deps.store, deps.config.quotas, charge, async () => {
+    await deps.store.insertPendingContent(id, document.knowledge_base_id, version, input.content);
+    // Without `metadata` the new version keeps the document's; with it (`{}` too), the given metadata replaces it.
+    const metadata = input.metadata === undefined ? document.metadata : metadataEntries(input.metadata);
+    const next = { version, content_id: contentId, filename, title: titleFromFilename(filename), stored_bytes: bytes, ...withMetadata(metadata) };
+    return queueVersion(deps, document, next, mode, input.content);
+  });
 }
 
 /** Runs a failed document's ingestion again from its stored text. */
@@ -159,6 +183,7 @@ export async function retryDocument(deps: DocumentDeps, user: Principal, id: str
   const document = await ownedDocument(deps.store, user, id);
   if (document.status !== 'failed') throw new ConflictError(`document ${id} is ${document.status}; only a failed document is retried`);
   await deps.search.assertWritable();
+  await admitIngestion(deps.store, deps.config.quotas, user._id);
   const pending = pendingContentId(id, document.version);
   const contentId = (await deps.store.hasDocumentContent(pending)) ? pending : id;
   return queueVersion(
@@ -183,17 +208,19 @@ export async function retryDocument(deps: DocumentDeps, user: Principal, id: str
 async function queueVersion(
   deps: DocumentDeps,
   document: DocumentRecord,
-  next: { version: number; content_id: string; filename: string; title: string; file_id?: string | null; metadata?: MetadataEntry[] },
+  next: { version: number; content_id: string; filename: string; title: string; file_id?: string | null; metadata?: MetadataEntry[]; stored_bytes?: number },
   mode: IngestMode,
   content?: string,
 ): Promise<DocumentRecord> {
+  const { stored_bytes: storedBytes, ...version } = next;
   // A job that just made the document ready is deleted a moment after: until then a new job cannot be recorded
   // (one per document), so the document still counts as in flight (409), never a duplicate-key 500.
   if ((await deps.store.findJob(document._id)) !== null) throw inFlight({ ...document, status: 'processing' });
   if (!(await deps.store.startDocumentVersion(document._id, next.version - 1, new Date()))) {
     throw inFlight({ ...document, status: 'processing' });
   }
-  const job = newJob(document, { ...next, replaces: document.live_version }, mode === 'wait' ? 'sync' : 'async', mode === 'wait' ? deps.jobs.owner : null, deps.config.ingestion.leaseMs);
+  if (storedBytes !== undefined) await deps.store.setDocumentStoredBytes(document._id, storedBytes);
+  const job = newJob(document, { ...version, replaces: document.live_version }, mode === 'wait' ? 'sync' : 'async', mode === 'wait' ? deps.jobs.owner : null, deps.config.ingestion.leaseMs);
   await deps.store.insertJob(job);
   const queued: DocumentRecord = { ...document, version: next.version, status: 'queued', progress: null, error: null };
   return startJob(deps, queued, job, mode, content);
@@ -204,11 +231,13 @@ async function queueVersion(
  * every chunk, every stored text.
  */
 export async function deleteDocument(deps: Pick<DocumentDeps, 'store' | 'search'>, user: Principal, id: string): Promise<void> {
-  await ownedDocument(deps.store, user, id);
+  const document = await ownedDocument(deps.store, user, id);
   // Its chunks could not be deleted while the chunk index is read-only (a full disk): 503, nothing changes.
   await deps.search.assertWritable();
   await deps.store.deleteJob(id);
   await deps.store.deleteDocument(id);
+  // Only the owner deletes (ownedDocument): the usage given back is theirs.
+  await deps.store.releaseUsage(user._id, { documents: 1, bytes: document.stored_bytes ?? 0 });
   await deps.search.deleteChunksOfDocument(id);
 }
 

@@ -119,7 +119,11 @@ export async function purgeKnowledgeBase(store: Store, search: SearchIndex, id: 
   // Jobs first: an ingestion still running finds its job gone, stops, and removes what it wrote after this point.
   await store.deleteJobsOfKnowledgeBase(id);
   await search.deleteChunksOfKnowledgeBase(id);
+  // What its documents held goes back to its owner's usage (store/usage.ts).
+  const record = await store.findKnowledgeBaseIncludingDeleted(id);
+  const held = await store.sumDocumentsOfKnowledgeBase(id);
   await store.deleteDocumentsOfKnowledgeBase(id);
+  if (record) await store.releaseUsage(record.owner_id, held);
   await store.deleteKnowledgeBaseRecord(id);
 }
 

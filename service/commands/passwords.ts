@@ -83,22 +83,26 @@ async function validLink(store: Store, token: string): Promise<{ link: PasswordL
   return { link, user };
 }
 
-/** Whose link this is (the page shows the email before asking for a password). */
-export async function inspectPasswordLink(store: Store, token: string): Promise<UserRecord> {
-  return (await validLink(store, token)).user;
+/** Whose link this is and what for (the page shows the email before asking for a password). */
+export async function inspectPasswordLink(store: Store, token: string): Promise<{ user: UserRecord; purpose: PasswordLinkRecord['purpose'] }> {
+  const { link, user } = await validLink(store, token);
+  return { user, purpose: link.purpose };
 }
 
 /**
  * Sets the password and spends the link (once, even under concurrent use). Every existing session of the user ends:
- * a reset is what someone does when they fear another has their account.
+ * a reset is what someone does when they fear another has their account. For the same reason a reset link revokes
+ * every API key of the user unless `revokeApiKeys` is false (keys outlive sessions, and a thief may have minted
+ * one); an invitation link revokes none unless asked (an operator may have made keys for the new user).
  */
-export async function usePasswordLink(store: Store, token: string, password: string): Promise<UserRecord> {
+export async function usePasswordLink(store: Store, token: string, password: string, options: { revokeApiKeys?: boolean } = {}): Promise<UserRecord> {
   const problem = passwordProblem(password);
   if (problem) throw new BadRequestError(`password: ${problem}`);
   const { link, user } = await validLink(store, token);
   const passwordHash = await hashPassword(password);
   if (!(await store.markPasswordLinkUsed(link._id, new Date()))) throw new BadRequestError(LINK_INVALID);
   await store.setUserPasswordHash(user._id, passwordHash);
+  if (options.revokeApiKeys ?? link.purpose === 'reset') await store.revokeApiKeysOfUser(user._id, new Date());
   await store.deleteSessionsOfUser(user._id);
   return { ...user, password_hash: passwordHash };
 }

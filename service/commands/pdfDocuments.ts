@@ -6,12 +6,20 @@ import { authorizeWriteDocuments } from '../policies/knowledgeBases.ts';
 import type { DocumentRecord, KnowledgeBaseRecord, Principal, Store } from '../store/index.ts';
 import { newDocumentRecord, type DocumentDeps } from './documents.ts';
 import { newJob } from './ingestJobs.ts';
+import { admitIngestion, withNewDocumentReserved } from './quotas.ts';
 
 export const PDF_CONTENT_TYPE = 'application/pdf';
 
 /** Checked before a byte of the upload is read: only the KB's owner uploads. */
 export async function authorizePdfUpload(store: Store, user: Principal, knowledgeBaseId: string): Promise<KnowledgeBaseRecord> {
   return authorizeWriteDocuments(user, await store.findLiveKnowledgeBase(knowledgeBaseId), knowledgeBaseId);
+}
+
+/** Also before reading the file: the owner's queue of documents waiting for ingestion has room (else 429). */
+export async function admitPdfUpload(deps: DocumentDeps, user: Principal, knowledgeBaseId: string): Promise<KnowledgeBaseRecord> {
+  const knowledgeBase = await authorizePdfUpload(deps.store, user, knowledgeBaseId);
+  await admitIngestion(deps.store, deps.config.quotas, knowledgeBase.owner_id);
+  return knowledgeBase;
 }
 
 export const newDocumentId = () => randomUUID();
@@ -23,7 +31,7 @@ export const newDocumentId = () => randomUUID();
 export async function ingestPdfUpload(
   deps: DocumentDeps,
   user: Principal,
-  input: { knowledgeBaseId: string; documentId: string; filename: string; fileId: string },
+  input: { knowledgeBaseId: string; documentId: string; filename: string; fileId: string; bytes: number },
 ): Promise<DocumentRecord> {
   const knowledgeBase = await authorizePdfUpload(deps.store, user, input.knowledgeBaseId);
   const record = newDocumentRecord({
@@ -33,6 +41,7 @@ export async function ingestPdfUpload(
     source: 'upload',
     origin: 'file',
     fileId: input.fileId,
+    storedBytes: input.bytes,
   });
   const job = newJob(
     record,
@@ -41,7 +50,10 @@ export async function ingestPdfUpload(
     null,
     deps.config.ingestion.leaseMs,
   );
-  await deps.store.insertDocumentWithJob(record, null, job);
+  // The file is stored by now (its size known only at the end): over the quota it is refused, and the route discards it.
+  await withNewDocumentReserved(deps.store, deps.config.quotas, { ownerId: knowledgeBase.owner_id, documentId: record._id, bytes: input.bytes }, () =>
+    deps.store.insertDocumentWithJob(record, null, job),
+  );
   deps.jobs.nudge(record._id);
   return record;
 }

@@ -13,6 +13,8 @@ export interface SessionSettings {
   sessionMaxMs: number;
   signUpOpen: boolean;
   signIn: { maxFailuresPerAccount: number; maxFailuresPerAddress: number; windowMs: number };
+  signUpMaxPerAddress: number;
+  reauthMs: number;
 }
 
 /** last_seen_at is written at most this often per session: idle expiry needs minutes, not every request. */
@@ -38,6 +40,7 @@ export async function startSession(store: Store, settings: SessionSettings, user
     is_admin: user.is_admin === true,
     csrf_token: newToken(),
     created_at: now,
+    authenticated_at: now,
     last_seen_at: now,
     expires_at: new Date(now.getTime() + settings.sessionMaxMs),
   };
@@ -61,7 +64,8 @@ export function callerOfSession(record: SessionRecord): Caller {
   return {
     user: { _id: record.user_id, email: record.user_email, organisation_id: record.organisation_id },
     isAdmin: record.is_admin,
-    session: { digest: record._id, csrfToken: record.csrf_token },
+    // Records older than authenticated_at were made by a sign-in too.
+    session: { digest: record._id, csrfToken: record.csrf_token, authenticatedAt: record.authenticated_at ?? record.created_at },
   };
 }
 
@@ -90,9 +94,13 @@ export async function endSession(store: Store, caller: Caller): Promise<void> {
   if (caller.session) await store.deleteSession(caller.session.digest);
 }
 
-/** Sign out everywhere: every session of the user, the asking one included. */
-export function endAllSessions(store: Store, caller: Caller): Promise<number> {
-  return store.deleteSessionsOfUser(caller.user._id);
+/**
+ * Sign out everywhere: every session of the user, the asking one included, and with `revokeApiKeys` every API key
+ * (a session thief may have minted one).
+ */
+export async function endAllSessions(store: Store, caller: Caller, options: { revokeApiKeys: boolean }): Promise<{ signedOut: number; apiKeysRevoked: number }> {
+  const apiKeysRevoked = options.revokeApiKeys ? await store.revokeApiKeysOfUser(caller.user._id, new Date()) : 0;
+  return { signedOut: await store.deleteSessionsOfUser(caller.user._id), apiKeysRevoked };
 }
 
 function requireValidPassword(field: string, password: string): void {
@@ -127,9 +135,19 @@ export async function createFirstAccount(store: Store, input: { email: string; p
   }
 }
 
-/** Open sign-up (KBQA_SIGNUP=open); otherwise accounts come from invitations. */
-export async function signUp(store: Store, settings: SessionSettings, input: { email: string; password: string }): Promise<UserRecord> {
+/**
+ * Open sign-up (KBQA_SIGNUP=open); otherwise accounts come from invitations. Every attempt from the address counts
+ * (a success as much as a refusal: each may cost an Argon2id hash and an account), before anything else is done.
+ */
+export async function signUp(store: Store, settings: SessionSettings, input: { email: string; password: string }, address: string): Promise<UserRecord> {
   if (!settings.signUpOpen) throw new ForbiddenError('sign-up is closed: ask an administrator for an invitation');
+  const now = new Date();
+  const windowMs = settings.signIn.windowMs;
+  const attempts = await store.countSignInAttempt(signUpKey(address), now, windowMs);
+  if (attempts.count > settings.signUpMaxPerAddress) {
+    const seconds = retryAfterSeconds(attempts.windowStartedAt, windowMs, now);
+    throw new RateLimitedError(`too many sign-ups from this address; try again in ${waitInWords(seconds)}`, seconds);
+  }
   requireValidPassword('password', input.password);
   const passwordHash = await hashPassword(input.password);
   try {
@@ -144,6 +162,11 @@ export async function signUp(store: Store, settings: SessionSettings, input: { e
 const accountAtAddressKey = (email: string, address: string) => `account:${email.trim().toLowerCase()}|address:${address}`;
 /** Failures of every account from one address: the looser ceiling that stops one address spraying many accounts. */
 const addressKey = (address: string) => `address:${address}`;
+const signUpKey = (address: string) => `sign-up:${address}`;
+
+function retryAfterSeconds(windowStartedAt: Date, windowMs: number, now: Date): number {
+  return Math.max(1, Math.ceil((windowStartedAt.getTime() + windowMs - now.getTime()) / 1000));
+}
 
 /** "76 seconds" or "3 minutes": the wait in one unit, minutes once it is over 90 seconds. */
 export function waitInWords(seconds: number): string {
@@ -165,7 +188,7 @@ async function countAttempt(store: Store, settings: SessionSettings, email: stri
   for (const [key, max] of [[accountAtAddressKey(email, address), maxFailuresPerAccount], [addressKey(address), maxFailuresPerAddress]] as const) {
     const attempts = await store.countSignInAttempt(key, now, windowMs);
     if (attempts.count > max) {
-      const seconds = Math.max(1, Math.ceil((attempts.windowStartedAt.getTime() + windowMs - now.getTime()) / 1000));
+      const seconds = retryAfterSeconds(attempts.windowStartedAt, windowMs, now);
       // The same words whether or not the account exists; the wait once, in one unit (also in Retry-After).
       throw new RateLimitedError(`too many failed sign-ins; try again in ${waitInWords(seconds)}`, seconds);
     }
@@ -205,22 +228,53 @@ export async function signIn(
   return user;
 }
 
-/** Needs the current password (throttled like a sign-in); every other session of the user ends. */
+/** The signed-in user's password, checked and throttled like a sign-in; a wrong one is 400 naming `field`. */
+async function verifyCallerPassword(store: Store, settings: SessionSettings, caller: Caller, password: string, address: string, field: string): Promise<UserRecord> {
+  await countAttempt(store, settings, caller.user.email, address);
+  const user = await store.findUserById(caller.user._id);
+  if (!user) throw UnauthorizedError.signedOut();
+  if (!user.password_hash || !(await verifyPassword(user.password_hash, password))) throw new BadRequestError(`${field}: is incorrect`);
+  await forgiveAttempt(store, caller.user.email, address);
+  return user;
+}
+
+/**
+ * What minting a credential needs (an API key outlives every session): the password, or a sign-in of this session
+ * within KBQA_REAUTH_MINUTES. A stolen session cookie alone, older than that, mints nothing.
+ */
+export async function requireRecentAuthentication(
+  store: Store,
+  settings: SessionSettings,
+  caller: Caller,
+  password: string | undefined,
+  address: string,
+  action: string,
+): Promise<void> {
+  if (password !== undefined) {
+    await verifyCallerPassword(store, settings, caller, password, address, 'password');
+    return;
+  }
+  const authenticatedAt = caller.session?.authenticatedAt;
+  if (authenticatedAt && Date.now() - authenticatedAt.getTime() < settings.reauthMs) return;
+  const minutes = Math.round(settings.reauthMs / 60_000);
+  throw new ForbiddenError(`password: enter your password to ${action} (a sign-in stands in for it only during its first ${waitInWords(minutes * 60)})`);
+}
+
+/**
+ * Needs the current password (throttled like a sign-in); every other session of the user ends, and with
+ * `revoke_api_keys` every API key.
+ */
 export async function changePassword(
   store: Store,
   settings: SessionSettings,
   caller: Caller,
-  input: { current_password: string; new_password: string },
+  input: { current_password: string; new_password: string; revoke_api_keys: boolean },
   address: string,
-): Promise<void> {
+): Promise<{ apiKeysRevoked: number }> {
   requireValidPassword('new_password', input.new_password);
-  await countAttempt(store, settings, caller.user.email, address);
-  const user = await store.findUserById(caller.user._id);
-  if (!user) throw UnauthorizedError.signedOut();
-  if (!user.password_hash || !(await verifyPassword(user.password_hash, input.current_password))) {
-    throw new BadRequestError('current_password: is incorrect');
-  }
-  await forgiveAttempt(store, caller.user.email, address);
+  const user = await verifyCallerPassword(store, settings, caller, input.current_password, address, 'current_password');
   await store.setUserPasswordHash(user._id, await hashPassword(input.new_password));
+  const apiKeysRevoked = input.revoke_api_keys ? await store.revokeApiKeysOfUser(user._id, new Date()) : 0;
   await store.deleteSessionsOfUser(user._id, caller.session?.digest);
+  return { apiKeysRevoked };
 }

@@ -26,6 +26,11 @@ export function apiKeysStore(collections: Collections) {
       const result = await storeCall(() => apiKeys.updateOne({ id, revoked_at: null }, { $set: { revoked_at: new Date() } }));
       return result.modifiedCount === 1;
     },
+    /** Every live key of the user at once (a reset, "sign out everywhere"): how many were revoked. */
+    async revokeApiKeysOfUser(userId: string, at: Date): Promise<number> {
+      const result = await storeCall(() => apiKeys.updateMany({ user_id: userId, revoked_at: null }, { $set: { revoked_at: at } }));
+      return result.modifiedCount;
+    },
     async touchApiKey(keyId: string, now: Date): Promise<void> {
       const previous = lastWritten.get(keyId);
       if (previous !== undefined && now.getTime() - previous < LAST_USED_RESOLUTION_MS) return;

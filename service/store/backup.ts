@@ -7,11 +7,12 @@ import { storeCall } from './mongo.ts';
 
 /**
  * Left out of a backup: what is transient and harmless to lose. Web sessions (people sign in again; and a backup
- * then holds no live session) and sign-in failure windows (rate-limit counters of the last minutes). Everything
+ * then holds no live session), sign-in failure windows (rate-limit counters of the last minutes) and each user's
+ * usage record (derived from the documents: counted again on first use, store/usage.ts). Everything
  * else is kept, notably `installation` (without it a restored service would offer "create the first account"
  * again), `password_links` (outstanding invitations keep working) and `ingest_jobs` (the work in flight).
  */
-export const TRANSIENT_COLLECTIONS = ['sessions', 'sign_in_failures'];
+export const TRANSIENT_COLLECTIONS = ['sessions', 'sign_in_failures', 'user_usage'];
 
 /**
  * The collections a backup holds and a restore writes, in export order: the reverse of the order an ingest writes

@@ -183,6 +183,26 @@ export function documentsStore(collections: Collections) {
       return result.modifiedCount;
     },
 
+    /**
+     * New uploads whose first ingestion failed (no live version) and that have not changed since `cutoff`: their
+     * originals are kept for a retention only (commands/quotas.ts). An admin scan, hourly.
+     */
+    listFailedUploadsBefore: (cutoff: Date) =>
+      storeCall(() =>
+        documents
+          .find({ kind: 'pdf', status: 'failed', live_version: null, updated_at: { $lte: cutoff } }, { projection: { _id: 1, knowledge_base_id: 1, stored_bytes: 1 } })
+          .toArray(),
+      ),
+    /** The record of a failed upload, only while it is still one (a retry may have started meanwhile). */
+    async deleteFailedUploadRecord(id: string): Promise<boolean> {
+      const result = await storeCall(() => documents.deleteOne({ _id: id, status: 'failed', live_version: null }));
+      return result.deletedCount === 1;
+    },
+    /** What the owner's storage quota counts for the document (set with each new version's text). */
+    async setDocumentStoredBytes(id: string, bytes: number): Promise<void> {
+      await storeCall(() => documents.updateOne({ _id: id }, { $set: { stored_bytes: bytes } }));
+    },
+
     async deleteDocumentsOfKnowledgeBase(knowledgeBaseId: string): Promise<number> {
       const result = await storeCall(() => documents.deleteMany({ knowledge_base_id: knowledgeBaseId }));
       await storeCall(() => documentContents.deleteMany({ knowledge_base_id: knowledgeBaseId }));

@@ -8,6 +8,7 @@ import { knowledgeBasesStore } from './knowledgeBases.ts';
 import { connectMongo, storeCall, type ConnectOptions, type MongoConnection } from './mongo.ts';
 import { organisationsStore } from './organisations.ts';
 import { sessionsStore } from './sessions.ts';
+import { usageStore } from './usage.ts';
 import { usersStore } from './users.ts';
 
 export type Store = ReturnType<typeof buildStore>;
@@ -25,12 +26,20 @@ function buildStore(connection: MongoConnection) {
     ...ingestJobsStore(collections),
     ...sessionsStore(collections),
     ...files,
+    ...usageStore(collections),
     /** Whole-collection export and import for `kbqa backup`: never on a request path. */
     ...backupStore(connection.db),
     /** The record, its stored texts, and its stored files: every way a document goes removes all of it. */
     async deleteDocument(id: string): Promise<void> {
       await documents.deleteDocument(id);
       await files.deleteFilesOfDocument(id);
+    },
+    /** A failed upload, record first (only while it is still failed), then its stored texts and its original file. */
+    async deleteFailedUpload(id: string): Promise<boolean> {
+      if (!(await documents.deleteFailedUploadRecord(id))) return false;
+      await documents.deleteDocument(id);
+      await files.deleteFilesOfDocument(id);
+      return true;
     },
     async deleteDocumentsOfKnowledgeBase(knowledgeBaseId: string): Promise<number> {
       const deleted = await documents.deleteDocumentsOfKnowledgeBase(knowledgeBaseId);
@@ -60,6 +69,7 @@ export { DuplicateEmailError } from './users.ts';
 export { FirstAccountTakenError } from './sessions.ts';
 export { storeFailure } from './mongo.ts';
 export type { StoredFile } from './files.ts';
+export type { Reservation, Usage } from './usage.ts';
 export { BACKUP_COLLECTIONS, TRANSIENT_COLLECTIONS, type BackupCollection, type BackupIndex } from './backup.ts';
 export { DuplicateOrganisationError } from './organisations.ts';
 export type * from './records.ts';

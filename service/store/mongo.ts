@@ -16,6 +16,7 @@ import type {
   PasswordLinkRecord,
   SessionRecord,
   SignInFailuresRecord,
+  UsageRecord,
   UserRecord,
 } from './records.ts';
 
@@ -33,6 +34,8 @@ export interface Collections {
   passwordLinks: Collection<PasswordLinkRecord>;
   signInFailures: Collection<SignInFailuresRecord>;
   installation: Collection<InstallationRecord>;
+  /** Each user's stored documents and bytes (store/usage.ts). */
+  usage: Collection<UsageRecord>;
   /** GridFS's file records of the `document_files` bucket (store/files.ts streams through the bucket itself). */
   documentFiles: Collection<{ _id: string; metadata?: Record<string, unknown> }>;
 }
@@ -80,6 +83,7 @@ export async function connectMongo(url: string, timeoutMs: number, options: Conn
     passwordLinks: db.collection<PasswordLinkRecord>('password_links'),
     signInFailures: db.collection<SignInFailuresRecord>('sign_in_failures'),
     installation: db.collection<InstallationRecord>('installation'),
+    usage: db.collection<UsageRecord>('user_usage'),
     documentFiles: db.collection<{ _id: string; metadata?: Record<string, unknown> }>('document_files.files'),
   };
   await storeCall(() => ensureIndexes(collections));

@@ -115,6 +115,11 @@ export interface DocumentRecord {
   error_retryable?: boolean;
   /** Where it was added: the web app's paste form, a file (web upload), or the Developer API. Absent on older records. */
   origin?: DocumentOrigin;
+  /**
+   * What the user's storage quota counts for it: its text's UTF-8 bytes (the newest version asked for), or its
+   * original file's size. Absent on records older than quotas: 0.
+   */
+  stored_bytes?: number;
   /** The live version's metadata (a new document's from the start). Absent on records older than metadata: none. */
   metadata?: MetadataEntry[];
 }
@@ -213,10 +218,22 @@ export interface SessionRecord {
   /** Sent back by the app in X-CSRF-Token on every state-changing request (compared in constant time). */
   csrf_token: string;
   created_at: Date;
+  /** When the password was last proved for this session (its sign-in). Absent on older records: created_at. */
+  authenticated_at?: Date;
   /** Idle expiry counts from here; written at most once a minute per session. */
   last_seen_at: Date;
   /** Absolute expiry: created_at + KBQA_SESSION_MAX_HOURS, whatever the activity. */
   expires_at: Date;
+}
+
+/**
+ * What a user stores, by user id: their documents (every KB they own, soft-deleted ones too) and the bytes those
+ * hold (stored_bytes of each). The quota checks read it; store/usage.ts keeps it.
+ */
+export interface UsageRecord {
+  _id: string;
+  documents: number;
+  bytes: number;
 }
 
 /** A one-time link to set a password (an invitation or a reset). `_id` is the SHA-256 of the link's token. */

@@ -5,6 +5,9 @@ import anyTest from 'ava';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
+import { createApiKey } from '../../service/commands/apiKeys.ts';
+import { createPasswordLink } from '../../service/commands/passwords.ts';
+import type { UserRecord } from '../../service/store/index.ts';
 import { makeWebUser, TEST_PASSWORD, uniqueEmail } from '../factories/accounts.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { launchBrowser, newPage, screenshot, screenshotBothWidths } from '../helpers/browser.ts';
@@ -139,12 +142,21 @@ test('ask: the answer cites the right document, and a marker click shows its car
   await screenshot(page, 'document');
 });
 
-test('Settings → API Keys: create a key, use it with /api/v1/me (200), revoke it in the UI, the same call is 401', async (t) => {
+test('Settings → API Keys: the password confirms a new key, used with /api/v1/me (200), revoked in the UI, then 401', async (t) => {
   const { owner: page, app } = state;
   await page.getByRole('link', { name: 'Settings' }).click();
   await page.waitForURL('**/settings/api-keys');
   await page.getByLabel('Name').fill('curl on my laptop');
   await page.getByRole('button', { name: 'Create key' }).click();
+  // A key outlives the session: the dialog asks for the password, and a wrong one mints nothing.
+  const dialog = page.getByTestId('api-key-password-dialog');
+  await dialog.getByLabel('Your password').fill('not my password at all');
+  await dialog.getByRole('button', { name: 'Create key' }).click();
+  await dialog.getByText('password: is incorrect').waitFor();
+  t.is(await page.getByTestId('api-key-value').count(), 0);
+  await screenshot(page, 'api-key-password');
+  await dialog.getByLabel('Your password').fill(ownerPassword);
+  await dialog.getByRole('button', { name: 'Create key' }).click();
   const key = (await page.getByTestId('api-key-value').innerText()).trim();
   t.regex(key, /^kbqa_live_[0-9A-Za-z]{40}$/);
   await page.getByText('will not be shown again').waitFor();
@@ -274,6 +286,27 @@ test('the admin invites a user (link shown once); the link sets a password and s
   await invitee.getByTestId('kb-row').first().waitFor();
   t.is(await invitee.getByTestId('kb-row').count(), 1, 'their own Default knowledge base');
   await invitee.close();
+});
+
+test('a reset link\'s page offers "Also revoke all my API keys", ticked; using it stops the user\'s keys', async (t) => {
+  const { app, browser } = state;
+  const user = await makeWebUser(app.deps.store, { label: 'reset' });
+  const { key } = await createApiKey(app.deps.store, user.email, 'ci');
+  const record = await app.deps.store.findUserById(user.id);
+  const link = await createPasswordLink(app.deps.store, app.deps.config.web, record as UserRecord, 'reset');
+  const resetPage = await newPage(browser, app.baseUrl);
+  try {
+    await resetPage.goto(link.url.slice(link.url.indexOf('/set-password')));
+    const revoke = resetPage.getByLabel('Also revoke all my API keys');
+    t.true(await revoke.isChecked(), 'a reset is what someone asks for who fears another has their account');
+    const fields = resetPage.locator('input[type=password]');
+    for (let index = 0; index < (await fields.count()); index += 1) await fields.nth(index).fill('a passphrase after the scare');
+    await resetPage.getByRole('button', { name: /password/i }).click();
+    await resetPage.waitForURL('**/knowledge-bases');
+    t.is((await fetch(`${app.baseUrl}/api/v1/me`, { headers: { authorization: `Bearer ${key}` } })).status, 401);
+  } finally {
+    await resetPage.close();
+  }
 });
 
 test('Settings → Account, then sign-out ends the session', async (t) => {

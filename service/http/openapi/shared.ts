@@ -31,7 +31,7 @@ type Missing = Exclude<ErrorCode, (typeof ERROR_CODES)[number]>;
 const everyCodePublished: [Missing] extends [never] ? true : Missing = true;
 void everyCodePublished;
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 500 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 503;
 
 const CODE_OF: Record<ErrorStatus, ErrorCode> = {
   400: 'bad_request',
@@ -41,6 +41,7 @@ const CODE_OF: Record<ErrorStatus, ErrorCode> = {
   409: 'conflict',
   413: 'payload_too_large',
   415: 'bad_request',
+  429: 'rate_limited',
   500: 'server_error',
   503: 'server_error',
 };
@@ -54,6 +55,10 @@ const GENERIC: Record<ErrorStatus, { description: string; message: string }> = {
   409: { description: 'The resource is in a state that does not allow this yet.', message: 'document 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60 is processing: wait until it is ready or failed' },
   413: { description: 'The request body exceeds KBQA_MAX_BODY_BYTES (10 MiB by default).', message: 'request body exceeds the limit of 10485760 bytes' },
   415: { description: 'The body is in a Content-Encoding the server does not decode (send identity, gzip, deflate or br).', message: 'body: send Content-Type: application/json' },
+  429: {
+    description: 'Too many requests of this kind for now: wait the `Retry-After` header\'s seconds, then retry.',
+    message: '200 documents of yours are waiting for ingestion (the limit is 200); retry in 5 s',
+  },
   500: { description: 'Unexpected error; the message carries the request id to quote. Retry with backoff.', message: 'internal error (request id 6a1f0e9c-2b7d-4c1e-8f3a-5d9b0c7e2a41)' },
   503: {
     description: 'A dependency (search engine, metadata store, embedder, answer model) is briefly unavailable, or the server is shutting down. Retry with backoff.',

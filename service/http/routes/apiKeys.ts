@@ -1,6 +1,6 @@
 // /api/web/api-keys: a signed-in user's own API keys (Settings → API Keys). The key is in the create response only.
 import type Router from '@koa/router';
-import { createApiKeyForUser, listApiKeysOfUser, revokeOwnApiKey } from '../../commands/apiKeys.ts';
+import { createApiKeyForSession, listApiKeysOfUser, revokeOwnApiKey } from '../../commands/apiKeys.ts';
 import { presentApiKey } from '../../presenters/apiKeys.ts';
 import { authenticated, newRouter, type AppDeps, type AppState } from '../context.ts';
 import { parseInput } from '../validation.ts';
@@ -14,8 +14,8 @@ export function apiKeyRoutes(deps: AppDeps): Router<AppState> {
   }));
 
   router.post('/api-keys', authenticated(async (ctx, caller) => {
-    const { name } = parseInput(createApiKeyBody, ctx.request.body, 'body');
-    const { record, key } = await createApiKeyForUser(deps.store, caller.user, name);
+    const { name, password } = parseInput(createApiKeyBody, ctx.request.body, 'body');
+    const { record, key } = await createApiKeyForSession(deps.store, deps.config.web, caller, { name, password }, ctx.ip);
     ctx.status = 201;
     ctx.body = { api_key: presentApiKey({ ...record, last_used_at: null }), key };
   }));

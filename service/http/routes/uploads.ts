@@ -2,7 +2,7 @@
 // Developer API takes text and markdown only (the contract); PDFs come in through the web app.
 import type Router from '@koa/router';
 import { getDocument } from '../../commands/documents.ts';
-import { authorizePdfUpload, documentFile, ingestPdfUpload, newDocumentId, PDF_CONTENT_TYPE } from '../../commands/pdfDocuments.ts';
+import { admitPdfUpload, documentFile, ingestPdfUpload, newDocumentId, PDF_CONTENT_TYPE } from '../../commands/pdfDocuments.ts';
 import { presentDocument } from '../../presenters/documents.ts';
 import { authenticated, newRouter, type AppDeps, type AppState } from '../context.ts';
 import { storeFailure } from '../../store/index.ts';
@@ -30,8 +30,8 @@ export function uploadRoutes(deps: AppDeps): Router<AppState> {
   }));
 
   router.post('/knowledge-bases/:id/uploads', authenticated(async (ctx, caller) => {
-    // Owner only, checked before a byte of the file is read.
-    const knowledgeBase = await authorizePdfUpload(deps.store, caller.user, ctx.params.id);
+    // Owner only, with room in their ingestion queue, checked before a byte of the file is read.
+    const knowledgeBase = await admitPdfUpload(deps, caller.user, ctx.params.id);
     const documentId = newDocumentId();
     const upload = await receiveUpload(ctx.req, {
       field: 'file',
@@ -48,6 +48,7 @@ export function uploadRoutes(deps: AppDeps): Router<AppState> {
         documentId,
         filename: upload.filename,
         fileId: upload.fileId,
+        bytes: upload.bytes,
       });
       ctx.status = 202;
       ctx.set('Location', `/api/web/documents/${record._id}`);

@@ -19,7 +19,7 @@ import { authenticated, newRouter, type AppContext, type AppDeps, type AppState 
 import { jsonBody } from '../middleware/jsonBody.ts';
 import { clearSessionCookie, isRefusedRequest, setSessionCookie } from '../middleware/session.ts';
 import { parseInput } from '../validation.ts';
-import { changePasswordBody, credentialsBody, passwordLinkBody, usePasswordLinkBody } from './webSession.schema.ts';
+import { changePasswordBody, credentialsBody, passwordLinkBody, signOutEverywhereQuery, usePasswordLinkBody } from './webSession.schema.ts';
 
 /** A new session for `user`: the cookie, and the user with the CSRF token in the body. */
 async function signedIn(deps: AppDeps, ctx: AppContext, user: UserRecord, status: number): Promise<void> {
@@ -49,7 +49,7 @@ export function anonymousWebRoutes(deps: AppDeps): Router<AppState> {
 
   router.post('/sign-up', smallBody, async (ctx) => {
     const input = parseInput(credentialsBody, ctx.request.body, 'body');
-    await signedIn(deps, ctx, await signUp(deps.store, settings, input), 201);
+    await signedIn(deps, ctx, await signUp(deps.store, settings, input, ctx.ip), 201);
   });
 
   router.post(
@@ -75,12 +75,14 @@ export function anonymousWebRoutes(deps: AppDeps): Router<AppState> {
 
   router.post('/password-links/inspect', smallBody, async (ctx) => {
     const { token } = parseInput(passwordLinkBody, ctx.request.body, 'body');
-    ctx.body = { email: (await inspectPasswordLink(deps.store, token)).email };
+    const link = await inspectPasswordLink(deps.store, token);
+    // The purpose sets the page's default: a reset offers to revoke every API key, ticked.
+    ctx.body = { email: link.user.email, purpose: link.purpose };
   });
 
   router.post('/password-links/use', smallBody, async (ctx) => {
-    const { token, password } = parseInput(usePasswordLinkBody, ctx.request.body, 'body');
-    await signedIn(deps, ctx, await usePasswordLink(deps.store, token, password), 200);
+    const { token, password, revoke_api_keys } = parseInput(usePasswordLinkBody, ctx.request.body, 'body');
+    await signedIn(deps, ctx, await usePasswordLink(deps.store, token, password, { revokeApiKeys: revoke_api_keys }), 200);
   });
 
   return router;
@@ -102,15 +104,16 @@ export function webSessionRoutes(deps: AppDeps): Router<AppState> {
   }));
 
   router.delete('/sessions', authenticated(async (ctx, caller) => {
-    const count = await endAllSessions(deps.store, caller);
+    const { revoke_api_keys } = parseInput(signOutEverywhereQuery, ctx.query, 'query');
+    const ended = await endAllSessions(deps.store, caller, { revokeApiKeys: revoke_api_keys });
     clearSessionCookie(ctx, settings);
-    ctx.body = { signed_out: count };
+    ctx.body = { signed_out: ended.signedOut, api_keys_revoked: ended.apiKeysRevoked };
   }));
 
   router.put('/account/password', authenticated(async (ctx, caller) => {
     const input = parseInput(changePasswordBody, ctx.request.body, 'body');
-    await changePassword(deps.store, settings, caller, input, ctx.ip);
-    ctx.body = { changed: true };
+    const { apiKeysRevoked } = await changePassword(deps.store, settings, caller, input, ctx.ip);
+    ctx.body = { changed: true, api_keys_revoked: apiKeysRevoked };
   }));
 
   return router;

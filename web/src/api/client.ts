@@ -332,19 +332,21 @@ export const api = {
       csrfToken = null;
     }
   },
-  signOutEverywhere: async () => {
+  // revokeApiKeys: every API key of the user stops working too (a query parameter: a DELETE has no body).
+  signOutEverywhere: async (revokeApiKeys: boolean) => {
     try {
-      return await request<{ signed_out: number }>('/sessions', { method: 'DELETE' });
+      const path = revokeApiKeys ? '/sessions?revoke_api_keys=true' : '/sessions';
+      return await request<{ signed_out: number; api_keys_revoked: number }>(path, { method: 'DELETE' });
     } finally {
       csrfToken = null;
     }
   },
   // A wrong current password may be a 401 too: the caller re-checks the session instead of leaving the page.
-  changePassword: (body: { current_password: string; new_password: string }) =>
-    request<{ changed: true }>('/account/password', { method: 'PUT', body, probe: true }),
+  changePassword: (body: { current_password: string; new_password: string; revoke_api_keys: boolean }) =>
+    request<{ changed: true; api_keys_revoked: number }>('/account/password', { method: 'PUT', body, probe: true }),
   inspectPasswordLink: (token: string) =>
-    request<{ email: string }>('/password-links/inspect', { method: 'POST', body: { token }, probe: true }),
-  redeemPasswordLink: (body: { token: string; password: string }) =>
+    request<{ email: string; purpose: 'invite' | 'reset' }>('/password-links/inspect', { method: 'POST', body: { token }, probe: true }),
+  redeemPasswordLink: (body: { token: string; password: string; revoke_api_keys?: boolean }) =>
     request<SessionResponse>('/password-links/use', { method: 'POST', body, probe: true }),
 
   // Admin
@@ -409,7 +411,9 @@ export const api = {
 
   // API keys
   listApiKeys: () => request<{ api_keys: ApiKey[] }>('/api-keys'),
-  createApiKey: (name: string) => request<CreatedApiKey>('/api-keys', { method: 'POST', body: { name } }),
+  // The password: a key outlives every session, so the server asks for it (unless the sign-in was a moment ago).
+  // A wrong one is a 400, never the end of the session.
+  createApiKey: (body: { name: string; password: string }) => request<CreatedApiKey>('/api-keys', { method: 'POST', body }),
   revokeApiKey: (keyId: string) => request<{ revoked: true }>(`/api-keys/${id(keyId)}`, { method: 'DELETE' }),
 };
 

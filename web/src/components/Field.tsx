@@ -70,6 +70,13 @@ export function CheckboxField({
   );
 }
 
+/** The signed-in user's password, asked again: to change it, to create an API key. */
+export function CurrentPasswordField({ label, value, onChange }: { label: string; value: string; onChange: (value: string) => void }) {
+  return (
+    <TextField label={label} type="password" autoComplete="current-password" required value={value} onChange={(event) => onChange(event.target.value)} />
+  );
+}
+
 export const MIN_PASSWORD_LENGTH = 12;
 export const PASSWORD_HINT = `At least ${MIN_PASSWORD_LENGTH} characters.`;
 

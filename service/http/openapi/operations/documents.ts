@@ -69,6 +69,18 @@ const ingestionResponses = (waited: string) => ({
   },
 });
 
+/** The per-user quotas an ingestion meets (commands/quotas.ts): stored documents and bytes, and the ingestion queue. */
+const OVER_QUOTA = {
+  description:
+    'The request body exceeds KBQA_MAX_BODY_BYTES, or storing the document would exceed the owner\'s quota of documents (KBQA_MAX_DOCUMENTS_PER_USER) or bytes (KBQA_MAX_STORAGE_BYTES_PER_USER); the message names the limit and the usage.',
+  message: 'storage quota exceeded: this needs 52000 more bytes, 1073700000 of 1073741824 bytes are in use; delete some documents first',
+};
+const QUEUE_FULL = {
+  description:
+    'The owner already has KBQA_MAX_QUEUED_DOCUMENTS_PER_USER documents waiting for ingestion: retry after the `Retry-After` header\'s seconds (a bulk load paces itself by it).',
+  message: '200 documents of yours are waiting for ingestion (the limit is 200); retry in 5 s',
+};
+
 const INGEST_FAILED = {
   description:
     'The content has no text to index, or (waiting) the ingestion failed for a reason the message gives; also a body that is not valid.',
@@ -103,6 +115,8 @@ export const documentPaths = {
             400: INGEST_FAILED,
             403: { description: 'The KB does not exist or the caller does not own it.', message: `API key lacks access to knowledge base ${KB_ID}` },
             404: 'The KB was deleted while the document was being ingested.',
+            413: OVER_QUOTA,
+            429: QUEUE_FULL,
           },
           { body: true },
         ),
@@ -150,6 +164,8 @@ export const documentPaths = {
               description: 'The document is still queued or processing: wait until it is ready or failed.',
               message: `document ${DOCUMENT_ID} is processing: wait until it is ready or failed (GET /api/v1/documents/${DOCUMENT_ID})`,
             },
+            413: { ...OVER_QUOTA, description: `${OVER_QUOTA.description} A replacement counts what it adds to the stored version.` },
+            429: QUEUE_FULL,
           },
           { body: true },
         ),
@@ -185,6 +201,7 @@ export const documentPaths = {
             403: 'The caller can see the document but does not own its KB.',
             404: { description: 'No document with this id is visible to the key.', message: `document ${DOCUMENT_ID} not found` },
             409: { description: 'The document is not `failed`: only a failed document is retried.', message: `document ${DOCUMENT_ID} is ready; only a failed document is retried` },
+            429: QUEUE_FULL,
           },
           { body: true },
         ),

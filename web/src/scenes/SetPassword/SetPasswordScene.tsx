@@ -7,6 +7,7 @@ import { api } from '../../api/client.ts';
 import { Button } from '../../components/Button.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { MIN_PASSWORD_LENGTH, NewPasswordFields } from '../../components/Field.tsx';
+import { RevokeApiKeysField } from '../../components/RevokeApiKeysField.tsx';
 import { PublicFrame } from '../../components/Layout.tsx';
 import { Loading } from '../../components/Loading.tsx';
 import { HOME } from '../../components/RequireAuth.tsx';
@@ -45,6 +46,8 @@ function SetPasswordForm({ token }: { token: string }) {
   const signedIn = useSignedIn();
   const [password, setPassword] = useState('');
   const [confirmation, setConfirmation] = useState('');
+  // A reset is what someone asks for who fears another has their account: revoking every key is the default.
+  const [revokeApiKeys, setRevokeApiKeys] = useState(true);
   const [problem, setProblem] = useState<string | null>(null);
 
   // Someone may already be signed in in this browser: then the server wants that session's CSRF token, which
@@ -86,7 +89,8 @@ function SetPasswordForm({ token }: { token: string }) {
       setProblem('The two passwords are not the same.');
     } else {
       setProblem(null);
-      redeem.mutate({ token, password });
+      const isReset = link.data?.purpose === 'reset';
+      redeem.mutate(isReset ? { token, password, revoke_api_keys: revokeApiKeys } : { token, password });
     }
   }
 
@@ -97,6 +101,7 @@ function SetPasswordForm({ token }: { token: string }) {
       </p>
       <input type="email" name="username" autoComplete="username" value={link.data.email} readOnly hidden />
       <NewPasswordFields password={password} confirmation={confirmation} onPassword={setPassword} onConfirmation={setConfirmation} />
+      {link.data.purpose === 'reset' ? <RevokeApiKeysField checked={revokeApiKeys} onChange={setRevokeApiKeys} /> : null}
       {problem ? <ErrorMessage error={new Error(problem)} /> : null}
       {redeem.error && !problem ? <ErrorMessage error={redeem.error} /> : null}
       <Button type="submit" variant="primary" busy={redeem.isPending}>

@@ -5,7 +5,8 @@ import { api, isApiError } from '../../api/client.ts';
 import { Button } from '../../components/Button.tsx';
 import { ConfirmDialog } from '../../components/Dialog.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
-import { MIN_PASSWORD_LENGTH, NewPasswordFields, TextField } from '../../components/Field.tsx';
+import { CurrentPasswordField, MIN_PASSWORD_LENGTH, NewPasswordFields } from '../../components/Field.tsx';
+import { RevokeApiKeysField } from '../../components/RevokeApiKeysField.tsx';
 import { queryKeys } from '../../hooks/queryKeys.ts';
 import { markSignedOut, useCurrentUser } from '../../hooks/session.ts';
 import { useDocumentTitle } from '../../hooks/useDocumentTitle.ts';
@@ -35,6 +36,7 @@ function ChangePassword({ email }: { email: string }) {
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
   const [confirmation, setConfirmation] = useState('');
+  const [revokeApiKeys, setRevokeApiKeys] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
 
   const change = useMutation({
@@ -59,7 +61,7 @@ function ChangePassword({ email }: { email: string }) {
       setProblem('The two new passwords are not the same.');
     } else {
       setProblem(null);
-      change.mutate({ current_password: current, new_password: next });
+      change.mutate({ current_password: current, new_password: next, revoke_api_keys: revokeApiKeys });
     }
   }
 
@@ -69,15 +71,9 @@ function ChangePassword({ email }: { email: string }) {
       <form className="form form--narrow" onSubmit={submit}>
         {/* For password managers: which account this password belongs to. */}
         <input type="email" name="username" autoComplete="username" value={email} readOnly hidden />
-        <TextField
-          label="Current password"
-          type="password"
-          autoComplete="current-password"
-          required
-          value={current}
-          onChange={(event) => setCurrent(event.target.value)}
-        />
+        <CurrentPasswordField label="Current password" value={current} onChange={setCurrent} />
         <NewPasswordFields password={next} confirmation={confirmation} onPassword={setNext} onConfirmation={setConfirmation} />
+        <RevokeApiKeysField checked={revokeApiKeys} onChange={setRevokeApiKeys} />
         {problem ? <ErrorMessage error={new Error(problem)} /> : null}
         {change.error && !problem ? <ErrorMessage error={change.error} /> : null}
         <div>
@@ -87,28 +83,36 @@ function ChangePassword({ email }: { email: string }) {
         </div>
       </form>
       <p role="status" className="status-line">
-        {change.isSuccess ? 'Password changed. Your other sessions were signed out; this one stays signed in.' : ''}
+        {change.isSuccess
+          ? `Password changed. Your other sessions were signed out; this one stays signed in.${revokedNotice(change.data.api_keys_revoked)}`
+          : ''}
       </p>
     </section>
   );
+}
+
+/** " N API keys were revoked." after an answer that revoked some; nothing otherwise. */
+function revokedNotice(count: number): string {
+  return count > 0 ? ` ${count} API key${count === 1 ? ' was' : 's were'} revoked.` : '';
 }
 
 function SignOutEverywhere() {
   const queryClient = useQueryClient();
   const navigate = useNavigate();
   const [confirming, setConfirming] = useState(false);
+  const [revokeApiKeys, setRevokeApiKeys] = useState(false);
   const signOut = useMutation({
-    mutationFn: api.signOutEverywhere,
-    onSuccess: () => {
+    mutationFn: () => api.signOutEverywhere(revokeApiKeys),
+    onSuccess: (answer) => {
       markSignedOut(queryClient);
-      navigate('/sign-in', { replace: true, state: { notice: 'You were signed out on every device.' } });
+      navigate('/sign-in', { replace: true, state: { notice: `You were signed out on every device.${revokedNotice(answer.api_keys_revoked)}` } });
     },
   });
 
   return (
     <section className="card" aria-labelledby="sessions-heading">
       <h2 id="sessions-heading">Sessions</h2>
-      <p className="muted">Signs you out in every browser, this one included. API keys keep working.</p>
+      <p className="muted">Signs you out in every browser, this one included. API keys keep working unless you revoke them too.</p>
       <Button
         variant="danger"
         onClick={() => {
@@ -127,6 +131,7 @@ function SignOutEverywhere() {
         error={signOut.error}
       >
         <p>Every session of yours ends, including this one; you will need to sign in again.</p>
+        <RevokeApiKeysField checked={revokeApiKeys} onChange={setRevokeApiKeys} />
       </ConfirmDialog>
     </section>
   );

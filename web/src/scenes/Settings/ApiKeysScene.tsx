@@ -1,14 +1,16 @@
 // The user's API keys for the Developer API (/api/v1). A new key is shown in full once, right after creation.
+// Creating one asks for the password in a dialog: a key outlives every session, so a session alone (a borrowed
+// browser, a stolen cookie) must not be enough to mint one.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, API_DOCS_PATH } from '../../api/client.ts';
 import type { ApiKey, CreatedApiKey } from '../../api/types.ts';
 import { Button } from '../../components/Button.tsx';
 import { SecretPanel } from '../../components/SecretPanel.tsx';
-import { ConfirmDialog } from '../../components/Dialog.tsx';
+import { ConfirmDialog, Dialog } from '../../components/Dialog.tsx';
 import { EmptyState } from '../../components/EmptyState.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
-import { TextField } from '../../components/Field.tsx';
+import { CurrentPasswordField, TextField } from '../../components/Field.tsx';
 import { Loading } from '../../components/Loading.tsx';
 import { Badge } from '../../components/StatusBadge.tsx';
 import { queryKeys } from '../../hooks/queryKeys.ts';
@@ -24,12 +26,16 @@ export function ApiKeysScene() {
   const [name, setName] = useState('');
   const [created, setCreated] = useState<CreatedApiKey | null>(null);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
+  const [confirming, setConfirming] = useState(false);
+  const [password, setPassword] = useState('');
 
   const create = useMutation({
     mutationFn: api.createApiKey,
     onSuccess: (answer) => {
       setCreated(answer);
       setName('');
+      setPassword('');
+      setConfirming(false);
       void refetchAfterChange(queryClient, queryKeys.apiKeys);
     },
   });
@@ -44,7 +50,13 @@ export function ApiKeysScene() {
   function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     setCreated(null);
-    create.mutate(name.trim());
+    create.reset();
+    setConfirming(true);
+  }
+
+  function confirm(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    create.mutate({ name: name.trim(), password });
   }
 
   return (
@@ -70,14 +82,39 @@ export function ApiKeysScene() {
             onChange={(event) => setName(event.target.value)}
           />
           <div className="form__submit">
-            <Button type="submit" variant="primary" busy={create.isPending}>
-              {create.isPending ? 'Creating…' : 'Create key'}
+            <Button type="submit" variant="primary">
+              Create key
             </Button>
           </div>
         </form>
-        {create.error ? <ErrorMessage error={create.error} /> : null}
         {created ? <NewKeyPanel created={created} onDone={() => setCreated(null)} /> : null}
       </section>
+
+      <Dialog
+        open={confirming}
+        title="Confirm with your password"
+        testId="api-key-password-dialog"
+        onClose={() => {
+          setConfirming(false);
+          setPassword('');
+        }}
+        actions={
+          <>
+            <Button onClick={() => setConfirming(false)} disabled={create.isPending}>
+              Cancel
+            </Button>
+            <Button type="submit" form="api-key-password-form" variant="primary" busy={create.isPending}>
+              {create.isPending ? 'Creating…' : 'Create key'}
+            </Button>
+          </>
+        }
+      >
+        <form id="api-key-password-form" className="form" onSubmit={confirm}>
+          <p>A key works until it is revoked, whatever happens to this session: enter your password to create “{name.trim()}”.</p>
+          <CurrentPasswordField label="Your password" value={password} onChange={setPassword} />
+          {create.error ? <ErrorMessage error={create.error} /> : null}
+        </form>
+      </Dialog>
 
       <section className="card" aria-labelledby="keys-heading">
         <h2 id="keys-heading">Your API keys</h2>

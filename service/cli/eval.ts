@@ -423,6 +423,10 @@ const USAGE =
   `       kbqa eval beir DIR --sweep 'knob=v1,v2,…' [--sweep …] [same options]   (knobs: ${SWEEP_KNOBS.join(', ')})`;
 
 export async function runEvalCommand(action: string | undefined, positionals: string[], options: Record<string, unknown>): Promise<number> {
+  if (action === 'answers') {
+    const { runAnswersCommand } = await import('./evalAnswers.ts');
+    return runAnswersCommand(positionals, options);
+  }
   if (action !== 'beir' || positionals.length !== 1) {
     console.error(USAGE);
     return 2;

@@ -15,6 +15,7 @@ import {
   withoutCitationMarkers,
 } from '../service/eval/answerScoring.ts';
 import { selectQuestions } from '../service/cli/evalAnswers.ts';
+import { citationMetrics, citedRanking } from '../service/eval/metrics.ts';
 
 const BENCH = fileURLToPath(new URL('../bench/answers/', import.meta.url));
 
@@ -127,4 +128,31 @@ test('the committed benchmark has its sizes, fixed splits and gold facts that ar
     t.true(holdsGoldAnswer(where, question.answers), `${question.id}: ${question.answers.join(' / ')} on its page of ${question.document}`);
   }
   t.deepEqual(selectQuestions(dataset.questions, 'report', 2).map((question) => question.kind), ['answerable', 'answerable', 'unanswerable', 'unanswerable', 'off_topic', 'off_topic']);
+});
+
+test('BEIR citation metrics: a first citation of an unjudged document is a miss, beside retrieval\'s own P@1', (t) => {
+  const relevant = new Map([['d1', 1]]);
+  const metrics = citationMetrics([
+    { cited: ['d1', 'd2'], ranked: ['d1', 'd2'], relevant },
+    { cited: ['d2', 'd1'], ranked: ['d1', 'd2'], relevant }, // retrieval right, the answer's first citation wrong
+    { cited: [], ranked: ['d3'], relevant }, // nothing cited: a miss, and no citation to count
+    { cited: [null], ranked: ['d1'], relevant }, // a citation whose passage was not among the chunks
+  ]);
+  t.is(metrics.queries, 4);
+  t.is(metrics.first_citation_relevant, 1 / 4);
+  t.is(metrics.retrieval_p_at_1, 3 / 4);
+  t.is(metrics.citations, 5);
+  t.is(metrics.citation_precision, 2 / 5);
+  t.is(metrics.uncited_queries, 1);
+
+  // From a response: the cited document is named through its chunk; one not among the chunks resolves to null.
+  const response = {
+    citations: [{ document_id: 'id-b' }, { document_id: 'id-x' }],
+    chunks: [
+      { document_id: 'id-a', filename: 'd1.txt' },
+      { document_id: 'id-b', filename: 'd2.txt' },
+      { document_id: 'id-a', filename: 'd1.txt' },
+    ],
+  };
+  t.deepEqual(citedRanking(response, (filename) => filename.replace('.txt', ''), relevant), { cited: ['d2', null], ranked: ['d1', 'd2'], relevant });
 });

@@ -12,6 +12,7 @@
 // until embedding started is polled: the first poll that shows `processing` with `progress.total` > 0 (a PDF says
 // `phase: 'embedding'` then; before it, `phase: 'extracting'` with the pages read), so it is exact to POLL_MS.
 import { percentile, round } from './stats.ts';
+import type { WebSession } from '../service/eval/webSession.ts';
 
 export const POLL_MS = 50;
 export const PDF_RATIO_TARGET = 1.15;
@@ -27,27 +28,8 @@ interface DocumentView {
   progress?: { embedded: number; total: number; phase?: string; pages?: { done: number; total: number } };
 }
 
-export interface WebSession {
-  cookie: string;
-  csrfToken: string;
-}
-
-/** Signs in to the web app (`POST /api/web/session`) as the browser does: the cookie it sets, the CSRF token it returns. */
-export async function signInToWebApp(url: string, email: string, password: string): Promise<WebSession> {
-  const response = await fetch(`${url}/api/web/session`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-csrf-token': 'anonymous' },
-    body: JSON.stringify({ email, password }),
-  });
-  const body = (await response.json()) as { csrf_token?: string; error?: { message?: string } };
-  if (response.status !== 200 || typeof body.csrf_token !== 'string') {
-    throw new Error(`web sign-in answered ${response.status}: ${body.error?.message ?? JSON.stringify(body).slice(0, 200)}`);
-  }
-  // "kbqa_session=…; Path=/; HttpOnly…" (or __Host-kbqa_session behind HTTPS): the name=value pair is the cookie.
-  const cookie = response.headers.getSetCookie().map((header) => header.split(';')[0]).find((pair) => !pair.endsWith('='));
-  if (!cookie) throw new Error('web sign-in set no session cookie');
-  return { cookie, csrfToken: body.csrf_token };
-}
+// Signing in as a browser does is shared with `kbqa eval answers`.
+export { signInToWebApp, type WebSession } from '../service/eval/webSession.ts';
 
 export interface IngestTiming {
   kind: 'pdf' | 'text';

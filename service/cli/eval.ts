@@ -8,7 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { loadConfig } from '../config.ts';
 import { corpusDocument, corpusIdFromFilename, loadBeirDataset, sliceDataset, type BeirDataset } from '../eval/beir.ts';
 import { createKbqaClient, forEachConcurrently, type KbqaClient } from '../eval/apiClient.ts';
-import { averageMetrics, collapseToDocuments, type RankingMetrics } from '../eval/metrics.ts';
+import { averageMetrics, citationMetrics, citedRanking, collapseToDocuments, type CitationMetrics, type CitedRanking, type RankingMetrics } from '../eval/metrics.ts';
 import { parseSweep, SWEEP_KNOBS, type GridPoint } from '../eval/sweep.ts';
 import { describeTuning, formatBm25Fields, sideDepths, tuningProblem, type HybridTuning } from '../search/fusion.ts';
 
@@ -83,6 +83,8 @@ export interface EvalResult {
   queries: number;
   ingest: { ingested: number; skipped: number; seconds: number; chunks: number };
   modes: Record<string, RankingMetrics & { seconds: number }>;
+  /** The hybrid row's answers (the same POST /query responses): their citations judged by the qrels. */
+  answers: CitationMetrics;
   /** As this process's environment has them (start the eval with the service's: the API's row runs on its config). */
   config: {
     rrf_rank_constant: number;
@@ -205,7 +207,8 @@ export async function runEval(options: EvalOptions): Promise<EvalResult> {
   const modes: EvalResult['modes'] = {};
 
   const run = { dataset, judged, concurrency: options.concurrency, quiet: options.quiet ?? false };
-  // Hybrid: the real API, exactly as a client calls it.
+  const cited: CitedRanking[] = [];
+  // Hybrid: the real API, exactly as a client calls it; its answers' citations are judged too.
   modes.hybrid = await measureRankings(run, 'queries (hybrid via API)', async (queryId) => {
     const { body } = await client.query({
       // `judged` holds only ids with a query.
@@ -214,6 +217,7 @@ export async function runEval(options: EvalOptions): Promise<EvalResult> {
       max_results: RETRIEVAL_DEPTH,
       include_chunks: true,
     });
+    cited.push(citedRanking(body, corpusIdFromFilename, dataset.qrels.get(queryId) ?? new Map()));
     return body.chunks ?? [];
   });
 
@@ -248,6 +252,7 @@ export async function runEval(options: EvalOptions): Promise<EvalResult> {
     queries: judged.length,
     ingest,
     modes,
+    answers: citationMetrics(cited),
     config: {
       rrf_rank_constant: config.opensearch.rrfRankConstant,
       rrf_weights: config.opensearch.rrfWeights,
@@ -415,6 +420,9 @@ export function formatEvalTable(result: EvalResult): string {
     '| mode   | nDCG@10 | Recall@10 | Recall@50 | MRR@10 |',
     '|--------|---------|-----------|-----------|--------|',
     ...rows,
+    `answers (hybrid row's responses, ${result.answers.queries} queries): first citation relevant ${result.answers.first_citation_relevant.toFixed(3)}, ` +
+      `retrieval P@1 ${result.answers.retrieval_p_at_1.toFixed(3)}, citation precision ${result.answers.citation_precision.toFixed(3)} ` +
+      `(${result.answers.citations} citations; ${result.answers.uncited_queries} queries cited nothing)`,
   ].join('\n');
 }
 
@@ -423,6 +431,10 @@ const USAGE =
   `       kbqa eval beir DIR --sweep 'knob=v1,v2,…' [--sweep …] [same options]   (knobs: ${SWEEP_KNOBS.join(', ')})`;
 
 export async function runEvalCommand(action: string | undefined, positionals: string[], options: Record<string, unknown>): Promise<number> {
+  if (action === 'answers') {
+    const { runAnswersCommand } = await import('./evalAnswers.ts');
+    return runAnswersCommand(positionals, options);
+  }
   if (action !== 'beir' || positionals.length !== 1) {
     console.error(USAGE);
     return 2;

@@ -13,7 +13,7 @@
 import type { Worker } from 'node:cluster';
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue, type MetricValueWithName } from 'prom-client';
 import type { PdfPoolStats } from './extraction/pdf.ts';
-import type { QueryTimings } from './commands/answerQuestion.ts';
+import type { QueryTimings } from './queryTimings.ts';
 import type { ModelPoolStats } from './rag/modelPool.ts';
 import type { IngestJobCounts } from './store/index.ts';
 

@@ -11,18 +11,8 @@ import anyTest, { type TestFn } from 'ava';
 import { loadConfig } from '../service/config.ts';
 import { parseSweep, type GridPoint } from '../service/eval/sweep.ts';
 import { HYBRID_EXPLAIN_SEARCH_PIPELINE, HYBRID_SEARCH_PIPELINE, hybridPipelineBody } from '../service/search/assets.ts';
-import {
-  DEFAULT_HYBRID_TUNING,
-  maxLexicalTerms,
-  multiMatchFields,
-  parseBm25Fields,
-  parseWeights,
-  renderHybridPipeline,
-  samePipeline,
-  sideDepths,
-  weightAsDouble,
-  type HybridTuning,
-} from '../service/search/fusion.ts';
+import { DEFAULT_HYBRID_TUNING, parseBm25Fields, parseWeights, type HybridTuning } from '../service/hybridTuning.ts';
+import { maxLexicalTerms, multiMatchFields, renderHybridPipeline, samePipeline, sideDepths, weightAsDouble } from '../service/search/fusion.ts';
 import { lexicalSearch, LEXICAL_FIELDS, MAX_LEXICAL_TERMS, type RetrievalRequest, type RetrievedChunk } from '../service/search/retrieval.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { dropAliasFamily } from './helpers/aliasFamily.ts';

@@ -10,7 +10,8 @@ import { corpusDocument, corpusIdFromFilename, loadBeirDataset, sliceDataset, ty
 import { createKbqaClient, forEachConcurrently, type KbqaClient } from '../eval/apiClient.ts';
 import { averageMetrics, citationMetrics, citedRanking, collapseToDocuments, type CitationMetrics, type CitedRanking, type RankingMetrics } from '../eval/metrics.ts';
 import { parseSweep, SWEEP_KNOBS, type GridPoint } from '../eval/sweep.ts';
-import { describeTuning, formatBm25Fields, sideDepths, tuningProblem, type HybridTuning } from '../search/fusion.ts';
+import { describeTuning, formatBm25Fields, tuningProblem, type HybridTuning } from '../hybridTuning.ts';
+import { sideDepths } from '../search/fusion.ts';
 
 /** The API's max_results ceiling: Recall@50 is measured at it. */
 const RETRIEVAL_DEPTH = 50;

@@ -9,6 +9,7 @@ import { BGE_SMALL_EN } from '../rag/embedderIdentity.ts';
 import type { AnswerRequest, Rag } from '../rag/index.ts';
 import type { IndexedRetrievalRequest, RetrievalRequest, RetrievedChunk, SearchIndex } from '../search/index.ts';
 import type { Store, Principal } from '../store/index.ts';
+import type { QueryTimings } from '../queryTimings.ts';
 
 export const NO_KNOWLEDGE_BASE_ANSWER = 'You have no knowledge bases to search: create one or ask for one to be shared with you.';
 export const NOTHING_RELEVANT_ANSWER = 'The knowledge bases you can access hold nothing on this question.';
@@ -23,14 +24,6 @@ export interface QueryInput {
   max_results: number;
   include_chunks: boolean;
   filters?: RetrievalRequest['filters'];
-}
-
-export interface QueryTimings {
-  embedMs: number;
-  searchMs: number;
-  answerMs: number;
-  /** Streamed answers only: from the start of the answer model's call to its first piece of text. */
-  firstDeltaMs?: number;
 }
 
 export interface QueryResult {

@@ -12,7 +12,7 @@ import {
   SENTENCE_WEIGHT_RANGE,
   type HybridTuning,
   type Parsed,
-} from '../search/fusion.ts';
+} from '../hybridTuning.ts';
 
 /** The knobs a sweep may vary, as --sweep names them, and how a value of each is read (`:` inside a value, `,` between values). */
 const QUERY_TIME_KNOBS: Record<string, (text: string) => Parsed<Partial<HybridTuning>>> = {

@@ -1,13 +1,14 @@
 // The search module: everything the service asks OpenSearch, bound to one client. Only this folder talks to it.
 import type { Config } from '../config.ts';
-import { applySearchAssets, CHUNKS_ALIAS, chunkIndexName, loadSearchAssets, type SearchAssetSettings } from './assets.ts';
+import { applySearchAssets } from './applyAssets.ts';
+import { CHUNKS_ALIAS, chunkIndexName, loadSearchAssets, type SearchAssetSettings } from './assets.ts';
 import { countChunks, deleteChunksOfDocument, deleteChunksOfDocumentVersion, listChunkGroups, deleteChunksOfKnowledgeBase, refreshChunks, type ChunkDocument } from './chunks.ts';
 import { startBulkCoalescer } from './bulkCoalescer.ts';
 import { startRefresher } from './refresher.ts';
 import { createSearchClient, type SearchClientOptions } from './client.ts';
 import { listPluginsAndModules, searchEngineProblem } from './readiness.ts';
 import { hybridSearch, lexicalQueryText, lexicalSearch, vectorSearch, type RetrievalRequest } from './retrieval.ts';
-import { DEFAULT_HYBRID_TUNING, type Bm25Field, type HybridTuning } from './fusion.ts';
+import { DEFAULT_HYBRID_TUNING, type Bm25Field, type HybridTuning } from '../hybridTuning.ts';
 import { startWriteBlockCheck } from './writeBlock.ts';
 import { listDocumentPassages } from './passages.ts';
 import { snapshotRequests } from './snapshots.ts';
@@ -226,7 +227,7 @@ export function openSearchIndex(options: SearchIndexOptions) {
 export type { ChunkDocument, ChunkGroup } from './chunks.ts';
 export type { DocumentPassage, DocumentPassages } from './passages.ts';
 export type { RetrievalRequest, RetrievedChunk } from './retrieval.ts';
-export type { HybridTuning } from './fusion.ts';
+export type { HybridTuning } from '../hybridTuning.ts';
 export type { ServingIndex } from './servingIndex.ts';
 export type { Drift } from './drift.ts';
 export { MIGRATE_COMMAND } from './drift.ts';

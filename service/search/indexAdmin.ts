@@ -6,11 +6,11 @@ import {
   HYBRID_SEARCH_PIPELINE,
   chunkIndexBody,
   chunkIndexName,
-  installIndexAssets,
   loadSearchAssets,
   type SearchAssets,
   type SearchAssetSettings,
 } from './assets.ts';
+import { installIndexAssets } from './applyAssets.ts';
 import { aliasIndices, ensureServiceFields, familyIndices, indexMeta, setIndexMeta, type ChunkIndexMeta } from './chunkIndices.ts';
 import { chunkVersionQuery, documentVersionId, indexChunks, listChunkGroups, type ChunkDocument } from './chunks.ts';
 import { metadataCopyScript } from './metadataLayouts.ts';

@@ -5,17 +5,8 @@
 import { chunkVersionQuery, documentVersionId, type ChunkDocument } from './chunks.ts';
 import type { SearchClient } from './client.ts';
 import { HYBRID_EXPLAIN_SEARCH_PIPELINE, HYBRID_SEARCH_PIPELINE } from './assets.ts';
-import {
-  countingField,
-  DEFAULT_HYBRID_TUNING,
-  maxLexicalTerms,
-  multiMatchFields,
-  renderHybridPipeline,
-  samePipeline,
-  sideDepths,
-  type Bm25Field,
-  type HybridTuning,
-} from './fusion.ts';
+import { DEFAULT_HYBRID_TUNING, type Bm25Field, type HybridTuning } from '../hybridTuning.ts';
+import { countingField, maxLexicalTerms, multiMatchFields, renderHybridPipeline, samePipeline, sideDepths } from './fusion.ts';
 import { metadataFilterQuery, type MetadataFilter } from './metadataFilter.ts';
 import { metadataLayoutOf } from './metadataLayouts.ts';
 

@@ -4,7 +4,8 @@
 import { authenticated, newRouter, type AppContext, type AppDeps, type AppState } from '../context.ts';
 import type Router from '@koa/router';
 import type { Caller } from '../../commands/apiKeys.ts';
-import { answerQuestion, relevanceFloorFor, streamQuestionAnswer, type QueryDeps, type QueryInput, type QueryStep, type QueryTimings } from '../../commands/answerQuestion.ts';
+import { answerQuestion, relevanceFloorFor, streamQuestionAnswer, type QueryDeps, type QueryInput, type QueryStep } from '../../commands/answerQuestion.ts';
+import type { QueryTimings } from '../../queryTimings.ts';
 import { presentChunk, presentCitation, presentQueryResult } from '../../presenters/query.ts';
 import { acceptsEventStream, clientGone, sseComment, sseEvent, writeEventStream } from '../eventStream.ts';
 import { errorResponse } from '../middleware/errors.ts';

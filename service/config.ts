@@ -123,10 +123,12 @@ const environmentSchema = z.object({
 
   KBQA_MAX_BODY_BYTES: integer(10 * MiB, 1024, 1024 * MiB),
   KBQA_MAX_CONTENT_BYTES: integer(5 * MiB, 1, 1024 * MiB),
-  // PDFs (web app uploads): the file size, the page count and the extraction time allowed.
+  // PDFs (web app uploads): the file size, the page count, the ceiling of the extraction time (the budget scales
+  // with size and pages: extraction/pdf.ts), and the memory one PDF's reading process may take beyond Node and pdfjs.
   KBQA_MAX_UPLOAD_BYTES: integer(50 * MiB, 1024, 4096 * MiB),
   KBQA_PDF_MAX_PAGES: integer(2_000, 1, 100_000),
   KBQA_PDF_TIMEOUT_MS: integer(120_000, 100, 3_600_000),
+  KBQA_PDF_MAX_MEMORY_MB: integer(1_024, 64, 65_536),
 
   // The web app (service/http/web*.ts, web/).
   KBQA_WEB_DIST: z.string().default('web/dist'),
@@ -232,7 +234,7 @@ export interface Config {
   /** Minimum dense similarity of the best passage, per embedder of the question's vector (cosines differ in scale). */
   retrieval: { relevanceFloor: number; openaiRelevanceFloor: number };
   limits: { maxBodyBytes: number; maxContentBytes: number };
-  pdf: { maxBytes: number; maxPages: number; timeoutMs: number };
+  pdf: { maxBytes: number; maxPages: number; timeoutMs: number; maxMemoryMb: number };
   web: {
     distDir: string;
     publicUrl: string;
@@ -409,7 +411,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     },
     retrieval: { relevanceFloor: env.KBQA_RELEVANCE_FLOOR, openaiRelevanceFloor: env.KBQA_OPENAI_RELEVANCE_FLOOR },
     limits: { maxBodyBytes: env.KBQA_MAX_BODY_BYTES, maxContentBytes: env.KBQA_MAX_CONTENT_BYTES },
-    pdf: { maxBytes: env.KBQA_MAX_UPLOAD_BYTES, maxPages: env.KBQA_PDF_MAX_PAGES, timeoutMs: env.KBQA_PDF_TIMEOUT_MS },
+    pdf: { maxBytes: env.KBQA_MAX_UPLOAD_BYTES, maxPages: env.KBQA_PDF_MAX_PAGES, timeoutMs: env.KBQA_PDF_TIMEOUT_MS, maxMemoryMb: env.KBQA_PDF_MAX_MEMORY_MB },
     web: {
       distDir: resolve(env.KBQA_WEB_DIST),
       publicUrl,

@@ -21,7 +21,7 @@ import type { ChunkDocument, SearchIndex } from '../search/index.ts';
 import type { DocumentRecord, IngestJobRecord, MetadataEntry, Store } from '../store/index.ts';
 import { metadataObject } from '../store/index.ts';
 import { chunkMetadata, type ChunkMetadata } from '../search/metadataFilter.ts';
-import { createPdfExtractor, type PdfExtractor, type PdfPoolStats } from '../extraction/pdf.ts';
+import { createPdfExtractor, PdfExtractionError, type PdfExtractor, type PdfPoolStats } from '../extraction/pdf.ts';
 import type { Metrics } from '../metrics.ts';
 import { extractionFailure, splitPages } from '../extraction/pdfPages.ts';
 
@@ -608,6 +608,10 @@ async function extractPdf({ deps, job, checkpoint }: JobRun, fileId: string): Pr
     // The last page's progress write may still be in flight: landing after the failure is recorded, it would set
     // the document back to "processing" for good (seen once under load: a scanned PDF stuck at "page 2 of 2").
     await progressWrite;
+    // Over its memory or time: what a hostile PDF looks like, worth an operator's eye (ordinary failures are not).
+    if (error instanceof PdfExtractionError && (error.reason === 'too_large' || error.reason === 'timeout')) {
+      deps.logger.warn({ documentId: job._id, reason: error.reason, detail: error.message }, 'a PDF hit a reading limit');
+    }
     throw extractionFailure(error);
   }
   await progressWrite;

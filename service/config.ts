@@ -115,6 +115,9 @@ const environmentSchema = z.object({
   KBQA_JOB_LEASE_MS: integer(30_000, 1_000, 3_600_000),
   KBQA_JOB_POLL_MS: integer(1_000, 50, 60_000),
   KBQA_INGEST_MAX_ATTEMPTS: integer(5, 1, 100),
+  // Jobs of one user, and of one KB, in flight at once across all processes: with 4 slots, 3 leaves one for others.
+  KBQA_INGEST_MAX_JOBS_PER_USER: integer(3, 1, 1_000),
+  KBQA_INGEST_MAX_JOBS_PER_KB: integer(3, 1, 1_000),
   KBQA_SHUTDOWN_GRACE_MS: integer(10_000, 0, 600_000),
   // A replaced version's chunks stay (hidden) this long after the swap, for queries that read the hidden list before it.
   KBQA_VERSION_RETIRE_DELAY_MS: integer(2_000, 0, 600_000),
@@ -225,6 +228,9 @@ export interface Config {
     leaseMs: number;
     pollMs: number;
     maxAttempts: number;
+    /** Fair share: jobs in flight at most per user and per KB (commands/ingestScheduling.ts). */
+    maxJobsPerUser: number;
+    maxJobsPerKnowledgeBase: number;
     shutdownGraceMs: number;
     retireDelayMs: number;
     refreshIntervalMs: number;
@@ -399,6 +405,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       leaseMs: env.KBQA_JOB_LEASE_MS,
       pollMs: env.KBQA_JOB_POLL_MS,
       maxAttempts: env.KBQA_INGEST_MAX_ATTEMPTS,
+      maxJobsPerUser: env.KBQA_INGEST_MAX_JOBS_PER_USER,
+      maxJobsPerKnowledgeBase: env.KBQA_INGEST_MAX_JOBS_PER_KB,
       shutdownGraceMs: env.KBQA_SHUTDOWN_GRACE_MS,
       retireDelayMs: env.KBQA_VERSION_RETIRE_DELAY_MS,
       refreshIntervalMs: env.KBQA_REFRESH_INTERVAL_MS,

@@ -115,6 +115,9 @@ const environmentSchema = z.object({
   KBQA_JOB_LEASE_MS: integer(30_000, 1_000, 3_600_000),
   KBQA_JOB_POLL_MS: integer(1_000, 50, 60_000),
   KBQA_INGEST_MAX_ATTEMPTS: integer(5, 1, 100),
+  // Jobs of one user, and of one KB, in flight at once across all processes: with 4 slots, 3 leaves one for others.
+  KBQA_INGEST_MAX_JOBS_PER_USER: integer(3, 1, 1_000),
+  KBQA_INGEST_MAX_JOBS_PER_KB: integer(3, 1, 1_000),
   KBQA_SHUTDOWN_GRACE_MS: integer(10_000, 0, 600_000),
   // A replaced version's chunks stay (hidden) this long after the swap, for queries that read the hidden list before it.
   KBQA_VERSION_RETIRE_DELAY_MS: integer(2_000, 0, 600_000),
@@ -132,10 +135,12 @@ const environmentSchema = z.object({
   // default: each KB is a term of the query's filter and a lookup of its hidden versions (README, "Security").
   KBQA_MAX_KNOWLEDGE_BASES_PER_OWNER: integer(1_000, 1, 100_000),
   KBQA_MAX_SEARCHED_KNOWLEDGE_BASES: integer(100, 1, 100),
-  // PDFs (web app uploads): the file size, the page count and the extraction time allowed.
+  // PDFs (web app uploads): the file size, the page count, the ceiling of the extraction time (the budget scales
+  // with size and pages: extraction/pdf.ts), and the memory one PDF's reading process may take beyond Node and pdfjs.
   KBQA_MAX_UPLOAD_BYTES: integer(50 * MiB, 1024, 4096 * MiB),
   KBQA_PDF_MAX_PAGES: integer(2_000, 1, 100_000),
   KBQA_PDF_TIMEOUT_MS: integer(120_000, 100, 3_600_000),
+  KBQA_PDF_MAX_MEMORY_MB: integer(1_024, 64, 65_536),
   // Per-user quotas (commands/quotas.ts): documents waiting for ingestion (429 beyond), documents and bytes stored
   // (413 beyond), and how long a failed upload's original is kept.
   KBQA_MAX_QUEUED_DOCUMENTS_PER_USER: integer(200, 1, 1_000_000),
@@ -243,6 +248,9 @@ export interface Config {
     leaseMs: number;
     pollMs: number;
     maxAttempts: number;
+    /** Fair share: jobs in flight at most per user and per KB (commands/ingestScheduling.ts). */
+    maxJobsPerUser: number;
+    maxJobsPerKnowledgeBase: number;
     shutdownGraceMs: number;
     retireDelayMs: number;
     refreshIntervalMs: number;
@@ -252,7 +260,7 @@ export interface Config {
   /** Minimum dense similarity of the best passage, per embedder of the question's vector (cosines differ in scale). */
   retrieval: { relevanceFloor: number; openaiRelevanceFloor: number };
   limits: { maxBodyBytes: number; maxAnonymousBodyBytes: number; maxJsonDepth: number; maxContentBytes: number };
-  pdf: { maxBytes: number; maxPages: number; timeoutMs: number };
+  pdf: { maxBytes: number; maxPages: number; timeoutMs: number; maxMemoryMb: number };
   /** Per user: documents waiting for ingestion, documents and bytes stored; a failed upload's original kept this long. */
   quotas: { maxQueuedDocuments: number; maxDocuments: number; maxStorageBytes: number; failedUploadRetentionMs: number };
   web: {
@@ -426,6 +434,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       leaseMs: env.KBQA_JOB_LEASE_MS,
       pollMs: env.KBQA_JOB_POLL_MS,
       maxAttempts: env.KBQA_INGEST_MAX_ATTEMPTS,
+      maxJobsPerUser: env.KBQA_INGEST_MAX_JOBS_PER_USER,
+      maxJobsPerKnowledgeBase: env.KBQA_INGEST_MAX_JOBS_PER_KB,
       shutdownGraceMs: env.KBQA_SHUTDOWN_GRACE_MS,
       retireDelayMs: env.KBQA_VERSION_RETIRE_DELAY_MS,
       refreshIntervalMs: env.KBQA_REFRESH_INTERVAL_MS,
@@ -443,7 +453,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       maxJsonDepth: env.KBQA_MAX_JSON_DEPTH,
       maxContentBytes: env.KBQA_MAX_CONTENT_BYTES,
     },
-    pdf: { maxBytes: env.KBQA_MAX_UPLOAD_BYTES, maxPages: env.KBQA_PDF_MAX_PAGES, timeoutMs: env.KBQA_PDF_TIMEOUT_MS },
+    pdf: { maxBytes: env.KBQA_MAX_UPLOAD_BYTES, maxPages: env.KBQA_PDF_MAX_PAGES, timeoutMs: env.KBQA_PDF_TIMEOUT_MS, maxMemoryMb: env.KBQA_PDF_MAX_MEMORY_MB },
     quotas: {
       maxQueuedDocuments: env.KBQA_MAX_QUEUED_DOCUMENTS_PER_USER,
       maxDocuments: env.KBQA_MAX_DOCUMENTS_PER_USER,

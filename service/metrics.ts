@@ -204,9 +204,9 @@ export function createMetrics(): Metrics {
         this.set(sources?.jobs.pdfPoolStats()?.[field] ?? 0);
       },
     });
-  pdfGauge('kbqa_pdf_pool_workers', 'Threads the PDF extraction pool may run (0 until the first PDF starts it).', 'workers');
-  pdfGauge('kbqa_pdf_pool_busy_workers', 'PDF extraction workers reading a PDF now.', 'busy');
-  pdfGauge('kbqa_pdf_pool_queued_tasks', 'PDFs waiting for an extraction worker.', 'queued');
+  pdfGauge('kbqa_pdf_pool_workers', 'PDFs the extraction pool may read at once, a process each (0 until the first PDF starts it).', 'workers');
+  pdfGauge('kbqa_pdf_pool_busy_workers', 'PDF reader processes reading a PDF now.', 'busy');
+  pdfGauge('kbqa_pdf_pool_queued_tasks', 'PDFs waiting for a reader process.', 'queued');
 
   return {
     registry,

@@ -348,7 +348,7 @@ test('a PDF extractor reports its pool: its workers, never more than them busy, 
   const font = await pdf.embedFont(StandardFonts.Helvetica);
   pdf.addPage().drawText('Metrics of a small PDF.', { x: 50, y: 700, size: 12, font });
   const bytes = await pdf.save();
-  const extractor = createPdfExtractor({ maxBytes: 1_000_000, maxPages: 10, timeoutMs: 30_000 }, { workers: 1 });
+  const extractor = createPdfExtractor({ maxBytes: 1_000_000, maxPages: 10, timeoutMs: 30_000, maxMemoryMb: 1024 }, { workers: 1 });
   try {
     t.deepEqual(extractor.stats?.(), { workers: 1, busy: 0, queued: 0 });
     const reads = [extractor.extract(bytes), extractor.extract(bytes), extractor.extract(bytes)];

@@ -5,8 +5,9 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import anyTest, { type TestFn } from 'ava';
-import { createPdfExtractor, PdfExtractionError, type PdfExtractor, type PdfLimits } from '../service/extraction/pdf.ts';
+import { createPdfExtractor, extractionBudgetMs, PdfExtractionError, type PdfExtractor, type PdfLimits } from '../service/extraction/pdf.ts';
 import { isPageNumber } from '../service/extraction/pdfRunningLines.ts';
+import { flateBombPdf, sharedStreamPdf } from './fixtures/hostilePdfs.ts';
 import {
   CJK_TEXT,
   HYPHENATION_LINES,
@@ -33,7 +34,7 @@ import {
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
 
-const LIMITS: PdfLimits = { maxBytes: 50 * 1024 ** 2, maxPages: 1000, timeoutMs: 120_000 };
+const LIMITS: PdfLimits = { maxBytes: 50 * 1024 ** 2, maxPages: 1000, timeoutMs: 120_000, maxMemoryMb: 1024 };
 /** More pages than LIMITS.maxPages, and enough that reading them all takes seconds (~1 ms a page). */
 const BIG_PAGE_COUNT = 1234;
 
@@ -228,6 +229,39 @@ test('an extraction over the time limit is stopped with timeout, and the extract
   }
 });
 
+test('a stream inflating past maxMemoryMb fails with too_large naming the limit, and the extractor still works afterwards', async (t) => {
+  const extractor = createPdfExtractor({ ...LIMITS, maxMemoryMb: 128 });
+  try {
+    // 64 MiB of zeros fits the default budget (the page's text after them comes out); 512 MiB does not fit 128 MB.
+    t.deepEqual((await t.context.extractor.extract(await flateBombPdf(64))).pages, ['Text after the zeros.']);
+    const error = await failureOf(extractor.extract(await flateBombPdf(512)));
+    t.is(error.reason, 'too_large');
+    t.is(error.message, 'the PDF needs more than the 128 MB of memory allowed to read it (its compressed contents expand too far)');
+    t.deepEqual((await extractor.extract(await pageWithoutTextPdf())).pages, [PAGE_WITH_TEXT[0], '', PAGE_WITH_TEXT[1]]);
+  } finally {
+    await extractor.close();
+  }
+});
+
+test('the time budget scales with pages and size: 2,000 pages sharing one 2 MiB stream get 26 s, not the 120 s ceiling', async (t) => {
+  t.is(extractionBudgetMs(210_000, 100, 120_000), 7_000, 'a 100-page, 205 KB document: 5 s + 1 s + 0.4 s, in whole seconds');
+  t.is(extractionBudgetMs(50 * 1024 ** 2, 2_000, 120_000), 120_000, 'a 50 MiB document of 2,000 pages: the ceiling');
+  t.is(extractionBudgetMs(1_000, 0, 300), 300, 'never over the ceiling');
+  const hog = sharedStreamPdf(2_000, 2);
+  const expected = extractionBudgetMs(hog.byteLength, 2_000, LIMITS.timeoutMs);
+  t.is(expected, 26_000);
+  const extractor = createPdfExtractor({ ...LIMITS, maxPages: 2_000 });
+  try {
+    let pagesRead = 0;
+    const error = await failureOf(extractor.extract(hog, (done) => (pagesRead = done)));
+    t.is(error.reason, 'timeout');
+    t.is(error.message, 'the PDF took longer than 26 s to read');
+    t.true(pagesRead < 2_000, `stopped after ${pagesRead} pages`);
+  } finally {
+    await extractor.close();
+  }
+});
+
 test('onPage is called with (n, total) for every page, in order, before the result', async (t) => {
   const calls: [number, number][] = [];
   const result = await t.context.extractor.extract(await multiPagePdf(), (done, total) => calls.push([done, total]));
@@ -249,7 +283,7 @@ test('pdfjs is never loaded on the main thread', async (t) => {
     module.registerHooks({ load(url, context, next) { if (isMainThread) loaded.push(url); return next(url, context); } });
     const { createPdfExtractor } = await import(${JSON.stringify(new URL('../service/extraction/pdf.ts', import.meta.url).href)});
     const { hyphenationPdf } = await import(${JSON.stringify(new URL('./fixtures/pdfs.ts', import.meta.url).href)});
-    const extractor = createPdfExtractor({ maxBytes: 1e8, maxPages: 100, timeoutMs: 60000 });
+    const extractor = createPdfExtractor({ maxBytes: 1e8, maxPages: 100, timeoutMs: 60000, maxMemoryMb: 1024 });
     const { pages } = await extractor.extract(await hyphenationPdf());
     await extractor.close();
     const witnesses = () => ({

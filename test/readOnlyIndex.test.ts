@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import { SearchIndexReadOnlyError } from '../service/errors.ts';
 import { CHUNKS_ALIAS, loadSearchAssets } from '../service/search/assets.ts';
+import { isClaimable } from '../service/store/ingestJobs.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { dropAliasFamily } from './helpers/aliasFamily.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
@@ -189,18 +190,19 @@ test.serial('a queued job that meets the block mid-way waits, queued, without fa
       // poll would show as a lease below, or as the job missing from the next poll's candidates (then this waits
       // out the deadline and the assertions below fail).
       const store = app.deps.store;
-      const listClaimableJobs = store.listClaimableJobs;
+      const listJobsToSchedule = store.listJobsToSchedule;
       let pollsFindingIt = 0;
-      store.listClaimableJobs = async (now, leaseMs) => {
-        const candidates = await listClaimableJobs(now, leaseMs);
-        if (candidates.some((candidate) => candidate._id === id)) pollsFindingIt += 1;
-        return candidates;
+      store.listJobsToSchedule = async () => {
+        const jobs = await listJobsToSchedule();
+        const now = Date.now();
+        if (jobs.some((job) => job._id === id && isClaimable(job, now, app.deps.config.ingestion.leaseMs))) pollsFindingIt += 1;
+        return jobs;
       };
       try {
         const pollDeadline = Date.now() + 60_000;
         while (pollsFindingIt < 2 && Date.now() < pollDeadline) await new Promise((resolve) => setTimeout(resolve, 50));
       } finally {
-        store.listClaimableJobs = listClaimableJobs;
+        store.listJobsToSchedule = listJobsToSchedule;
       }
       t.true(pollsFindingIt >= 2, `${pollsFindingIt} polls found the job claimable`);
       t.is((await app.deps.store.findJob(id))?.lease_owner, null);

@@ -21,9 +21,11 @@ import type { ChunkDocument, SearchIndex } from '../search/index.ts';
 import type { DocumentRecord, IngestJobRecord, MetadataEntry, Store } from '../store/index.ts';
 import { metadataObject } from '../store/index.ts';
 import { chunkMetadata, type ChunkMetadata } from '../search/metadataFilter.ts';
-import { createPdfExtractor, type PdfExtractor, type PdfPoolStats } from '../extraction/pdf.ts';
+import { createPdfExtractor, PdfExtractionError, type PdfExtractor, type PdfPoolStats } from '../extraction/pdf.ts';
 import type { Metrics } from '../metrics.ts';
 import { extractionFailure, splitPages } from '../extraction/pdfPages.ts';
+import { isClaimable } from '../store/ingestJobs.ts';
+import { claimOrder, knowledgeBaseOwners, needsPdfReader } from './ingestScheduling.ts';
 
 export interface IngestDeps {
   store: Store;
@@ -37,11 +39,14 @@ export interface IngestDeps {
   metrics?: Pick<Metrics, 'countUpstreamError'>;
 }
 
+/** PDFs read at once by the extractor the runner starts (each in a process of its own, extraction/pdf.ts). */
+const PDF_READERS = 1;
+
 /** An extractor whose worker pool starts on first use: most processes never see a PDF. */
 function lazyPdfExtractor(limits: Config['pdf']): PdfExtractor {
   let extractor: PdfExtractor | null = null;
   return {
-    extract: (bytes, onPage) => (extractor ??= createPdfExtractor(limits)).extract(bytes, onPage),
+    extract: (bytes, onPage, stop) => (extractor ??= createPdfExtractor(limits, { workers: PDF_READERS })).extract(bytes, onPage, stop),
     close: async () => {
       await extractor?.close();
     },
@@ -160,10 +165,14 @@ interface JobRun {
   owner: string;
   /** Throws JobStopped when the lease was lost or the process is stopping: called between two steps. */
   checkpoint: () => void;
+  /** Aborted as the job is stopped: for a step that can be cut short (reading a PDF). */
+  stopped: AbortSignal;
   /** Runs a write of the holder to its job record after the one before (see #launch). */
   held: HeldWrites;
   /** The version is live (a waiting request answers now; retiring the old one goes on). */
   onLive: (document: DocumentRecord) => void;
+  /** A PDF's text is extracted (or failed to be): the reader is free for the next PDF. */
+  onExtracted: () => void;
   prepared: Prepared | undefined;
 }
 
@@ -186,6 +195,10 @@ export class IngestRunner {
   /** The PDF extractor this runner started (closed by stop()); null when the caller gave one. */
   readonly #ownPdf: PdfExtractor | null;
   readonly #running = new Map<string, Running>();
+  /** Jobs claimed to read a PDF, until their text is extracted: they hold a PDF reader, not an ingest slot. */
+  readonly #reading = new Set<string>();
+  /** KB → owner, for the fair order of claims. */
+  readonly #knowledgeBaseOwners = knowledgeBaseOwners((id) => this.#deps.store.findLiveKnowledgeBase(id));
   /** With `claims: 'own'`, the queued jobs this runner may take (those queued through it). */
   readonly #own: Set<string> | null;
   #timer: NodeJS.Timeout | undefined;
@@ -281,18 +294,36 @@ export class IngestRunner {
     return this.#polling;
   }
 
+  /**
+   * Claims what this process can start now, in the fair order (ingestScheduling.ts): text jobs up to `concurrency`
+   * slots, PDFs to be read up to the free PDF readers. A PDF job holds a reader while its text is extracted and takes
+   * a slot only after, so PDFs waiting for the reader hold no slot and never keep another user's text waiting; past
+   * extraction it goes on even when the slots are full (at most PDF_READERS jobs over `concurrency`).
+   */
   async #claimWork(): Promise<void> {
     try {
-      const free = this.settings.concurrency - this.#running.size;
-      if (free <= 0) return;
-      const now = Date.now();
-      const candidates = await this.#deps.store.listClaimableJobs(now, this.settings.leaseMs);
+      const slotsFree = () => this.settings.concurrency - (this.#running.size - this.#reading.size);
+      const readersFree = () => (this.#deps.pdf!.stats?.()?.workers ?? PDF_READERS) - this.#reading.size;
+      if (slotsFree() <= 0 && readersFree() <= 0) return;
+      let now = Date.now();
+      let jobs = await this.#deps.store.listJobsToSchedule();
+      // A KB seen for the first time costs a read of its owner; then the jobs are read again, so that the claims below
+      // write leases from a fresh `now` (a 2 s lease, read before those reads, lapsed before it was written under load).
+      if (await this.#knowledgeBaseOwners.learn(jobs.map((job) => job.knowledge_base_id))) {
+        now = Date.now();
+        jobs = await this.#deps.store.listJobsToSchedule();
+      }
+      const share = { perUser: this.settings.maxJobsPerUser, perKnowledgeBase: this.settings.maxJobsPerKnowledgeBase };
+      const { ownerOf } = this.#knowledgeBaseOwners;
+      // With `claims: 'own'`, another runner's queued jobs are not this one's to claim; all jobs in flight still count.
+      const mine = this.#own ? jobs.filter((job) => this.#own!.has(job._id) || !isClaimable(job, now, this.settings.leaseMs)) : jobs;
+      const candidates = claimOrder(mine, ownerOf, now, this.settings.leaseMs, share, Math.max(0, readersFree()));
       // The chunk index refuses writes (a full disk): every job stays queued until the block is lifted (cached check).
       if (candidates.length > 0 && (await this.#deps.search.writeBlock()) !== null) return;
-      let claimed = 0;
       for (const candidate of candidates) {
-        if (claimed >= free || this.#stopping) break;
-        if (this.#running.has(candidate._id) || (this.#own && !this.#own.has(candidate._id))) continue;
+        if (this.#stopping || (slotsFree() <= 0 && readersFree() <= 0)) break;
+        const reads = needsPdfReader(candidate);
+        if ((reads ? readersFree() : slotsFree()) <= 0 || this.#running.has(candidate._id)) continue;
         const job = await this.#deps.store.claimJob(candidate, this.owner, now, this.settings.leaseMs);
         if (!job) continue;
         if (this.#stopping) {
@@ -300,7 +331,7 @@ export class IngestRunner {
           await this.#deps.store.releaseJob(job._id, this.owner, Date.now(), { unclaimed: true });
           break;
         }
-        claimed += 1;
+        if (reads) this.#reading.add(job._id);
         this.#launch(job, {});
       }
     } catch (error) {
@@ -314,6 +345,13 @@ export class IngestRunner {
     prepared?: Prepared,
   ): void {
     let stopReason: StopReason | null = null;
+    // Aborted when the job is stopped (shutdown, a lost lease, a deleted document): a PDF being read is killed then,
+    // rather than holding the reader until its time is up.
+    const stopped = new AbortController();
+    const stopWith = (reason: StopReason) => {
+      stopReason ??= reason;
+      stopped.abort();
+    };
     // Until when this process surely holds the lease: the lease_until it last wrote (the claim's, then each renewal's,
     // from the time the renewal was sent). Past it a claimer may take the job (claimMarginMs later), and on FerretDB
     // v1 a renewal racing that claim can both "succeed": so the holder fences itself instead of trusting its writes.
@@ -343,7 +381,7 @@ export class IngestRunner {
       })
         .then(
           (stillHeld) => {
-            if (!stillHeld) stopReason ??= 'lease-lost';
+            if (!stillHeld) stopWith('lease-lost');
             else leaseValidUntil = Math.max(leaseValidUntil, sentAt + this.settings.leaseMs);
           },
           (error: unknown) => this.#deps.logger.warn({ err: errorSummary(error), documentId: job._id }, 'ingestion jobs: could not renew a lease'),
@@ -355,7 +393,21 @@ export class IngestRunner {
     const fromQueue = prepared === undefined && callbacks.onLive === undefined;
     const done = (async () => {
       try {
-        await executeJob({ deps: this.#deps, job, owner: this.owner, checkpoint, held, onLive: (document) => callbacks.onLive?.(document), prepared });
+        const onExtracted = () => {
+          // The reader is free: the next PDF may be claimed now, and this job counts in the slots from here on.
+          if (this.#reading.delete(job._id) && !this.#stopping) this.#schedule(0);
+        };
+        await executeJob({
+          deps: this.#deps,
+          job,
+          owner: this.owner,
+          checkpoint,
+          stopped: stopped.signal,
+          held,
+          onLive: (document) => callbacks.onLive?.(document),
+          onExtracted,
+          prepared,
+        });
       } catch (error) {
         // Failed past its lease: another process may be running the job, so this one records nothing of it.
         const fenced = !(error instanceof JobStopped || error instanceof JobCancelled) && leaseLapsed();
@@ -363,12 +415,13 @@ export class IngestRunner {
       } finally {
         clearInterval(renewal);
         this.#running.delete(job._id);
+        this.#reading.delete(job._id);
         if (this.#own && (await this.#deps.store.findJob(job._id).catch(() => null)) === null) this.#own.delete(job._id);
         // A queued job's slot is free: look for the next one now. (A request's own job took no slot.)
         if (!this.#stopping && fromQueue) this.#schedule(0);
       }
     })();
-    this.#running.set(job._id, { stop: (reason) => (stopReason ??= reason), done });
+    this.#running.set(job._id, { stop: stopWith, done });
   }
 
   async #settleFailure(job: IngestJobRecord, error: unknown, onFailed: ((error: unknown) => void) | undefined, held: HeldWrites): Promise<void> {
@@ -599,7 +652,7 @@ async function buildVersion(run: JobRun): Promise<void> {
  * "extracting page n of m" (written at most every PROGRESS_EVERY_MS). An unreadable PDF fails the document with a
  * message a person understands (extraction.ts); nothing has been indexed yet, so nothing half-ingested remains.
  */
-async function extractPdf({ deps, job, checkpoint }: JobRun, fileId: string): Promise<string[]> {
+async function extractPdf({ deps, job, checkpoint, stopped, onExtracted }: JobRun, fileId: string): Promise<string[]> {
   const bytes = await deps.store.readFile(fileId);
   if (bytes === null) throw new Error(`the stored file of document ${job._id} is missing`);
   let lastProgress = 0;
@@ -612,12 +665,20 @@ async function extractPdf({ deps, job, checkpoint }: JobRun, fileId: string): Pr
   };
   let extracted;
   try {
-    extracted = await deps.pdf!.extract(bytes, onPage);
+    extracted = await deps.pdf!.extract(bytes, onPage, stopped);
   } catch (error) {
     // The last page's progress write may still be in flight: landing after the failure is recorded, it would set
     // the document back to "processing" for good (seen once under load: a scanned PDF stuck at "page 2 of 2").
     await progressWrite;
+    // Stopped (its reader was killed for it): the job is released or gone, not failed.
+    checkpoint();
+    // Over its memory or time: what a hostile PDF looks like, worth an operator's eye (ordinary failures are not).
+    if (error instanceof PdfExtractionError && (error.reason === 'too_large' || error.reason === 'timeout')) {
+      deps.logger.warn({ documentId: job._id, reason: error.reason, detail: error.message }, 'a PDF hit a reading limit');
+    }
     throw extractionFailure(error);
+  } finally {
+    onExtracted();
   }
   await progressWrite;
   checkpoint();

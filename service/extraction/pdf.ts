@@ -1,17 +1,22 @@
-// Text from uploaded PDFs. The parsing (pdfjs) and the reading-order work run in a small pool of worker threads
-// (pdfWorker.ts); this module, on the event loop, only checks the size, posts the bytes and awaits pages. A
-// document that takes longer than the time limit has its thread terminated, and the pool starts a fresh one.
+// Text from uploaded PDFs. Each PDF is read by a child process of its own (pdfWorker.ts), at most `workers` at once,
+// the others waiting in line here; this module, on the event loop, only checks the size, pipes the bytes in and
+// awaits pages. The child bounds its own memory with an operating-system limit (see pdfWorker.ts): a PDF over it
+// ends that process only, and fails as too large. A PDF over its time budget has its process killed.
 //
-// The clock starts when a worker takes the document, not when it is queued: a PDF waiting behind another
-// upload has not used any of its time.
-import { MessageChannel } from 'node:worker_threads';
-import { Piscina } from 'piscina';
-import type { ExtractionFailure, ExtractionResult, ExtractionTask, ProgressMessage } from './pdfWorker.ts';
+// The time budget scales with what is known before any page is read: the file's size and its page count (pdfjs
+// reads the count from the page tree, which is cheap). The clock starts when the PDF's reader has loaded, not when
+// the PDF is queued or its process spawned: a PDF waiting behind another upload has not used any of its time.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { ExtractionFailure, ExtractionMessage, ExtractionResult } from './pdfWorker.ts';
 
 export interface PdfLimits {
   maxBytes: number;
   maxPages: number;
+  /** The ceiling of a PDF's time budget (see extractionBudgetMs). */
   timeoutMs: number;
+  /** Memory a PDF's reading process may take beyond what Node and pdfjs hold once loaded (MiB). */
+  maxMemoryMb: number;
 }
 
 export interface ExtractedPdf {
@@ -22,7 +27,7 @@ export interface ExtractedPdf {
   title: string | null;
 }
 
-export type PdfFailureReason = ExtractionFailure | 'too_large' | 'timeout';
+export type PdfFailureReason = Exclude<ExtractionFailure, 'out_of_memory'> | 'too_large' | 'timeout';
 
 const numbers = new Intl.NumberFormat('en-US');
 
@@ -63,14 +68,24 @@ export class PdfExtractionError extends Error {
     return new PdfExtractionError('too_many_pages', `the PDF has ${numbers.format(pages)} pages; the limit is ${numbers.format(maxPages)}`);
   }
 
+  static outOfMemory(maxMemoryMb: number): PdfExtractionError {
+    return new PdfExtractionError(
+      'too_large',
+      `the PDF needs more than the ${numbers.format(maxMemoryMb)} MB of memory allowed to read it (its compressed contents expand too far)`,
+    );
+  }
+
   static timeout(timeoutMs: number): PdfExtractionError {
     return new PdfExtractionError('timeout', `the PDF took longer than ${numbers.format(timeoutMs / 1000)} s to read`);
   }
 }
 
 export interface PdfExtractor {
-  /** Each page's text in reading order; onPage(done, total) as pages finish. Rejects with PdfExtractionError. */
-  extract(bytes: Uint8Array, onPage?: (done: number, total: number) => void): Promise<ExtractedPdf>;
+  /**
+   * Each page's text in reading order; onPage(done, total) as pages finish. Rejects with PdfExtractionError, or with
+   * an Error once `stop` is aborted (the reader is killed).
+   */
+  extract(bytes: Uint8Array, onPage?: (done: number, total: number) => void, stop?: AbortSignal): Promise<ExtractedPdf>;
   /** Ends the workers; extractions still running reject. */
   close(): Promise<void>;
   /** Read-only, for metrics: null while no worker pool has been started (a lazy extractor before its first PDF). */
@@ -78,11 +93,11 @@ export interface PdfExtractor {
 }
 
 export interface PdfPoolStats {
-  /** Threads the pool may run (PDFs read at once). */
+  /** PDFs read at once (one process each). */
   workers: number;
-  /** PDFs a worker is reading now. */
+  /** PDFs being read now. */
   busy: number;
-  /** PDFs waiting for a worker. */
+  /** PDFs waiting their turn. */
   queued: number;
 }
 
@@ -96,79 +111,152 @@ function failure(result: Extract<ExtractionResult, { ok: false }>, limits: PdfLi
       return PdfExtractionError.noText();
     case 'too_many_pages':
       return PdfExtractionError.tooManyPages(result.pageCount ?? 0, limits.maxPages);
+    case 'out_of_memory':
+      return PdfExtractionError.outOfMemory(limits.maxMemoryMb);
   }
 }
 
 /**
- * @param options.workers threads, i.e. PDFs read at once (default 1: pdfjs can hold several hundred MB for a large
- *   document, and uploads are rare next to questions). An idle worker ends after a minute and frees its memory.
+ * The time a PDF may take: 5 s, plus 10 ms a page, plus 2 s a MiB of file, at most `timeoutMs`. Measured on this
+ * 2-core machine, real pages take 1–10 ms each and a dense 1 MiB file under 2 s; a file whose pages cost far more
+ * than that is built to: 2,000 page references to one 2 MB stream (17.7 KB) held a reader for the whole flat 120 s,
+ * and now gets 25 s. Before the page count is known (the document is still opening), the budget of 0 pages.
+ */
+export function extractionBudgetMs(fileBytes: number, pages: number, timeoutMs: number): number {
+  const budget = 5_000 + 10 * pages + (2_000 * fileBytes) / 1024 ** 2;
+  // In whole seconds: the figure is shown to people ("took longer than 26 s").
+  return Math.min(timeoutMs, Math.ceil(budget / 1_000) * 1_000);
+}
+
+const WORKER_PROGRAM = fileURLToPath(new URL('./pdfWorker.ts', import.meta.url));
+/**
+ * The reader's Node flags. Without the WebAssembly trap handler, a Wasm memory reserves only what it uses, not
+ * 8–10 GB of address space, which the limit would refuse (pdfjs's image decoders are Wasm).
+ */
+const WORKER_FLAGS = ['--disable-wasm-trap-handler'];
+/** A reader loads in ~0.3 s (Node, pdfjs); one that has not after this is broken, whatever the PDF. */
+const READER_START_MS = 30_000;
+/** Enough of the reader's stderr to tell an out-of-memory end from another. */
+const STDERR_KEPT = 4_096;
+
+/** Thrown when the reader's process ends without a result, saying how. */
+function ended(code: number | null, signal: NodeJS.Signals | null, stderr: string, limits: PdfLimits, ready: boolean): Error {
+  // V8 aborts when its heap cannot grow under the limit ("Fatal process out of memory", "heap out of memory").
+  if (ready && /out of memory|allocation failed/i.test(stderr)) return PdfExtractionError.outOfMemory(limits.maxMemoryMb);
+  const how = signal ? `signal ${signal}` : `code ${code}`;
+  return new Error(`the PDF reader ${ready ? 'ended' : 'could not start'} (${how}): ${stderr.trim().split('\n').slice(-3).join(' | ')}`);
+}
+
+/** Reads one PDF in a process of its own; rejects with PdfExtractionError (or Error when the reader broke). */
+function readInChildProcess(bytes: Uint8Array, limits: PdfLimits, onPage: ((done: number, total: number) => void) | undefined, stop: AbortSignal): Promise<ExtractedPdf> {
+  return new Promise((resolve, reject) => {
+    // No inherited environment: the reader parses hostile input and needs no secret of the service's. Two malloc
+    // arenas: each reserves 64 MB of address space, which counts against the limit though it holds nothing.
+    const child = spawn(process.execPath, [...WORKER_FLAGS, WORKER_PROGRAM, String(limits.maxMemoryMb), String(limits.maxPages)], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', MALLOC_ARENA_MAX: '2' },
+      stdio: ['pipe', 'ignore', 'pipe', 'ipc'],
+    });
+    // Until the reader has loaded, a guard against a start that hangs; then the PDF's own budget from that moment.
+    let started = 0;
+    let timer = setTimeout(() => finish(new Error(`the PDF reader did not start within ${READER_START_MS / 1000} s`)), READER_START_MS);
+    let outcome: Error | ExtractedPdf | null = null;
+    let stderr = '';
+    const finish = (value: Error | ExtractedPdf) => {
+      outcome ??= value;
+      clearTimeout(timer);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    };
+    const budget = (pages: number) => {
+      const budgetMs = extractionBudgetMs(bytes.byteLength, pages, limits.timeoutMs);
+      clearTimeout(timer);
+      timer = setTimeout(() => finish(PdfExtractionError.timeout(budgetMs)), Math.max(0, started + budgetMs - Date.now()));
+    };
+    const onStop = () => finish(new Error('the PDF reading was stopped (the extractor closed, or its job stopped)'));
+    stop.addEventListener('abort', onStop, { once: true });
+    child.stderr!.on('data', (part: Buffer) => (stderr = (stderr + part.toString('utf8')).slice(-STDERR_KEPT)));
+    // A reader that ended early closes its stdin: the write fails, and the exit says why.
+    child.stdin!.on('error', () => undefined);
+    child.stdin!.end(bytes);
+    child.on('message', (message: ExtractionMessage) => {
+      if (outcome) return;
+      if (message.type === 'ready') {
+        started = Date.now();
+        budget(0);
+      } else if (message.type === 'opened') {
+        budget(message.pages);
+      } else if (message.type === 'page') {
+        try {
+          onPage?.(message.done, message.total);
+        } catch (error) {
+          finish(error as Error);
+        }
+      } else {
+        const { result } = message;
+        finish(result.ok ? { pageCount: result.pageCount, pages: result.pages, title: result.title } : failure(result, limits));
+      }
+    });
+    child.on('error', (error) => finish(error));
+    // 'close', not 'exit': every message and all of stderr have arrived by then.
+    child.on('close', (code, signal) => {
+      stop.removeEventListener('abort', onStop);
+      finish(ended(code, signal, stderr, limits, started > 0));
+      if (outcome instanceof Error) reject(outcome);
+      else resolve(outcome!);
+    });
+  });
+}
+
+/**
+ * @param options.workers PDFs read at once (default 1: a reader may take its whole memory budget, and uploads are
+ *   rare next to questions).
  */
 export function createPdfExtractor(limits: PdfLimits, options: { workers?: number } = {}): PdfExtractor {
   const workers = Math.max(1, options.workers ?? 1);
-  const pool = new Piscina<ExtractionTask, ExtractionResult>({
-    filename: new URL('./pdfWorker.ts', import.meta.url).href,
-    minThreads: 0,
-    maxThreads: workers,
-    idleTimeout: 60_000,
-    concurrentTasksPerWorker: 1,
-  });
-  let closed = false;
+  const closing = new AbortController();
+  /** Those waiting for a reader, first come first served. */
+  const waiting: (() => void)[] = [];
   let reading = 0;
+  const inFlight = new Set<Promise<unknown>>();
+
+  const turn = () =>
+    new Promise<void>((resolve) => {
+      if (reading < workers) {
+        reading += 1;
+        resolve();
+      } else {
+        waiting.push(resolve);
+      }
+    });
+  const done = () => {
+    const next = waiting.shift();
+    if (next) next();
+    else reading -= 1;
+  };
 
   return {
-    async extract(bytes, onPage) {
-      if (closed) throw new Error('the PDF extractor is closed');
+    async extract(bytes, onPage, stop) {
+      if (closing.signal.aborted) throw new Error('the PDF extractor is closed');
       if (bytes.byteLength > limits.maxBytes) throw PdfExtractionError.tooLarge(bytes.byteLength, limits.maxBytes);
-
-      // A copy of exactly the view's bytes, moved to the worker: a Buffer may be a view into a larger one, and
-      // the caller keeps its own.
-      const copy = new Uint8Array(bytes);
-      const { port1, port2 } = new MessageChannel();
-      const timeLimit = new AbortController();
-      let timer: NodeJS.Timeout | undefined;
-      let started = false;
-      let callbackError: unknown;
-      const ended = new Promise<void>((resolve) => {
-        port1.on('message', (message: ProgressMessage) => {
-          if (message.type === 'started') {
-            started = true;
-            reading += 1;
-            timer = setTimeout(() => timeLimit.abort(), limits.timeoutMs);
-          } else if (message.type === 'page') {
-            try {
-              onPage?.(message.done, message.total);
-            } catch (error) {
-              // Thrown in a message handler it would be uncaught; it is the extraction's error instead.
-              callbackError ??= error;
-            }
-          } else {
-            resolve();
-          }
-        });
-      });
+      await turn();
       try {
-        // Waiting for 'end' as well means every onPage call has been made before the result is returned.
-        const [result] = await Promise.all([
-          pool.run({ bytes: copy, maxPages: limits.maxPages, progress: port2 }, { transferList: [port2, copy.buffer], signal: timeLimit.signal }),
-          ended,
-        ]);
-        if (callbackError !== undefined) throw callbackError;
-        if (!result.ok) throw failure(result, limits);
-        return { pageCount: result.pageCount, pages: result.pages, title: result.title };
-      } catch (error) {
-        if (timeLimit.signal.aborted) throw PdfExtractionError.timeout(limits.timeoutMs);
-        if (closed && !(error instanceof PdfExtractionError)) throw new Error('the PDF extractor is closed', { cause: error });
-        throw error;
+        if (closing.signal.aborted) throw new Error('the PDF extractor is closed');
+        stop?.throwIfAborted();
+        const read = readInChildProcess(bytes, limits, onPage, stop ? AbortSignal.any([closing.signal, stop]) : closing.signal);
+        inFlight.add(read);
+        return await read.finally(() => inFlight.delete(read));
       } finally {
-        clearTimeout(timer);
-        port1.close();
-        if (started) reading -= 1;
+        done();
       }
     },
     async close() {
-      closed = true;
-      await pool.destroy();
+      closing.abort();
+      // Those still waiting take a turn, see the extractor closed and reject; the readers are killed, and awaited.
+      for (let next = waiting.shift(); next; next = waiting.shift()) {
+        reading += 1;
+        next();
+      }
+      await Promise.allSettled([...inFlight]);
     },
-    stats: () => ({ workers, busy: reading, queued: pool.queueSize }),
+    stats: () => ({ workers, busy: reading, queued: waiting.length }),
   };
 }

@@ -1,5 +1,16 @@
-// Runs in a worker thread of the PDF extractor (pdf.ts): pdfjs is imported here and nowhere else, so parsing a
-// PDF never runs on the API's event loop, and a document that hangs pdfjs can be stopped by ending the thread.
+// The program of the process that reads ONE PDF (pdf.ts starts one per document): pdfjs is imported here and
+// nowhere else, so parsing a PDF never runs in the API's process. A child process, not a worker thread, because
+// pdfjs keeps every decoded stream in buffers outside V8's heap, where a worker's resourceLimits do not reach: a
+// 1 MB PDF inflating to 1 GiB took the API from 676 to 2,913 MB. Here the operating system bounds it: once pdfjs is
+// loaded, the process limits its own address space (RLIMIT_AS, through util-linux's prlimit) to what it has
+// reserved so far plus the memory budget, so a stream that inflates past it fails to allocate (or V8 aborts), and
+// only this process ends. Measured on Node 24: V8 reserves ~1.5–2.7 GB of address space at start (a 512 MB code
+// range, a 1 GB cppgc cage, malloc arenas), so a limit set from outside before start (`ulimit -v`) would have to
+// guess that figure per machine, and too low a guess kills every start ("Failed to reserve virtual memory for
+// CodeRange"); measured from inside, the budget means what it says.
+//
+// Protocol: argv = [memory budget in MiB, max pages]; the PDF's bytes on stdin; messages to the parent over IPC
+// ('ready', 'opened' with the page count, 'page' per page, 'result' last).
 //
 // DOMMatrix: no shim, and no import of @napi-rs/canvas of ours. Text extraction needs neither DOMMatrix nor
 // Path2D or ImageData: with the canvas package blocked and no polyfill, pdfjs 6.5 returned identical text items
@@ -12,9 +23,10 @@
 // text at all without it. standardFontDataUrl is not: those files are glyph outlines for rendering, and text from
 // the 14 standard fonts was the same without them. (pdfjs 6 has no isEvalSupported option left: it no longer
 // compiles font programs with eval.)
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { MessagePort } from 'node:worker_threads';
 import { getDocument, VerbosityLevel, type PDFDocumentProxy, type PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { pageLines, type PlacedText, type TextLine } from './pdfLayout.ts';
 import { pagesText } from './pdfReflow.ts';
@@ -26,16 +38,15 @@ const PARSER_MODULE: string = 'pdfjs-dist/legacy/build/pdf.worker.mjs';
 
 const CMAPS_DIR = path.join(path.dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')), 'cmaps') + path.sep;
 
-export type ExtractionFailure = 'encrypted' | 'corrupt' | 'no_text' | 'too_many_pages';
+/** out_of_memory: an allocation failed under the memory budget (the process may also just end: pdf.ts). */
+export type ExtractionFailure = 'encrypted' | 'corrupt' | 'no_text' | 'too_many_pages' | 'out_of_memory';
 
-export interface ExtractionTask {
-  bytes: Uint8Array;
-  maxPages: number;
-  /** Progress back to the caller: 'started' when this thread takes the task, 'page' per page, 'end' last. */
-  progress: MessagePort;
-}
-
-export type ProgressMessage = { type: 'started' } | { type: 'page'; done: number; total: number } | { type: 'end' };
+/** To the parent, in this order: ready (limited, reading stdin), opened (the page count is known), page…, result. */
+export type ExtractionMessage =
+  | { type: 'ready' }
+  | { type: 'opened'; pages: number }
+  | { type: 'page'; done: number; total: number }
+  | { type: 'result'; result: ExtractionResult };
 
 export type ExtractionResult =
   /** title: the document information's Title, when it has one (else null). */
@@ -60,13 +71,22 @@ function placedItems(items: ContentItem[]): PlacedText[] {
   return placed;
 }
 
+/** A buffer that could not be allocated under the address-space limit (pdfjs passes its message on, rewrapped). */
+class OutOfMemory extends Error {}
+
+function isAllocationFailure(error: unknown): boolean {
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && (message.includes('Array buffer allocation failed') || message.includes('out of memory'));
+}
+
 async function readPage(document: PDFDocumentProxy, pageNumber: number): Promise<PlacedText[] | undefined> {
   try {
     const page = await document.getPage(pageNumber);
     const content = await page.getTextContent();
     page.cleanup();
     return placedItems(content.items);
-  } catch {
+  } catch (error) {
+    if (isAllocationFailure(error)) throw new OutOfMemory();
     // One broken page does not lose the others; a document whose every page breaks is reported as corrupt.
     return undefined;
   }
@@ -88,11 +108,9 @@ async function documentTitle(document: PDFDocumentProxy): Promise<string | null>
   }
 }
 
-export default async function extractPdf(task: ExtractionTask): Promise<ExtractionResult> {
-  const { progress } = task;
-  progress.postMessage({ type: 'started' } satisfies ProgressMessage);
+async function extractPdf(bytes: Uint8Array, maxPages: number, send: (message: ExtractionMessage) => void): Promise<ExtractionResult> {
   const loading = getDocument({
-    data: task.bytes,
+    data: bytes,
     disableFontFace: true,
     useSystemFonts: false,
     verbosity: VerbosityLevel.ERRORS,
@@ -104,12 +122,14 @@ export default async function extractPdf(task: ExtractionTask): Promise<Extracti
     try {
       document = await loading.promise;
     } catch (error) {
+      if (isAllocationFailure(error)) throw new OutOfMemory();
       const name = (error as { name?: unknown } | null)?.name;
       return { ok: false, reason: name === 'PasswordException' ? 'encrypted' : 'corrupt' };
     }
     const total = document.numPages;
+    send({ type: 'opened', pages: total });
     if (total === 0) return { ok: false, reason: 'corrupt' };
-    if (total > task.maxPages) return { ok: false, reason: 'too_many_pages', pageCount: total };
+    if (total > maxPages) return { ok: false, reason: 'too_many_pages', pageCount: total };
 
     const pages: TextLine[][] = [];
     let anyText = false;
@@ -120,14 +140,45 @@ export default async function extractPdf(task: ExtractionTask): Promise<Extracti
       const lines = pageLines(items ?? []);
       anyText ||= lines.length > 0;
       pages.push(lines);
-      progress.postMessage({ type: 'page', done: pageNumber, total } satisfies ProgressMessage);
+      send({ type: 'page', done: pageNumber, total });
     }
     if (unreadable === total) return { ok: false, reason: 'corrupt' };
     if (!anyText) return { ok: false, reason: 'no_text' };
     return { ok: true, pageCount: total, pages: pagesText(pages), title: await documentTitle(document) };
   } finally {
     await loading.destroy();
-    progress.postMessage({ type: 'end' } satisfies ProgressMessage);
-    progress.close();
   }
 }
+
+/** Lowers this process's address-space limit to what it has mapped now plus the budget (see the top of the file). */
+function limitAddressSpace(budgetMiB: number): void {
+  const mappedKiB = Number(/VmSize:\s*(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]);
+  if (!Number.isFinite(mappedKiB)) throw new Error('cannot read VmSize from /proc/self/status');
+  const limit = mappedKiB * 1024 + budgetMiB * 1024 * 1024;
+  execFileSync('prlimit', [`--pid=${process.pid}`, `--as=${limit}:${limit}`], { stdio: 'ignore' });
+}
+
+function send(message: ExtractionMessage): Promise<void> {
+  return new Promise((resolve, reject) => process.send!(message, undefined, {}, (error) => (error ? reject(error) : resolve())));
+}
+
+async function readStdin(): Promise<Uint8Array> {
+  const parts: Buffer[] = [];
+  for await (const part of process.stdin) parts.push(part as Buffer);
+  // pdfjs refuses a Buffer; a plain view of the same memory is no copy.
+  const whole = Buffer.concat(parts);
+  return new Uint8Array(whole.buffer, whole.byteOffset, whole.byteLength);
+}
+
+const [budgetMiB, maxPages] = process.argv.slice(2).map(Number);
+limitAddressSpace(budgetMiB);
+await send({ type: 'ready' });
+let result: ExtractionResult;
+try {
+  result = await extractPdf(await readStdin(), maxPages, (message) => void send(message));
+} catch (error) {
+  if (!(error instanceof OutOfMemory) && !isAllocationFailure(error)) throw error;
+  result = { ok: false, reason: 'out_of_memory' };
+}
+await send({ type: 'result', result });
+process.disconnect();

@@ -25,6 +25,14 @@ export interface IngestJobCounts {
 /** What a claimer read of a claimable job (listClaimableJobs). */
 export type ClaimCandidate = Pick<IngestJobRecord, '_id' | 'knowledge_base_id' | 'lease_until' | 'claims' | 'created_at'>;
 
+/** What the runners' scheduler reads of every job (listJobsToSchedule): enough to claim it, and to count it. */
+export type ScheduledJob = ClaimCandidate & Pick<IngestJobRecord, 'not_before' | 'phase' | 'file_id'>;
+
+/** Not held (or its holder's lease lapsed more than claimMarginMs(leaseMs) ago), and its back-off over. */
+export function isClaimable(job: Pick<IngestJobRecord, 'lease_until' | 'not_before'>, now: number, leaseMs: number): boolean {
+  return job.not_before <= now && (job.lease_until === null || job.lease_until < now - claimMarginMs(leaseMs));
+}
+
 /**
  * Claim tokens a claimer steps over when each is dead: inserted by a claim that never reached the job (its claimer
  * died in between, or the job record was rewritten over it). More in a row means something else is wrong.
@@ -85,6 +93,18 @@ export function ingestJobsStore(collections: Collections) {
           )
           .sort({ created_at: 1 })
           .limit(100)
+          .toArray(),
+      ),
+    /**
+     * Every job, a few fields each, for the scheduler (commands/ingestScheduling.ts): it needs the claimable ones and
+     * those in flight, by user and KB. One read with no filter and no limit: on FerretDB v1 any filter but `_id`
+     * equality is applied after reading each record anyway, so this costs about what listClaimableJobs does; and a
+     * limit would hide the jobs of every user but the one who queued the first hundred.
+     */
+    listJobsToSchedule: (): Promise<ScheduledJob[]> =>
+      storeCall(() =>
+        ingestJobs
+          .find({}, { projection: { _id: 1, knowledge_base_id: 1, lease_until: 1, claims: 1, created_at: 1, not_before: 1, phase: 1, file_id: 1 } })
           .toArray(),
       ),
     /**

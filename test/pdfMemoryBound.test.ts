@@ -1,0 +1,67 @@
+// Issue 22 §2: a PDF whose stream inflates without bound. Read in the API's process (pdfjs keeps decoded streams
+// outside V8's heap, so a worker's resourceLimits do not bound them), a 1 MB upload inflating to 1 GiB took the API
+// from 676 to 2,913 MB, and a process that died would have had the job retried. Now each PDF is read by a process of
+// its own under an address-space limit (KBQA_PDF_MAX_MEMORY_MB): the document fails once, as too large, naming the
+// limit, and the API's memory does not move. The API runs as a process of its own here, so its RSS is its alone.
+import { readFileSync } from 'node:fs';
+import test from 'ava';
+import { openStore } from '../service/store/index.ts';
+import { makeWebUser, TEST_PASSWORD } from './factories/accounts.ts';
+import { flateBombPdf } from './fixtures/hostilePdfs.ts';
+import { multiPagePdf } from './fixtures/pdfs.ts';
+import { startApiProcess } from './helpers/apiProcess.ts';
+import { settled, upload } from './helpers/pdfUploads.ts';
+import { dropDatabase, freshDatabaseUrl, WebClient } from './helpers/webClient.ts';
+
+const MEMORY_MB = 256;
+const INFLATED_MIB = 512;
+
+/** VmRSS and VmHWM (the peak RSS since the process started) in MiB, from /proc/<pid>/status. */
+function memoryOf(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string) => Number(status.split('\n').find((line) => line.startsWith(`${field}:`))?.split(/\s+/)[1] ?? Number.NaN);
+  return { rss: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
+}
+
+test(`a PDF inflating to ${INFLATED_MIB} MiB fails once as too large, naming the ${MEMORY_MB} MB limit, and the API's peak RSS stays put`, async (t) => {
+  const databaseUrl = freshDatabaseUrl('pdf_memory');
+  const store = await openStore(databaseUrl, 5_000);
+  const lines: string[] = [];
+  // A database of its own: the process's runner claims every job in its database.
+  const api = await startApiProcess({ KBQA_MONGODB_URL: databaseUrl, KBQA_PDF_MAX_MEMORY_MB: String(MEMORY_MB) }, 120_000, (line) => lines.push(line));
+  try {
+    const user = await makeWebUser(store);
+    const browser = new WebClient(api.url);
+    await browser.signIn(user.email, TEST_PASSWORD);
+    // An ordinary PDF first: whatever reading a PDF costs the API once is in the baseline.
+    const ordinary = await upload(browser, user.defaultKnowledgeBaseId, 'handbook.pdf', await multiPagePdf());
+    t.is((await settled(browser, ordinary.body.document.id)).status, 'ready');
+
+    const bomb = await flateBombPdf(INFLATED_MIB);
+    t.true(bomb.byteLength < 1024 * 1024, `the upload is ${bomb.byteLength} bytes`);
+    const before = memoryOf(api.pid);
+    const uploaded = await upload(browser, user.defaultKnowledgeBaseId, 'bomb.pdf', bomb);
+    t.is(uploaded.status, 202);
+    const id: string = uploaded.body.document.id;
+    let sampled = before.rss;
+    const sampler = setInterval(() => (sampled = Math.max(sampled, memoryOf(api.pid).rss)), 100);
+    const document = await settled(browser, id).finally(() => clearInterval(sampler));
+    const after = memoryOf(api.pid);
+    t.log(`API RSS ${before.rss.toFixed(0)} MiB before, highest sample ${sampled.toFixed(0)} MiB; peak ${before.peak.toFixed(0)} → ${after.peak.toFixed(0)} MiB`);
+
+    t.like(document, {
+      status: 'failed',
+      error: `the PDF needs more than the ${MEMORY_MB} MB of memory allowed to read it (its compressed contents expand too far)`,
+    });
+    // Read in the API, the stream's buffers alone would be ≥ 512 MiB (issue 22 measured 2.2 times the inflated size).
+    t.true(after.peak - before.peak < 100, `the API's peak RSS rose by ${(after.peak - before.peak).toFixed(0)} MiB`);
+    // Once: the failure is recorded and the job gone, so nothing claims it again; the reader hit its limit once.
+    t.is(await store.findJob(id), null);
+    t.is(lines.filter((line) => line.includes(id) && line.includes('a PDF hit a reading limit')).length, 1, api.tail());
+    t.is(api.exit(), null, 'the API process is still running');
+  } finally {
+    await api.kill();
+    await store.close();
+    await dropDatabase(databaseUrl);
+  }
+});

@@ -16,7 +16,7 @@ import { ConfigError, loadConfig, type Config } from '../service/config.ts';
 import { EmbedderNotConfiguredError, UpstreamUnavailableError } from '../service/errors.ts';
 import { BGE_SMALL_EN } from '../service/rag/embedderIdentity.ts';
 import { loadRag } from '../service/rag/index.ts';
-import { CHUNKS_ALIAS } from '../service/search/assets.ts';
+import { CHUNKS_ALIAS, loadSearchAssets } from '../service/search/assets.ts';
 import { createSearchClient } from '../service/search/client.ts';
 import { openConfiguredSearchIndex } from '../service/search/index.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
@@ -64,15 +64,17 @@ const GLASSWORKS = {
 
 const name = `emb${randomUUID().replaceAll('-', '').slice(0, 10)}`;
 const alias = `${CHUNKS_ALIAS}-${name}`;
-const bgeIndex = `${CHUNKS_ALIAS}-v1-${name}-${BGE_SMALL_EN.modelName}`;
-const openaiIndex = `${CHUNKS_ALIAS}-v1-${name}-${OPENAI_EMBEDDER}`;
+/** The current chunk template's version: a fresh alias's indices are built with it. */
+const VERSION = loadSearchAssets().version;
+const bgeIndex = `${CHUNKS_ALIAS}-v${VERSION}-${name}-${BGE_SMALL_EN.modelName}`;
+const openaiIndex = `${CHUNKS_ALIAS}-v${VERSION}-${name}-${OPENAI_EMBEDDER}`;
 
 /** Deletes the alias's indices and its template (cleanup, whatever the test left). */
 async function removeFamily(): Promise<void> {
   const client = createSearchClient({ nodes: [opensearchUrl], timeoutMs: 30_000 });
   try {
-    await client.request('DELETE', `/${CHUNKS_ALIAS}-v1-${name}-*`, { acceptStatuses: [404] });
-    await client.request('DELETE', `/_index_template/${CHUNKS_ALIAS}-v1-${name}`, { acceptStatuses: [404] });
+    await client.request('DELETE', `/${CHUNKS_ALIAS}-v*-${name}-*`, { acceptStatuses: [404] });
+    await client.request('DELETE', `/_index_template/${CHUNKS_ALIAS}-v${VERSION}-${name}`, { acceptStatuses: [404] });
   } finally {
     await client.close();
   }

@@ -3,6 +3,7 @@
 // no transactions, no $lookup, no TTL or partial indexes.
 import { MongoClient, MongoError, MongoNetworkError, MongoServerSelectionError, type Collection, type Db } from 'mongodb';
 import { UpstreamUnavailableError } from '../errors.ts';
+import { watchServerMonitoring, type MonitorWatchdogOptions } from './monitorWatchdog.ts';
 import type {
   ApiKeyRecord,
   ApiKeyUsageRecord,
@@ -50,7 +51,12 @@ export interface MongoConnection {
 export interface ConnectOptions {
   /** Called with each command's name as it is sent: for tests and benchmarks that count round trips. */
   onCommand?: (commandName: string) => void;
+  /** Told when a lost heartbeat check made the store restart its client (store/monitorWatchdog.ts). */
+  onMonitorRestart?: MonitorWatchdogOptions['onRestart'];
 }
+
+/** After an outage the driver learns the server is back at its next heartbeat: every 2 s, not the default 10 s. */
+const HEARTBEAT_FREQUENCY_MS = 2_000;
 
 export async function connectMongo(url: string, timeoutMs: number, options: ConnectOptions = {}): Promise<MongoConnection> {
   const client = new MongoClient(url, {
@@ -59,8 +65,7 @@ export async function connectMongo(url: string, timeoutMs: number, options: Conn
     // FerretDB does not implement retryable writes' session machinery the way MongoDB does.
     retryWrites: false,
     maxPoolSize: 32,
-    // After an outage the driver learns the server is back at its next heartbeat: every 2 s, not the default 10 s.
-    heartbeatFrequencyMS: 2_000,
+    heartbeatFrequencyMS: HEARTBEAT_FREQUENCY_MS,
     monitorCommands: options.onCommand !== undefined,
   });
   if (options.onCommand) {
@@ -87,7 +92,20 @@ export async function connectMongo(url: string, timeoutMs: number, options: Conn
     documentFiles: db.collection<{ _id: string; metadata?: Record<string, unknown> }>('document_files.files'),
   };
   await storeCall(() => ensureIndexes(collections));
-  return { client, db, collections, close: () => client.close() };
+  const watchdog = watchServerMonitoring(client, {
+    timeoutMs,
+    heartbeatFrequencyMs: HEARTBEAT_FREQUENCY_MS,
+    ...(options.onMonitorRestart ? { onRestart: options.onMonitorRestart } : {}),
+  });
+  return {
+    client,
+    db,
+    collections,
+    close: () => {
+      watchdog.stop();
+      return client.close();
+    },
+  };
 }
 
 /** Idempotent: createIndex with the same spec is a no-op on both servers. */

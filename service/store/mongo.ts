@@ -142,11 +142,11 @@ export function isDuplicateKeyError(error: unknown): boolean {
  * What a log may keep of a driver error: name, code, codeName and message. Never the error itself, whose
  * keyValue, errInfo and command documents can carry the records being written.
  */
-function mongoFailure(error: MongoError): { name: string; code?: number | string; codeName?: string; message: string } {
-  const { codeName } = error as { codeName?: unknown };
+function mongoFailure(error: Error): { name: string; code?: number | string; codeName?: string; message: string } {
+  const { code, codeName } = error as { code?: unknown; codeName?: unknown };
   return {
     name: error.name,
-    ...(error.code !== undefined ? { code: error.code } : {}),
+    ...(typeof code === 'number' || typeof code === 'string' ? { code } : {}),
     ...(typeof codeName === 'string' ? { codeName } : {}),
     message: error.message,
   };
@@ -160,12 +160,24 @@ function mongoFailure(error: MongoError): { name: string; code?: number | string
 export function storeFailure(error: unknown): Error {
   if (
     error instanceof MongoNetworkError ||
+    isSocketFailure(error) ||
     error instanceof MongoServerSelectionError ||
     (error instanceof MongoError && /topology|connection|closed|ECONNREFUSED|must be connected/i.test(error.message))
   ) {
-    return new UpstreamUnavailableError('mongodb', 'the metadata store is unavailable; retry later', { cause: mongoFailure(error) });
+    return new UpstreamUnavailableError('mongodb', 'the metadata store is unavailable; retry later', { cause: mongoFailure(error as Error) });
   }
   return error instanceof Error ? error : new Error(String(error));
+}
+
+/**
+ * The driver lets a socket's own error through unwrapped when it writes to a connection the server has just ended:
+ * Node's "This socket has been ended by the other party" (EPIPE), seen when every connection closes at once.
+ */
+const SOCKET_FAILURE_CODES = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'ETIMEDOUT', 'ENOTCONN']);
+
+function isSocketFailure(error: unknown): boolean {
+  const { code } = (error ?? {}) as { code?: unknown };
+  return error instanceof Error && typeof code === 'string' && SOCKET_FAILURE_CODES.has(code);
 }
 
 /** Runs a store operation, turning "the database cannot be reached" into a 503 for the caller. */

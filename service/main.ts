@@ -25,7 +25,9 @@ async function main(): Promise<void> {
 /** One API process: the only one, or one of the primary's (then its metrics are served by the primary). */
 async function runApi(config: Config, logger: Logger): Promise<void> {
   const rag = await loadRag(config);
-  const store = await openStore(config.mongodb.url, config.mongodb.timeoutMs);
+  const store = await openStore(config.mongodb.url, config.mongodb.timeoutMs, {
+    onMonitorRestart: (outcome) => logger.warn(outcome, 'mongodb monitoring restarted after a lost heartbeat check'),
+  });
   // Never rag.embedder here: an OpenAI-compatible embedder's dimensions are unknown until it answers, and the API
   // starts (reporting the embedder unready) while its endpoint is down. They are read only if an index is created.
   const search = openConfiguredSearchIndex(config, {

@@ -3,6 +3,7 @@
 // no transactions, no $lookup, no TTL or partial indexes.
 import { MongoClient, MongoError, MongoNetworkError, MongoServerSelectionError, type Collection, type Db } from 'mongodb';
 import { UpstreamUnavailableError } from '../errors.ts';
+import { watchServerMonitoring, type MonitorWatchdogOptions } from './monitorWatchdog.ts';
 import type {
   ApiKeyRecord,
   ApiKeyUsageRecord,
@@ -50,7 +51,12 @@ export interface MongoConnection {
 export interface ConnectOptions {
   /** Called with each command's name as it is sent: for tests and benchmarks that count round trips. */
   onCommand?: (commandName: string) => void;
+  /** Told when a lost heartbeat check made the store restart its client (store/monitorWatchdog.ts). */
+  onMonitorRestart?: MonitorWatchdogOptions['onRestart'];
 }
+
+/** After an outage the driver learns the server is back at its next heartbeat: every 2 s, not the default 10 s. */
+const HEARTBEAT_FREQUENCY_MS = 2_000;
 
 export async function connectMongo(url: string, timeoutMs: number, options: ConnectOptions = {}): Promise<MongoConnection> {
   const client = new MongoClient(url, {
@@ -59,8 +65,7 @@ export async function connectMongo(url: string, timeoutMs: number, options: Conn
     // FerretDB does not implement retryable writes' session machinery the way MongoDB does.
     retryWrites: false,
     maxPoolSize: 32,
-    // After an outage the driver learns the server is back at its next heartbeat: every 2 s, not the default 10 s.
-    heartbeatFrequencyMS: 2_000,
+    heartbeatFrequencyMS: HEARTBEAT_FREQUENCY_MS,
     monitorCommands: options.onCommand !== undefined,
   });
   if (options.onCommand) {
@@ -87,7 +92,20 @@ export async function connectMongo(url: string, timeoutMs: number, options: Conn
     documentFiles: db.collection<{ _id: string; metadata?: Record<string, unknown> }>('document_files.files'),
   };
   await storeCall(() => ensureIndexes(collections));
-  return { client, db, collections, close: () => client.close() };
+  const watchdog = watchServerMonitoring(client, {
+    timeoutMs,
+    heartbeatFrequencyMs: HEARTBEAT_FREQUENCY_MS,
+    ...(options.onMonitorRestart ? { onRestart: options.onMonitorRestart } : {}),
+  });
+  return {
+    client,
+    db,
+    collections,
+    close: () => {
+      watchdog.stop();
+      return client.close();
+    },
+  };
 }
 
 /** Idempotent: createIndex with the same spec is a no-op on both servers. */
@@ -124,11 +142,11 @@ export function isDuplicateKeyError(error: unknown): boolean {
  * What a log may keep of a driver error: name, code, codeName and message. Never the error itself, whose
  * keyValue, errInfo and command documents can carry the records being written.
  */
-function mongoFailure(error: MongoError): { name: string; code?: number | string; codeName?: string; message: string } {
-  const { codeName } = error as { codeName?: unknown };
+function mongoFailure(error: Error): { name: string; code?: number | string; codeName?: string; message: string } {
+  const { code, codeName } = error as { code?: unknown; codeName?: unknown };
   return {
     name: error.name,
-    ...(error.code !== undefined ? { code: error.code } : {}),
+    ...(typeof code === 'number' || typeof code === 'string' ? { code } : {}),
     ...(typeof codeName === 'string' ? { codeName } : {}),
     message: error.message,
   };
@@ -142,12 +160,24 @@ function mongoFailure(error: MongoError): { name: string; code?: number | string
 export function storeFailure(error: unknown): Error {
   if (
     error instanceof MongoNetworkError ||
+    isSocketFailure(error) ||
     error instanceof MongoServerSelectionError ||
     (error instanceof MongoError && /topology|connection|closed|ECONNREFUSED|must be connected/i.test(error.message))
   ) {
-    return new UpstreamUnavailableError('mongodb', 'the metadata store is unavailable; retry later', { cause: mongoFailure(error) });
+    return new UpstreamUnavailableError('mongodb', 'the metadata store is unavailable; retry later', { cause: mongoFailure(error as Error) });
   }
   return error instanceof Error ? error : new Error(String(error));
+}
+
+/**
+ * The driver lets a socket's own error through unwrapped when it writes to a connection the server has just ended:
+ * Node's "This socket has been ended by the other party" (EPIPE), seen when every connection closes at once.
+ */
+const SOCKET_FAILURE_CODES = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'ETIMEDOUT', 'ENOTCONN']);
+
+function isSocketFailure(error: unknown): boolean {
+  const { code } = (error ?? {}) as { code?: unknown };
+  return error instanceof Error && typeof code === 'string' && SOCKET_FAILURE_CODES.has(code);
 }
 
 /** Runs a store operation, turning "the database cannot be reached" into a 503 for the caller. */

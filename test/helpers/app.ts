@@ -33,7 +33,9 @@ export async function startTestApp(environment: Record<string, string> = {}, opt
   const config: Config = loadConfig({ ...process.env, KBQA_LOG_LEVEL: 'silent', ...environment });
   const logger = options.logger ?? pino({ level: config.logLevel });
   const rag = await loadRag(config);
-  const store = await openStore(config.mongodb.url, config.mongodb.timeoutMs);
+  const store = await openStore(config.mongodb.url, config.mongodb.timeoutMs, {
+    onMonitorRestart: (outcome) => logger.warn(outcome, 'mongodb monitoring restarted after a lost heartbeat check'),
+  });
   const search = openConfiguredSearchIndex(config, rag.embedder);
   try {
     await search.applyAssets();

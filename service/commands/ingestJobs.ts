@@ -24,7 +24,7 @@ import { chunkMetadata, type ChunkMetadata } from '../search/metadataFilter.ts';
 import { createPdfExtractor, PdfExtractionError, type PdfExtractor, type PdfPoolStats, type PdfSteps } from '../extraction/pdf.ts';
 import type { Metrics } from '../metrics.ts';
 import { extractionFailure, splitPages } from '../extraction/pdfPages.ts';
-import { isClaimable } from '../store/ingestJobs.ts';
+import { isClaimable, type ScheduledJob } from '../store/ingestJobs.ts';
 import { claimOrder, documentsAhead, knowledgeBaseOwners, needsPdfReader } from './ingestScheduling.ts';
 
 export interface IngestDeps {
@@ -202,9 +202,13 @@ export class IngestRunner {
   /** Jobs claimed to read a PDF, until their text is extracted: they hold a PDF reader, not an ingest slot. */
   readonly #reading = new Set<string>();
   /** PDF jobs that gave the reader up after a step, in the order they did: each resumes when a reader is free. */
-  readonly #paused: { id: string; resume: () => void }[] = [];
-  /** PDFs the fair order would claim now but for a busy reader (as of the last poll). */
-  #pdfsWaiting = 0;
+  readonly #paused: { id: string; resume: () => void; pause: number }[] = [];
+  /** Pauses so far: a poll resumes only those from before it computed its claims (see #claimWork). */
+  #pauses = 0;
+  /** A poll was asked for while one ran: the next starts at once, not a poll interval later. */
+  #pollAgain = false;
+  /** PDFs the fair order would claim now but for a busy reader (as of the last poll), in that order. */
+  #pdfsWaiting: ScheduledJob[] = [];
   /** KB → owner, for the fair order of claims. */
   readonly #knowledgeBaseOwners = knowledgeBaseOwners((id) => this.#deps.store.findLiveKnowledgeBase(id));
   /** With `claims: 'own'`, the queued jobs this runner may take (those queued through it). */
@@ -311,10 +315,12 @@ export class IngestRunner {
   }
 
   #poll(): Promise<void> {
+    if (this.#polling) this.#pollAgain = true;
     if (this.#polling || this.#stopping) return this.#polling ?? Promise.resolve();
+    this.#pollAgain = false;
     this.#polling = this.#claimWork().finally(() => {
       this.#polling = null;
-      this.#schedule(this.settings.pollMs);
+      this.#schedule(this.#pollAgain ? 0 : this.settings.pollMs);
     });
     return this.#polling;
   }
@@ -326,11 +332,14 @@ export class IngestRunner {
    * extraction it goes on even when the slots are full (at most PDF_READERS jobs over `concurrency`).
    */
   async #claimWork(): Promise<void> {
+    // A PDF that paused after this poll computed its claims must wait for the next poll: resumed here, it would take
+    // the reader back from the PDF it paused for, which this poll did not see waiting.
+    let pausesSeen = this.#pauses;
     try {
       const slotsFree = () => this.settings.concurrency - (this.#running.size - this.#reading.size);
       const readersFree = () => this.#readersFree();
       // With the reader busy, a poll still looks: a PDF waiting for it makes the one reading give it up after a step.
-      if (slotsFree() <= 0 && readersFree() <= 0 && this.#pdfsWaiting > 0) return;
+      if (slotsFree() <= 0 && readersFree() <= 0 && this.#pdfsWaiting.length > 0) return;
       let now = Date.now();
       let jobs = await this.#deps.store.listJobsToSchedule();
       // A KB seen for the first time costs a read of its owner; then the jobs are read again, so that the claims below
@@ -343,9 +352,10 @@ export class IngestRunner {
       const { ownerOf } = this.#knowledgeBaseOwners;
       // With `claims: 'own'`, another runner's queued jobs are not this one's to claim; all jobs in flight still count.
       const mine = this.#own ? jobs.filter((job) => this.#own!.has(job._id) || !isClaimable(job, now, this.settings.leaseMs)) : jobs;
+      pausesSeen = this.#pauses;
       const candidates = claimOrder(mine, ownerOf, now, this.settings.leaseMs, share, Math.max(0, readersFree()));
-      const pdfsEligible = claimOrder(mine, ownerOf, now, this.settings.leaseMs, share).filter(needsPdfReader).length;
-      let pdfsClaimed = 0;
+      const pdfsEligible = claimOrder(mine, ownerOf, now, this.settings.leaseMs, share).filter(needsPdfReader);
+      const pdfsClaimed = new Set<string>();
       // The chunk index refuses writes (a full disk): every job stays queued until the block is lifted (cached check).
       if (candidates.length > 0 && (await this.#deps.search.writeBlock()) !== null) return;
       for (const candidate of candidates) {
@@ -361,15 +371,15 @@ export class IngestRunner {
         }
         if (reads) {
           this.#reading.add(job._id);
-          pdfsClaimed += 1;
+          pdfsClaimed.add(job._id);
         }
         this.#launch(job, {});
       }
-      this.#pdfsWaiting = readersFree() > 0 ? 0 : Math.max(0, pdfsEligible - pdfsClaimed);
+      this.#pdfsWaiting = readersFree() > 0 ? [] : pdfsEligible.filter((job) => !pdfsClaimed.has(job._id));
     } catch (error) {
       this.#deps.logger.warn({ err: errorSummary(error) }, 'ingestion jobs: could not poll for work');
     } finally {
-      this.#resumePaused();
+      this.#resumePaused(pausesSeen);
     }
   }
 
@@ -381,22 +391,47 @@ export class IngestRunner {
    * PDFs that gave the reader up after a step read on while readers are free, after the PDFs just claimed: a PDF
    * queued behind a big one is read after one step of it, and the big one then goes on (round-robin between PDFs).
    */
-  #resumePaused(): void {
-    while (this.#readersFree() > 0 && this.#paused.length > 0) {
+  #resumePaused(pausesSeen: number): void {
+    while (this.#readersFree() > 0 && this.#paused.length > 0 && this.#paused[0].pause <= pausesSeen) {
       const { id, resume } = this.#paused.shift()!;
       this.#reading.add(id);
       resume();
     }
   }
 
+  /**
+   * The reader was given up after a step: claims the PDF the last poll saw waiting for it at once (two writes),
+   * rather than after a poll's read of every job (seconds on a loaded FerretDB); then polls for the rest.
+   */
+  async #handOver(): Promise<void> {
+    try {
+      for (let next = this.#pdfsWaiting.shift(); next && this.#readersFree() > 0 && !this.#stopping; next = this.#pdfsWaiting.shift()) {
+        if (this.#running.has(next._id)) continue;
+        const job = await this.#deps.store.claimJob(next, this.owner, Date.now(), this.settings.leaseMs);
+        if (!job) continue;
+        if (this.#stopping) {
+          await this.#deps.store.releaseJob(job._id, this.owner, Date.now(), { unclaimed: true });
+          return;
+        }
+        this.#reading.add(job._id);
+        this.#launch(job, {});
+      }
+    } catch (error) {
+      this.#deps.logger.warn({ err: errorSummary(error) }, 'ingestion jobs: could not hand the PDF reader over');
+    } finally {
+      this.#schedule(0);
+    }
+  }
+
   /** A PDF job's part in the reading steps (see extraction/pdf.ts and #resumePaused). */
   #readerSteps(jobId: string, stopped: AbortSignal, timings: IngestionTimings): PdfSteps {
     return {
-      othersWaiting: () => this.#pdfsWaiting > 0 || this.#paused.length > 0,
+      othersWaiting: () => this.#pdfsWaiting.length > 0 || this.#paused.length > 0,
       paused: () =>
         new Promise<void>((resolve, reject) => {
           this.#reading.delete(jobId);
-          const entry = { id: jobId, resume: resolve };
+          this.#pauses += 1;
+          const entry = { id: jobId, resume: resolve, pause: this.#pauses };
           const onStop = () => {
             const index = this.#paused.indexOf(entry);
             if (index >= 0) this.#paused.splice(index, 1);
@@ -405,7 +440,7 @@ export class IngestRunner {
           if (stopped.aborted) return onStop();
           this.#paused.push(entry);
           stopped.addEventListener('abort', onStop, { once: true });
-          if (!this.#stopping) this.#schedule(0);
+          if (!this.#stopping) void this.#handOver();
         }),
       onStep: (heldMs) => {
         timings.longest_step_ms = Math.max(timings.longest_step_ms ?? 0, heldMs);

@@ -33,7 +33,7 @@ test("a 6-page PDF uploaded while another user's 60-page one is read is ready fi
   const bigDocument = async () => (await bigClient.call('GET', `/api/web/documents/${bigId}`)).body.document;
   // The big PDF is being read (its first page extracted) before the small one is uploaded.
   for (let seen = await bigDocument(); seen.status === 'queued' || (seen.progress?.pages?.done ?? 0) === 0; seen = await bigDocument()) {
-    if (seen.status === 'ready' || seen.status === 'failed') t.fail(`the big PDF settled before it was seen being read: ${seen.status}`);
+    if (seen.status === 'ready' || seen.status === 'failed') throw new Error(`the big PDF settled before it was seen being read: ${JSON.stringify(seen)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 
@@ -51,21 +51,18 @@ test("a 6-page PDF uploaded while another user's 60-page one is read is ready fi
     await page.waitForTimeout(50);
   }
   const bigWhenSmallReady = await bigDocument();
+  // Server-measured: the small PDF's wait (queued → it had the reader) against the big one's steps (the reader held).
+  const smallId = (await row.getAttribute('data-document-id')) as string;
+  const waited = (await app.deps.store.findDocument(smallId))?.queue_wait_ms;
+  const step = (await app.deps.store.findDocument(bigId))?.longest_step_ms;
   t.log(`the small PDF's row said: ${[...said].join(' | ')}`);
+  t.log(`the small PDF waited ${waited} ms; the big one's longest step held the reader ${step} ms; the big one: ${JSON.stringify(bigWhenSmallReady.progress ?? bigWhenSmallReady.status)}`);
   t.is(await row.getAttribute('data-status'), 'ready');
   t.not(bigWhenSmallReady.status, 'ready', 'the small PDF is ready before the big one');
   t.true(
     [...said].some((text) => /^(1 document|\d+ documents) ahead$/.test(text)),
     `the waiting small PDF says how many documents are ahead of it; it said: ${[...said].join(' | ')}`,
   );
-
-  // Server-measured: the small PDF's wait (queued → it had the reader) against the big one's steps (the reader held).
-  const smallId = (await row.getAttribute('data-document-id')) as string;
-  const smallRecord = await app.deps.store.findDocument(smallId);
-  const bigRecord = await app.deps.store.findDocument(bigId);
-  const waited = smallRecord?.queue_wait_ms;
-  const step = bigRecord?.longest_step_ms;
-  t.log(`the small PDF waited ${waited} ms; the big one's longest step held the reader ${step} ms`);
   if (typeof waited !== 'number' || typeof step !== 'number') return t.fail(`the waits are recorded on the documents: ${waited}, ${step}`);
   // One step of the big one, plus the claim's round trips (within one poll interval).
   t.true(waited <= step + app.deps.config.ingestion.pollMs, `waited ${waited} ms; one step is ${step} ms`);

@@ -506,7 +506,8 @@ export class IngestRunner {
           // The reader is free: the next PDF may be claimed now, and this job counts in the slots from here on.
           if (this.#reading.delete(job._id) && !this.#stopping) this.#schedule(0);
         };
-        const timings: IngestionTimings = {};
+        // Its wait ends as it is taken (a PDF is claimed only with a reader free). A retry's includes its back-off.
+        const timings: IngestionTimings = { queue_wait_ms: Date.now() - job.created_at.getTime() };
         await executeJob({
           deps: this.#deps,
           job,
@@ -767,8 +768,6 @@ async function buildVersion(run: JobRun): Promise<void> {
 async function extractPdf({ deps, job, checkpoint, stopped, onExtracted, readerSteps, timings }: JobRun, fileId: string): Promise<string[]> {
   const bytes = await deps.store.readFile(fileId);
   if (bytes === null) throw new Error(`the stored file of document ${job._id} is missing`);
-  // Claimed only with a reader free (IngestRunner): its wait ends here. (A retry's includes its back-off.)
-  timings.queue_wait_ms = Date.now() - job.created_at.getTime();
   let lastProgress = 0;
   let progressWrite: Promise<unknown> = Promise.resolve();
   const onPage = (done: number, total: number) => {

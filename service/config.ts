@@ -141,6 +141,9 @@ const environmentSchema = z.object({
   KBQA_PDF_MAX_PAGES: integer(2_000, 1, 100_000),
   KBQA_PDF_TIMEOUT_MS: integer(120_000, 100, 3_600_000),
   KBQA_PDF_MAX_MEMORY_MB: integer(1_024, 64, 65_536),
+  // A PDF reads at least this long before it gives the reader up to another PDF waiting for it (extraction/pdf.ts):
+  // the longest a small PDF waits behind a big one; each extra step costs the big one a reader start (~0.3 s).
+  KBQA_PDF_STEP_MS: integer(1_000, 100, 600_000),
   // Per-user quotas (commands/quotas.ts): documents waiting for ingestion (429 beyond), documents and bytes stored
   // (413 beyond), and how long a failed upload's original is kept.
   KBQA_MAX_QUEUED_DOCUMENTS_PER_USER: integer(200, 1, 1_000_000),
@@ -260,7 +263,7 @@ export interface Config {
   /** Minimum dense similarity of the best passage, per embedder of the question's vector (cosines differ in scale). */
   retrieval: { relevanceFloor: number; openaiRelevanceFloor: number };
   limits: { maxBodyBytes: number; maxAnonymousBodyBytes: number; maxJsonDepth: number; maxContentBytes: number };
-  pdf: { maxBytes: number; maxPages: number; timeoutMs: number; maxMemoryMb: number };
+  pdf: { maxBytes: number; maxPages: number; timeoutMs: number; maxMemoryMb: number; stepMs: number };
   /** Per user: documents waiting for ingestion, documents and bytes stored; a failed upload's original kept this long. */
   quotas: { maxQueuedDocuments: number; maxDocuments: number; maxStorageBytes: number; failedUploadRetentionMs: number };
   web: {
@@ -453,7 +456,13 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       maxJsonDepth: env.KBQA_MAX_JSON_DEPTH,
       maxContentBytes: env.KBQA_MAX_CONTENT_BYTES,
     },
-    pdf: { maxBytes: env.KBQA_MAX_UPLOAD_BYTES, maxPages: env.KBQA_PDF_MAX_PAGES, timeoutMs: env.KBQA_PDF_TIMEOUT_MS, maxMemoryMb: env.KBQA_PDF_MAX_MEMORY_MB },
+    pdf: {
+      maxBytes: env.KBQA_MAX_UPLOAD_BYTES,
+      maxPages: env.KBQA_PDF_MAX_PAGES,
+      timeoutMs: env.KBQA_PDF_TIMEOUT_MS,
+      maxMemoryMb: env.KBQA_PDF_MAX_MEMORY_MB,
+      stepMs: env.KBQA_PDF_STEP_MS,
+    },
     quotas: {
       maxQueuedDocuments: env.KBQA_MAX_QUEUED_DOCUMENTS_PER_USER,
       maxDocuments: env.KBQA_MAX_DOCUMENTS_PER_USER,

@@ -1,7 +1,7 @@
 // The order in which a runner claims queued jobs (service/commands/ingestScheduling.ts): round-robin between users,
 // caps per user and per KB counting jobs in flight anywhere, and PDFs only while a reader is free. Pure: no stack.
 import test from 'ava';
-import { claimOrder } from '../service/commands/ingestScheduling.ts';
+import { claimOrder, documentsAhead } from '../service/commands/ingestScheduling.ts';
 import type { ScheduledJob } from '../service/store/ingestJobs.ts';
 
 const NOW = 1_800_000_000_000;
@@ -67,4 +67,19 @@ test("PDFs to read only while a reader is free; the same user's text jobs are ta
   // A replaced PDF's retire step reads nothing: not a PDF to read.
   const retiring = { ...job('p2', 'ivan-1', { pdf: true }), phase: 'retire' as const };
   t.deepEqual(ids(claimOrder([retiring], ownerOf, NOW, LEASE_MS, SHARE, 0)), ['p2']);
+});
+
+test('documents ahead: a PDF counts the PDFs being read and those before it in the fair order; text counts text; a capped user comes last', (t) => {
+  const jobs = [
+    job('a-held', 'alice-1', { held: true, pdf: true }),
+    job('a-pdf', 'alice-1', { pdf: true }),
+    job('a-text', 'alice-1'),
+    job('b-pdf', 'bob-1', { pdf: true }),
+    job('b-text', 'bob-1'),
+    job('c-pdf', 'carol-1', { pdf: true }),
+  ];
+  const ahead = documentsAhead(jobs, ownerOf, NOW, LEASE_MS, { perUser: 2, perKnowledgeBase: 3 }, 1);
+  // Bob and Carol have nothing in flight: they go before Alice, who has one; her text job is past her cap of 2: last.
+  t.deepEqual(Object.fromEntries(ahead), { 'b-pdf': 1, 'c-pdf': 2, 'a-pdf': 3, 'b-text': 0, 'a-text': 1 });
+  t.false(ahead.has('a-held'), 'a job in flight is not waiting');
 });

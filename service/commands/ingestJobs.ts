@@ -18,14 +18,14 @@ import { ApiError, BadRequestError, NotFoundError, SearchIndexReadOnlyError, Ser
 import type { Rag, SegmentEmbedding } from '../rag/index.ts';
 import type { TextSegment } from '../rag/splitter.ts';
 import type { ChunkDocument, SearchIndex } from '../search/index.ts';
-import type { DocumentRecord, IngestJobRecord, MetadataEntry, Store } from '../store/index.ts';
+import type { DocumentRecord, IngestionTimings, IngestJobRecord, MetadataEntry, Store } from '../store/index.ts';
 import { metadataObject } from '../store/index.ts';
 import { chunkMetadata, type ChunkMetadata } from '../search/metadataFilter.ts';
-import { createPdfExtractor, PdfExtractionError, type PdfExtractor, type PdfPoolStats } from '../extraction/pdf.ts';
+import { createPdfExtractor, PdfExtractionError, type PdfExtractor, type PdfPoolStats, type PdfSteps } from '../extraction/pdf.ts';
 import type { Metrics } from '../metrics.ts';
 import { extractionFailure, splitPages } from '../extraction/pdfPages.ts';
-import { isClaimable } from '../store/ingestJobs.ts';
-import { claimOrder, knowledgeBaseOwners, needsPdfReader } from './ingestScheduling.ts';
+import { isClaimable, type ScheduledJob } from '../store/ingestJobs.ts';
+import { claimOrder, documentsAhead, knowledgeBaseOwners, needsPdfReader } from './ingestScheduling.ts';
 
 export interface IngestDeps {
   store: Store;
@@ -46,7 +46,7 @@ const PDF_READERS = 1;
 function lazyPdfExtractor(limits: Config['pdf']): PdfExtractor {
   let extractor: PdfExtractor | null = null;
   return {
-    extract: (bytes, onPage, stop) => (extractor ??= createPdfExtractor(limits, { workers: PDF_READERS })).extract(bytes, onPage, stop),
+    extract: (bytes, onPage, stop, steps) => (extractor ??= createPdfExtractor(limits, { workers: PDF_READERS })).extract(bytes, onPage, stop, steps),
     close: async () => {
       await extractor?.close();
     },
@@ -173,6 +173,10 @@ interface JobRun {
   onLive: (document: DocumentRecord) => void;
   /** A PDF's text is extracted (or failed to be): the reader is free for the next PDF. */
   onExtracted: () => void;
+  /** A PDF's reading steps: it gives the reader up between them while other PDFs wait (see IngestRunner). */
+  readerSteps: PdfSteps;
+  /** What the job records of its waits, written with its progress. */
+  timings: IngestionTimings;
   prepared: Prepared | undefined;
 }
 
@@ -197,6 +201,14 @@ export class IngestRunner {
   readonly #running = new Map<string, Running>();
   /** Jobs claimed to read a PDF, until their text is extracted: they hold a PDF reader, not an ingest slot. */
   readonly #reading = new Set<string>();
+  /** PDF jobs that gave the reader up after a step, in the order they did: each resumes when a reader is free. */
+  readonly #paused: { id: string; resume: () => void; pause: number }[] = [];
+  /** Pauses so far: a poll resumes only those from before it computed its claims (see #claimWork). */
+  #pauses = 0;
+  /** A poll was asked for while one ran: the next starts at once, not a poll interval later. */
+  #pollAgain = false;
+  /** PDFs the fair order would claim now but for a busy reader (as of the last poll), in that order. */
+  #pdfsWaiting: ScheduledJob[] = [];
   /** KB → owner, for the fair order of claims. */
   readonly #knowledgeBaseOwners = knowledgeBaseOwners((id) => this.#deps.store.findLiveKnowledgeBase(id));
   /** With `claims: 'own'`, the queued jobs this runner may take (those queued through it). */
@@ -236,6 +248,23 @@ export class IngestRunner {
   /** Jobs running in this process. */
   runningJobs(): string[] {
     return [...this.#running.keys()];
+  }
+
+  /**
+   * Queued jobs → how many documents each waits behind (ingestScheduling.ts documentsAhead). PDFs being read: those
+   * held, still to be built, whose document has not reached embedding, less those paused here between two steps.
+   */
+  async documentsAhead(): Promise<Map<string, number>> {
+    const { store } = this.#deps;
+    const jobs = await store.listJobsToSchedule();
+    await this.#knowledgeBaseOwners.learn(jobs.map((job) => job.knowledge_base_id));
+    const now = Date.now();
+    const paused = new Set(this.#paused.map((entry) => entry.id));
+    const held = jobs.filter((job) => needsPdfReader(job) && job.lease_until !== null && !isClaimable(job, now, this.settings.leaseMs) && !paused.has(job._id));
+    const documents = await Promise.all(held.map((job) => store.findDocument(job._id)));
+    const reading = documents.filter((document) => document !== null && document.progress?.phase !== 'embedding').length;
+    const share = { perUser: this.settings.maxJobsPerUser, perKnowledgeBase: this.settings.maxJobsPerKnowledgeBase };
+    return documentsAhead(jobs, this.#knowledgeBaseOwners.ownerOf, now, this.settings.leaseMs, share, reading);
   }
 
   /** Read-only, for metrics: the PDF worker pool's use, or null while it has not been started. */
@@ -286,10 +315,12 @@ export class IngestRunner {
   }
 
   #poll(): Promise<void> {
+    if (this.#polling) this.#pollAgain = true;
     if (this.#polling || this.#stopping) return this.#polling ?? Promise.resolve();
+    this.#pollAgain = false;
     this.#polling = this.#claimWork().finally(() => {
       this.#polling = null;
-      this.#schedule(this.settings.pollMs);
+      this.#schedule(this.#pollAgain ? 0 : this.settings.pollMs);
     });
     return this.#polling;
   }
@@ -301,10 +332,14 @@ export class IngestRunner {
    * extraction it goes on even when the slots are full (at most PDF_READERS jobs over `concurrency`).
    */
   async #claimWork(): Promise<void> {
+    // A PDF that paused after this poll computed its claims must wait for the next poll: resumed here, it would take
+    // the reader back from the PDF it paused for, which this poll did not see waiting.
+    let pausesSeen = this.#pauses;
     try {
       const slotsFree = () => this.settings.concurrency - (this.#running.size - this.#reading.size);
-      const readersFree = () => (this.#deps.pdf!.stats?.()?.workers ?? PDF_READERS) - this.#reading.size;
-      if (slotsFree() <= 0 && readersFree() <= 0) return;
+      const readersFree = () => this.#readersFree();
+      // With the reader busy, a poll still looks: a PDF waiting for it makes the one reading give it up after a step.
+      if (slotsFree() <= 0 && readersFree() <= 0 && this.#pdfsWaiting.length > 0) return;
       let now = Date.now();
       let jobs = await this.#deps.store.listJobsToSchedule();
       // A KB seen for the first time costs a read of its owner; then the jobs are read again, so that the claims below
@@ -317,7 +352,10 @@ export class IngestRunner {
       const { ownerOf } = this.#knowledgeBaseOwners;
       // With `claims: 'own'`, another runner's queued jobs are not this one's to claim; all jobs in flight still count.
       const mine = this.#own ? jobs.filter((job) => this.#own!.has(job._id) || !isClaimable(job, now, this.settings.leaseMs)) : jobs;
+      pausesSeen = this.#pauses;
       const candidates = claimOrder(mine, ownerOf, now, this.settings.leaseMs, share, Math.max(0, readersFree()));
+      const pdfsEligible = claimOrder(mine, ownerOf, now, this.settings.leaseMs, share).filter(needsPdfReader);
+      const pdfsClaimed = new Set<string>();
       // The chunk index refuses writes (a full disk): every job stays queued until the block is lifted (cached check).
       if (candidates.length > 0 && (await this.#deps.search.writeBlock()) !== null) return;
       for (const candidate of candidates) {
@@ -331,12 +369,83 @@ export class IngestRunner {
           await this.#deps.store.releaseJob(job._id, this.owner, Date.now(), { unclaimed: true });
           break;
         }
-        if (reads) this.#reading.add(job._id);
+        if (reads) {
+          this.#reading.add(job._id);
+          pdfsClaimed.add(job._id);
+        }
+        this.#launch(job, {});
+      }
+      this.#pdfsWaiting = readersFree() > 0 ? [] : pdfsEligible.filter((job) => !pdfsClaimed.has(job._id));
+    } catch (error) {
+      this.#deps.logger.warn({ err: errorSummary(error) }, 'ingestion jobs: could not poll for work');
+    } finally {
+      this.#resumePaused(pausesSeen);
+    }
+  }
+
+  #readersFree(): number {
+    return (this.#deps.pdf!.stats?.()?.workers ?? PDF_READERS) - this.#reading.size;
+  }
+
+  /**
+   * PDFs that gave the reader up after a step read on while readers are free, after the PDFs just claimed: a PDF
+   * queued behind a big one is read after one step of it, and the big one then goes on (round-robin between PDFs).
+   */
+  #resumePaused(pausesSeen: number): void {
+    while (this.#readersFree() > 0 && this.#paused.length > 0 && this.#paused[0].pause <= pausesSeen) {
+      const { id, resume } = this.#paused.shift()!;
+      this.#reading.add(id);
+      resume();
+    }
+  }
+
+  /**
+   * The reader was given up after a step: claims the PDF the last poll saw waiting for it at once (two writes),
+   * rather than after a poll's read of every job (seconds on a loaded FerretDB); then polls for the rest.
+   */
+  async #handOver(): Promise<void> {
+    try {
+      for (let next = this.#pdfsWaiting.shift(); next && this.#readersFree() > 0 && !this.#stopping; next = this.#pdfsWaiting.shift()) {
+        if (this.#running.has(next._id)) continue;
+        const job = await this.#deps.store.claimJob(next, this.owner, Date.now(), this.settings.leaseMs);
+        if (!job) continue;
+        if (this.#stopping) {
+          await this.#deps.store.releaseJob(job._id, this.owner, Date.now(), { unclaimed: true });
+          return;
+        }
+        this.#reading.add(job._id);
         this.#launch(job, {});
       }
     } catch (error) {
-      this.#deps.logger.warn({ err: errorSummary(error) }, 'ingestion jobs: could not poll for work');
+      this.#deps.logger.warn({ err: errorSummary(error) }, 'ingestion jobs: could not hand the PDF reader over');
+    } finally {
+      this.#schedule(0);
     }
+  }
+
+  /** A PDF job's part in the reading steps (see extraction/pdf.ts and #resumePaused). */
+  #readerSteps(jobId: string, stopped: AbortSignal, timings: IngestionTimings): PdfSteps {
+    return {
+      othersWaiting: () => this.#pdfsWaiting.length > 0 || this.#paused.length > 0,
+      paused: () =>
+        new Promise<void>((resolve, reject) => {
+          this.#reading.delete(jobId);
+          this.#pauses += 1;
+          const entry = { id: jobId, resume: resolve, pause: this.#pauses };
+          const onStop = () => {
+            const index = this.#paused.indexOf(entry);
+            if (index >= 0) this.#paused.splice(index, 1);
+            reject(new Error('the PDF reading was stopped between two steps'));
+          };
+          if (stopped.aborted) return onStop();
+          this.#paused.push(entry);
+          stopped.addEventListener('abort', onStop, { once: true });
+          if (!this.#stopping) void this.#handOver();
+        }),
+      onStep: (heldMs) => {
+        timings.longest_step_ms = Math.max(timings.longest_step_ms ?? 0, heldMs);
+      },
+    };
   }
 
   #launch(
@@ -397,6 +506,8 @@ export class IngestRunner {
           // The reader is free: the next PDF may be claimed now, and this job counts in the slots from here on.
           if (this.#reading.delete(job._id) && !this.#stopping) this.#schedule(0);
         };
+        // Its wait ends as it is taken (a PDF is claimed only with a reader free). A retry's includes its back-off.
+        const timings: IngestionTimings = { queue_wait_ms: Date.now() - job.created_at.getTime() };
         await executeJob({
           deps: this.#deps,
           job,
@@ -406,6 +517,8 @@ export class IngestRunner {
           held,
           onLive: (document) => callbacks.onLive?.(document),
           onExtracted,
+          readerSteps: this.#readerSteps(job._id, stopped.signal, timings),
+          timings,
           prepared,
         });
       } catch (error) {
@@ -563,7 +676,7 @@ async function buildVersion(run: JobRun): Promise<void> {
   // One document write per job start and per PROGRESS_EVERY_MS, not per step: writes are what FerretDB is slow at.
   // A request waiting on a document of one step goes from queued to ready directly (nobody polls it meanwhile).
   if (!prepared || segments.length > SEGMENTS_PER_STEP) {
-    if (!(await store.setDocumentProgress(job._id, 'processing', { embedded: 0, total: segments.length, ...phase }))) await cancel(deps, job, false);
+    if (!(await store.setDocumentProgress(job._id, 'processing', { embedded: 0, total: segments.length, ...phase }, run.timings))) await cancel(deps, job, false);
   }
   // The version's metadata on every chunk; a job queued before jobs carried metadata uses the record's.
   const metadata = job.metadata ?? document!.metadata;
@@ -652,7 +765,7 @@ async function buildVersion(run: JobRun): Promise<void> {
  * "extracting page n of m" (written at most every PROGRESS_EVERY_MS). An unreadable PDF fails the document with a
  * message a person understands (extraction.ts); nothing has been indexed yet, so nothing half-ingested remains.
  */
-async function extractPdf({ deps, job, checkpoint, stopped, onExtracted }: JobRun, fileId: string): Promise<string[]> {
+async function extractPdf({ deps, job, checkpoint, stopped, onExtracted, readerSteps, timings }: JobRun, fileId: string): Promise<string[]> {
   const bytes = await deps.store.readFile(fileId);
   if (bytes === null) throw new Error(`the stored file of document ${job._id} is missing`);
   let lastProgress = 0;
@@ -661,11 +774,11 @@ async function extractPdf({ deps, job, checkpoint, stopped, onExtracted }: JobRu
     if (done < total && Date.now() - lastProgress < PROGRESS_EVERY_MS) return;
     lastProgress = Date.now();
     const progress = { embedded: 0, total: 0, phase: 'extracting' as const, pages: { done, total } };
-    progressWrite = progressWrite.then(() => deps.store.setDocumentProgress(job._id, 'processing', progress)).catch(() => undefined);
+    progressWrite = progressWrite.then(() => deps.store.setDocumentProgress(job._id, 'processing', progress, { ...timings })).catch(() => undefined);
   };
   let extracted;
   try {
-    extracted = await deps.pdf!.extract(bytes, onPage, stopped);
+    extracted = await deps.pdf!.extract(bytes, onPage, stopped, readerSteps);
   } catch (error) {
     // The last page's progress write may still be in flight: landing after the failure is recorded, it would set
     // the document back to "processing" for good (seen once under load: a scanned PDF stuck at "page 2 of 2").

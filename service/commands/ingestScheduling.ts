@@ -78,6 +78,40 @@ export function claimOrder(
 }
 
 /**
+ * How many documents each queued job waits behind (issue 24 §2), for a person watching it: the queued jobs the fair
+ * order takes before it that need what it needs (a PDF to be read: the reader; any other: a slot), those held back by
+ * a cap coming after the rest, oldest first; and for a PDF, the `pdfsReading` being read now. An estimate, as the
+ * order changes with every claim; it never counts what does not stand in the job's way.
+ */
+export function documentsAhead(
+  jobs: ScheduledJob[],
+  ownerOf: (knowledgeBaseId: string) => string,
+  now: number,
+  leaseMs: number,
+  share: FairShare,
+  pdfsReading: number,
+): Map<string, number> {
+  const ordered = claimOrder(jobs, ownerOf, now, leaseMs, share);
+  const inOrder = new Set(ordered.map((job) => job._id));
+  const heldBack = jobs
+    .filter((job) => isClaimable(job, now, leaseMs) && !inOrder.has(job._id))
+    .sort((a, b) => a.created_at.getTime() - b.created_at.getTime());
+  const ahead = new Map<string, number>();
+  let pdfsBefore = pdfsReading;
+  let othersBefore = 0;
+  for (const job of [...ordered, ...heldBack]) {
+    if (needsPdfReader(job)) {
+      ahead.set(job._id, pdfsBefore);
+      pdfsBefore += 1;
+    } else {
+      ahead.set(job._id, othersBefore);
+      othersBefore += 1;
+    }
+  }
+  return ahead;
+}
+
+/**
  * KB → owner, read once per KB (by `_id`) and remembered: a KB's owner does not change. A KB that is gone counts as
  * its own owner (its jobs are cancelled when they run). Bounded: KBs come and go over a process's life.
  */

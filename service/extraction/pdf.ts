@@ -6,9 +6,17 @@
 // The time budget scales with what is known before any page is read: the file's size and its page count (pdfjs
 // reads the count from the page tree, which is cheap). The clock starts when the PDF's reader has loaded, not when
 // the PDF is queued or its process spawned: a PDF waiting behind another upload has not used any of its time.
+//
+// A PDF is read in steps when others wait: once a PDF has held the reader for `stepMs` and another PDF waits for it
+// (in this extractor's line, or as the caller says: steps.othersWaiting), its process stops after the page in
+// progress and gives the reader up; the next step starts a new process at the following page. So a small PDF waits
+// for one step of a big one, not for all of it. The time budget is the PDF's, shared by its steps (reading time
+// only), and the text is made once all pages are read (running headers are found across pages).
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { ExtractionFailure, ExtractionMessage, ExtractionResult } from './pdfWorker.ts';
+import type { TextLine } from './pdfLayout.ts';
+import { pagesText } from './pdfReflow.ts';
+import type { ExtractionFailure, ExtractionMessage, ExtractionResult, ReaderCommand } from './pdfWorker.ts';
 
 export interface PdfLimits {
   maxBytes: number;
@@ -17,7 +25,21 @@ export interface PdfLimits {
   timeoutMs: number;
   /** Memory a PDF's reading process may take beyond what Node and pdfjs hold once loaded (MiB). */
   maxMemoryMb: number;
+  /** The least time a PDF reads before it gives the reader up to another PDF waiting for it (default 1 s). */
+  stepMs?: number;
 }
+
+/** How a caller that queues PDFs itself (the ingestion runner) takes part in the steps. */
+export interface PdfSteps {
+  /** Asked as pages finish: another PDF waits for a reader, beyond those waiting in this extractor. */
+  othersWaiting?(): boolean;
+  /** The reader was given up after a step; the reading goes on once this resolves (it rejects to stop). */
+  paused?(): Promise<void>;
+  /** A step ended: how long it held the reader (ms). */
+  onStep?(heldMs: number): void;
+}
+
+const DEFAULT_STEP_MS = 1_000;
 
 export interface ExtractedPdf {
   pageCount: number;
@@ -85,7 +107,7 @@ export interface PdfExtractor {
    * Each page's text in reading order; onPage(done, total) as pages finish. Rejects with PdfExtractionError, or with
    * an Error once `stop` is aborted (the reader is killed).
    */
-  extract(bytes: Uint8Array, onPage?: (done: number, total: number) => void, stop?: AbortSignal): Promise<ExtractedPdf>;
+  extract(bytes: Uint8Array, onPage?: (done: number, total: number) => void, stop?: AbortSignal, steps?: PdfSteps): Promise<ExtractedPdf>;
   /** Ends the workers; extractions still running reject. */
   close(): Promise<void>;
   /** Read-only, for metrics: null while no worker pool has been started (a lazy extractor before its first PDF). */
@@ -147,21 +169,39 @@ function ended(code: number | null, signal: NodeJS.Signals | null, stderr: strin
   return new Error(`the PDF reader ${ready ? 'ended' : 'could not start'} (${how}): ${stderr.trim().split('\n').slice(-3).join(' | ')}`);
 }
 
-/** Reads one PDF in a process of its own; rejects with PdfExtractionError (or Error when the reader broke). */
-function readInChildProcess(bytes: Uint8Array, limits: PdfLimits, onPage: ((done: number, total: number) => void) | undefined, stop: AbortSignal): Promise<ExtractedPdf> {
+/** Where a step starts, what earlier steps used of the budget, and whether to stop early for another PDF. */
+interface StepPlan {
+  firstPage: number;
+  spentMs: number;
+  shouldYield: () => boolean;
+}
+
+/** A step that stopped before the last page, or began past the first: its pages' lines, and its reading time. */
+type StepResult = Extract<ExtractionResult, { ok: 'step' }> & { readMs: number };
+
+/** Reads (part of) one PDF in a process of its own; rejects with PdfExtractionError (or Error when the reader broke). */
+function readInChildProcess(
+  bytes: Uint8Array,
+  limits: PdfLimits,
+  onPage: ((done: number, total: number) => void) | undefined,
+  stop: AbortSignal,
+  plan: StepPlan,
+): Promise<ExtractedPdf | StepResult> {
   return new Promise((resolve, reject) => {
     // No inherited environment: the reader parses hostile input and needs no secret of the service's. Two malloc
     // arenas: each reserves 64 MB of address space, which counts against the limit though it holds nothing.
-    const child = spawn(process.execPath, [...WORKER_FLAGS, WORKER_PROGRAM, String(limits.maxMemoryMb), String(limits.maxPages)], {
+    const child = spawn(process.execPath, [...WORKER_FLAGS, WORKER_PROGRAM, String(limits.maxMemoryMb), String(limits.maxPages), String(plan.firstPage)], {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', MALLOC_ARENA_MAX: '2' },
       stdio: ['pipe', 'ignore', 'pipe', 'ipc'],
     });
     // Until the reader has loaded, a guard against a start that hangs; then the PDF's own budget from that moment.
     let started = 0;
     let timer = setTimeout(() => finish(new Error(`the PDF reader did not start within ${READER_START_MS / 1000} s`)), READER_START_MS);
-    let outcome: Error | ExtractedPdf | null = null;
+    let outcome: Error | ExtractedPdf | StepResult | null = null;
+    let yieldSent = false;
+    const stepMs = limits.stepMs ?? DEFAULT_STEP_MS;
     let stderr = '';
-    const finish = (value: Error | ExtractedPdf) => {
+    const finish = (value: Error | ExtractedPdf | StepResult) => {
       outcome ??= value;
       clearTimeout(timer);
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -169,7 +209,8 @@ function readInChildProcess(bytes: Uint8Array, limits: PdfLimits, onPage: ((done
     const budget = (pages: number) => {
       const budgetMs = extractionBudgetMs(bytes.byteLength, pages, limits.timeoutMs);
       clearTimeout(timer);
-      timer = setTimeout(() => finish(PdfExtractionError.timeout(budgetMs)), Math.max(0, started + budgetMs - Date.now()));
+      // What earlier steps read counts: the budget is the whole PDF's.
+      timer = setTimeout(() => finish(PdfExtractionError.timeout(budgetMs)), Math.max(0, started + budgetMs - plan.spentMs - Date.now()));
     };
     const onStop = () => finish(new Error('the PDF reading was stopped (the extractor closed, or its job stopped)'));
     stop.addEventListener('abort', onStop, { once: true });
@@ -190,9 +231,14 @@ function readInChildProcess(bytes: Uint8Array, limits: PdfLimits, onPage: ((done
         } catch (error) {
           finish(error as Error);
         }
+        if (!yieldSent && message.done < message.total && Date.now() - started >= stepMs && plan.shouldYield()) {
+          yieldSent = true;
+          child.send({ type: 'yield' } satisfies ReaderCommand, (error) => void error);
+        }
       } else {
         const { result } = message;
-        finish(result.ok ? { pageCount: result.pageCount, pages: result.pages, title: result.title } : failure(result, limits));
+        if (result.ok === 'step') finish({ ...result, readMs: Date.now() - started });
+        else finish(result.ok ? { pageCount: result.pageCount, pages: result.pages, title: result.title } : failure(result, limits));
       }
     });
     child.on('error', (error) => finish(error));
@@ -204,6 +250,13 @@ function readInChildProcess(bytes: Uint8Array, limits: PdfLimits, onPage: ((done
       else resolve(outcome!);
     });
   });
+}
+
+/** A PDF read in several steps: what the reader does at the end of a whole reading, on every page's lines. */
+function assembled(lines: TextLine[][], unreadable: number, title: string | null): ExtractedPdf {
+  if (unreadable === lines.length) throw PdfExtractionError.corrupt();
+  if (lines.every((page) => page.length === 0)) throw PdfExtractionError.noText();
+  return { pageCount: lines.length, pages: pagesText(lines), title };
 }
 
 /**
@@ -233,19 +286,41 @@ export function createPdfExtractor(limits: PdfLimits, options: { workers?: numbe
     else reading -= 1;
   };
 
+  /** One step of a PDF: waits for a reader, reads from plan.firstPage until the end or a yield. */
+  async function readStep(bytes: Uint8Array, onPage: ((done: number, total: number) => void) | undefined, stop: AbortSignal | undefined, plan: StepPlan, steps?: PdfSteps) {
+    await turn();
+    const heldSince = Date.now();
+    try {
+      if (closing.signal.aborted) throw new Error('the PDF extractor is closed');
+      stop?.throwIfAborted();
+      const read = readInChildProcess(bytes, limits, onPage, stop ? AbortSignal.any([closing.signal, stop]) : closing.signal, plan);
+      inFlight.add(read);
+      return await read.finally(() => inFlight.delete(read));
+    } finally {
+      done();
+      steps?.onStep?.(Date.now() - heldSince);
+    }
+  }
+
   return {
-    async extract(bytes, onPage, stop) {
+    async extract(bytes, onPage, stop, steps) {
       if (closing.signal.aborted) throw new Error('the PDF extractor is closed');
       if (bytes.byteLength > limits.maxBytes) throw PdfExtractionError.tooLarge(bytes.byteLength, limits.maxBytes);
-      await turn();
-      try {
-        if (closing.signal.aborted) throw new Error('the PDF extractor is closed');
-        stop?.throwIfAborted();
-        const read = readInChildProcess(bytes, limits, onPage, stop ? AbortSignal.any([closing.signal, stop]) : closing.signal);
-        inFlight.add(read);
-        return await read.finally(() => inFlight.delete(read));
-      } finally {
-        done();
+      const shouldYield = () => waiting.length > 0 || (steps?.othersWaiting?.() ?? false);
+      const read: TextLine[][] = [];
+      let unreadable = 0;
+      let title: string | null = null;
+      const plan: StepPlan = { firstPage: 1, spentMs: 0, shouldYield };
+      for (;;) {
+        const step = await readStep(bytes, onPage, stop, plan, steps);
+        if (!('ok' in step)) return step;
+        read.push(...step.lines);
+        unreadable += step.unreadable;
+        title ??= step.title;
+        plan.firstPage = step.nextPage;
+        plan.spentMs += step.readMs;
+        if (plan.firstPage > step.pageCount) return assembled(read, unreadable, title);
+        await steps?.paused?.();
       }
     },
     async close() {

@@ -9,8 +9,10 @@
 // guess that figure per machine, and too low a guess kills every start ("Failed to reserve virtual memory for
 // CodeRange"); measured from inside, the budget means what it says.
 //
-// Protocol: argv = [memory budget in MiB, max pages]; the PDF's bytes on stdin; messages to the parent over IPC
-// ('ready', 'opened' with the page count, 'page' per page, 'result' last).
+// Protocol: argv = [memory budget in MiB, max pages, first page]; the PDF's bytes on stdin; messages to the parent
+// over IPC ('ready', 'opened' with the page count, 'page' per page, 'result' last). The parent may send 'yield': the
+// reading then stops after the page in progress and the result is a step (its pages' lines, and the page to go on
+// from), so another PDF waiting for the reader gets its turn (pdf.ts); a later process reads on from that page.
 //
 // DOMMatrix: no shim, and no import of @napi-rs/canvas of ours. Text extraction needs neither DOMMatrix nor
 // Path2D or ImageData: with the canvas package blocked and no polyfill, pdfjs 6.5 returned identical text items
@@ -41,6 +43,9 @@ const CMAPS_DIR = path.join(path.dirname(createRequire(import.meta.url).resolve(
 /** out_of_memory: an allocation failed under the memory budget (the process may also just end: pdf.ts). */
 export type ExtractionFailure = 'encrypted' | 'corrupt' | 'no_text' | 'too_many_pages' | 'out_of_memory';
 
+/** From the parent: stop after the page in progress (another PDF waits for the reader). */
+export type ReaderCommand = { type: 'yield' };
+
 /** To the parent, in this order: ready (limited, reading stdin), opened (the page count is known), page…, result. */
 export type ExtractionMessage =
   | { type: 'ready' }
@@ -51,6 +56,11 @@ export type ExtractionMessage =
 export type ExtractionResult =
   /** title: the document information's Title, when it has one (else null). */
   | { ok: true; pageCount: number; pages: string[]; title: string | null }
+  /**
+   * Pages firstPage … nextPage - 1 as lines (the text is made once every page is read: running headers are found
+   * across pages): a step that yielded, or one that began past page 1. `unreadable`: its pages that broke.
+   */
+  | { ok: 'step'; pageCount: number; firstPage: number; nextPage: number; lines: TextLine[][]; unreadable: number; title: string | null }
   /** pageCount: only with too_many_pages. */
   | { ok: false; reason: ExtractionFailure; pageCount?: number };
 
@@ -108,7 +118,13 @@ async function documentTitle(document: PDFDocumentProxy): Promise<string | null>
   }
 }
 
-async function extractPdf(bytes: Uint8Array, maxPages: number, send: (message: ExtractionMessage) => void): Promise<ExtractionResult> {
+async function extractPdf(
+  bytes: Uint8Array,
+  maxPages: number,
+  firstPage: number,
+  yieldAsked: () => boolean,
+  send: (message: ExtractionMessage) => void,
+): Promise<ExtractionResult> {
   const loading = getDocument({
     data: bytes,
     disableFontFace: true,
@@ -134,13 +150,20 @@ async function extractPdf(bytes: Uint8Array, maxPages: number, send: (message: E
     const pages: TextLine[][] = [];
     let anyText = false;
     let unreadable = 0;
-    for (let pageNumber = 1; pageNumber <= total; pageNumber += 1) {
+    let pageNumber = firstPage;
+    while (pageNumber <= total) {
       const items = await readPage(document, pageNumber);
       if (items === undefined) unreadable += 1;
       const lines = pageLines(items ?? []);
       anyText ||= lines.length > 0;
       pages.push(lines);
       send({ type: 'page', done: pageNumber, total });
+      pageNumber += 1;
+      if (yieldAsked()) break;
+    }
+    if (firstPage > 1 || pageNumber <= total) {
+      const title = firstPage === 1 ? await documentTitle(document) : null;
+      return { ok: 'step', pageCount: total, firstPage, nextPage: pageNumber, lines: pages, unreadable, title };
     }
     if (unreadable === total) return { ok: false, reason: 'corrupt' };
     if (!anyText) return { ok: false, reason: 'no_text' };
@@ -170,12 +193,16 @@ async function readStdin(): Promise<Uint8Array> {
   return new Uint8Array(whole.buffer, whole.byteOffset, whole.byteLength);
 }
 
-const [budgetMiB, maxPages] = process.argv.slice(2).map(Number);
+const [budgetMiB, maxPages, firstPage] = process.argv.slice(2).map(Number);
 limitAddressSpace(budgetMiB);
+let yieldAsked = false;
+process.on('message', (command: ReaderCommand) => {
+  if (command.type === 'yield') yieldAsked = true;
+});
 await send({ type: 'ready' });
 let result: ExtractionResult;
 try {
-  result = await extractPdf(await readStdin(), maxPages, (message) => void send(message));
+  result = await extractPdf(await readStdin(), maxPages, firstPage || 1, () => yieldAsked, (message) => void send(message));
 } catch (error) {
   if (!(error instanceof OutOfMemory) && !isAllocationFailure(error)) throw error;
   result = { ok: false, reason: 'out_of_memory' };

@@ -29,27 +29,35 @@ export function presentDocumentListItem(record: DocumentRecord): z.input<typeof 
 
 /**
  * What the web app's pages add to a document (never on /api/v1, whose fields are the contract's): where it was added
- * (`origin`), and for a failure whether a retry can pass (`retryable`: the app offers Remove instead when not).
+ * (`origin`), for a failure whether a retry can pass (`retryable`: the app offers Remove instead when not), and
+ * while queued how many documents are ahead of it (`ahead`, commands/ingestQueue.ts).
  */
 export interface WebDocumentFields {
   origin: DocumentOrigin;
   retryable?: boolean;
+  ahead?: number;
 }
 
-export function webDocumentFields(record: DocumentRecord): WebDocumentFields {
+export function webDocumentFields(record: DocumentRecord, ahead?: ReadonlyMap<string, number>): WebDocumentFields {
+  const waitingBehind = record.status === 'queued' ? ahead?.get(record._id) : undefined;
   return {
     // Older records: a PDF was uploaded; text came through the API or the app, which did not say which.
     origin: record.origin ?? (record.source === 'upload' ? 'file' : 'api'),
     ...(record.status === 'failed' ? { retryable: record.error_retryable ?? true } : {}),
+    ...(waitingBehind !== undefined ? { ahead: waitingBehind } : {}),
   };
 }
 
 /**
  * GET /documents/{id}, and the 202 of a queued ingestion. filename, title and the chunk counts are those of the
  * searchable (live) version; status, progress and error those of the newest ingestion. `realm` 'web': with the web
- * app's fields too.
+ * app's fields too (with `ahead`, queued documents' places in line).
  */
-export function presentDocument(record: DocumentRecord, realm: 'api' | 'web' = 'api'): z.input<typeof documentWithStatus> & Partial<WebDocumentFields> {
+export function presentDocument(
+  record: DocumentRecord,
+  realm: 'api' | 'web' = 'api',
+  ahead?: ReadonlyMap<string, number>,
+): z.input<typeof documentWithStatus> & Partial<WebDocumentFields> {
   return {
     id: record._id,
     knowledge_base_id: record.knowledge_base_id,
@@ -75,6 +83,6 @@ export function presentDocument(record: DocumentRecord, realm: 'api' | 'web' = '
       : {}),
     ...(record.status === 'failed' ? { error: record.error ?? 'the ingestion failed' } : {}),
     metadata: metadataObject(record.metadata),
-    ...(realm === 'web' ? webDocumentFields(record) : {}),
+    ...(realm === 'web' ? webDocumentFields(record, ahead) : {}),
   };
 }

@@ -2,7 +2,7 @@ import type { Filter } from 'mongodb';
 import type { Collections } from './mongo.ts';
 import { storeCall } from './mongo.ts';
 import { NEWEST_FIRST, afterCursor, toPage, type Page } from './pagination.ts';
-import type { DocumentRecord, DocumentStatus, IngestJobRecord, MetadataEntry } from './records.ts';
+import type { DocumentRecord, DocumentStatus, IngestJobRecord, IngestionTimings, MetadataEntry } from './records.ts';
 import type { DocumentMetadata } from '../search/metadataFilter.ts';
 
 /** Documents retrieval serves: those with a live version (a replacement in flight keeps its old one). */
@@ -144,8 +144,8 @@ export function documentsStore(collections: Collections) {
      * Status and progress of the ingestion in flight; false when the document is gone. By bare _id (FerretDB pushes
      * down nothing else): a document has one job at a time, and a new version only starts from ready or failed.
      */
-    async setDocumentProgress(id: string, status: DocumentStatus, progress: DocumentRecord['progress']): Promise<boolean> {
-      const result = await storeCall(() => documents.updateOne({ _id: id }, { $set: { status, progress } }));
+    async setDocumentProgress(id: string, status: DocumentStatus, progress: DocumentRecord['progress'], timings: IngestionTimings = {}): Promise<boolean> {
+      const result = await storeCall(() => documents.updateOne({ _id: id }, { $set: { status, progress, ...timings } }));
       return result.matchedCount === 1;
     },
     /** The version is live: its filename, title and counts become the document's. False when it was deleted or superseded. */

@@ -122,7 +122,14 @@ export interface DocumentRecord {
   stored_bytes?: number;
   /** The live version's metadata (a new document's from the start). Absent on records older than metadata: none. */
   metadata?: MetadataEntry[];
+  /** The newest ingestion's wait, from queued until its work began (a PDF: until it had the reader), in ms. */
+  queue_wait_ms?: number;
+  /** A PDF: the longest its newest ingestion held the reader in one step (extraction/pdf.ts), in ms. */
+  longest_step_ms?: number;
 }
+
+/** What an ingestion records of its waits, with its progress (see DocumentRecord). */
+export type IngestionTimings = Pick<DocumentRecord, 'queue_wait_ms' | 'longest_step_ms'>;
 
 /**
  * Document metadata as stored: a list of entries, in the caller's order, not an object, because FerretDB refuses a

@@ -98,11 +98,14 @@ export async function signInThroughPage(page: Page, email: string, password = TE
   await page.getByTestId('kb-row').first().waitFor();
 }
 
-/** ava's `test` for a file of browser tests: one app and one Chromium, started before its tests, closed after them. */
-export function testWithBrowser(): TestFn<{ app: TestApp; browser: Browser }> {
+/**
+ * ava's `test` for a file of browser tests: one app (with `environment` over the process's) and one Chromium,
+ * started before its tests, closed after them.
+ */
+export function testWithBrowser(environment: Record<string, string> = {}): TestFn<{ app: TestApp; browser: Browser }> {
   const test = anyTest as TestFn<{ app: TestApp; browser: Browser }>;
   test.before(async (t) => {
-    t.context.app = await startTestApp();
+    t.context.app = await startTestApp(environment);
     t.context.browser = await launchBrowser();
   });
   test.after.always(async (t) => {

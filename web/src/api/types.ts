@@ -101,6 +101,8 @@ export interface KbDocument {
   origin?: DocumentOrigin;
   /** Web app only, when failed: whether a retry can pass (false: the file itself is the problem; offer Remove). */
   retryable?: boolean;
+  /** Web app only, while queued: documents the runners take before it (those being read count for a PDF). */
+  ahead?: number;
 }
 
 export type DocumentOrigin = 'paste' | 'file' | 'api';

@@ -32,6 +32,8 @@ function ingestionStep(document: KbDocument): Step {
       bar: { value: progress.embedded, max: progress.total, label: `Embedding ${filename}` },
     };
   }
+  // Where it stands, from the server's claim order: "1 document ahead" says why it waits, and that it moves.
+  if (status === 'queued' && document.ahead) return { text: `${plural(document.ahead, 'document')} ahead` };
   if (status === 'queued') return { text: 'Waiting for a worker…' };
   return { text: document.kind === 'pdf' ? 'Reading the PDF…' : 'Splitting into chunks…' };
 }

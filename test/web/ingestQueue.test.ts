@@ -8,16 +8,18 @@ import { upload } from '../helpers/pdfUploads.ts';
 import { WebClient } from '../helpers/webClient.ts';
 
 /**
- * Steps of 8 s: the small PDF waits long enough for the page (refreshed once a second while something is in flight)
- * to show it waiting, whether the big one (~140 ms a page, 8–9 s in all; more on a busy machine) is read in one
- * step or two. test/pdfSteps.test.ts shows the interleaving with short steps.
+ * Steps of 4 s: the small PDF waits long enough for the page (refreshed once a second while something is in flight)
+ * to show it waiting, and the big one (~140 ms a page, 120 pages: ~17 s on an idle machine, more on a busy one) is
+ * always cut into several steps. With 60 pages and 8 s steps an idle machine read the big one in one step and the
+ * race to ready was a toss-up. test/pdfSteps.test.ts shows the interleaving with short steps.
  */
-const STEP_MS = 8_000;
+const STEP_MS = 4_000;
+const BIG_PAGES = 120;
 const test = testWithBrowser({ KBQA_PDF_STEP_MS: String(STEP_MS) });
 
-test("a 6-page PDF uploaded while another user's 60-page one is read is ready first, and says what is ahead of it while it waits", async (t) => {
+test("a 6-page PDF uploaded while another user's 120-page one is read is ready first, and says what is ahead of it while it waits", async (t) => {
   const { app, browser } = t.context;
-  const [big, small] = await Promise.all([drawingBehindTextPdf(60, 200_000), manualPdf(6)]);
+  const [big, small] = await Promise.all([drawingBehindTextPdf(BIG_PAGES, 200_000), manualPdf(6)]);
 
   const bigOwner = await makeWebUser(app.deps.store, { label: 'big-pdf' });
   const bigClient = new WebClient(app.baseUrl);
@@ -28,7 +30,7 @@ test("a 6-page PDF uploaded while another user's 60-page one is read is ready fi
   await page.goto(`/knowledge-bases/${person.defaultKnowledgeBaseId}`);
   await page.getByLabel('Upload files').waitFor();
 
-  const bigUpload = await upload(bigClient, bigOwner.defaultKnowledgeBaseId, 'survey-60.pdf', big);
+  const bigUpload = await upload(bigClient, bigOwner.defaultKnowledgeBaseId, `survey-${BIG_PAGES}.pdf`, big);
   t.is(bigUpload.status, 202, JSON.stringify(bigUpload.body));
   const bigId: string = bigUpload.body.document.id;
   const bigDocument = async () => (await bigClient.call('GET', `/api/web/documents/${bigId}`)).body.document;

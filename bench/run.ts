@@ -253,7 +253,7 @@ function newestEvalResult(): EvalSummary | null {
 
 /**
  * Renders the charts and writes <stamp>.{json,md}, and latest.{json,md} for a whole run (a run of one phase, --only,
- * leaves latest.* to the last whole run: the top-level README links it for every figure); prints the targets table.
+ * leaves latest.* to the last whole run: docs/quality-and-speed.md links it for every figure); prints the targets table.
  */
 async function writeResults(result: BenchResult, charts: Array<[string, Parameters<typeof renderSvg>[0]]>): Promise<void> {
   mkdirSync(resultsDir, { recursive: true });

@@ -1,4 +1,4 @@
-// Environment → typed configuration. Every knob is one env var with a default that runs locally; the README lists
+// Environment → typed configuration. Every knob is one env var with a default that runs locally; docs/configuration.md lists
 // them all (keep the two in step).
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
@@ -99,15 +99,15 @@ const environmentSchema = z.object({
   KBQA_CHUNK_OVERLAP_TOKENS: integer(32, 0, 256),
   KBQA_CHUNK_MAX_CHARS: integer(4096, 256, 65536),
   // Off: chunks carry no per-sentence vectors (an index about a third the size, ~0.6 times the embedding work, and
-  // the query's k-NN side without its rescoring script), at the sentence term's quality (README, "Tuning the fusion").
+  // the query's k-NN side without its rescoring script), at the sentence term's quality (docs/search-engineering.md, "Tuning the fusion").
   // Like the chunking above, a change takes a migration (kbqa index migrate).
   KBQA_SENTENCE_VECTORS: z.enum(['on', 'off']).default('on'),
   // On the fixture corpus, off-topic questions' best bge-small cosines reach 0.591 and answerable questions' best
-  // passages sit at ≥ 0.622 (default chunking and question vector). Measured, not guessed: see README.
+  // passages sit at ≥ 0.622 (default chunking and question vector). Measured, not guessed: see docs/api.md.
   KBQA_RELEVANCE_FLOOR: number(0.6, 0, 1),
   // The same floor for question vectors of the OpenAI-compatible embedder. KBQA_RELEVANCE_FLOOR is measured on bge's
   // cosines; another model's sit on another scale (bge's 0.6 could leave nothing relevant), and which model is behind
-  // KBQA_OPENAI_BASE_URL is the deployment's choice: 0, no floor, until measured for it (README, "Query").
+  // KBQA_OPENAI_BASE_URL is the deployment's choice: 0, no floor, until measured for it (docs/api.md, "Nothing relevant").
   KBQA_OPENAI_RELEVANCE_FLOOR: number(0, 0, 1),
 
   // Ingestion jobs (see commands/ingestJobs.ts).
@@ -132,7 +132,7 @@ const environmentSchema = z.object({
   KBQA_MAX_JSON_DEPTH: integer(32, 8, 1_000),
   KBQA_MAX_CONTENT_BYTES: integer(5 * MiB, 1, 1024 * MiB),
   // KBs one owner may have (soft-deleted ones count until purged), and KBs one question may search, named or by
-  // default: each KB is a term of the query's filter and a lookup of its hidden versions (README, "Security").
+  // default: each KB is a term of the query's filter and a lookup of its hidden versions (docs/security.md).
   KBQA_MAX_KNOWLEDGE_BASES_PER_OWNER: integer(1_000, 1, 100_000),
   KBQA_MAX_SEARCHED_KNOWLEDGE_BASES: integer(100, 1, 100),
   // PDFs (web app uploads): the file size, the page count, the ceiling of the extraction time (the budget scales

@@ -40,7 +40,7 @@ export interface HybridTuning {
 }
 
 /**
- * The defaults, tuned on SciFact's dev split only (README "Tuning the fusion"): RRF with k 5 and weights 0.3 : 0.7,
+ * The defaults, tuned on SciFact's dev split only (docs/search-engineering.md, "Tuning the fusion"): RRF with k 5 and weights 0.3 : 0.7,
  * each side the request's depth, text and title, sentence weight 0.5 (with 510-token chunks and the mean question
  * vector: dev nDCG@10 0.764 through the API, against 0.730 for v1's settings; test 0.743).
  */

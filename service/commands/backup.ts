@@ -594,7 +594,7 @@ async function undoRestore(deps: RestoreDeps, writes: RestoreWrites, error: unkn
 /**
  * Refuses while a kbqa API answers where this configuration puts it (KBQA_HOST:KBQA_PORT): one running would take the
  * restored ingestion jobs and write chunks before their index is back. A cheap sign, not proof: API processes
- * elsewhere are not seen, which is why the README says to stop them all.
+ * elsewhere are not seen, which is why docs/operations.md says to stop them all.
  */
 async function checkNoLiveApi(deps: RestoreDeps): Promise<void> {
   const { host, port } = deps.config;

@@ -88,7 +88,7 @@ export function checkWholeSentences(answer: string, source: { sentences: Set<str
   return { sentences: units.length, pieces: units.filter((unit) => !source.sentences.has(unitKey(unit))) };
 }
 
-/** How the API says "nothing relevant" (README § API decisions): an answer that cites nothing. */
+/** How the API says "nothing relevant" (docs/api.md § API decisions): an answer that cites nothing. */
 export function isRefusal(response: { citations: unknown[] }): boolean {
   return response.citations.length === 0;
 }

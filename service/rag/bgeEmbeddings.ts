@@ -5,7 +5,7 @@
  * - CLS pooling (first token of `last_hidden_state`), L2-normalised, 384 dimensions.
  * - A query's vector is the normalised mean of two: the query with bge's retrieval instruction prefix and the query
  *   as it is (documents are embedded as-is). On SciFact's 510-token chunks (exact search over the indexed vectors):
- *   dense nDCG@10 dev 0.730 → 0.743 and test 0.704 → 0.718 against the prefixed vector alone (README, Tuning the fusion).
+ *   dense nDCG@10 dev 0.730 → 0.743 and test 0.704 → 0.718 against the prefixed vector alone (docs/search-engineering.md, "Tuning the fusion").
  * - Inputs are truncated to `maxTokens` (default 512) including [CLS]/[SEP].
  * - Documents are sorted by token length before batching (less padding) and returned
  *   in the caller's order.

@@ -2,7 +2,7 @@
 // started after its last bulk was acknowledged. Every ingestion finishing while a refresh runs (or within
 // `minIntervalMs` of the last one) shares the next refresh: one small segment for all of them instead of one per
 // document. `refresh=wait_for` would park each ingestion until the scheduled refresh (up to refresh_interval, 1 s),
-// and refresh=true per bulk writes a segment per request; the bench measures all three (see README).
+// and refresh=true per bulk writes a segment per request; the bench measures all three (see docs/architecture.md).
 import type { SearchClient } from './client.ts';
 
 export interface Refresher {

@@ -158,11 +158,11 @@ function lexicalQuery(request: RetrievalRequest, index: string, text: string, fi
  * as the cosinesimil space scores, (1 + cos) / 2. A chunk with no sentence vectors (a one-sentence chunk, or one
  * indexed before they existed) counts its own score as its best sentence's. Sentences pin down the claim a passage
  * makes: on SciFact's dev split, the dense side's nDCG@10 went 0.743 → 0.753 at weight 0.5 (exact search over the
- * indexed vectors, with rag embedQuestion's question vector; README "Tuning the fusion" has the hybrid's sweep).
+ * indexed vectors, with rag embedQuestion's question vector; docs/search-engineering.md "Tuning the fusion" has the hybrid's sweep).
  * Only the k hits of the k-NN query are scored (script_score on its result). The vectors are read from a binary doc
  * value (chunks.ts), decoded here as little-endian float32: the k-NN plugin's lateInteractionScore reads them from
  * _source instead, and loading each hit's _source made the k-NN side take a median 183 ms on SciFact, against 6 ms
- * this way (README, "Tuning the fusion"). An index whose mapping lacks the field (a mapping update it refused, see
+ * this way (docs/search-engineering.md, "Tuning the fusion"). An index whose mapping lacks the field (a mapping update it refused, see
  * assets.ts) is served as one without sentence vectors: doc[...] of an unmapped field would fail the query.
  */
 const SENTENCE_SCORE = `

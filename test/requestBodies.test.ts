@@ -5,10 +5,9 @@ import anyTest, { type TestFn } from 'ava';
 import { request as httpRequest } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { jsonNestingDepth } from '../service/http/jsonText.ts';
-import { openStore } from '../service/store/index.ts';
 import { makeUser, makeWebUser, TEST_PASSWORD, type TestUser } from './factories/accounts.ts';
-import { serveVariant, startTestApp, type TestApp } from './helpers/app.ts';
-import { dropDatabase, freshDatabaseUrl, WebClient } from './helpers/webClient.ts';
+import { serveWithOwnDatabase, startTestApp, type TestApp } from './helpers/app.ts';
+import { WebClient } from './helpers/webClient.ts';
 
 interface Context {
   app: TestApp;
@@ -117,12 +116,11 @@ test('the anonymous routes take small, uncompressed bodies only', async (t) => {
 
 test('a refused sign-in body counts against the address like a wrong password', async (t) => {
   const { app } = t.context;
-  const databaseUrl = freshDatabaseUrl('refused_sign_in');
-  const store = await openStore(databaseUrl, 5_000);
-  const strict = await serveVariant({ ...app.deps, store }, (config) => ({
+  const strict = await serveWithOwnDatabase(app.deps, 'refused_sign_in', (config) => ({
     ...config,
     web: { ...config.web, signIn: { ...config.web.signIn, maxFailuresPerAddress: 3 } },
   }));
+  const { store } = strict;
   try {
     const user = await makeWebUser(store);
     const refusals = [{ email: 42, password: 'x' }, { email: user.email }, { email: user.email, password: 'y'.repeat(9 * 1024) }];
@@ -135,8 +133,6 @@ test('a refused sign-in body counts against the address like a wrong password', 
     t.is(limited.body.error.code, 'rate_limited');
   } finally {
     await strict.close();
-    await store.close();
-    await dropDatabase(databaseUrl);
   }
 });
 

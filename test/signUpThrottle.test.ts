@@ -1,21 +1,19 @@
 // Open sign-up is rate-limited per client address like sign-in (issue 22, item 10b): each attempt is counted
 // before its Argon2id hash, so a flood of sign-ups neither fills the users collection nor the hashing threads.
 import { TEST_PASSWORD, uniqueEmail } from './factories/accounts.ts';
-import { serveVariant, testWithApp } from './helpers/app.ts';
-import { dropDatabase, freshDatabaseUrl, WebClient } from './helpers/webClient.ts';
-import { openStore } from '../service/store/index.ts';
+import { serveWithOwnDatabase, testWithApp } from './helpers/app.ts';
+import { WebClient } from './helpers/webClient.ts';
 
 const test = testWithApp();
 
 test('open sign-up: beyond KBQA_SIGN_UP_MAX_PER_ADDRESS attempts in the window, 429 with Retry-After and no account', async (t) => {
   const { app } = t.context;
   // A database of its own: the address's counter starts at zero whatever other files do.
-  const databaseUrl = freshDatabaseUrl('sign_up_limit');
-  const store = await openStore(databaseUrl, 5_000);
-  const open = await serveVariant({ ...app.deps, store }, (config) => ({
+  const open = await serveWithOwnDatabase(app.deps, 'sign_up_limit', (config) => ({
     ...config,
     web: { ...config.web, signUpOpen: true, signUpMaxPerAddress: 3 },
   }));
+  const { store } = open;
   try {
     // A refused password counts too: every attempt may cost a hash.
     const short = await new WebClient(open.baseUrl).call('POST', '/api/web/sign-up', { body: { email: uniqueEmail('short'), password: 'short' } });
@@ -35,7 +33,5 @@ test('open sign-up: beyond KBQA_SIGN_UP_MAX_PER_ADDRESS attempts in the window, 
     t.is(await store.findUserByEmail(email), null, 'the refused sign-up created no account');
   } finally {
     await open.close();
-    await store.close();
-    await dropDatabase(databaseUrl);
   }
 });

@@ -12,7 +12,7 @@ import { createFirstAccount, purgeExpiredWebRecords } from '../service/commands/
 import { request as httpRequest } from 'node:http';
 import { openStore } from '../service/store/index.ts';
 import { makeWebUser, TEST_PASSWORD, uniqueEmail } from './factories/accounts.ts';
-import { serveVariant, startTestApp, type TestApp } from './helpers/app.ts';
+import { serveVariant, serveWithOwnDatabase, startTestApp, type TestApp } from './helpers/app.ts';
 import { dropDatabase, freshDatabaseUrl, WebClient } from './helpers/webClient.ts';
 
 interface Context {
@@ -144,12 +144,11 @@ test('failed sign-ins are limited per account (429 with Retry-After), with the s
 
 test('failed sign-ins are limited per client address across accounts', async (t) => {
   const { app } = t.context;
-  const databaseUrl = freshDatabaseUrl('web_address_limit');
-  const store = await openStore(databaseUrl, 5_000);
-  const strict = await serveVariant({ ...app.deps, store }, (config) => ({
+  const strict = await serveWithOwnDatabase(app.deps, 'web_address_limit', (config) => ({
     ...config,
     web: { ...config.web, signIn: { ...config.web.signIn, maxFailuresPerAddress: 3 } },
   }));
+  const { store } = strict;
   try {
     const user = await makeWebUser(store);
     for (let attempt = 0; attempt < 3; attempt += 1) {
@@ -160,17 +159,14 @@ test('failed sign-ins are limited per client address across accounts', async (t)
     t.is(limited.status, 429);
   } finally {
     await strict.close();
-    await store.close();
-    await dropDatabase(databaseUrl);
   }
 });
 
 test('failures at one address do not lock out the next person there: per account and address, a looser address ceiling', async (t) => {
   const { app } = t.context;
-  const databaseUrl = freshDatabaseUrl('web_office_address');
-  const store = await openStore(databaseUrl, 5_000);
   // The defaults: 5 failures per account at one address, 100 per address.
-  const office = await serveVariant({ ...app.deps, store }, (config) => config);
+  const office = await serveWithOwnDatabase(app.deps, 'web_office_address');
+  const { store } = office;
   try {
     // An office behind one address on a Monday morning: eight colleagues each mistype five times (40 failures).
     for (let colleague = 0; colleague < 8; colleague += 1) {
@@ -190,8 +186,6 @@ test('failures at one address do not lock out the next person there: per account
     await new WebClient(office.baseUrl).signIn(person.email, TEST_PASSWORD);
   } finally {
     await office.close();
-    await store.close();
-    await dropDatabase(databaseUrl);
   }
 });
 

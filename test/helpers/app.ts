@@ -13,6 +13,7 @@ import { openConfiguredSearchIndex } from '../../service/search/index.ts';
 import { openStore } from '../../service/store/index.ts';
 import { callJson, type CallOptions, type CallResult } from './http.ts';
 import { checkResponses, takeViolations } from './openapiCheck.ts';
+import { dropDatabase, freshDatabaseUrl } from './webClient.ts';
 
 export interface TestApp {
   baseUrl: string;
@@ -85,6 +86,29 @@ export async function serveVariant(deps: AppDeps, change: (config: Config) => Co
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * serveVariant on a database of its own, made now and dropped on close: for tests that count what one address or
+ * user did (throttles, quotas), which other files' data in the shared database would disturb.
+ */
+export async function serveWithOwnDatabase(
+  deps: AppDeps,
+  label: string,
+  change: (config: Config) => Config = (config) => config,
+): Promise<{ baseUrl: string; store: AppDeps['store']; close(): Promise<void> }> {
+  const databaseUrl = freshDatabaseUrl(label);
+  const store = await openStore(databaseUrl, 5_000);
+  const variant = await serveVariant({ ...deps, store }, change);
+  return {
+    baseUrl: variant.baseUrl,
+    store,
+    async close() {
+      await variant.close();
+      await store.close();
+      await dropDatabase(databaseUrl);
+    },
   };
 }
 

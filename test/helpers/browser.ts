@@ -7,6 +7,7 @@ import anyTest, { type TestFn } from 'ava';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { TEST_PASSWORD } from '../factories/accounts.ts';
 import { startTestApp, type TestApp } from './app.ts';
+import { dropDatabase, freshDatabaseUrl } from './webClient.ts';
 
 export type ViewportKind = 'desktop' | 'phone';
 
@@ -100,17 +101,23 @@ export async function signInThroughPage(page: Page, email: string, password = TE
 
 /**
  * ava's `test` for a file of browser tests: one app (with `environment` over the process's) and one Chromium,
- * started before its tests, closed after them.
+ * started before its tests, closed after them. `ownDatabase` (a label): the app gets a database of its own, made
+ * before and dropped after (for tests that count what an address or a user did, or need no other file's data).
  */
-export function testWithBrowser(environment: Record<string, string> = {}): TestFn<{ app: TestApp; browser: Browser }> {
+export function testWithBrowser(
+  environment: Record<string, string> = {},
+  options: { ownDatabase?: string } = {},
+): TestFn<{ app: TestApp; browser: Browser }> {
   const test = anyTest as TestFn<{ app: TestApp; browser: Browser }>;
+  const databaseUrl = options.ownDatabase ? freshDatabaseUrl(options.ownDatabase) : null;
   test.before(async (t) => {
-    t.context.app = await startTestApp(environment);
+    t.context.app = await startTestApp(databaseUrl ? { KBQA_MONGODB_URL: databaseUrl, ...environment } : environment);
     t.context.browser = await launchBrowser();
   });
   test.after.always(async (t) => {
     await t.context.browser?.close();
     await t.context.app?.close();
+    if (databaseUrl) await dropDatabase(databaseUrl);
   });
   return test;
 }

@@ -1,32 +1,11 @@
 // Issue 22 item 4 in the real Chromium: a KB shared with Bob shows as pending on his Knowledge bases page with
 // Accept and Decline; accepting puts it in his default scope (no longer pending, Leave offered); leaving takes it off
 // his list. A database of this file's own.
-import anyTest, { type TestFn } from 'ava';
-import type { Browser } from 'playwright-core';
 import { makeWebUser, TEST_PASSWORD } from '../factories/accounts.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { launchBrowser, newPage, screenshot } from '../helpers/browser.ts';
-import { dropDatabase, freshDatabaseUrl, WebClient } from '../helpers/webClient.ts';
+import { newPage, screenshot, testWithBrowser } from '../helpers/browser.ts';
+import { WebClient } from '../helpers/webClient.ts';
 
-interface Context {
-  app: TestApp;
-  databaseUrl: string;
-  browser: Browser;
-}
-
-const test = anyTest as TestFn<Context>;
-
-test.before(async (t) => {
-  t.context.databaseUrl = freshDatabaseUrl('web_share_invitation');
-  t.context.app = await startTestApp({ KBQA_MONGODB_URL: t.context.databaseUrl });
-  t.context.browser = await launchBrowser();
-});
-
-test.after.always(async (t) => {
-  await t.context.browser?.close();
-  await t.context.app?.close();
-  if (t.context.databaseUrl) await dropDatabase(t.context.databaseUrl);
-});
+const test = testWithBrowser({}, { ownDatabase: 'web_share_invitation' });
 
 test('Bob sees a share pending with Accept and Decline, accepts it, then leaves it', async (t) => {
   const { app, browser } = t.context;

@@ -1,31 +1,10 @@
 // Signing in beside someone else on the same address (an office, a proxy, this machine): another browser's wrong
 // passwords do not lock this person out, and a refusal states its wait once, in one unit. (Issue 24, finding 3.)
-import anyTest, { type TestFn } from 'ava';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { makeWebUser, TEST_PASSWORD } from '../factories/accounts.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { launchBrowser, newPage } from '../helpers/browser.ts';
-import { dropDatabase, freshDatabaseUrl } from '../helpers/webClient.ts';
+import { newPage, testWithBrowser } from '../helpers/browser.ts';
 
-interface Context {
-  app: TestApp;
-  browser: Browser;
-  databaseUrl: string;
-}
-
-const test = anyTest as TestFn<Context>;
-
-test.before(async (t) => {
-  t.context.databaseUrl = freshDatabaseUrl('web_sign_in');
-  t.context.app = await startTestApp({ KBQA_MONGODB_URL: t.context.databaseUrl });
-  t.context.browser = await launchBrowser();
-});
-
-test.after.always(async (t) => {
-  await t.context.browser?.close();
-  await t.context.app?.close();
-  if (t.context.databaseUrl) await dropDatabase(t.context.databaseUrl);
-});
+const test = testWithBrowser({}, { ownDatabase: 'web_sign_in' });
 
 async function trySignIn(page: Page, email: string, password: string): Promise<void> {
   await page.getByLabel('Email').fill(email);

@@ -12,6 +12,7 @@ import { averageMetrics, citationMetrics, citedRanking, collapseToDocuments, typ
 import { parseSweep, SWEEP_KNOBS, type GridPoint } from '../eval/sweep.ts';
 import { describeTuning, formatBm25Fields, tuningProblem, type HybridTuning } from '../hybridTuning.ts';
 import { sideDepths } from '../search/fusion.ts';
+import { escapeForTerminal, escapeJsonForTerminal } from './terminalText.ts';
 
 /** The API's max_results ceiling: Recall@50 is measured at it. */
 const RETRIEVAL_DEPTH = 50;
@@ -476,7 +477,7 @@ export async function runEvalCommand(action: string | undefined, positionals: st
         grid: sweep.grid,
         out: (options.out as string | undefined) ?? join('bench', 'results', `eval-${name}-sweep-${stamp}.json`),
       });
-      console.log(options.json ? JSON.stringify(result) : formatSweepTable(result));
+      console.log(options.json ? escapeJsonForTerminal(JSON.stringify(result)) : escapeForTerminal(formatSweepTable(result)));
       return 0;
     }
     const result = await runEval({
@@ -484,10 +485,10 @@ export async function runEvalCommand(action: string | undefined, positionals: st
       ablate: Boolean(options.ablate),
       out: (options.out as string | undefined) ?? join('bench', 'results', `eval-${name}-${stamp}.json`),
     });
-    console.log(options.json ? JSON.stringify(result) : formatEvalTable(result));
+    console.log(options.json ? escapeJsonForTerminal(JSON.stringify(result)) : escapeForTerminal(formatEvalTable(result)));
     return 0;
   } catch (error) {
-    console.error(`kbqa eval: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(escapeForTerminal(`kbqa eval: ${error instanceof Error ? error.message : String(error)}`));
     return 1;
   }
 }

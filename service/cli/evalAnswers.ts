@@ -13,6 +13,7 @@ import { loadAnswerDataset, type AnswerDataset, type BenchQuestion, type Split }
 import { summarizeBySplit, summaryRows, type AnswerSummary, type BenchKnowledgeBase, type QuestionOutcome } from '../eval/answerReport.ts';
 import { checkWholeSentences, citedPages, citesGoldPage, holdsGoldAnswer, isRefusal, sourceSentenceKeys } from '../eval/answerScoring.ts';
 import { documentText, signInToWebApp, signOutOfWebApp, uploadPdf, waitUntilReady, type WebSession } from '../eval/webSession.ts';
+import { escapeForTerminal, escapeJsonForTerminal } from './terminalText.ts';
 
 export interface AnswerEvalOptions {
   directory: string;
@@ -50,7 +51,7 @@ interface IngestedDocument {
 }
 
 function log(options: AnswerEvalOptions, line: string): void {
-  if (!options.quiet) process.stderr.write(`${line}\n`);
+  if (!options.quiet) process.stderr.write(`${escapeForTerminal(line)}\n`);
 }
 
 /** The questions asked: the split's, at most `limit` of each kind. */
@@ -262,10 +263,10 @@ export async function runAnswersCommand(positionals: string[], options: Record<s
       out: (options.out as string | undefined) ?? join('bench', 'results', `eval-answers-${stamp}.json`),
       quiet: Boolean(options.json),
     });
-    console.log(options.json ? JSON.stringify(result) : formatAnswerTable(result));
+    console.log(options.json ? escapeJsonForTerminal(JSON.stringify(result)) : escapeForTerminal(formatAnswerTable(result)));
     return 0;
   } catch (error) {
-    console.error(`kbqa eval answers: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(escapeForTerminal(`kbqa eval answers: ${error instanceof Error ? error.message : String(error)}`));
     return 1;
   }
 }

@@ -109,9 +109,10 @@ const environmentSchema = z.object({
   // cosines; another model's sit on another scale (bge's 0.6 could leave nothing relevant), and which model is behind
   // KBQA_OPENAI_BASE_URL is the deployment's choice: 0, no floor, until measured for it (docs/api.md, "Nothing relevant").
   KBQA_OPENAI_RELEVANCE_FLOOR: number(0, 0, 1),
-  // The extractive answerer's decision, after the floor: its best sentence's support (coverage of the question's
-  // distinctive terms and similarity, blended) must reach this, else the answer is "nothing". 0.25 is the highest the
-  // fixture corpus keeps; the tune split wants more (README, "Answer quality"). 0 leaves only the answer-kind check.
+  // The extractive answerer's last check, after the floor and the answer's constraints (rag/answerCues.ts): its best
+  // fitting sentence's support (coverage of the question's distinctive terms and similarity, blended) must reach
+  // this, else the answer is "nothing". Above 0.28 the fixture corpus starts losing answers it holds
+  // (docs/architecture.md, "The extractive answerer's decision"). 0 leaves only the constraints.
   KBQA_ANSWER_MIN_SUPPORT: number(0.25, 0, 1),
 
   // Ingestion jobs (see commands/ingestJobs.ts).

@@ -51,6 +51,18 @@ test.serial('an on-topic question asking for a kind of fact no passage holds get
     t.is(body.answer, NOTHING_RELEVANT_ANSWER, `${question} → ${body.answer}`);
     t.deepEqual(body.citations, [], question);
   }
+  // On topic, near in words, and unanswered by both documents: each fails one of the answer's constraints.
+  for (const question of [
+    'How many people live on Skerry Island?', // the numbers there measure or bound ("4 km", "under twelve")
+    'Who is the harbour master of Skerry Island?', // no sentence names the role
+    'How deep is the harbour at Skerry Island?', // no depth of the harbour
+    'What is the phone number of the shop on Skerry Island?', // no number to ring
+    'What time does the ferry leave on Fridays?', // Fridays are not named
+  ]) {
+    const body = await ask(app, user.key, kb, question);
+    t.is(body.answer, NOTHING_RELEVANT_ANSWER, `${question} → ${body.answer}`);
+    t.deepEqual(body.citations, [], question);
+  }
   for (const [question, fact] of [
     ['What time does the shop on Skerry Island open?', '09:00'],
     ['How far is the lighthouse from the pier?', '4 km'],

@@ -126,6 +126,7 @@ export function extractiveAnswerModel(options: ExtractiveAnswerOptions = {}): An
           n: index + 1,
           text: passage.pageContent,
           title: passage.metadata.title,
+          headings: passage.metadata.heading_path,
           similarity: passage.metadata.similarity,
           vectors: passage.metadata.vectors,
         })),

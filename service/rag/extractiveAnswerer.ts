@@ -18,17 +18,18 @@
  * + OVERLAP_WEIGHT * coverage: the weighted share of the question's terms the sentence holds (title terms: half),
  *   each term weighted by how few of the retrieved passages hold it (one in every passage, such as the town's
  *   name, counts TERM_WEIGHT_FLOOR; one in none counts 1: it is what the question is about that the KB may lack)
- * + TYPE_WEIGHT when the question asks for a kind of fact (answerCues.ts: a number for "how many", a length for
- *   "how far", a time or date for "when" …) and the sentence holds one, − UNTYPED_PENALTY when it holds none
+ * + TYPE_WEIGHT when the question asks for a kind of fact and the sentence fits it (answerCues.ts: a number that
+ *   counts for "how many X", a length for "how far", a time or date for "when", the day or role it names …),
+ *   − UNTYPED_PENALTY when it does not fit
  * + small bonuses for the passage's rank and the sentence's position in its passage.
- * The decision to answer rests on the best sentence alone (answerDecision): it must hold the kind of fact asked
- * for, and its coverage and similarity together (support) must reach minSupport (KBQA_ANSWER_MIN_SUPPORT; its
- * default is the highest the fixture corpus keeps: README "Answer quality" has the tune split's figures). Then up to maxSentences-1 more if they score at least
+ * The decision to answer rests on the best sentence alone (answerDecision): it must fit the question, and its
+ * coverage and similarity together (support) must reach minSupport (KBQA_ANSWER_MIN_SUPPORT). The rules and their
+ * figures: docs/architecture.md, "The extractive answerer's decision". Then up to maxSentences-1 more if they score at least
  * MIN_RELATIVE_SCORE of the best and are not near-duplicates.
  * Deterministic: stable sorts with explicit tie-breakers, no randomness.
  */
 import { splitSentences } from '../text/sentences.ts';
-import { answerKinds, holdsAnswerKind, words } from './answerCues.ts';
+import { answerKinds, fitsConstraints, holdsAnswerKind, namedWords, words } from './answerCues.ts';
 
 /** n is the 1-based passage number; similarity = cosine(question, passage) in [0,1]. */
 export interface AnswerPassage {
@@ -36,6 +37,8 @@ export interface AnswerPassage {
   text: string;
   title: string;
   similarity: number;
+  /** The headings above the passage in its document (context its sentences may omit). */
+  headings?: string[];
   /** The vectors stored at ingestion (see the top of this file); without them a sentence has its passage's similarity. */
   vectors?: { passage: ArrayLike<number>; sentences: ArrayLike<number>[] };
 }
@@ -78,6 +81,8 @@ const TITLE_TERM_CREDIT = 0.5;
 /** The weight of a question term every retrieved passage holds (one none holds weighs 1). */
 const TERM_WEIGHT_FLOOR = 0.2;
 const LEAD_SENTENCE_BONUS = 0.02;
+/** A name held by at least this share of the retrieved passages (the town's) need not be in the answer's passage. */
+const NAME_SHARED = 0.5;
 /** Extra sentences must score at least this fraction of the best sentence's score. */
 const MIN_RELATIVE_SCORE = 0.75;
 /** Drop a sentence that is this similar (cosine) to one already chosen. */
@@ -114,14 +119,18 @@ interface Candidate {
   terms: Set<string>;
   /** Content terms of the passage title (context the sentence itself may omit). */
   titleTerms: Set<string>;
+  /** Its passage's title and headings, as text. */
+  context: string;
+  /** Content terms of its whole passage: text, title and headings. */
+  passageTerms: Set<string>;
   /** Tier 0 = regular sentence; 1 = fragment/heading, only used when no tier-0 sentence exists. */
   tier: 0 | 1;
   /** Its stored vector (null when the passage came without the vectors, or past the 48 embedded). */
   vector: ArrayLike<number> | null;
   similarity: number;
   overlap: number;
-  /** Whether it holds the kind of fact the question asks for (always true when the question asks for no kind). */
-  typed: boolean;
+  /** Whether it fits the question (answerCues.ts): the kind of fact asked for, the day, role or name it names. */
+  fits: boolean;
   score: number;
 }
 
@@ -241,8 +250,8 @@ export interface ScoredSentence {
   overlap: number;
   /** cosine(sentence, question) from its stored vector (its passage's similarity without one). */
   similarity: number;
-  /** Whether it holds the kind of fact the question asks for. */
-  typed: boolean;
+  /** Whether it fits the question: the kind of fact asked for, the day, role or name it names (answerCues.ts). */
+  fits: boolean;
   score: number;
 }
 
@@ -263,14 +272,20 @@ function unitVectors(passage: AnswerPassage, units: number): Array<ArrayLike<num
  * Each question term's weight: 1 − (1 − TERM_WEIGHT_FLOOR) × (the share of the retrieved passages holding it, in
  * their text or title). Every passage retrieved is counted, not only those answered from.
  */
-function termWeights(questionTerms: Set<string>, passages: AnswerPassage[]): Map<string, number> {
-  const holders = passages.map((passage) => new Set([...contentTerms(passage.text ?? ''), ...contentTerms(passage.title ?? '')]));
+function termWeights(questionTerms: Set<string>, holders: Array<Set<string>>): Map<string, number> {
   const weights = new Map<string, number>();
-  for (const term of questionTerms) {
-    const share = holders.length === 0 ? 0 : holders.filter((terms) => terms.has(term)).length / holders.length;
-    weights.set(term, 1 - (1 - TERM_WEIGHT_FLOOR) * share);
-  }
+  for (const term of questionTerms) weights.set(term, 1 - (1 - TERM_WEIGHT_FLOOR) * shareHolding(term, holders));
   return weights;
+}
+
+/** The share of the passages' term sets holding a term. */
+function shareHolding(term: string, holders: Array<Set<string>>): number {
+  return holders.length === 0 ? 0 : holders.filter((terms) => terms.has(term)).length / holders.length;
+}
+
+/** Content terms of a passage's text, title and headings. */
+function passageTerms(passage: AnswerPassage): Set<string> {
+  return new Set([...contentTerms(passage.text ?? ''), ...contentTerms(passage.title ?? ''), ...contentTerms((passage.headings ?? []).join(' '))]);
 }
 
 function rankCandidates(input: ExtractiveAnswerInput, options: ExtractiveAnswerOptions): Candidate[] {
@@ -287,6 +302,8 @@ function rankCandidates(input: ExtractiveAnswerInput, options: ExtractiveAnswerO
   passages.forEach((p, rank) => {
     const title = (p.title ?? '').replace(/\s+/g, ' ').trim();
     const titleTerms = contentTerms(title);
+    const context = [title, ...(p.headings ?? [])].join(' ');
+    const terms = passageTerms(p);
     const units = splitSentences(p.text ?? '');
     const vectors = unitVectors(p, units.length);
     units.forEach((s, position) => {
@@ -297,7 +314,7 @@ function rankCandidates(input: ExtractiveAnswerInput, options: ExtractiveAnswerO
       const vector = vectors[position];
       // A sentence vector is the sentence alone; its passage's (title and headings as context) says where it stands.
       const similarity = vector && haveQuestion ? SENTENCE_SHARE * cosine(vector, q) + (1 - SENTENCE_SHARE) * (p.similarity ?? 0) : (p.similarity ?? 0);
-      all.push({ text: s.text, rank, n: p.n, position, terms: contentTerms(s.text), titleTerms, tier, vector, similarity, overlap: 0, typed: true, score: 0 });
+      all.push({ text: s.text, rank, n: p.n, position, terms: contentTerms(s.text), titleTerms, context, passageTerms: terms, tier, vector, similarity, overlap: 0, fits: true, score: 0 });
     });
   });
   if (all.length === 0) return [];
@@ -307,7 +324,10 @@ function rankCandidates(input: ExtractiveAnswerInput, options: ExtractiveAnswerO
   // 2. Coverage of the question's terms, weighted by how distinctive each is among the retrieved passages.
   const cue = answerKinds(input.question ?? '');
   const qTerms = new Set([...contentTerms(input.question ?? '')].filter((term) => !cue.cueWords.has(term)));
-  const weights = termWeights(qTerms, allPassages);
+  const holders = allPassages.map(passageTerms);
+  const weights = termWeights(qTerms, holders);
+  // Names the question is about ("Quarry Road") that most retrieved passages lack: the answer's passage must hold them.
+  const names = [...contentTerms(namedWords(input.question ?? '').join(' '))].filter((term) => shareHolding(term, holders) < NAME_SHARED);
   let total = 0;
   for (const weight of weights.values()) total += weight;
   for (const c of pool) {
@@ -317,10 +337,10 @@ function rankCandidates(input: ExtractiveAnswerInput, options: ExtractiveAnswerO
       else if (c.titleTerms.has(t)) hit += TITLE_TERM_CREDIT * weight;
     }
     c.overlap = total > 0 ? hit / total : 0;
-    c.typed = holdsAnswerKind(c.text, cue.kinds);
+    c.fits = holdsAnswerKind(c.text, cue.kinds) && fitsConstraints(c.text, cue, c.context) && names.every((term) => c.passageTerms.has(term));
     c.score =
       OVERLAP_WEIGHT * c.overlap +
-      (cue.kinds.size === 0 ? 0 : c.typed ? TYPE_WEIGHT : -UNTYPED_PENALTY) +
+      (c.fits ? (cue.kinds.size === 0 ? 0 : TYPE_WEIGHT) : -UNTYPED_PENALTY) +
       rankBonus(c.rank, passages.length) +
       (c.position === 0 ? LEAD_SENTENCE_BONUS : 0);
   }
@@ -337,17 +357,17 @@ export function support(sentence: Pick<ScoredSentence, 'overlap' | 'similarity'>
 }
 
 /**
- * Whether the best sentence answers: it holds the kind of fact asked for (a quantity for "how many", "when" …), and
- * its support reaches SUPPORT_THRESHOLD. Otherwise the answer is "nothing".
+ * Whether the best sentence answers: it fits the question (a number that counts for "how many", the day it names …),
+ * and its support reaches SUPPORT_THRESHOLD. Otherwise the answer is "nothing".
  */
-export function answerDecision(best: Pick<ScoredSentence, 'overlap' | 'similarity' | 'typed'>, minSupport = SUPPORT_THRESHOLD): boolean {
-  return best.typed && support(best) >= minSupport;
+export function answerDecision(best: Pick<ScoredSentence, 'overlap' | 'similarity' | 'fits'>, minSupport = SUPPORT_THRESHOLD): boolean {
+  return best.fits && support(best) >= minSupport;
 }
 
 /** Every candidate with its scores, best first (for diagnostics and tuning). */
 export function scoreAnswerSentences(input: ExtractiveAnswerInput, options: ExtractiveAnswerOptions = {}): ScoredSentence[] {
-  return rankCandidates(input, options).map(({ text, n, rank, position, overlap, similarity, typed, score }) => ({
-    text, n, rank, position, overlap, similarity, typed, score,
+  return rankCandidates(input, options).map(({ text, n, rank, position, overlap, similarity, fits, score }) => ({
+    text, n, rank, position, overlap, similarity, fits, score,
   }));
 }
 

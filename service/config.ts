@@ -109,6 +109,11 @@ const environmentSchema = z.object({
   // cosines; another model's sit on another scale (bge's 0.6 could leave nothing relevant), and which model is behind
   // KBQA_OPENAI_BASE_URL is the deployment's choice: 0, no floor, until measured for it (docs/api.md, "Nothing relevant").
   KBQA_OPENAI_RELEVANCE_FLOOR: number(0, 0, 1),
+  // The extractive answerer's last check, after the floor and the answer's constraints (rag/answerCues.ts): its best
+  // fitting sentence's support (coverage of the question's distinctive terms and similarity, blended) must reach
+  // this, else the answer is "nothing". Above 0.28 the fixture corpus starts losing answers it holds
+  // (docs/architecture.md, "The extractive answerer's decision"). 0 leaves only the constraints.
+  KBQA_ANSWER_MIN_SUPPORT: number(0.25, 0, 1),
 
   // Ingestion jobs (see commands/ingestJobs.ts).
   KBQA_INGEST_CONCURRENCY: integer(4, 1, 64),
@@ -261,7 +266,7 @@ export interface Config {
   /** How documents are split, and whether chunks carry a vector per sentence (KBQA_SENTENCE_VECTORS). */
   chunking: { chunkTokens: number; overlapTokens: number; maxChars: number; sentenceVectors: boolean };
   /** Minimum dense similarity of the best passage, per embedder of the question's vector (cosines differ in scale). */
-  retrieval: { relevanceFloor: number; openaiRelevanceFloor: number };
+  retrieval: { relevanceFloor: number; openaiRelevanceFloor: number; answerMinSupport: number };
   limits: { maxBodyBytes: number; maxAnonymousBodyBytes: number; maxJsonDepth: number; maxContentBytes: number };
   pdf: { maxBytes: number; maxPages: number; timeoutMs: number; maxMemoryMb: number; stepMs: number };
   /** Per user: documents waiting for ingestion, documents and bytes stored; a failed upload's original kept this long. */
@@ -449,7 +454,11 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       maxChars: env.KBQA_CHUNK_MAX_CHARS,
       sentenceVectors: env.KBQA_SENTENCE_VECTORS === 'on',
     },
-    retrieval: { relevanceFloor: env.KBQA_RELEVANCE_FLOOR, openaiRelevanceFloor: env.KBQA_OPENAI_RELEVANCE_FLOOR },
+    retrieval: {
+      relevanceFloor: env.KBQA_RELEVANCE_FLOOR,
+      openaiRelevanceFloor: env.KBQA_OPENAI_RELEVANCE_FLOOR,
+      answerMinSupport: env.KBQA_ANSWER_MIN_SUPPORT,
+    },
     limits: {
       maxBodyBytes: env.KBQA_MAX_BODY_BYTES,
       maxAnonymousBodyBytes: env.KBQA_MAX_ANONYMOUS_BODY_BYTES,

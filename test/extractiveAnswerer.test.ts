@@ -4,12 +4,14 @@ import { BgeOnnxEmbeddings } from '../service/rag/bgeEmbeddings.ts';
 import {
   composeExtractiveAnswer,
   contentTerms,
+  scoreAnswerSentences,
   stem,
   streamExtractiveAnswer,
   type AnswerPassage,
   type ExtractiveAnswerInput,
 } from '../service/rag/extractiveAnswerer.ts';
 import { splitSentences } from '../service/text/sentences.ts';
+import { answerKinds, holdsAnswerKind } from '../service/rag/answerCues.ts';
 
 const MODEL_DIR = fileURLToPath(new URL('../.local/models/bge-small-en-v1.5-q', import.meta.url));
 let embedderPromise: Promise<BgeOnnxEmbeddings> | undefined;
@@ -17,39 +19,18 @@ const embedder = () => (embedderPromise ??= BgeOnnxEmbeddings.load({ modelDir: M
 
 const dot = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i], 0);
 
-/** Wraps an embedder and records every embedDocuments call. */
-function recording(inner: { embedDocuments(texts: string[]): Promise<number[][]> }) {
-  const calls: string[][] = [];
-  return {
-    calls,
-    async embedDocuments(texts: string[]) {
-      calls.push([...texts]);
-      return inner.embedDocuments(texts);
-    },
-  };
-}
-
-/** Deterministic stand-in: hashed bag of words, L2-normalised. */
-const hashEmbedder = {
-  async embedDocuments(texts: string[]) {
-    return texts.map((t) => {
-      const v = new Array<number>(64).fill(0);
-      for (const w of t.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
-        let h = 0;
-        for (const ch of w) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
-        v[h % 64] += 1;
-      }
-      const n = Math.hypot(...v) || 1;
-      return v.map((x) => x / n);
-    });
-  },
-};
-
-async function buildInput(question: string, raw: Array<Omit<AnswerPassage, 'similarity'>>): Promise<ExtractiveAnswerInput> {
+/** The passages with the vectors ingestion stores (rag segmentSentences): the passage's, and one per unit of several. */
+async function buildInput(question: string, raw: Array<Omit<AnswerPassage, 'similarity' | 'vectors'>>): Promise<ExtractiveAnswerInput> {
   const e = await embedder();
   const questionEmbedding = await e.embedQuery(question);
   const vectors = await e.embedDocuments(raw.map((p) => p.text));
-  const passages = raw.map((p, i) => ({ ...p, similarity: Math.max(0, dot(questionEmbedding, vectors[i])) }));
+  const passages = await Promise.all(
+    raw.map(async (p, i) => {
+      const units = splitSentences(p.text).map((unit) => unit.text);
+      const sentences = units.length > 1 ? await e.embedDocuments(units) : [];
+      return { ...p, similarity: Math.max(0, dot(questionEmbedding, vectors[i])), vectors: { passage: vectors[i], sentences } };
+    }),
+  );
   return { question, questionEmbedding, passages };
 }
 
@@ -83,9 +64,8 @@ const CAT_PASSAGES = [
 ];
 
 test('picks the answering sentence among distractors across passages', async (t) => {
-  const e = await embedder();
   const input = await buildInput('How many hours a day do cats sleep?', CAT_PASSAGES);
-  const answer = await composeExtractiveAnswer(input, e);
+  const answer = composeExtractiveAnswer(input);
   t.log(answer);
   const parts = parseAnswer(answer);
   t.true(parts.length >= 1 && parts.length <= 3, answer);
@@ -112,7 +92,7 @@ test('password question: right sentence from the second passage, markers match s
     { n: 3, title: 'Billing', text: 'Invoices are e-mailed monthly. Refunds are processed within five business days.' },
   ];
   const input = await buildInput('How do I reset my password?', raw);
-  const answer = await composeExtractiveAnswer(input, e);
+  const answer = composeExtractiveAnswer(input);
   t.log(answer);
   t.regex(answer, /click "Forgot password" on the sign-in page .* \[2\]\./);
   const parts = parseAnswer(answer);
@@ -129,66 +109,68 @@ test('password question: right sentence from the second passage, markers match s
 });
 
 test('deterministic: same input gives the same answer', async (t) => {
-  const e = await embedder();
   const input = await buildInput('How many hours a day do cats sleep?', CAT_PASSAGES);
-  const first = await composeExtractiveAnswer(input, e);
-  for (let i = 0; i < 3; i++) t.is(await composeExtractiveAnswer(structuredClone(input), e), first);
-  const other = await BgeOnnxEmbeddings.load({ modelDir: MODEL_DIR, threads: 1 });
-  try {
-    t.is(await composeExtractiveAnswer(input, other), first);
-  } finally {
-    await other.dispose();
+  const first = composeExtractiveAnswer(input);
+  for (let i = 0; i < 3; i++) t.is(composeExtractiveAnswer(structuredClone(input)), first);
+});
+
+test('empty passages give ""', (t) => {
+  t.is(composeExtractiveAnswer({ question: 'Anything?', questionEmbedding: [1, 0], passages: [] }), '');
+  const blank = { n: 1, title: '', text: '   \n  ', similarity: 0.5 };
+  t.is(composeExtractiveAnswer({ question: 'Anything?', questionEmbedding: [1, 0], passages: [blank] }), '');
+});
+
+test('a passage of one sentence is scored by its passage vector; vectors that do not fit the units are not used', async (t) => {
+  const one = await buildInput('When was the tower finished?', [{ n: 1, title: 'Tower', text: 'The tower was finished in 1889.' }]);
+  t.is(composeExtractiveAnswer(one), 'The tower was finished in 1889 [1].');
+  // Stored by another segmentation (two vectors for three units): the sentences get the passage's similarity.
+  const input = await buildInput('How many hours a day do cats sleep?', CAT_PASSAGES);
+  const misfit = { ...input, passages: input.passages.map((p) => ({ ...p, vectors: { passage: p.vectors!.passage, sentences: p.vectors!.sentences.slice(0, 2) } })) };
+  const scored = scoreAnswerSentences(misfit);
+  for (const sentence of scored) t.is(sentence.similarity, misfit.passages.find((p) => p.n === sentence.n)!.similarity);
+});
+
+test('the decision: an on-topic question no sentence answers gets no answer', async (t) => {
+  // No sentence names the role asked about: no support lets one answer.
+  const role = await buildInput('Who is the chief veterinarian of the cat shelter?', CAT_PASSAGES);
+  t.is(composeExtractiveAnswer(role), '');
+  t.is(composeExtractiveAnswer(role, { minSupport: -Infinity }), '');
+  // Asking for no kind of fact: the support decides.
+  const input = await buildInput('Which vaccines does the cat shelter give?', CAT_PASSAGES);
+  t.is(composeExtractiveAnswer(input), '');
+  t.true(composeExtractiveAnswer(input, { minSupport: -Infinity }).length > 0);
+});
+
+test('answer kinds: "how far" wants a length, "how much … cost" a price, "when" a time or date', (t) => {
+  t.deepEqual(answerKinds('How far is the lighthouse?').kinds, new Set(['length']));
+  t.deepEqual(answerKinds('How far is the lighthouse?').cueWords, new Set(['far']));
+  t.deepEqual(answerKinds('How much does a ticket cost?').kinds, new Set(['money']));
+  t.deepEqual(answerKinds('How many trams are there?').kinds, new Set(['quantity']));
+  t.true(holdsAnswerKind('A ticket costs 12 euros.', new Set(['money'])));
+  t.false(holdsAnswerKind('A ticket costs 12 euros.', new Set(['length'])));
+  t.true(holdsAnswerKind('The pier is 4km away.', new Set(['length'])));
+  t.deepEqual(answerKinds('When was the lighthouse built?').kinds, new Set(['time']));
+  t.deepEqual(answerKinds('When was the lighthouse built?').cueWords, new Set());
+  t.deepEqual(answerKinds('On which day is the museum closed?').kinds, new Set(['time']));
+  t.deepEqual(answerKinds('On which day is the museum closed?').cueWords, new Set(['day']));
+  t.deepEqual(answerKinds('How long do cats sleep, and when are they active?').kinds, new Set(['length', 'duration', 'time']));
+  t.is(answerKinds('Where is the lighthouse?').kinds.size, 0);
+  const [quantity, time] = [new Set(['quantity' as const]), new Set(['time' as const])];
+  t.true(holdsAnswerKind('It is 4 km away.', quantity));
+  t.true(holdsAnswerKind('It is 4 km away.', new Set(['length'])));
+  t.false(holdsAnswerKind('It is 4 km away.', time));
+  for (const text of ['The museum is closed on Mondays.', 'It leaves at 07:15.', 'Built in 1887.', 'Book 24 hours before.', 'Open at dawn.']) {
+    t.true(holdsAnswerKind(text, time), text);
   }
-  // The padded-batch view (faster for short sentences) is deterministic too.
-  const padded = e.withBatchMode('padded');
-  const viaPadded = await composeExtractiveAnswer(input, padded);
-  t.is(await composeExtractiveAnswer(input, padded), viaPadded);
-  t.true(viaPadded.includes('Adult cats sleep between 12 and 16 hours every day [7].'), viaPadded);
-  t.is(await composeExtractiveAnswer(input, hashEmbedder), await composeExtractiveAnswer(input, hashEmbedder));
-});
-
-test('empty passages give "" without embedding anything', async (t) => {
-  const rec = recording(hashEmbedder);
-  t.is(await composeExtractiveAnswer({ question: 'Anything?', questionEmbedding: [1, 0], passages: [] }, rec), '');
-  t.is(
-    await composeExtractiveAnswer(
-      { question: 'Anything?', questionEmbedding: [1, 0], passages: [{ n: 1, title: '', text: '   \n  ', similarity: 0.5 }] },
-      rec,
-    ),
-    '',
-  );
-  t.is(rec.calls.length, 0);
-});
-
-test('embeds at most 8 candidates in one call, none for a single candidate', async (t) => {
-  const e = await embedder();
-  const many = Array.from({ length: 5 }, (_, i) => ({
-    n: i + 1,
-    title: `Doc ${i + 1}`,
-    text: Array.from({ length: 6 }, (_, k) => `Sentence ${k} of passage ${i} talks about topic ${k * 7 + i}.`).join(' '),
-  }));
-  const rec = recording(e);
-  const input = await buildInput('What does passage 0 say about topic 14?', many);
-  const answer = await composeExtractiveAnswer(input, rec);
-  t.is(rec.calls.length, 1);
-  t.true(rec.calls[0].length <= 8 && rec.calls[0].length > 1);
-  // Only the first 3 passages are considered by default.
-  for (const { n } of parseAnswer(answer)) t.true(n <= 3, answer);
-
-  const single = recording(e);
-  const one = await buildInput('When was the tower finished?', [
-    { n: 1, title: 'Tower', text: 'The tower was finished in 1889.' },
-  ]);
-  t.is(await composeExtractiveAnswer(one, single), 'The tower was finished in 1889 [1].');
-  t.is(single.calls.length, 0);
+  t.false(holdsAnswerKind('The lighthouse is by the pier.', quantity));
+  t.true(holdsAnswerKind('The lighthouse is by the pier.', new Set()));
 });
 
 test('options: maxSentences and maxPassages', async (t) => {
-  const e = await embedder();
   const input = await buildInput('How many hours a day do cats sleep?', CAT_PASSAGES);
-  const answer = await composeExtractiveAnswer(input, e, { maxSentences: 1 });
+  const answer = composeExtractiveAnswer(input, { maxSentences: 1 });
   t.is(answer, 'Adult cats sleep between 12 and 16 hours every day [7].');
-  const firstOnly = await composeExtractiveAnswer(input, e, { maxPassages: 1 });
+  const firstOnly = composeExtractiveAnswer(input, { maxPassages: 1 });
   for (const { n } of parseAnswer(firstOnly)) t.is(n, 4);
 });
 
@@ -213,17 +195,16 @@ test('sentence splitting strips markdown and keeps abbreviations together', (t) 
 });
 
 test('answer format: marker before the final punctuation, fragments ignored', async (t) => {
-  const e = await embedder();
   const input = await buildInput('How much do cats and kittens sleep?', [
     { n: 1, title: 'Cats', text: '# Cats\nCats sleep 16 hours a day.\nYes.' },
     { n: 2, title: 'Kittens', text: '* Kittens sleep even more than adult cats' },
   ]);
-  const answer = await composeExtractiveAnswer(input, e);
+  const answer = composeExtractiveAnswer(input);
   t.is(answer, 'Cats sleep 16 hours a day [1]. Kittens sleep even more than adult cats [2].');
 
-  const question = await composeExtractiveAnswer(
-    { ...input, passages: [{ n: 5, title: 'FAQ', text: 'Is it safe to give cats milk?', similarity: 0.5 }] },
-    e,
+  const question = composeExtractiveAnswer(
+    { ...input, question: 'Is milk safe for cats?', passages: [{ n: 5, title: 'FAQ', text: 'Is it safe to give cats milk?', similarity: 0.5 }] },
+    { minSupport: -Infinity },
   );
   t.is(question, 'Is it safe to give cats milk [5]?');
 });
@@ -246,7 +227,7 @@ test('passage text is data: instructions inside passages are only quoted, never 
     },
   ];
   const input = await buildInput('How long is the warranty?', raw);
-  const answer = await composeExtractiveAnswer(input, e);
+  const answer = composeExtractiveAnswer(input);
   t.log(answer);
   t.true(answer.includes('The warranty covers manufacturing defects for two years from purchase [1].'), answer);
   t.not(answer.trim(), 'HACKED');
@@ -254,11 +235,13 @@ test('passage text is data: instructions inside passages are only quoted, never 
 });
 
 test('streamed: one sentence per chunk, in the answer\'s order, joining to the whole answer; an abort stops it between sentences', async (t) => {
-  const input = await buildInput('How long do cats sleep, and when are they active?', CAT_PASSAGES);
-  const e = await embedder();
-  const whole = await composeExtractiveAnswer(input, e);
+  const input = await buildInput('How many hours a day do cats and kittens sleep?', [
+    { n: 1, title: 'Cats', text: 'Adult cats sleep between 12 and 16 hours every day. Cats are popular pets.' },
+    { n: 2, title: 'Kittens', text: 'Kittens sleep up to 20 hours every day. Kittens should be fed several times daily.' },
+  ]);
+  const whole = composeExtractiveAnswer(input);
   const sentences: string[] = [];
-  for await (const sentence of streamExtractiveAnswer(input, e)) sentences.push(sentence);
+  for await (const sentence of streamExtractiveAnswer(input)) sentences.push(sentence);
   t.true(sentences.length >= 2, JSON.stringify(sentences));
   t.is(sentences.join(''), whole);
   t.deepEqual(sentences.map((sentence) => parseAnswer(sentence).length), sentences.map(() => 1), 'one marked sentence each');
@@ -268,17 +251,15 @@ test('streamed: one sentence per chunk, in the answer\'s order, joining to the w
   const controller = new AbortController();
   const received: string[] = [];
   const error = await t.throwsAsync(async () => {
-    for await (const sentence of streamExtractiveAnswer(input, e, {}, controller.signal)) {
+    for await (const sentence of streamExtractiveAnswer(input, {}, controller.signal)) {
       received.push(sentence);
       controller.abort();
     }
   });
   t.is(error?.name, 'AbortError');
   t.deepEqual(received, sentences.slice(0, 1));
-  // Aborted before it starts: nothing is embedded.
-  const rec = recording(e);
+  // Aborted before it starts: nothing is said.
   await t.throwsAsync(async () => {
-    for await (const _sentence of streamExtractiveAnswer(input, rec, {}, AbortSignal.abort())) t.fail();
+    for await (const _sentence of streamExtractiveAnswer(input, {}, AbortSignal.abort())) t.fail();
   });
-  t.is(rec.calls.length, 0);
 });

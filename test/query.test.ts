@@ -41,8 +41,8 @@ in late August, leaving at least fifteen kilograms in each hive for the winter.`
 const VOLCANO = `# Mount Ardent
 
 Mount Ardent is a stratovolcano whose last eruption was in 1883. The summit crater holds an acidic lake, and the
-observatory on the eastern flank measures sulphur dioxide every hour. Hiking to the crater rim takes about four
-hours from the Ashfield trailhead.`;
+observatory on the eastern flank measures sulphur dioxide every hour.
+Hiking to the crater rim takes about four hours from the Ashfield trailhead.`;
 
 type Body = Record<string, any>;
 

@@ -122,6 +122,8 @@ interface RetrievalOptions {
   filters: RetrievalRequest['filters'];
   size: number;
   withSideRanks: boolean;
+  /** The chunks' stored sentence vectors too (what the extractive answerer reads). */
+  withSentenceVectors?: boolean;
 }
 
 /** retrievalRequest, and the embedder that made its vector (the relevance floor is that embedder's). */
@@ -145,6 +147,7 @@ async function embeddedRetrievalRequest(
     size: options.size,
     depth: HYBRID_DEPTH,
     withSideRanks: options.withSideRanks,
+    withSentenceVectors: options.withSentenceVectors,
   };
   return { request, embedder: serving.embedder.modelName };
 }
@@ -170,6 +173,7 @@ async function retrieve(deps: QueryDeps, user: Principal, input: QueryInput): Pr
     filters: input.filters,
     size: input.max_results,
     withSideRanks: input.include_chunks,
+    withSentenceVectors: true,
   });
   timings.embedMs = performance.now() - started;
 
@@ -193,6 +197,7 @@ async function retrieve(deps: QueryDeps, user: Principal, input: QueryInput): Pr
       page_start: chunk.page_start,
       page_end: chunk.page_end,
       similarity: chunk.similarity,
+      vectors: chunk.vectors,
     }),
   );
   return {

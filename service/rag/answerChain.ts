@@ -8,7 +8,7 @@ import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import { StringOutputParser } from '@langchain/core/output_parsers';
 import { ChatPromptTemplate } from '@langchain/core/prompts';
 import { Runnable, RunnableLambda, type RunnableConfig } from '@langchain/core/runnables';
-import { streamExtractiveAnswer, type SentenceEmbedder } from './extractiveAnswerer.ts';
+import { streamExtractiveAnswer, type ExtractiveAnswerOptions } from './extractiveAnswerer.ts';
 
 /** What the command hands the chain for each passage; `similarity` is the cosine to the question in [0, 1]. */
 export interface PassageMetadata {
@@ -23,6 +23,12 @@ export interface PassageMetadata {
   page_start: number | null;
   page_end: number | null;
   similarity: number;
+  /**
+   * The vectors stored at ingestion, in the question vector's space: the passage's, and one per sentence unit of a
+   * passage of several (text/sentences.ts, as rag segmentSentences embedded them). The extractive answerer reads
+   * these; nothing is embedded per query.
+   */
+  vectors?: { passage: ArrayLike<number>; sentences: ArrayLike<number>[] };
 }
 
 export interface AnswerInput {
@@ -109,9 +115,10 @@ export function llmAnswerModel(chat: BaseChatModel): AnswerModel {
  * (RunnableLambda does both for a function returning an async iterable). The run's abort signal is checked between
  * sentences.
  */
-export function extractiveAnswerModel(embedder: SentenceEmbedder): AnswerModel {
-  const sentences = (input: AnswerInput, config?: RunnableConfig): AsyncGenerator<string> =>
-    streamExtractiveAnswer(
+export function extractiveAnswerModel(options: ExtractiveAnswerOptions = {}): AnswerModel {
+  async function* sentences(input: AnswerInput, config?: RunnableConfig): AsyncGenerator<string> {
+    let said = false;
+    for await (const sentence of streamExtractiveAnswer(
       {
         question: input.question,
         questionEmbedding: input.questionEmbedding,
@@ -119,13 +126,20 @@ export function extractiveAnswerModel(embedder: SentenceEmbedder): AnswerModel {
           n: index + 1,
           text: passage.pageContent,
           title: passage.metadata.title,
+          headings: passage.metadata.heading_path,
           similarity: passage.metadata.similarity,
+          vectors: passage.metadata.vectors,
         })),
       },
-      embedder,
-      {},
+      options,
       config?.signal,
-    );
+    )) {
+      said = true;
+      yield sentence;
+    }
+    // "Nothing answers" is an empty answer: `invoke` of a lambda whose generator yields nothing returns undefined.
+    if (!said) yield '';
+  }
   // The lambda's declared output is its chunk type; its typings do not model generator functions.
   return RunnableLambda.from(sentences as unknown as (input: AnswerInput, config?: RunnableConfig) => Promise<string>);
 }

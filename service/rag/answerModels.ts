@@ -8,7 +8,6 @@ import type { Config } from '../config.ts';
 import { EXTRACTIVE_MODEL } from '../config.ts';
 import { UpstreamUnavailableError } from '../errors.ts';
 import { extractiveAnswerModel, llmAnswerModel, type AnswerInput, type AnswerModel } from './answerChain.ts';
-import type { SentenceEmbedder } from './extractiveAnswerer.ts';
 import { retryTransient } from './retries.ts';
 
 export const ANSWER_MODEL_UNAVAILABLE = 'the answer model is unavailable; retry later';
@@ -121,9 +120,9 @@ class RetriedAnswerModel extends Runnable<AnswerInput, string> {
   }
 }
 
-export function buildAnswerModels(config: Config, embedder: SentenceEmbedder): AnswerModels {
+export function buildAnswerModels(config: Config): AnswerModels {
   const models = new Map<string, AnswerModel>();
-  models.set(EXTRACTIVE_MODEL, extractiveAnswerModel(embedder));
+  models.set(EXTRACTIVE_MODEL, extractiveAnswerModel({ minSupport: config.retrieval.answerMinSupport }));
   const openai = config.answerModels.openai;
   if (openai) {
     const policy: RetryPolicy = { attempts: 1 + openai.maxRetries, idleTimeoutMs: openai.timeoutMs };

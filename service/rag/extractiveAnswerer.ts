@@ -2,25 +2,34 @@
  * Built-in, no-network "answer model": picks the few sentences of the top passages that
  * best answer the question and returns them with passage markers, e.g.
  *   "Cats sleep 16 hours a day [1]. Kittens sleep more [2]."
+ * or returns nothing at all (the service then answers that the KBs hold nothing on it) when no
+ * sentence answers the question.
  *
  * Passage text is treated purely as data: sentences are copied verbatim (whitespace and
  * markdown bullets/headings tidied), never interpreted. The sentences are the units of the one
  * segmentation (text/sentences.ts) that ingestion embeds too: whole sentences, list items, table rows.
  *
- * Scoring per candidate sentence:
- *   SIM_WEIGHT * rescaled cosine(sentence, question)   (one embedDocuments call, sentence
- *                                                       prefixed with its passage title)
- * + OVERLAP_WEIGHT * share of question terms present in the sentence (title terms: half)
+ * No model runs here: each sentence's vector is the one stored at ingestion (rag segmentSentences: one per unit of a
+ * passage of several, the first 48; a passage of one unit is its own passage vector), handed in with the passage.
+ *
+ * Scoring per candidate sentence (the MAX_CANDIDATES the terms short-list first; the similarity then decides):
+ *   SIM_WEIGHT * rescaled similarity: SENTENCE_SHARE its own vector's cosine, the rest its passage's (the stored
+ *   sentence vector is the sentence alone, without the title and headings that place it)
+ * + OVERLAP_WEIGHT * coverage: the weighted share of the question's terms the sentence holds (title terms: half),
+ *   each term weighted by how few of the retrieved passages hold it (one in every passage, such as the town's
+ *   name, counts TERM_WEIGHT_FLOOR; one in none counts 1: it is what the question is about that the KB may lack)
+ * + TYPE_WEIGHT when the question asks for a kind of fact and the sentence fits it (answerCues.ts: a number that
+ *   counts for "how many X", a length for "how far", a time or date for "when", the day or role it names …),
+ *   − UNTYPED_PENALTY when it does not fit
  * + small bonuses for the passage's rank and the sentence's position in its passage.
- * The best sentence is always kept; up to maxSentences-1 more if they score at least
+ * The decision to answer rests on the best sentence alone (answerDecision): it must fit the question, and its
+ * coverage and similarity together (support) must reach minSupport (KBQA_ANSWER_MIN_SUPPORT). The rules and their
+ * figures: docs/architecture.md, "The extractive answerer's decision". Then up to maxSentences-1 more if they score at least
  * MIN_RELATIVE_SCORE of the best and are not near-duplicates.
  * Deterministic: stable sorts with explicit tie-breakers, no randomness.
- *
- * Latency: the only model call is one embedDocuments over <= maxCandidates (4) short sentences.
- * The service passes `embedder.withBatchMode('padded', 8, 64)` (same session): one padded inference
- * call with every sentence cut at 48 tokens (rag/index.ts).
  */
 import { splitSentences } from '../text/sentences.ts';
+import { answerKinds, fitsConstraints, holdsAnswerKind, namedWords, words } from './answerCues.ts';
 
 /** n is the 1-based passage number; similarity = cosine(question, passage) in [0,1]. */
 export interface AnswerPassage {
@@ -28,6 +37,10 @@ export interface AnswerPassage {
   text: string;
   title: string;
   similarity: number;
+  /** The headings above the passage in its document (context its sentences may omit). */
+  headings?: string[];
+  /** The vectors stored at ingestion (see the top of this file); without them a sentence has its passage's similarity. */
+  vectors?: { passage: ArrayLike<number>; sentences: ArrayLike<number>[] };
 }
 
 export interface ExtractiveAnswerInput {
@@ -41,35 +54,43 @@ export interface ExtractiveAnswerOptions {
   maxSentences?: number;
   /** Leading passages considered (default 3). */
   maxPassages?: number;
-  /** Candidate sentences embedded (default 4, in one embedDocuments call). */
-  maxCandidates?: number;
-}
-
-export interface SentenceEmbedder {
-  embedDocuments(texts: string[]): Promise<number[][]>;
+  /** The best sentence's least support to answer (default SUPPORT_THRESHOLD; KBQA_ANSWER_MIN_SUPPORT). */
+  minSupport?: number;
 }
 
 const DEFAULT_MAX_SENTENCES = 3;
 const DEFAULT_MAX_PASSAGES = 3;
-const DEFAULT_MAX_CANDIDATES = 4;
+/** Sentences the terms short-list before their similarity counts. */
+const MAX_CANDIDATES = 8;
 
 const MIN_WORDS = 3;
 
 const SIM_WEIGHT = 0.6;
+/** A sentence's similarity: this share its own vector's cosine, the rest its passage's. */
+const SENTENCE_SHARE = 0.35;
 const OVERLAP_WEIGHT = 0.4;
+/** Added when the question asks for a kind of fact and the sentence holds one; taken off when it holds none. */
+const TYPE_WEIGHT = 0.1;
+const UNTYPED_PENALTY = 0.3;
 /** bge cosines are compressed: unrelated text sits near 0.3-0.5, strong matches 0.75+. */
 const SIM_FLOOR = 0.5;
 const SIM_CEIL = 0.9;
 const RANK_BONUS = 0.05;
 /** Share of a question term's weight credited when only the passage title contains it. */
 const TITLE_TERM_CREDIT = 0.5;
-const MAX_TITLE_CHARS = 120;
+/** The weight of a question term every retrieved passage holds (one none holds weighs 1). */
+const TERM_WEIGHT_FLOOR = 0.2;
 const LEAD_SENTENCE_BONUS = 0.02;
+/** A name held by at least this share of the retrieved passages (the town's) need not be in the answer's passage. */
+const NAME_SHARED = 0.5;
 /** Extra sentences must score at least this fraction of the best sentence's score. */
 const MIN_RELATIVE_SCORE = 0.75;
 /** Drop a sentence that is this similar (cosine) to one already chosen. */
 const REDUNDANT_COSINE = 0.95;
 const REDUNDANT_JACCARD = 0.8;
+/** The best sentence's support (answerDecision) below which the answer is "nothing" (KBQA_ANSWER_MIN_SUPPORT's default). */
+export const SUPPORT_THRESHOLD = 0.25;
+const SUPPORT_SIM_WEIGHT = 0.5;
 
 const STOPWORDS = new Set(
   (
@@ -98,14 +119,19 @@ interface Candidate {
   terms: Set<string>;
   /** Content terms of the passage title (context the sentence itself may omit). */
   titleTerms: Set<string>;
-  /** Passage title, used as context when embedding the sentence. */
-  title: string;
+  /** Its passage's title and headings, as text. */
+  context: string;
+  /** Content terms of its whole passage: text, title and headings. */
+  passageTerms: Set<string>;
   /** Tier 0 = regular sentence; 1 = fragment/heading, only used when no tier-0 sentence exists. */
   tier: 0 | 1;
+  /** Its stored vector (null when the passage came without the vectors, or past the 48 embedded). */
+  vector: ArrayLike<number> | null;
+  similarity: number;
   overlap: number;
+  /** Whether it fits the question (answerCues.ts): the kind of fact asked for, the day, role or name it names. */
+  fits: boolean;
   score: number;
-  similarity?: number;
-  vector?: number[];
 }
 
 // ---------------------------------------------------------------------------------------
@@ -134,11 +160,6 @@ export function stem(word: string): string {
   return w;
 }
 
-const WORD_RE = /[\p{L}\p{N}]+(?:['’][\p{L}]+)*/gu;
-
-function words(text: string): string[] {
-  return text.match(WORD_RE) ?? [];
-}
 
 /** Lower-cased, stopword-free, stemmed content terms. */
 export function contentTerms(text: string): Set<string> {
@@ -169,11 +190,16 @@ function trailingRunStart(text: string, inRun: (char: string) => boolean, end = 
 // ---------------------------------------------------------------------------------------
 // Scoring helpers
 
-function dot(a: number[], b: number[]): number {
+function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
   const n = Math.min(a.length, b.length);
   let s = 0;
   for (let i = 0; i < n; i++) s += a[i] * b[i];
   return s;
+}
+
+function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  const norms = Math.sqrt(dot(a, a) * dot(b, b));
+  return norms === 0 ? 0 : dot(a, b) / norms;
 }
 
 function rescaleSimilarity(cos: number): number {
@@ -190,13 +216,6 @@ function jaccard(a: Set<string>, b: Set<string>): number {
 
 function rankBonus(rank: number, passages: number): number {
   return passages <= 1 ? RANK_BONUS : RANK_BONUS * (1 - rank / passages);
-}
-
-/** The sentence as embedded: prefixed with its passage title for context, unless redundant. */
-function embeddingText(c: Candidate): string {
-  const title = c.title.length > MAX_TITLE_CHARS ? c.title.slice(0, MAX_TITLE_CHARS) : c.title;
-  if (!title || c.text.toLowerCase().includes(title.toLowerCase())) return c.text;
-  return `${title}: ${c.text}`;
 }
 
 /** Orders by score desc, then passage rank, then position: total and deterministic. */
@@ -227,133 +246,172 @@ export interface ScoredSentence {
   rank: number;
   /** Sentence index within its passage. */
   position: number;
+  /** The weighted share of the question's terms it holds. */
   overlap: number;
-  /** cosine(sentence, question), when the sentence was embedded. */
-  similarity?: number;
+  /** cosine(sentence, question) from its stored vector (its passage's similarity without one). */
+  similarity: number;
+  /** Whether it fits the question: the kind of fact asked for, the day, role or name it names (answerCues.ts). */
+  fits: boolean;
   score: number;
 }
 
-async function shortlistSentences(
-  input: ExtractiveAnswerInput,
-  embedder: SentenceEmbedder,
-  options: ExtractiveAnswerOptions,
-): Promise<Candidate[]> {
+/** Units ingestion embeds per passage at most (rag/index.ts MAX_SENTENCES_PER_SEGMENT): the first ones. */
+const STORED_UNITS = 48;
+
+/** The stored vector of each unit of a passage, when the vectors fit the units (else none: another segmentation made them). */
+function unitVectors(passage: AnswerPassage, units: number): Array<ArrayLike<number> | null> {
+  const stored = passage.vectors;
+  const none = () => Array.from({ length: units }, () => null);
+  if (!stored) return none();
+  if (units === 1) return [stored.passage];
+  if (stored.sentences.length !== Math.min(units, STORED_UNITS)) return none();
+  return Array.from({ length: units }, (_, index) => stored.sentences[index] ?? null);
+}
+
+/**
+ * Each question term's weight: 1 − (1 − TERM_WEIGHT_FLOOR) × (the share of the retrieved passages holding it, in
+ * their text or title). Every passage retrieved is counted, not only those answered from.
+ */
+function termWeights(questionTerms: Set<string>, holders: Array<Set<string>>): Map<string, number> {
+  const weights = new Map<string, number>();
+  for (const term of questionTerms) weights.set(term, 1 - (1 - TERM_WEIGHT_FLOOR) * shareHolding(term, holders));
+  return weights;
+}
+
+/** The share of the passages' term sets holding a term. */
+function shareHolding(term: string, holders: Array<Set<string>>): number {
+  return holders.length === 0 ? 0 : holders.filter((terms) => terms.has(term)).length / holders.length;
+}
+
+/** Content terms of a passage's text, title and headings. */
+function passageTerms(passage: AnswerPassage): Set<string> {
+  return new Set([...contentTerms(passage.text ?? ''), ...contentTerms(passage.title ?? ''), ...contentTerms((passage.headings ?? []).join(' '))]);
+}
+
+function rankCandidates(input: ExtractiveAnswerInput, options: ExtractiveAnswerOptions): Candidate[] {
   const maxPassages = Math.max(1, Math.floor(options.maxPassages ?? DEFAULT_MAX_PASSAGES));
-  const maxCandidates = Math.max(1, Math.floor(options.maxCandidates ?? DEFAULT_MAX_CANDIDATES));
-
-  const passages = (input.passages ?? []).slice(0, maxPassages);
+  const allPassages = input.passages ?? [];
+  const passages = allPassages.slice(0, maxPassages);
   if (passages.length === 0) return [];
+  const q = input.questionEmbedding;
+  const haveQuestion = Array.isArray(q) && q.length > 0;
 
-  // 1. Candidate sentences, de-duplicated across (overlapping) passages.
+  // 1. Candidate sentences with their stored vectors, de-duplicated across (overlapping) passages.
   const all: Candidate[] = [];
   const seen = new Set<string>();
   passages.forEach((p, rank) => {
     const title = (p.title ?? '').replace(/\s+/g, ' ').trim();
     const titleTerms = contentTerms(title);
-    splitSentences(p.text ?? '').forEach((s, position) => {
+    const context = [title, ...(p.headings ?? [])].join(' ');
+    const terms = passageTerms(p);
+    const units = splitSentences(p.text ?? '');
+    const vectors = unitVectors(p, units.length);
+    units.forEach((s, position) => {
       const key = s.text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
       if (!key || seen.has(key)) return;
       seen.add(key);
       const tier = s.heading || words(s.text).length < MIN_WORDS ? 1 : 0;
-      const terms = contentTerms(s.text);
-      all.push({ text: s.text, rank, n: p.n, position, terms, titleTerms, title, tier, overlap: 0, score: 0 });
+      const vector = vectors[position];
+      // A sentence vector is the sentence alone; its passage's (title and headings as context) says where it stands.
+      const similarity = vector && haveQuestion ? SENTENCE_SHARE * cosine(vector, q) + (1 - SENTENCE_SHARE) * (p.similarity ?? 0) : (p.similarity ?? 0);
+      all.push({ text: s.text, rank, n: p.n, position, terms: contentTerms(s.text), titleTerms, context, passageTerms: terms, tier, vector, similarity, overlap: 0, fits: true, score: 0 });
     });
   });
   if (all.length === 0) return [];
   const regular = all.filter((c) => c.tier === 0);
   const pool = regular.length > 0 ? regular : all;
 
-  // 2. Term overlap: share of the question's content terms found in the sentence (half
-  //    credit when only the passage title has the term). Uniform weights on purpose: an
-  //    idf computed over the retrieved passages would discount the topic term itself,
-  //    which is exactly the word that tells "cats sleep 16 h" from "dogs sleep 12 h".
-  const qTerms = contentTerms(input.question ?? '');
+  // 2. Coverage of the question's terms, weighted by how distinctive each is among the retrieved passages.
+  const cue = answerKinds(input.question ?? '');
+  const qTerms = new Set([...contentTerms(input.question ?? '')].filter((term) => !cue.cueWords.has(term)));
+  const holders = allPassages.map(passageTerms);
+  const weights = termWeights(qTerms, holders);
+  // Names the question is about ("Quarry Road") that most retrieved passages lack: the answer's passage must hold them.
+  const names = [...contentTerms(namedWords(input.question ?? '').join(' '))].filter((term) => shareHolding(term, holders) < NAME_SHARED);
+  let total = 0;
+  for (const weight of weights.values()) total += weight;
   for (const c of pool) {
     let hit = 0;
-    for (const t of qTerms) {
-      if (c.terms.has(t)) hit += 1;
-      else if (c.titleTerms.has(t)) hit += TITLE_TERM_CREDIT;
+    for (const [t, weight] of weights) {
+      if (c.terms.has(t)) hit += weight;
+      else if (c.titleTerms.has(t)) hit += TITLE_TERM_CREDIT * weight;
     }
-    c.overlap = qTerms.size > 0 ? hit / qTerms.size : 0;
+    c.overlap = total > 0 ? hit / total : 0;
+    c.fits = holdsAnswerKind(c.text, cue.kinds) && fitsConstraints(c.text, cue, c.context) && names.every((term) => c.passageTerms.has(term));
     c.score =
       OVERLAP_WEIGHT * c.overlap +
+      (c.fits ? (cue.kinds.size === 0 ? 0 : TYPE_WEIGHT) : -UNTYPED_PENALTY) +
       rankBonus(c.rank, passages.length) +
       (c.position === 0 ? LEAD_SENTENCE_BONUS : 0);
   }
-
-  // 3. Pre-select by overlap + rank; embed the short list in one call (none for a single candidate).
-  const shortlist = [...pool].sort(byScore).slice(0, maxCandidates);
-  const q = input.questionEmbedding;
-  if (shortlist.length > 1 && Array.isArray(q) && q.length > 0) {
-    const vectors = await embedder.embedDocuments(shortlist.map(embeddingText));
-    shortlist.forEach((c, i) => {
-      const v = vectors[i];
-      if (!v) return;
-      c.vector = v;
-      c.similarity = dot(v, q);
-      c.score += SIM_WEIGHT * rescaleSimilarity(c.similarity);
-    });
-  }
+  // 3. The similarity decides among the short list the terms chose: a sentence's own vector, without its passage's
+  //    title and headings, is too weak a signal to let a sentence sharing no term win.
+  const shortlist = [...pool].sort(byScore).slice(0, MAX_CANDIDATES);
+  for (const c of shortlist) c.score += SIM_WEIGHT * rescaleSimilarity(c.similarity);
   return shortlist.sort(byScore); // best first
 }
 
-/** The embedded short list with its scores, best first (for diagnostics and tuning). */
-export async function scoreAnswerSentences(
-  input: ExtractiveAnswerInput,
-  embedder: SentenceEmbedder,
-  options: ExtractiveAnswerOptions = {},
-): Promise<ScoredSentence[]> {
-  const ranked = await shortlistSentences(input, embedder, options);
-  return ranked.map(({ text, n, rank, position, overlap, similarity, score }) => ({
-    text, n, rank, position, overlap, similarity, score,
-  }));
+/** How well a sentence supports an answer: its coverage of the question's terms and its similarity, blended. */
+export function support(sentence: Pick<ScoredSentence, 'overlap' | 'similarity'>): number {
+  return (1 - SUPPORT_SIM_WEIGHT) * sentence.overlap + SUPPORT_SIM_WEIGHT * rescaleSimilarity(sentence.similarity);
 }
 
 /**
- * The answer sentence by sentence: the sentences are chosen together (the one embedding call is the only slow step),
- * then yielded in reading order, each with its marker, each after the first led by its separating space. `signal`
- * is checked before the embedding call and between sentences.
+ * Whether the best sentence answers: it fits the question (a number that counts for "how many", the day it names …),
+ * and its support reaches SUPPORT_THRESHOLD. Otherwise the answer is "nothing".
  */
-export async function* streamExtractiveAnswer(
-  input: ExtractiveAnswerInput,
-  embedder: SentenceEmbedder,
-  options: ExtractiveAnswerOptions = {},
-  signal?: AbortSignal,
-): AsyncGenerator<string> {
-  signal?.throwIfAborted();
-  const maxSentences = Math.max(1, Math.floor(options.maxSentences ?? DEFAULT_MAX_SENTENCES));
-  const ranked = await shortlistSentences(input, embedder, options);
-  if (ranked.length === 0) return;
+export function answerDecision(best: Pick<ScoredSentence, 'overlap' | 'similarity' | 'fits'>, minSupport = SUPPORT_THRESHOLD): boolean {
+  return best.fits && support(best) >= minSupport;
+}
 
-  // 4. Best sentence, plus close runners-up that are not redundant.
+/** Every candidate with its scores, best first (for diagnostics and tuning). */
+export function scoreAnswerSentences(input: ExtractiveAnswerInput, options: ExtractiveAnswerOptions = {}): ScoredSentence[] {
+  return rankCandidates(input, options).map(({ text, n, rank, position, overlap, similarity, fits, score }) => ({
+    text, n, rank, position, overlap, similarity, fits, score,
+  }));
+}
+
+/** The sentences of the answer, in reading order; none when the best sentence does not answer (answerDecision). */
+export function chooseAnswerSentences(input: ExtractiveAnswerInput, options: ExtractiveAnswerOptions = {}): Array<{ text: string; n: number }> {
+  const maxSentences = Math.max(1, Math.floor(options.maxSentences ?? DEFAULT_MAX_SENTENCES));
+  const ranked = rankCandidates(input, options);
+  if (ranked.length === 0 || !answerDecision(ranked[0], options.minSupport)) return [];
+
+  // Best sentence, plus close runners-up that are not redundant.
   const best = ranked[0];
   const chosen: Candidate[] = [best];
   for (const c of ranked.slice(1)) {
     if (chosen.length >= maxSentences) break;
     if (c.score < best.score * MIN_RELATIVE_SCORE) break;
     const redundant = chosen.some(
-      (o) =>
-        (c.vector && o.vector && dot(c.vector, o.vector) >= REDUNDANT_COSINE) ||
-        jaccard(c.terms, o.terms) >= REDUNDANT_JACCARD,
+      (o) => (c.vector && o.vector && cosine(c.vector, o.vector) >= REDUNDANT_COSINE) || jaccard(c.terms, o.terms) >= REDUNDANT_JACCARD,
     );
     if (!redundant) chosen.push(c);
   }
-
-  // 5. Passage order (then sentence order), each sentence with its marker.
+  // Passage order (then sentence order).
   chosen.sort((a, b) => a.rank - b.rank || a.position - b.position);
-  for (const [index, c] of chosen.entries()) {
+  return chosen.map(({ text, n }) => ({ text, n }));
+}
+
+/**
+ * The answer sentence by sentence: the sentences are chosen together, then yielded in reading order, each with its
+ * marker, each after the first led by its separating space. `signal` is checked before and between sentences.
+ */
+export async function* streamExtractiveAnswer(
+  input: ExtractiveAnswerInput,
+  options: ExtractiveAnswerOptions = {},
+  signal?: AbortSignal,
+): AsyncGenerator<string> {
+  signal?.throwIfAborted();
+  for (const [index, c] of chooseAnswerSentences(input, options).entries()) {
     signal?.throwIfAborted();
     yield `${index > 0 ? ' ' : ''}${withMarker(c.text, c.n)}`;
   }
 }
 
-/** The whole answer: the sentences of streamExtractiveAnswer, joined. */
-export async function composeExtractiveAnswer(
-  input: ExtractiveAnswerInput,
-  embedder: SentenceEmbedder,
-  options: ExtractiveAnswerOptions = {},
-): Promise<string> {
-  let answer = '';
-  for await (const sentence of streamExtractiveAnswer(input, embedder, options)) answer += sentence;
-  return answer;
+/** The whole answer: the sentences of streamExtractiveAnswer, joined ("" when nothing answers). */
+export function composeExtractiveAnswer(input: ExtractiveAnswerInput, options: ExtractiveAnswerOptions = {}): string {
+  return chooseAnswerSentences(input, options)
+    .map((c, index) => `${index > 0 ? ' ' : ''}${withMarker(c.text, c.n)}`)
+    .join('');
 }

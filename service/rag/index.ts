@@ -2,11 +2,11 @@
 // embedder when configured, and the answer models. Only service/rag/ talks to models, and no inference runs on the
 // event loop.
 //
-// Embedders: the local bge-small-en-v1.5 always (the pool is loaded anyway: the splitter and the extractive answerer
-// need it), and the OpenAI-compatible one when configured. KBQA_EMBEDDER selects the one new indices are built with
-// (`embedder`); an index built by the other is still served while it is live (a migration between them), by naming
-// its embedder in embedQuestion / embedSegments.
-import { EXTRACTIVE_MODEL, type Config } from '../config.ts';
+// Embedders: the local bge-small-en-v1.5 always (the pool is loaded anyway: the splitter needs it), and the
+// OpenAI-compatible one when configured. KBQA_EMBEDDER selects the one new indices are built with (`embedder`); an
+// index built by the other is still served while it is live (a migration between them), by naming its embedder in
+// embedQuestion / embedSegments.
+import type { Config } from '../config.ts';
 import { EmbedderNotConfiguredError, UpstreamUnavailableError } from '../errors.ts';
 import { answerChain, type AnswerDelta, type AnswerInput, type ChainAnswer, type PassageMetadata } from './answerChain.ts';
 import { buildAnswerModels, type AnswerModels } from './answerModels.ts';
@@ -134,18 +134,13 @@ export async function loadRag(config: Config): Promise<Rag> {
     if (!embedder) throw new EmbedderNotConfiguredError(modelName, embedders.map((candidate) => candidate.modelName));
     return embedder;
   };
-  // Which embedder made each question vector this rag handed out (compared by identity, kept no longer than the
-  // vector): the extractive answerer compares sentences with the question in bge's space, whichever space retrieval used.
-  const questionSpaces = new WeakMap<number[], string>();
-  const answerInput = async (request: AnswerRequest): Promise<AnswerInput> => {
-    const space = questionSpaces.get(request.questionEmbedding) ?? configured.modelName;
-    const needsBge = request.model === EXTRACTIVE_MODEL && space !== bge.modelName;
-    return {
-      question: request.question,
-      questionEmbedding: needsBge ? await embedderCall(() => rag.models.embedQuery(request.question)) : request.questionEmbedding,
-      passages: request.passages,
-    };
-  };
+  // The extractive answerer compares the question with the sentence vectors stored beside the passages: both are in
+  // the serving index's embedder's space, so the question's vector goes to it as retrieval used it.
+  const answerInput = (request: AnswerRequest): AnswerInput => ({
+    question: request.question,
+    questionEmbedding: request.questionEmbedding,
+    passages: request.passages,
+  });
 
   const rag: Rag = {
     get embedder(): EmbedderIdentity {
@@ -158,8 +153,7 @@ export async function loadRag(config: Config): Promise<Rag> {
     embedderName: configured.modelName,
     embedders: () => embedders.map((embedder) => embedder.identity()).filter((identity) => identity !== null),
     models,
-    // The extractive answerer's sentences go through the pool's interactive lane, like the question.
-    answerModels: buildAnswerModels(config, { embedDocuments: (texts) => rag.models.embedSentences(texts) }),
+    answerModels: buildAnswerModels(config),
     // The model's own error (not the 503 wrapper) is what the readiness log should name.
     embedderProblem: () => (configured === openai ? openai.problem() : rag.models.embedQuery('ready').then(() => null)),
     splitterProblem: () => rag.models.countTokens('ready').then(() => null),
@@ -175,18 +169,16 @@ export async function loadRag(config: Config): Promise<Rag> {
     },
     async embedQuestion(question, modelName) {
       const embedder = embedderNamed(modelName);
-      const vector = await embedderCall(() => embedder.embedQuery(question));
-      questionSpaces.set(vector, embedder.modelName);
-      return vector;
+      return embedderCall(() => embedder.embedQuery(question));
     },
     async answer(request) {
       const chain = answerChain(rag.answerModels.model(request.model), request.passages, request.question);
-      const { text, citations } = await chain.invoke(await answerInput(request));
+      const { text, citations } = await chain.invoke(answerInput(request));
       return { answer: text, citations };
     },
     async *streamAnswer(request, signal) {
       const chain = answerChain(rag.answerModels.model(request.model), request.passages, request.question);
-      yield* await chain.stream(await answerInput(request), { signal });
+      yield* await chain.stream(answerInput(request), { signal });
     },
     close: () => models.close(),
   };

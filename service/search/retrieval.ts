@@ -30,6 +30,11 @@ const RETURNED_FIELDS = [
 /** What ranking needs (RetrievalRequest.rankingOnly): no text, no vector. */
 const RANKING_FIELDS = ['chunk_id', 'knowledge_base_id', 'document_id', 'filename', 'chunk_index'];
 
+function returnedFields(request: RetrievalRequest): string[] {
+  if (request.rankingOnly) return RANKING_FIELDS;
+  return request.withSentenceVectors ? [...RETURNED_FIELDS, 'sentence_embeddings'] : RETURNED_FIELDS;
+}
+
 export interface RetrievalRequest {
   text: string;
   vector: number[];
@@ -51,22 +56,39 @@ export interface RetrievalRequest {
    * `kbqa eval`, whose thousands of searches would otherwise move every passage and its vector.
    */
   rankingOnly?: boolean;
+  /**
+   * Also return each chunk's stored vectors (RetrievedChunk.vectors): the extractive answerer reads them instead of
+   * embedding sentences per query. Read from `_source` with the returned page only (size hits, not the depth).
+   */
+  withSentenceVectors?: boolean;
+}
+
+/** The vectors stored at ingestion: the passage's, and one per sentence of a passage of several (none for one). */
+export interface ChunkVectors {
+  passage: Float32Array;
+  sentences: Float32Array[];
 }
 
 /** A chunk as a search returns it: the stored fields without the vector, plus how it ranked. */
-export interface RetrievedChunk extends Omit<ChunkDocument, 'embedding' | 'embedder' | 'created_at' | 'document_version'> {
+export interface RetrievedChunk extends Omit<ChunkDocument, 'embedding' | 'embedder' | 'created_at' | 'document_version' | 'sentence_embeddings'> {
   /** Fused (or single-sided) score as OpenSearch returned it. */
   score: number;
   /** Cosine similarity of the chunk's embedding to the question's, in [0, 1]. */
   similarity: number;
   bm25_rank: number | null;
   vector_rank: number | null;
+  /** Only when the request asked withSentenceVectors; never presented. */
+  vectors?: ChunkVectors;
 }
 
 interface Hit {
   _id: string;
   _score: number;
-  _source: Omit<RetrievedChunk, 'score' | 'similarity' | 'bm25_rank' | 'vector_rank'> & { embedding_b64?: string; embedding?: number[] };
+  _source: Omit<RetrievedChunk, 'score' | 'similarity' | 'bm25_rank' | 'vector_rank' | 'vectors'> & {
+    embedding_b64?: string;
+    embedding?: number[];
+    sentence_embeddings?: string;
+  };
   _explanation?: Explanation;
 }
 
@@ -213,8 +235,18 @@ export function decodeEmbedding(base64: string): Float32Array {
   return vector;
 }
 
+/** One binary doc value of sentence vectors (chunks.ts bulkLines) cut into vectors of `dimensions` components. */
+export function decodeSentenceVectors(base64: string | undefined, dimensions: number): Float32Array[] {
+  if (!base64 || dimensions === 0) return [];
+  const packed = decodeEmbedding(base64);
+  const vectors: Float32Array[] = [];
+  for (let start = 0; start + dimensions <= packed.length; start += dimensions) vectors.push(packed.subarray(start, start + dimensions));
+  return vectors;
+}
+
 function toChunk(hit: Hit, request: RetrievalRequest, ranks: { bm25: number | null; vector: number | null }): RetrievedChunk {
-  const { embedding_b64: encoded, embedding: derived, ...source } = hit._source;
+  const { embedding_b64: encoded, embedding: derived, sentence_embeddings: sentences, ...source } = hit._source;
+  const passage = request.rankingOnly ? null : encoded ? decodeEmbedding(encoded) : Float32Array.from(derived ?? []);
   return {
     chunk_id: source.chunk_id,
     knowledge_base_id: source.knowledge_base_id,
@@ -227,9 +259,10 @@ function toChunk(hit: Hit, request: RetrievalRequest, ranks: { bm25: number | nu
     page_end: source.page_end ?? null,
     text: source.text ?? '',
     score: hit._score,
-    similarity: request.rankingOnly ? 0 : cosine(request.vector, encoded ? decodeEmbedding(encoded) : (derived ?? [])),
+    similarity: passage ? cosine(request.vector, passage) : 0,
     bm25_rank: ranks.bm25,
     vector_rank: ranks.vector,
+    ...(request.withSentenceVectors && passage ? { vectors: { passage, sentences: decodeSentenceVectors(sentences, passage.length) } } : {}),
   };
 }
 
@@ -300,7 +333,7 @@ export async function hybridSearch(
     body: {
       ...(inline ? { search_pipeline: renderHybridPipeline(tuning, withSideRanks) } : {}),
       size: request.size,
-      _source: request.rankingOnly ? RANKING_FIELDS : RETURNED_FIELDS,
+      _source: returnedFields(request),
       query: { hybrid: { pagination_depth: paginationDepth, queries: [lexicalQuery(request, alias, text, tuning.bm25Fields), vectorQuery(request, alias, k, tuning.sentenceWeight)] } },
     },
   });
@@ -321,7 +354,7 @@ export async function lexicalSearch(
   const response = await client.request<SearchResponse>('POST', `/${alias}/_search`, {
     body: {
       size: request.size,
-      _source: request.rankingOnly ? RANKING_FIELDS : RETURNED_FIELDS,
+      _source: returnedFields(request),
       query: lexicalQuery(request, alias, await lexicalQueryText(client, alias, request.text, fields), fields),
     },
   });
@@ -338,7 +371,7 @@ export async function vectorSearch(
   const response = await client.request<SearchResponse>('POST', `/${alias}/_search`, {
     body: {
       size: request.size,
-      _source: request.rankingOnly ? RANKING_FIELDS : RETURNED_FIELDS,
+      _source: returnedFields(request),
       query: vectorQuery(request, alias, Math.max(request.size, request.depth), sentenceWeight),
     },
   });

@@ -1,10 +1,8 @@
 // /api/web/admin: users and invitations (admins only).
 import type Router from '@koa/router';
 import { inviteUser, listUsers } from '../../commands/accounts.ts';
-import { ConflictError } from '../../errors.ts';
 import { authorizeAdministration } from '../../policies/accounts.ts';
 import { presentAdminUser, presentUserReference } from '../../presenters/users.ts';
-import { DuplicateEmailError } from '../../store/index.ts';
 import { authenticated, newRouter, type AppDeps, type AppState } from '../context.ts';
 import { parseInput } from '../validation.ts';
 import { inviteBody } from './webSession.schema.ts';
@@ -20,14 +18,9 @@ export function adminRoutes(deps: AppDeps): Router<AppState> {
   router.post('/admin/invitations', authenticated(async (ctx, caller) => {
     authorizeAdministration(caller);
     const input = parseInput(inviteBody, ctx.request.body, 'body');
-    try {
-      const { user, link } = await inviteUser(deps.store, deps.config.web, { email: input.email, isAdmin: input.is_admin });
-      ctx.status = 201;
-      ctx.body = { user: presentUserReference(user), link: link.url, expires_at: link.expiresAt.toISOString() };
-    } catch (error) {
-      if (error instanceof DuplicateEmailError) throw new ConflictError(`a user with email ${input.email} already exists`);
-      throw error;
-    }
+    const { user, link } = await inviteUser(deps.store, deps.config.web, { email: input.email, isAdmin: input.is_admin });
+    ctx.status = 201;
+    ctx.body = { user: presentUserReference(user), link: link.url, expires_at: link.expiresAt.toISOString() };
   }));
 
   return router;

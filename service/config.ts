@@ -3,6 +3,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { ConfigError } from './errors.ts';
 import { DEFAULT_HYBRID_TUNING, DEPTH_RANGE, FUSION_TECHNIQUES, SENTENCE_WEIGHT_RANGE, parseBm25Fields, parseWeights, tuningProblem, type Bm25Field, type FusionTechnique, type Parsed } from './hybridTuning.ts';
 
 const MiB = 1024 * 1024;
@@ -306,8 +307,6 @@ export interface OpenAIEmbedderConfig {
   timeoutMs: number;
   maxRetries: number;
 }
-
-export class ConfigError extends Error {}
 
 function withoutTrailingSlashes(url: string): string {
   let end = url.length;

@@ -1,5 +1,9 @@
 // Every failure the API reports is one of these. The error middleware (http/middleware/errors.ts) maps them to
 // the envelope { "error": { "code", "message" } }; anything else becomes a 500 with no detail leaked.
+// The layers below the routes (store/, search/, extraction/) throw these classes themselves, in the API's terms: a
+// duplicate email is a ConflictError where the store finds it, so no route, command or CLI translates. The only
+// Error subclasses elsewhere in service/ are control-flow signals, each caught in its own file and marked so
+// (test/errorClasses.test.ts holds that).
 
 export type ErrorCode =
   | 'bad_request'
@@ -142,6 +146,96 @@ export class IngestionQueueFullError extends RateLimitedError {
   }
 }
 
+/** A `?cursor=` this API did not issue (or one altered on the way): the caller's mistake. Thrown by the store. */
+export class InvalidCursorError extends BadRequestError {
+  constructor() {
+    super('cursor: not a cursor this API issued');
+  }
+}
+
+/**
+ * An account with this email exists (the users' unique index, on the lower-cased address, says so: the store
+ * throws it). The message names the address as it was given.
+ */
+export class EmailTakenError extends ConflictError {
+  readonly email: string;
+  constructor(email: string) {
+    super(`a user with email ${email} already exists`);
+    this.email = email;
+  }
+}
+
+/** An organisation of this name exists (unique index; thrown by the store). */
+export class OrganisationNameTakenError extends ConflictError {
+  constructor(name: string) {
+    super(`an organisation named ${name} already exists`);
+  }
+}
+
+/** The one first account exists, or another request (or an earlier run) has claimed it: the store's marker says so. */
+export class FirstAccountTakenError extends ConflictError {
+  constructor() {
+    super('the first account already exists; sign in instead');
+  }
+}
+
+/** Why a PDF gave no text: what the reader found, and the two limits a reading can reach (size or memory, time). */
+export type PdfFailureReason = 'encrypted' | 'corrupt' | 'no_text' | 'too_many_pages' | 'too_large' | 'timeout';
+
+const numbers = new Intl.NumberFormat('en-US');
+
+/** Sizes in binary units, written "MB" as most file managers do: a 50 MiB limit reads "50 MB". */
+function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${numbers.format(bytes)} bytes`;
+  const [value, unit] = bytes < 1024 ** 2 ? [bytes / 1024, 'KB'] : [bytes / 1024 ** 2, 'MB'];
+  return `${numbers.format(Math.round(value * 10) / 10)} ${unit}`;
+}
+
+/**
+ * A PDF that gives no text (extraction/pdf.ts throws it). The document's own fault, so a 400: the same bytes fail
+ * the same way, and an ingestion meeting it is not retried. The message is shown to people in the document's
+ * status, so it says what to do.
+ */
+export class PdfExtractionError extends BadRequestError {
+  readonly reason: PdfFailureReason;
+
+  constructor(reason: PdfFailureReason, message: string) {
+    super(message);
+    this.reason = reason;
+  }
+
+  static encrypted(): PdfExtractionError {
+    return new PdfExtractionError('encrypted', 'the PDF is password-protected (encrypted); remove the password and upload it again');
+  }
+
+  static corrupt(): PdfExtractionError {
+    return new PdfExtractionError('corrupt', 'the file is not a readable PDF (damaged or not a PDF)');
+  }
+
+  static noText(): PdfExtractionError {
+    return new PdfExtractionError('no_text', 'scanned PDF: no text to index');
+  }
+
+  static tooLarge(bytes: number, maxBytes: number): PdfExtractionError {
+    return new PdfExtractionError('too_large', `the PDF is ${formatBytes(bytes)}; the limit is ${formatBytes(maxBytes)}`);
+  }
+
+  static tooManyPages(pages: number, maxPages: number): PdfExtractionError {
+    return new PdfExtractionError('too_many_pages', `the PDF has ${numbers.format(pages)} pages; the limit is ${numbers.format(maxPages)}`);
+  }
+
+  static outOfMemory(maxMemoryMb: number): PdfExtractionError {
+    return new PdfExtractionError(
+      'too_large',
+      `the PDF needs more than the ${numbers.format(maxMemoryMb)} MB of memory allowed to read it (its compressed contents expand too far)`,
+    );
+  }
+
+  static timeout(timeoutMs: number): PdfExtractionError {
+    return new PdfExtractionError('timeout', `the PDF took longer than ${numbers.format(timeoutMs / 1000)} s to read`);
+  }
+}
+
 /** A dependency (OpenSearch, MongoDB, the embedder, an answer model) is unavailable; clients retry with backoff. */
 export class UpstreamUnavailableError extends ApiError {
   readonly upstream: string;
@@ -244,6 +338,35 @@ export class SearchAssetsError extends Error {
     this.name = 'SearchAssetsError';
   }
 }
+
+// ---- Not API answers: defects (a 500 with a request id if one reaches a request) and refusals to start.
+
+/**
+ * OpenSearch refused the request itself (a 4xx, or a 500 whose root cause is the request, such as too many
+ * clauses): retrying cannot help, so it is not an outage (503) but a kbqa bug, answered as 500 with a request id.
+ * Thrown by search/client.ts, which classifies every OpenSearch failure.
+ */
+export class OpenSearchRequestError extends Error {
+  readonly status: number;
+  readonly type: string | undefined;
+  readonly reason: string | undefined;
+  constructor(status: number, type: string | undefined, reason: string | undefined, message: string) {
+    super(message);
+    this.name = 'OpenSearchRequestError';
+    this.status = status;
+    this.type = type;
+    this.reason = reason;
+  }
+}
+
+/** A chunk OpenSearch refused for a reason that would repeat (a mapping conflict, say): a defect, not an outage. */
+export class ChunkIndexingError extends Error {}
+
+/** An ingestion job whose process stopped too many times while running it (a document that crashes the process, say). */
+export class IngestionAbandonedError extends Error {}
+
+/** The environment asks for a configuration that cannot run (config.ts): the process says what to set and exits. */
+export class ConfigError extends Error {}
 
 /**
  * What a log line may say about an error: its class, message and codes, never the request or response bodies that

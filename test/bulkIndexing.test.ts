@@ -3,9 +3,8 @@
 // through a recording proxy that forwards every request unchanged.
 import { randomUUID } from 'node:crypto';
 import anyTest, { type TestFn } from 'ava';
-import { UpstreamUnavailableError } from '../service/errors.ts';
+import { ChunkIndexingError, UpstreamUnavailableError } from '../service/errors.ts';
 import {
-  ChunkIndexingError,
   MAX_BULK_BYTES,
   bulkBatches,
   bulkFailure,

@@ -5,8 +5,8 @@
 import { createServer } from 'node:net';
 import { Document } from '@langchain/core/documents';
 import anyTest, { type TestFn } from 'ava';
-import { ConfigError, loadConfig } from '../service/config.ts';
-import { EmbedderNotConfiguredError, UpstreamUnavailableError } from '../service/errors.ts';
+import { loadConfig } from '../service/config.ts';
+import { ConfigError, EmbedderNotConfiguredError, UpstreamUnavailableError } from '../service/errors.ts';
 import type { PassageMetadata } from '../service/rag/answerChain.ts';
 import { loadRag, type Rag } from '../service/rag/index.ts';
 import { OPENAI_BATCH_INPUTS } from '../service/rag/openaiEmbeddings.ts';

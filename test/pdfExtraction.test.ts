@@ -5,7 +5,8 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import anyTest, { type TestFn } from 'ava';
-import { createPdfExtractor, extractionBudgetMs, PdfExtractionError, type PdfExtractor, type PdfLimits } from '../service/extraction/pdf.ts';
+import { PdfExtractionError } from '../service/errors.ts';
+import { createPdfExtractor, extractionBudgetMs, type PdfExtractor, type PdfLimits } from '../service/extraction/pdf.ts';
 import { isPageNumber } from '../service/extraction/pdfRunningLines.ts';
 import { flateBombPdf, sharedStreamPdf } from './fixtures/hostilePdfs.ts';
 import {

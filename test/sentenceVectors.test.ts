@@ -6,8 +6,8 @@
 // Scope: indices of their own (KBQA_CHUNKS_ALIAS=kbqa-chunks-sentences and kbqa-chunks-nosentences, deleted afterwards).
 import anyTest, { type TestFn } from 'ava';
 import { indexStatus, migrateIndex } from '../service/commands/indexMigration.ts';
-import { ConfigError, loadConfig } from '../service/config.ts';
-import { IndexMigrationError } from '../service/errors.ts';
+import { loadConfig } from '../service/config.ts';
+import { ConfigError, IndexMigrationError } from '../service/errors.ts';
 import type { SearchClient } from '../service/search/client.ts';
 import { describeChunking, sameChunking, SENTENCE_VECTORS } from '../service/search/chunkIndices.ts';
 import { encodeEmbedding } from '../service/search/chunks.ts';

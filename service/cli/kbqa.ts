@@ -2,7 +2,6 @@
 // Every command takes --json (one JSON object on stdout); failures exit non-zero with a message on stderr.
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
-import { AdminCommandError, ApiError } from '../errors.ts';
 import {
   addOrganisationMember,
   createOrganisation,
@@ -28,7 +27,7 @@ import pino from 'pino';
 import { BGE_SMALL_EN } from '../rag/embedderIdentity.ts';
 import { loadRag, type Rag } from '../rag/index.ts';
 import { openConfiguredSearchIndex, type SearchIndex } from '../search/index.ts';
-import { DuplicateEmailError, DuplicateOrganisationError, openStore, type Store } from '../store/index.ts';
+import { openStore, type Store } from '../store/index.ts';
 
 const USAGE = `usage: kbqa <command> [options] [--json]
   users create --email E [--org NAME] [--admin]
@@ -68,6 +67,7 @@ const USAGE = `usage: kbqa <command> [options] [--json]
                                               password in KBQA_EVAL_PASSWORD (PDFs enter via the web app)
 ${INDEX_USAGE}`;
 
+/** Control-flow signal: the command line is wrong; caught by main(), which prints it with the usage and exits 2. */
 class UsageError extends Error {}
 
 const OPTIONS = {
@@ -336,14 +336,8 @@ async function main(argv: string[]): Promise<number> {
     console.log(options.json ? escapeJsonForTerminal(JSON.stringify(json)) : escapeForTerminal(text));
     return exitCode ?? 0;
   } catch (error) {
-    const known =
-      error instanceof UsageError ||
-      error instanceof ApiError ||
-      error instanceof DuplicateEmailError ||
-      error instanceof AdminCommandError ||
-      error instanceof DuplicateOrganisationError;
     console.error(escapeForTerminal(`kbqa: ${error instanceof Error ? error.message : String(error)}${error instanceof UsageError ? `\n${USAGE}` : ''}`));
-    return known ? (error instanceof UsageError ? 2 : 1) : 1;
+    return error instanceof UsageError ? 2 : 1;
   } finally {
     await (jobs as IngestRunner | null)?.stop();
     await Promise.allSettled([(store as Store | null)?.close(), (search as SearchIndex | null)?.close(), (rag as Rag | null)?.close()]);

@@ -255,6 +255,7 @@ const REBUILD_CONCURRENCY = 4;
 /** Segments embedded per model call, as ingestion does. */
 const SEGMENTS_PER_STEP = 32;
 
+/** Control-flow signal: a fill told to stop early (`stopAfter`) stops; caught by migrateIndex, which says how far it got. */
 class FillStopped extends Error {}
 
 /** Fills the target with these versions; stops (FillStopped) after `stopAfter` of them when given. */

@@ -14,16 +14,16 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import { ApiError, BadRequestError, NotFoundError, SearchIndexReadOnlyError, ServiceStoppingError, UpstreamUnavailableError, errorSummary } from '../errors.ts';
+import { ApiError, BadRequestError, IngestionAbandonedError, NotFoundError, PdfExtractionError, SearchIndexReadOnlyError, ServiceStoppingError, UpstreamUnavailableError, errorSummary } from '../errors.ts';
 import type { Rag, SegmentEmbedding } from '../rag/index.ts';
 import type { TextSegment } from '../rag/splitter.ts';
 import type { ChunkDocument, SearchIndex } from '../search/index.ts';
 import type { DocumentRecord, IngestionTimings, IngestJobRecord, MetadataEntry, Store } from '../store/index.ts';
 import { metadataObject } from '../store/index.ts';
 import { chunkMetadata, type ChunkMetadata } from '../search/metadataFilter.ts';
-import { createPdfExtractor, PdfExtractionError, type PdfExtractor, type PdfPoolStats, type PdfSteps } from '../extraction/pdf.ts';
+import { createPdfExtractor, type PdfExtractor, type PdfPoolStats, type PdfSteps } from '../extraction/pdf.ts';
 import type { Metrics } from '../metrics.ts';
-import { extractionFailure, splitPages } from '../extraction/pdfPages.ts';
+import { splitPages } from '../extraction/pdfPages.ts';
 import { isClaimable, type ScheduledJob } from '../store/ingestJobs.ts';
 import { claimOrder, documentsAhead, knowledgeBaseOwners, needsPdfReader } from './ingestScheduling.ts';
 
@@ -72,6 +72,7 @@ const PROGRESS_EVERY_MS = 500;
 /** Why a running job stopped before its end (not a failure of the document). */
 type StopReason = 'shutdown' | 'lease-lost';
 
+/** Control-flow signal: the job gives up its document (shutdown, or its lease lost); caught by IngestRunner's #settleFailure. */
 class JobStopped extends Error {
   readonly reason: StopReason;
   constructor(reason: StopReason) {
@@ -80,7 +81,11 @@ class JobStopped extends Error {
   }
 }
 
-/** A job's document, KB or version went away while it ran (deleted, superseded): it removes what it wrote. */
+/**
+ * A job's document, KB or version went away while it ran (deleted, superseded): it removes what it wrote.
+ * Control-flow signal: caught by IngestRunner's #settleFailure, which answers the waiting request instead of
+ * failing the document.
+ */
 class JobCancelled extends Error {
   readonly knowledgeBaseGone: boolean;
   constructor(knowledgeBaseGone: boolean) {
@@ -137,9 +142,6 @@ export function failureMessage(error: unknown, jobId: string): string {
 export function isPermanentFailure(error: unknown): boolean {
   return error instanceof ApiError && error.status < 500;
 }
-
-/** A job whose process stopped too many times while running it (a document that crashes the process, say). */
-export class IngestionAbandonedError extends Error {}
 
 function isTransient(error: unknown): boolean {
   return error instanceof UpstreamUnavailableError;
@@ -789,7 +791,7 @@ async function extractPdf({ deps, job, checkpoint, stopped, onExtracted, readerS
     if (error instanceof PdfExtractionError && (error.reason === 'too_large' || error.reason === 'timeout')) {
       deps.logger.warn({ documentId: job._id, reason: error.reason, detail: error.message }, 'a PDF hit a reading limit');
     }
-    throw extractionFailure(error);
+    throw error;
   } finally {
     onExtracted();
   }

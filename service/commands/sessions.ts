@@ -2,8 +2,8 @@
 // changes. A session id is 256 random bits shown only to the browser (an HttpOnly cookie); the store keeps its
 // SHA-256. Sessions expire when idle (KBQA_SESSION_IDLE_MINUTES) and absolutely (KBQA_SESSION_MAX_HOURS).
 import { randomUUID, timingSafeEqual } from 'node:crypto';
-import { BadRequestError, ConflictError, ForbiddenError, RateLimitedError, UnauthorizedError } from '../errors.ts';
-import { DuplicateEmailError, FirstAccountTakenError, type SessionRecord, type Store, type UserRecord } from '../store/index.ts';
+import { BadRequestError, ConflictError, FirstAccountTakenError, ForbiddenError, RateLimitedError, UnauthorizedError } from '../errors.ts';
+import type { SessionRecord, Store, UserRecord } from '../store/index.ts';
 import { createUser } from './accounts.ts';
 import type { Caller } from './caller.ts';
 import { decoyPasswordHash, digestToken, hashPassword, newToken, passwordProblem, verifyPassword } from './passwords.ts';
@@ -111,7 +111,7 @@ function requireValidPassword(field: string, password: string): void {
 /** Needed: no user exists yet. The first account is an admin. Exactly one request wins a race for it. */
 export async function createFirstAccount(store: Store, input: { email: string; password: string }): Promise<UserRecord> {
   requireValidPassword('password', input.password);
-  if (await store.hasAnyUser()) throw new ConflictError('the first account already exists; sign in instead');
+  if (await store.hasAnyUser()) throw new FirstAccountTakenError();
   const claimId = randomUUID();
   try {
     await store.claimFirstAccount(claimId, new Date());
@@ -120,9 +120,7 @@ export async function createFirstAccount(store: Store, input: { email: string; p
     // A claim whose process died before creating the account (no transactions) would block the first run for
     // ever: with still no user a minute later, it is released and this request tries once more.
     const stale = await store.findFirstAccountClaim();
-    if (!stale || Date.now() - stale.created_at.getTime() < STALE_CLAIM_MS || (await store.hasAnyUser())) {
-      throw new ConflictError('the first account already exists; sign in instead');
-    }
+    if (!stale || Date.now() - stale.created_at.getTime() < STALE_CLAIM_MS || (await store.hasAnyUser())) throw error;
     await store.releaseFirstAccount(stale.claimed_by);
     return createFirstAccount(store, input);
   }
@@ -149,13 +147,11 @@ export async function signUp(store: Store, settings: SessionSettings, input: { e
     throw new RateLimitedError(`too many sign-ups from this address; try again in ${waitInWords(seconds)}`, seconds);
   }
   requireValidPassword('password', input.password);
+  // Said to the person whose address it is, before an Argon2id hash is spent on it. Two sign-ups of one address at
+  // once both pass here; the store's unique index refuses the second (EmailTakenError, 409 as well).
+  if (await store.findUserByEmail(input.email)) throw new ConflictError('an account with this email already exists; sign in instead');
   const passwordHash = await hashPassword(input.password);
-  try {
-    return (await createUser(store, input.email, undefined, { passwordHash })).user;
-  } catch (error) {
-    if (error instanceof DuplicateEmailError) throw new ConflictError('an account with this email already exists; sign in instead');
-    throw error;
-  }
+  return (await createUser(store, input.email, undefined, { passwordHash })).user;
 }
 
 /** Failures of one account from one address: what a person mistyping, or one guesser, runs into. */

@@ -14,9 +14,10 @@
 // only), and the text is made once all pages are read (running headers are found across pages).
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { PdfExtractionError } from '../errors.ts';
 import type { TextLine } from './pdfLayout.ts';
 import { pagesText } from './pdfReflow.ts';
-import type { ExtractionFailure, ExtractionMessage, ExtractionResult, ReaderCommand } from './pdfWorker.ts';
+import type { ExtractionMessage, ExtractionResult, ReaderCommand } from './pdfWorker.ts';
 
 export interface PdfLimits {
   maxBytes: number;
@@ -47,59 +48,6 @@ export interface ExtractedPdf {
   pages: string[];
   /** The PDF's own Title (its metadata), or null: the document's title then comes from its filename. */
   title: string | null;
-}
-
-export type PdfFailureReason = Exclude<ExtractionFailure, 'out_of_memory'> | 'too_large' | 'timeout';
-
-const numbers = new Intl.NumberFormat('en-US');
-
-/** Sizes in binary units, written "MB" as most file managers do: a 50 MiB limit reads "50 MB". */
-function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${numbers.format(bytes)} bytes`;
-  const [value, unit] = bytes < 1024 ** 2 ? [bytes / 1024, 'KB'] : [bytes / 1024 ** 2, 'MB'];
-  return `${numbers.format(Math.round(value * 10) / 10)} ${unit}`;
-}
-
-/** Why a PDF gave no text. The message is shown to people in the document's status, so it says what to do. */
-export class PdfExtractionError extends Error {
-  readonly reason: PdfFailureReason;
-
-  constructor(reason: PdfFailureReason, message: string) {
-    super(message);
-    this.reason = reason;
-    this.name = new.target.name;
-  }
-
-  static encrypted(): PdfExtractionError {
-    return new PdfExtractionError('encrypted', 'the PDF is password-protected (encrypted); remove the password and upload it again');
-  }
-
-  static corrupt(): PdfExtractionError {
-    return new PdfExtractionError('corrupt', 'the file is not a readable PDF (damaged or not a PDF)');
-  }
-
-  static noText(): PdfExtractionError {
-    return new PdfExtractionError('no_text', 'scanned PDF: no text to index');
-  }
-
-  static tooLarge(bytes: number, maxBytes: number): PdfExtractionError {
-    return new PdfExtractionError('too_large', `the PDF is ${formatBytes(bytes)}; the limit is ${formatBytes(maxBytes)}`);
-  }
-
-  static tooManyPages(pages: number, maxPages: number): PdfExtractionError {
-    return new PdfExtractionError('too_many_pages', `the PDF has ${numbers.format(pages)} pages; the limit is ${numbers.format(maxPages)}`);
-  }
-
-  static outOfMemory(maxMemoryMb: number): PdfExtractionError {
-    return new PdfExtractionError(
-      'too_large',
-      `the PDF needs more than the ${numbers.format(maxMemoryMb)} MB of memory allowed to read it (its compressed contents expand too far)`,
-    );
-  }
-
-  static timeout(timeoutMs: number): PdfExtractionError {
-    return new PdfExtractionError('timeout', `the PDF took longer than ${numbers.format(timeoutMs / 1000)} s to read`);
-  }
 }
 
 export interface PdfExtractor {

@@ -1,7 +1,5 @@
-// A PDF's pages as chunks that know their page, and extraction failures as document failures.
-import { BadRequestError } from '../errors.ts';
+// A PDF's pages as chunks that know their page.
 import type { SplitResult, TextSegment } from '../rag/splitter.ts';
-import { PdfExtractionError } from './pdf.ts';
 
 /**
  * A PDF's chunks: each page split on its own, so every chunk comes from one page and cites exactly it (a chunk that
@@ -21,9 +19,4 @@ export async function splitPages(
     for (const segment of result.segments) segments.push({ ...segment, page_start: index + 1, page_end: index + 1 });
   });
   return { total, segments };
-}
-
-/** An extraction failure as the document's failure: a message a person understands (BadRequestError: not retried). */
-export function extractionFailure(error: unknown): unknown {
-  return error instanceof PdfExtractionError ? new BadRequestError(error.message) : error;
 }

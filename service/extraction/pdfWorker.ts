@@ -81,7 +81,10 @@ function placedItems(items: ContentItem[]): PlacedText[] {
   return placed;
 }
 
-/** A buffer that could not be allocated under the address-space limit (pdfjs passes its message on, rewrapped). */
+/**
+ * A buffer that could not be allocated under the address-space limit (pdfjs passes its message on, rewrapped).
+ * Control-flow signal: caught in this file, which reports the PDF as out of memory to the parent.
+ */
 class OutOfMemory extends Error {}
 
 function isAllocationFailure(error: unknown): boolean {

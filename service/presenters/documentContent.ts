@@ -1,7 +1,9 @@
+import type { z } from 'zod';
 import type { DocumentContent } from '../commands/documentContent.ts';
+import type { documentContent } from '../http/routes/webApp.schema.ts';
 
 /** GET /api/web/documents/{id}/content: the fields listed, nothing of the records beyond them. */
-export function presentDocumentContent(content: DocumentContent) {
+export function presentDocumentContent(content: DocumentContent): z.input<typeof documentContent> {
   return {
     knowledge_base: { id: content.knowledgeBase._id, name: content.knowledgeBase.name },
     content: content.content,

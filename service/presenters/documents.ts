@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { documentListItem, documentWithStatus, ingestedDocument } from '../http/routes/documents.schema.ts';
-import type { DocumentOrigin, DocumentRecord } from '../store/index.ts';
+import type { webDocumentFields as webDocumentFieldsSchema } from '../http/routes/webApp.schema.ts';
+import type { DocumentRecord } from '../store/index.ts';
 import { metadataObject } from '../store/index.ts';
 
 // Typed against the response schemas (http/routes/documents.schema.ts) the OpenAPI description publishes.
@@ -32,11 +33,7 @@ export function presentDocumentListItem(record: DocumentRecord): z.input<typeof 
  * (`origin`), for a failure whether a retry can pass (`retryable`: the app offers Remove instead when not), and
  * while queued how many documents are ahead of it (`ahead`, commands/ingestQueue.ts).
  */
-export interface WebDocumentFields {
-  origin: DocumentOrigin;
-  retryable?: boolean;
-  ahead?: number;
-}
+export type WebDocumentFields = z.input<typeof webDocumentFieldsSchema>;
 
 export function webDocumentFields(record: DocumentRecord, ahead?: ReadonlyMap<string, number>): WebDocumentFields {
   const waitingBehind = record.status === 'queued' ? ahead?.get(record._id) : undefined;

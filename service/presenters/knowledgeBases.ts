@@ -5,6 +5,7 @@ import type { KnowledgeBaseRole } from '../policies/knowledgeBases.ts';
 import type { KnowledgeBaseRecord } from '../store/index.ts';
 import type { z } from 'zod';
 import type { createdKnowledgeBase, knowledgeBase, knowledgeBaseListItem } from '../http/routes/knowledgeBases.schema.ts';
+import type { deletedKnowledgeBase, sharing as sharingSchema } from '../http/routes/webApp.schema.ts';
 
 // The Developer API's shapes are typed against the response schemas (http/routes/knowledgeBases.schema.ts), which the
 // OpenAPI description publishes: a field added here and not there, or the other way round, does not compile.
@@ -56,7 +57,7 @@ export function presentMembership(membership: Membership): z.input<typeof member
 }
 
 /** "Recently deleted": when it went and until when its owner can bring it back. */
-export function presentDeletedKnowledgeBase(record: KnowledgeBaseRecord, retentionMs: number) {
+export function presentDeletedKnowledgeBase(record: KnowledgeBaseRecord, retentionMs: number): z.input<typeof deletedKnowledgeBase> {
   const deletedAt = record.deleted_at ?? new Date(0);
   return {
     id: record._id,
@@ -68,7 +69,7 @@ export function presentDeletedKnowledgeBase(record: KnowledgeBaseRecord, retenti
 }
 
 /** Who an owner's KB is shared with. */
-export function presentSharing(sharing: KnowledgeBaseSharing) {
+export function presentSharing(sharing: KnowledgeBaseSharing): z.input<typeof sharingSchema> {
   const { record, users, organisation } = sharing;
   return {
     users: users.map(({ user, pending }) => ({ id: user._id, email: user.email, pending })),

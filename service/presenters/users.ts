@@ -1,6 +1,7 @@
 import type { Caller } from '../commands/caller.ts';
 import type { z } from 'zod';
 import type { meResponse } from '../http/routes/me.schema.ts';
+import type { adminUser, sessionResponse, userReference } from '../http/routes/webApp.schema.ts';
 import type { Principal, UserRecord } from '../store/index.ts';
 
 export function presentMe(user: Principal): z.input<typeof meResponse> {
@@ -8,16 +9,16 @@ export function presentMe(user: Principal): z.input<typeof meResponse> {
 }
 
 /** The signed-in user as the web app sees them, with the CSRF token it must echo on state-changing requests. */
-export function presentSession(user: { id: string; email: string; isAdmin: boolean }, csrfToken: string) {
+export function presentSession(user: { id: string; email: string; isAdmin: boolean }, csrfToken: string): z.input<typeof sessionResponse> {
   return { user: { id: user.id, email: user.email, is_admin: user.isAdmin }, csrf_token: csrfToken };
 }
 
-export function presentCallerSession(caller: Caller) {
+export function presentCallerSession(caller: Caller): z.input<typeof sessionResponse> {
   return presentSession({ id: caller.user._id, email: caller.user.email, isAdmin: caller.isAdmin }, caller.session?.csrfToken ?? '');
 }
 
 /** An admin's list of users: never the password hash, only whether one is set. */
-export function presentAdminUser(record: UserRecord) {
+export function presentAdminUser(record: UserRecord): z.input<typeof adminUser> {
   return {
     id: record._id,
     email: record.email,
@@ -27,6 +28,6 @@ export function presentAdminUser(record: UserRecord) {
   };
 }
 
-export function presentUserReference(record: Pick<UserRecord, '_id' | 'email'>) {
+export function presentUserReference(record: Pick<UserRecord, '_id' | 'email'>): z.input<typeof userReference> {
   return { id: record._id, email: record.email };
 }

@@ -40,6 +40,10 @@ async function withRetries<T>(policy: RetryPolicy, signal: AbortSignal | undefin
   }
 }
 
+/**
+ * No token within the idle timeout. Control-flow signal: caught by the retry policy (retries.ts retries it as a
+ * timeout, by its name) and, past the retries, wrapped in this file's UpstreamUnavailableError.
+ */
 class TokenTimeoutError extends Error {
   constructor(ms: number) {
     super(`no token from the answer model for ${ms} ms (timeout)`);

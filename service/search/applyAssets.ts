@@ -1,7 +1,7 @@
 // The start-up bootstrap that applies the versioned assets (assets.ts) to the cluster, and reports what differs
 // (drift.ts). Idempotent: run at every start-up, before the API listens.
-import { SearchIndexReadOnlyError } from '../errors.ts';
-import { OpenSearchRequestError, type SearchClient } from './client.ts';
+import { OpenSearchRequestError, SearchIndexReadOnlyError } from '../errors.ts';
+import type { SearchClient } from './client.ts';
 import { aliasIndices, configuredChunking, ensureServiceFields, indexMeta, setIndexMeta, type ChunkIndexMeta } from './chunkIndices.ts';
 import { clusterAssetDrift, indexDrift, MIGRATE_COMMAND, type Drift } from './drift.ts';
 import {

@@ -1,6 +1,6 @@
 // Writing and removing chunks. Reads are in retrieval.ts.
 import { isWriteBlock, safeReason, type SearchClient } from './client.ts';
-import { BadRequestError, SearchIndexReadOnlyError, UpstreamUnavailableError } from '../errors.ts';
+import { BadRequestError, ChunkIndexingError, SearchIndexReadOnlyError, UpstreamUnavailableError } from '../errors.ts';
 import type { ChunkMetadata } from './metadataFilter.ts';
 import { metadataForIndex } from './metadataLayouts.ts';
 
@@ -134,9 +134,6 @@ export interface BulkResponse {
   errors: boolean;
   items: Array<Record<string, { status: number; error?: BulkItemError }>>;
 }
-
-/** A chunk OpenSearch refused for a reason that would repeat (a mapping conflict, say): a defect, not an outage. */
-export class ChunkIndexingError extends Error {}
 
 /**
  * Names why a bulk failed. Overload (429), a node's trouble (5xx) and a write block (a full disk makes OpenSearch

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import type { ClientRequest } from 'node:http';
 import type { Socket } from 'node:net';
 import { Client, Connection, ConnectionPool, errors } from '@opensearch-project/opensearch';
-import { SearchIndexReadOnlyError, UpstreamUnavailableError } from '../errors.ts';
+import { OpenSearchRequestError, SearchIndexReadOnlyError, UpstreamUnavailableError } from '../errors.ts';
 
 export interface SearchClient {
   /**
@@ -179,23 +179,6 @@ export interface OpenSearchFailure {
   reason?: string;
   /** For connection trouble: what the client said (e.g. "connect ECONNREFUSED 127.0.0.1:9200"). */
   message?: string;
-}
-
-/**
- * OpenSearch refused the request itself (a 4xx, or a 500 whose root cause is the request, such as too many
- * clauses): retrying cannot help, so it is not an outage (503) but a kbqa bug, answered as 500 with a request id.
- */
-export class OpenSearchRequestError extends Error {
-  readonly status: number;
-  readonly type: string | undefined;
-  readonly reason: string | undefined;
-  constructor(status: number, type: string | undefined, reason: string | undefined, message: string) {
-    super(message);
-    this.name = 'OpenSearchRequestError';
-    this.status = status;
-    this.type = type;
-    this.reason = reason;
-  }
 }
 
 /**

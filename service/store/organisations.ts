@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { OrganisationNameTakenError } from '../errors.ts';
 import type { Collections } from './mongo.ts';
 import { isDuplicateKeyError, storeCall } from './mongo.ts';
 import type { OrganisationRecord } from './records.ts';
-
-export class DuplicateOrganisationError extends Error {}
 
 export function organisationsStore(collections: Collections) {
   const organisations = collections.organisations;
@@ -13,7 +12,7 @@ export function organisationsStore(collections: Collections) {
       try {
         await storeCall(() => organisations.insertOne(record));
       } catch (error) {
-        if (isDuplicateKeyError(error)) throw new DuplicateOrganisationError(`an organisation named ${name} already exists`);
+        if (isDuplicateKeyError(error)) throw new OrganisationNameTakenError(name);
         throw error;
       }
       return record;

@@ -1,12 +1,11 @@
 // Keyset pagination over (created_at desc, _id desc): stable under inserts, no skip/offset scans.
 import type { Filter } from 'mongodb';
+import { InvalidCursorError } from '../errors.ts';
 
 export interface Page<T> {
   items: T[];
   nextCursor: string | null;
 }
-
-export class InvalidCursorError extends Error {}
 
 interface CursorPosition {
   created_at: Date;
@@ -25,7 +24,7 @@ export function decodeCursor(cursor: string): CursorPosition {
     if (Number.isNaN(date.getTime())) throw new Error('date');
     return { created_at: date, id };
   } catch {
-    throw new InvalidCursorError('cursor: not a cursor this API issued');
+    throw new InvalidCursorError();
   }
 }
 

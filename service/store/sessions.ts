@@ -1,12 +1,11 @@
 // Web sessions, set-password links, failed sign-in counters and the first-account marker. Every hot path (a web
 // request's session, a link, a counter) is one primary-key probe; only sign-out-everywhere and password changes
 // filter by user (indexed on MongoDB; a scan of the small sessions collection on FerretDB).
+import { FirstAccountTakenError } from '../errors.ts';
 import type { Collections } from './mongo.ts';
 import { isDuplicateKeyError, storeCall } from './mongo.ts';
 import type { PasswordLinkRecord, SessionRecord } from './records.ts';
 import { serialisedPerKey } from './serialisedPerKey.ts';
-
-export class FirstAccountTakenError extends Error {}
 
 export function sessionsStore(collections: Collections) {
   const { sessions, passwordLinks, signInFailures, installation } = collections;
@@ -90,7 +89,7 @@ export function sessionsStore(collections: Collections) {
       try {
         await storeCall(() => installation.insertOne({ _id: 'first_account', claimed_by: claimId, created_at: at }));
       } catch (error) {
-        if (isDuplicateKeyError(error)) throw new FirstAccountTakenError('the first account already exists');
+        if (isDuplicateKeyError(error)) throw new FirstAccountTakenError();
         throw error;
       }
     },

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { EmailTakenError } from '../errors.ts';
 import type { Collections } from './mongo.ts';
 import { isDuplicateKeyError, storeCall } from './mongo.ts';
 import type { UserRecord } from './records.ts';
-
-export class DuplicateEmailError extends Error {}
 
 export function usersStore(collections: Collections) {
   const users = collections.users;
@@ -24,7 +23,7 @@ export function usersStore(collections: Collections) {
       try {
         await storeCall(() => users.insertOne(record));
       } catch (error) {
-        if (isDuplicateKeyError(error)) throw new DuplicateEmailError(`a user with email ${record.email} already exists`);
+        if (isDuplicateKeyError(error)) throw new EmailTakenError(email);
         throw error;
       }
       return record;

@@ -1,9 +1,8 @@
 // The one place failures become the envelope { "error": { "code", "message" } }.
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { ApiError, BadRequestError, PayloadTooLargeError, RateLimitedError, UpstreamUnavailableError, errorSummary } from '../../errors.ts';
+import { ApiError, PayloadTooLargeError, RateLimitedError, UpstreamUnavailableError, errorSummary } from '../../errors.ts';
 import type { Metrics } from '../../metrics.ts';
-import { InvalidCursorError } from '../../store/pagination.ts';
 
 interface HttpishError {
   status?: number;
@@ -16,8 +15,6 @@ interface HttpishError {
 
 function toApiError(error: unknown, maxBodyBytes: number): ApiError | null {
   if (error instanceof ApiError) return error;
-  // A ?cursor= that does not decode is the caller's mistake, not ours.
-  if (error instanceof InvalidCursorError) return new BadRequestError(error.message);
   const httpError = error as HttpishError;
   const status = httpError?.status ?? httpError?.statusCode;
   if (status === 413 || httpError?.type === 'entity.too.large') return new PayloadTooLargeError(maxBodyBytes);

@@ -40,6 +40,7 @@ const DECODERS: Record<string, () => NodeJS.ReadWriteStream> = {
   br: createBrotliDecompress,
 };
 
+/** Control-flow signal: the body ran over its limit while read; caught below, which answers PayloadTooLargeError. */
 class BodyTooLarge extends Error {}
 
 /**

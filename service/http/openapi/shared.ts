@@ -33,7 +33,8 @@ void everyCodePublished;
 
 export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 503;
 
-const CODE_OF: Record<ErrorStatus, ErrorCode> = {
+/** The code each failure status carries: the one table (the web app's copy is generated from it, clients/web/). */
+export const CODE_OF: Record<ErrorStatus, ErrorCode> = {
   400: 'bad_request',
   401: 'unauthorized',
   403: 'forbidden',

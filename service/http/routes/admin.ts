@@ -1,12 +1,12 @@
 // /api/web/admin: users and invitations (admins only).
 import type Router from '@koa/router';
+import type { z } from 'zod';
 import { inviteUser, listUsers } from '../../commands/accounts.ts';
-import { ConflictError } from '../../errors.ts';
 import { authorizeAdministration } from '../../policies/accounts.ts';
 import { presentAdminUser, presentUserReference } from '../../presenters/users.ts';
-import { DuplicateEmailError } from '../../store/index.ts';
 import { authenticated, newRouter, type AppDeps, type AppState } from '../context.ts';
 import { parseInput } from '../validation.ts';
+import type { adminUsersResponse, invitationResponse } from './webApp.schema.ts';
 import { inviteBody } from './webSession.schema.ts';
 
 export function adminRoutes(deps: AppDeps): Router<AppState> {
@@ -14,20 +14,15 @@ export function adminRoutes(deps: AppDeps): Router<AppState> {
 
   router.get('/admin/users', authenticated(async (ctx, caller) => {
     authorizeAdministration(caller);
-    ctx.body = { users: (await listUsers(deps.store)).map(presentAdminUser) };
+    ctx.body = { users: (await listUsers(deps.store)).map(presentAdminUser) } satisfies z.input<typeof adminUsersResponse>;
   }));
 
   router.post('/admin/invitations', authenticated(async (ctx, caller) => {
     authorizeAdministration(caller);
     const input = parseInput(inviteBody, ctx.request.body, 'body');
-    try {
-      const { user, link } = await inviteUser(deps.store, deps.config.web, { email: input.email, isAdmin: input.is_admin });
-      ctx.status = 201;
-      ctx.body = { user: presentUserReference(user), link: link.url, expires_at: link.expiresAt.toISOString() };
-    } catch (error) {
-      if (error instanceof DuplicateEmailError) throw new ConflictError(`a user with email ${input.email} already exists`);
-      throw error;
-    }
+    const { user, link } = await inviteUser(deps.store, deps.config.web, { email: input.email, isAdmin: input.is_admin });
+    ctx.status = 201;
+    ctx.body = { user: presentUserReference(user), link: link.url, expires_at: link.expiresAt.toISOString() } satisfies z.input<typeof invitationResponse>;
   }));
 
   return router;

@@ -119,6 +119,7 @@ const FIELD_OPERATORS = ['$eq', '$ne', '$in', '$nin', '$gt', '$gte', '$lt', '$lt
 type FieldOperator = (typeof FIELD_OPERATORS)[number];
 const COMBINATORS = ['$and', '$or', '$not'];
 
+/** Control-flow signal: a rule a filter breaks, at `path`; caught by metadataFilter below, which makes it a zod issue. */
 class FilterProblem extends Error {
   readonly path: string[];
   constructor(path: string[], message: string) {

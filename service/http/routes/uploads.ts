@@ -1,6 +1,7 @@
 // /api/web: PDF uploads (multipart, streamed into GridFS), the stored originals, and the upload limits. The
 // Developer API takes text and markdown only (the contract); PDFs come in through the web app.
 import type Router from '@koa/router';
+import type { z } from 'zod';
 import { getDocument } from '../../commands/documents.ts';
 import { admitPdfUpload, documentFile, ingestPdfUpload, newDocumentId, PDF_CONTENT_TYPE } from '../../commands/pdfDocuments.ts';
 import { presentDocument } from '../../presenters/documents.ts';
@@ -8,6 +9,7 @@ import { authenticated, newRouter, type AppDeps, type AppState } from '../contex
 import { storeFailure } from '../../store/index.ts';
 import { receiveUpload } from '../uploadStream.ts';
 import { filenameNameProblem } from './documents.schema.ts';
+import type { limits as limitsSchema } from './webApp.schema.ts';
 
 function pdfFilenameProblem(filename: string): string | null {
   const nameProblem = filenameNameProblem(filename);
@@ -26,7 +28,7 @@ export function uploadRoutes(deps: AppDeps): Router<AppState> {
   const limits = deps.config.pdf;
 
   router.get('/limits', authenticated((ctx) => {
-    ctx.body = { max_upload_bytes: limits.maxBytes, max_content_bytes: deps.config.limits.maxContentBytes };
+    ctx.body = { max_upload_bytes: limits.maxBytes, max_content_bytes: deps.config.limits.maxContentBytes } satisfies z.input<typeof limitsSchema>;
   }));
 
   router.post('/knowledge-bases/:id/uploads', authenticated(async (ctx, caller) => {

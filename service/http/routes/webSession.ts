@@ -2,6 +2,7 @@
 // Two routers: the anonymous routes, mounted before the session gate with a small body limit of their own, and the
 // routes of a signed-in person, behind it (service/app.ts).
 import type Router from '@koa/router';
+import type { z } from 'zod';
 import {
   changePassword,
   countRejectedSignIn,
@@ -19,6 +20,13 @@ import { authenticated, newRouter, type AppContext, type AppDeps, type AppState 
 import { jsonBody } from '../middleware/jsonBody.ts';
 import { clearSessionCookie, isRefusedRequest, setSessionCookie } from '../middleware/session.ts';
 import { parseInput } from '../validation.ts';
+import type {
+  passwordChangedResponse,
+  passwordLinkInfo,
+  setupStatus,
+  signedOutEverywhereResponse,
+  signedOutResponse,
+} from './webApp.schema.ts';
 import { changePasswordBody, credentialsBody, passwordLinkBody, signOutEverywhereQuery, usePasswordLinkBody } from './webSession.schema.ts';
 
 /** A new session for `user`: the cookie, and the user with the CSRF token in the body. */
@@ -39,7 +47,7 @@ export function anonymousWebRoutes(deps: AppDeps): Router<AppState> {
   const smallBody = jsonBody({ maxBytes: deps.config.limits.maxAnonymousBodyBytes, maxDepth: deps.config.limits.maxJsonDepth, encodings: 'refuse' });
 
   router.get('/setup', async (ctx) => {
-    ctx.body = { first_account_needed: !(await deps.store.hasAnyUser()), sign_up_open: settings.signUpOpen };
+    ctx.body = { first_account_needed: !(await deps.store.hasAnyUser()), sign_up_open: settings.signUpOpen } satisfies z.input<typeof setupStatus>;
   });
 
   router.post('/setup/first-account', smallBody, async (ctx) => {
@@ -77,7 +85,7 @@ export function anonymousWebRoutes(deps: AppDeps): Router<AppState> {
     const { token } = parseInput(passwordLinkBody, ctx.request.body, 'body');
     const link = await inspectPasswordLink(deps.store, token);
     // The purpose sets the page's default: a reset offers to revoke every API key, ticked.
-    ctx.body = { email: link.user.email, purpose: link.purpose };
+    ctx.body = { email: link.user.email, purpose: link.purpose } satisfies z.input<typeof passwordLinkInfo>;
   });
 
   router.post('/password-links/use', smallBody, async (ctx) => {
@@ -100,20 +108,20 @@ export function webSessionRoutes(deps: AppDeps): Router<AppState> {
   router.delete('/session', authenticated(async (ctx, caller) => {
     await endSession(deps.store, caller);
     clearSessionCookie(ctx, settings);
-    ctx.body = { signed_out: true };
+    ctx.body = { signed_out: true } satisfies z.input<typeof signedOutResponse>;
   }));
 
   router.delete('/sessions', authenticated(async (ctx, caller) => {
     const { revoke_api_keys } = parseInput(signOutEverywhereQuery, ctx.query, 'query');
     const ended = await endAllSessions(deps.store, caller, { revokeApiKeys: revoke_api_keys });
     clearSessionCookie(ctx, settings);
-    ctx.body = { signed_out: ended.signedOut, api_keys_revoked: ended.apiKeysRevoked };
+    ctx.body = { signed_out: ended.signedOut, api_keys_revoked: ended.apiKeysRevoked } satisfies z.input<typeof signedOutEverywhereResponse>;
   }));
 
   router.put('/account/password', authenticated(async (ctx, caller) => {
     const input = parseInput(changePasswordBody, ctx.request.body, 'body');
     const { apiKeysRevoked } = await changePassword(deps.store, settings, caller, input, ctx.ip);
-    ctx.body = { changed: true, api_keys_revoked: apiKeysRevoked };
+    ctx.body = { changed: true, api_keys_revoked: apiKeysRevoked } satisfies z.input<typeof passwordChangedResponse>;
   }));
 
   return router;

@@ -10,8 +10,10 @@ import { createParser } from 'eventsource-parser';
 import type {
   AdminUser,
   ApiKey,
+  ChangePassword,
   Citation,
   CreatedApiKey,
+  CreatedKnowledgeBase,
   Credentials,
   DeletedKnowledgeBase,
   DocumentContent,
@@ -19,18 +21,26 @@ import type {
   Invitation,
   KbDocument,
   KnowledgeBase,
-  Membership,
+  KnowledgeBaseListItem,
   Limits,
+  Membership,
   Models,
+  NewApiKey,
   NewDocument,
   NewDocumentOrigin,
+  NewInvitation,
+  NewKnowledgeBase,
+  PasswordLinkInfo,
   QueryRequest,
   QueryResponse,
+  RedeemPasswordLink,
   SessionResponse,
   SetupStatus,
   SharedUser,
   Sharing,
-} from './types.ts';
+  UnmarkedKnowledgeBase,
+} from './generated.ts';
+import { CODE_FOR_STATUS } from './generated.ts';
 
 export class ApiError extends Error {
   readonly status: number;
@@ -79,16 +89,6 @@ interface RequestOptions {
   probe?: boolean;
   headers?: Record<string, string>;
 }
-
-const codeForStatus: Record<number, string> = {
-  400: 'bad_request',
-  401: 'unauthorized',
-  403: 'forbidden',
-  404: 'not_found',
-  409: 'conflict',
-  413: 'payload_too_large',
-  429: 'rate_limited',
-};
 
 async function request<T>(path: string, options: RequestOptions = {}): Promise<T> {
   const method = options.method ?? 'GET';
@@ -199,14 +199,14 @@ function errorFrom(status: number, statusText: string, retryAfterHeader: string 
   const retryAfter = retryAfterHeader !== null && Number.isFinite(Number(retryAfterHeader)) ? Number(retryAfterHeader) : null;
   const envelope = isRecord(payload) && isRecord(payload.error) ? payload.error : null;
   if (envelope && typeof envelope.message === 'string') {
-    const code = typeof envelope.code === 'string' ? envelope.code : (codeForStatus[status] ?? 'server_error');
+    const code = typeof envelope.code === 'string' ? envelope.code : (CODE_FOR_STATUS[status] ?? 'server_error');
     return new ApiError(status, code, envelope.message, retryAfter);
   }
   // Not our envelope: a proxy's 502 page, a gateway timeout, an HTML error page.
   const statusSuffix = statusText ? ` ${statusText}` : '';
   return new ApiError(
     status,
-    codeForStatus[status] ?? 'server_error',
+    CODE_FOR_STATUS[status] ?? 'server_error',
     `The server answered ${status}${statusSuffix}. Try again in a moment.`,
     retryAfter,
   );
@@ -342,33 +342,33 @@ export const api = {
     }
   },
   // A wrong current password may be a 401 too: the caller re-checks the session instead of leaving the page.
-  changePassword: (body: { current_password: string; new_password: string; revoke_api_keys: boolean }) =>
+  changePassword: (body: ChangePassword) =>
     request<{ changed: true; api_keys_revoked: number }>('/account/password', { method: 'PUT', body, probe: true }),
   inspectPasswordLink: (token: string) =>
-    request<{ email: string; purpose: 'invite' | 'reset' }>('/password-links/inspect', { method: 'POST', body: { token }, probe: true }),
-  redeemPasswordLink: (body: { token: string; password: string; revoke_api_keys?: boolean }) =>
+    request<PasswordLinkInfo>('/password-links/inspect', { method: 'POST', body: { token }, probe: true }),
+  redeemPasswordLink: (body: RedeemPasswordLink) =>
     request<SessionResponse>('/password-links/use', { method: 'POST', body, probe: true }),
 
   // Admin
   listUsers: () => request<{ users: AdminUser[] }>('/admin/users'),
-  inviteUser: (body: { email: string; is_admin?: boolean }) =>
+  inviteUser: (body: NewInvitation) =>
     request<Invitation>('/admin/invitations', { method: 'POST', body }),
   setLibrary: (kbId: string, library: boolean) =>
-    request<{ knowledge_base: KnowledgeBase }>(`/knowledge-bases/${id(kbId)}/library`, {
+    request<{ knowledge_base: UnmarkedKnowledgeBase }>(`/knowledge-bases/${id(kbId)}/library`, {
       method: 'PUT',
       body: { library },
     }),
 
   // Knowledge bases
-  listKnowledgeBases: () => request<{ knowledge_bases: KnowledgeBase[] }>('/knowledge-bases'),
-  createKnowledgeBase: (body: { name: string; description?: string }) =>
-    request<{ knowledge_base: KnowledgeBase }>('/knowledge-bases', { method: 'POST', body }),
+  listKnowledgeBases: () => request<{ knowledge_bases: KnowledgeBaseListItem[] }>('/knowledge-bases'),
+  createKnowledgeBase: (body: NewKnowledgeBase) =>
+    request<{ knowledge_base: CreatedKnowledgeBase }>('/knowledge-bases', { method: 'POST', body }),
   getKnowledgeBase: (kbId: string) => request<{ knowledge_base: KnowledgeBase }>(`/knowledge-bases/${id(kbId)}`),
   deleteKnowledgeBase: (kbId: string) =>
     request<{ deleted: true; mode: 'soft' }>(`/knowledge-bases/${id(kbId)}`, { method: 'DELETE' }),
   listDeletedKnowledgeBases: () => request<{ knowledge_bases: DeletedKnowledgeBase[] }>('/deleted-knowledge-bases'),
   restoreKnowledgeBase: (kbId: string) =>
-    request<{ knowledge_base: KnowledgeBase }>(`/deleted-knowledge-bases/${id(kbId)}/restore`, { method: 'POST' }),
+    request<{ knowledge_base: UnmarkedKnowledgeBase }>(`/deleted-knowledge-bases/${id(kbId)}/restore`, { method: 'POST' }),
   acceptKnowledgeBase: (kbId: string) =>
     request<{ membership: Membership }>(`/knowledge-bases/${id(kbId)}/membership/accept`, { method: 'POST' }),
   /** Leave a KB shared with the user, or decline the invitation: the same request. */
@@ -413,7 +413,7 @@ export const api = {
   listApiKeys: () => request<{ api_keys: ApiKey[] }>('/api-keys'),
   // The password: a key outlives every session, so the server asks for it (unless the sign-in was a moment ago).
   // A wrong one is a 400, never the end of the session.
-  createApiKey: (body: { name: string; password: string }) => request<CreatedApiKey>('/api-keys', { method: 'POST', body }),
+  createApiKey: (body: NewApiKey) => request<CreatedApiKey>('/api-keys', { method: 'POST', body }),
   revokeApiKey: (keyId: string) => request<{ revoked: true }>(`/api-keys/${id(keyId)}`, { method: 'DELETE' }),
 };
 

@@ -1,4 +1,4 @@
-import type { DocumentStatus, Role } from '../api/types.ts';
+import type { DocumentStatus, Role } from '../api/generated.ts';
 import { classNames } from '../lib/format.ts';
 
 const statusLabels: Record<DocumentStatus, string> = {

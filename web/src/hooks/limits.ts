@@ -2,7 +2,7 @@
 // answer serves the whole visit; a component that must know them before acting awaits `loadLimits`.
 import { queryOptions, useQuery, type QueryClient } from '@tanstack/react-query';
 import { api } from '../api/client.ts';
-import type { Limits } from '../api/types.ts';
+import type { Limits } from '../api/generated.ts';
 import { queryKeys } from './queryKeys.ts';
 
 const limitsQuery = queryOptions({ queryKey: queryKeys.limits, queryFn: api.getLimits, staleTime: 10 * 60_000 });

@@ -3,7 +3,7 @@
 import { useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { useCallback } from 'react';
 import { api, forgetCsrfToken, isApiError } from '../api/client.ts';
-import type { SessionResponse, SetupStatus, User } from '../api/types.ts';
+import type { SessionResponse, SetupStatus, User } from '../api/generated.ts';
 import { queryKeys } from './queryKeys.ts';
 
 export function useSession() {

@@ -1,6 +1,6 @@
 // What the server accepts, checked before a file is read or sent, so a refusal names the file at once. Text files
 // go in as JSON content (POST /documents); PDFs as a file upload (POST /knowledge-bases/:id/uploads).
-import type { Limits } from '../api/types.ts';
+import type { Limits } from '../api/generated.ts';
 import { formatSizeOverLimit } from './format.ts';
 
 export const TEXT_EXTENSIONS = ['.txt', '.text', '.md', '.markdown'] as const;

@@ -3,7 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api } from '../../api/client.ts';
-import type { Invitation } from '../../api/types.ts';
+import type { Invitation } from '../../api/generated.ts';
 import { Button } from '../../components/Button.tsx';
 import { SecretPanel } from '../../components/SecretPanel.tsx';
 import { EmptyState } from '../../components/EmptyState.tsx';

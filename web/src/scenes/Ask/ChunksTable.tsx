@@ -1,5 +1,5 @@
 import { documentFileUrl } from '../../api/client.ts';
-import type { RetrievedChunk } from '../../api/types.ts';
+import type { RetrievedChunk } from '../../api/generated.ts';
 import { EmptyState } from '../../components/EmptyState.tsx';
 import { pageLabel } from '../../lib/citations.ts';
 import { formatScore } from '../../lib/format.ts';

@@ -1,6 +1,6 @@
 import { Link } from 'react-router';
 import { documentFileUrl } from '../../api/client.ts';
-import type { Citation } from '../../api/types.ts';
+import type { Citation } from '../../api/generated.ts';
 import { pageLabel } from '../../lib/citations.ts';
 import { classNames, formatScore } from '../../lib/format.ts';
 

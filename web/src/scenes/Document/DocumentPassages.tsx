@@ -1,5 +1,5 @@
 import { documentFileUrl } from '../../api/client.ts';
-import type { DocumentPassage } from '../../api/types.ts';
+import type { DocumentPassage } from '../../api/generated.ts';
 import { pageLabel } from '../../lib/citations.ts';
 
 /** The passages retrieval serves, in reading order: their heading path, and for a PDF their pages (opening it there). */

@@ -10,7 +10,7 @@ import { queryKeys } from '../../hooks/queryKeys.ts';
 import { useDocumentTitle } from '../../hooks/useDocumentTitle.ts';
 import { formatDateTime } from '../../lib/format.ts';
 import { plural } from '../../lib/format.ts';
-import type { DocumentOrigin } from '../../api/types.ts';
+import type { DocumentOrigin } from '../../api/generated.ts';
 import { DocumentStatus } from '../KnowledgeBase/DocumentStatus.tsx';
 import { DocumentPassages } from './DocumentPassages.tsx';
 import { DocumentText } from './DocumentText.tsx';

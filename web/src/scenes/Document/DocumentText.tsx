@@ -1,4 +1,4 @@
-import type { KbDocument } from '../../api/types.ts';
+import type { KbDocument } from '../../api/generated.ts';
 import { Markdown } from '../../lib/markdown.tsx';
 
 /** Characters of a text shown at most: a 20 MB text would stall the page; the passages cover the rest. */

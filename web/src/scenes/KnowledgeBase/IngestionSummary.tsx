@@ -1,4 +1,4 @@
-import type { KbDocument } from '../../api/types.ts';
+import type { KbDocument } from '../../api/generated.ts';
 
 /** "a.pdf", "a.pdf and b.md", "a.pdf, b.md and c.txt". */
 function names(documents: KbDocument[]): string {

@@ -1,7 +1,7 @@
 import { useMutation } from '@tanstack/react-query';
 import { useId, useState, type FormEvent } from 'react';
 import { api } from '../../api/client.ts';
-import type { KbDocument, NewDocument } from '../../api/types.ts';
+import type { KbDocument, NewDocument } from '../../api/generated.ts';
 import { Button } from '../../components/Button.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { TextAreaField, TextField } from '../../components/Field.tsx';

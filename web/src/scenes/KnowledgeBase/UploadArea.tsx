@@ -5,7 +5,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useId, useState, type ChangeEvent, type DragEvent } from 'react';
 import { api, messageOf } from '../../api/client.ts';
-import type { KbDocument } from '../../api/types.ts';
+import type { KbDocument } from '../../api/generated.ts';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { loadLimits, useLimits } from '../../hooks/limits.ts';
 import { checkFiles, MAX_DOCUMENT_BYTES, refusalMessages, UPLOAD_ACCEPT_ATTRIBUTE } from '../../lib/files.ts';

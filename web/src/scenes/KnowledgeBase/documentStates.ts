@@ -1,4 +1,4 @@
-import type { KbDocument } from '../../api/types.ts';
+import type { KbDocument } from '../../api/generated.ts';
 
 /** A failure a retry cannot fix (a scanned or broken file, no text): the way on is to remove it. */
 export const failedForGood = (document: KbDocument) => document.status === 'failed' && document.retryable === false;

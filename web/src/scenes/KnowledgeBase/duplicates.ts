@@ -2,7 +2,7 @@
 // bytes). Only files whose name is already listed are compared, so the usual upload reads nothing more; for those,
 // the stored text (or the stored PDF) is fetched once and hashed in the browser.
 import { api } from '../../api/client.ts';
-import type { KbDocument } from '../../api/types.ts';
+import type { KbDocument } from '../../api/generated.ts';
 
 export interface Duplicate {
   file: File;

@@ -4,7 +4,7 @@
 // (No beforeunload prompt: it would block scripted reloads too; an interrupted upload is simply chosen again.)
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, isAbortError, messageOf } from '../../api/client.ts';
-import type { KbDocument } from '../../api/types.ts';
+import type { KbDocument } from '../../api/generated.ts';
 
 const PARALLEL_UPLOADS = 2;
 

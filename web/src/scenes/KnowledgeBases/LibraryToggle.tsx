@@ -4,7 +4,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api } from '../../api/client.ts';
-import type { KnowledgeBase } from '../../api/types.ts';
+import type { KnowledgeBase } from '../../api/generated.ts';
 import { CheckboxField } from '../../components/Field.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { queryKeys } from '../../hooks/queryKeys.ts';

@@ -3,7 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api } from '../../api/client.ts';
-import type { KnowledgeBase, Sharing } from '../../api/types.ts';
+import type { KnowledgeBase, Sharing } from '../../api/generated.ts';
 import { Button } from '../../components/Button.tsx';
 import { Badge } from '../../components/StatusBadge.tsx';
 import { Dialog } from '../../components/Dialog.tsx';

@@ -4,7 +4,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, API_DOCS_PATH } from '../../api/client.ts';
-import type { ApiKey, CreatedApiKey } from '../../api/types.ts';
+import type { ApiKey, CreatedApiKey } from '../../api/generated.ts';
 import { Button } from '../../components/Button.tsx';
 import { SecretPanel } from '../../components/SecretPanel.tsx';
 import { ConfirmDialog, Dialog } from '../../components/Dialog.tsx';

@@ -4,7 +4,7 @@ import { useState, type FormEvent } from 'react';
 import { Button } from '../../components/Button.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { MIN_PASSWORD_LENGTH, PASSWORD_HINT, TextField } from '../../components/Field.tsx';
-import type { Credentials } from '../../api/types.ts';
+import type { Credentials } from '../../api/generated.ts';
 
 export interface CredentialsFormProps {
   submitLabel: string;

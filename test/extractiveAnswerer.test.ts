@@ -3,12 +3,11 @@ import { fileURLToPath } from 'node:url';
 import { BgeOnnxEmbeddings } from '../service/rag/bgeEmbeddings.ts';
 import {
   composeExtractiveAnswer,
-  contentTerms,
-  stem,
   streamExtractiveAnswer,
   type AnswerPassage,
   type ExtractiveAnswerInput,
 } from '../service/rag/extractiveAnswerer.ts';
+import { contentTerms, stem } from '../service/rag/terms.ts';
 import { splitSentences } from '../service/text/sentences.ts';
 
 const MODEL_DIR = fileURLToPath(new URL('../.local/models/bge-small-en-v1.5-q', import.meta.url));

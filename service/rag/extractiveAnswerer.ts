@@ -21,6 +21,7 @@
  * call with every sentence cut at 48 tokens (rag/index.ts).
  */
 import { splitSentences } from '../text/sentences.ts';
+import { contentTerms, words } from './terms.ts';
 
 /** n is the 1-based passage number; similarity = cosine(question, passage) in [0,1]. */
 export interface AnswerPassage {
@@ -71,21 +72,6 @@ const MIN_RELATIVE_SCORE = 0.75;
 const REDUNDANT_COSINE = 0.95;
 const REDUNDANT_JACCARD = 0.8;
 
-const STOPWORDS = new Set(
-  (
-    'a an the and or but if then else so than that this these those there here ' +
-    'is are was were be been being am do does did doing done have has had having ' +
-    'i me my mine we us our ours you your yours he him his she her hers it its they them their theirs ' +
-    'what which who whom whose when where why how ' +
-    'of in on at to for from by with about as into onto over under between through during before after ' +
-    'up down out off again further once ' +
-    'can could should would will shall may might must ' +
-    'not no nor only own same too very just also any some all each every both few more most other such ' +
-    'much many one s t d ll m re ve ' +
-    'please tell explain describe know want need get'
-  ).split(/\s+/),
-);
-
 interface Candidate {
   /** Sentence text as it will appear in the answer (before the marker). */
   text: string;
@@ -106,49 +92,6 @@ interface Candidate {
   score: number;
   similarity?: number;
   vector?: number[];
-}
-
-// ---------------------------------------------------------------------------------------
-// Terms
-
-function undouble(w: string): string {
-  const n = w.length;
-  if (n >= 3 && w[n - 1] === w[n - 2] && !'aeioulsz'.includes(w[n - 1])) return w.slice(0, -1);
-  return w;
-}
-
-/** Light suffix stripping: running/runs/run → run, boxes → box, policies → policy. */
-export function stem(word: string): string {
-  let w = word;
-  if (w.length <= 3 || /\d/.test(w)) return w;
-  if (w.endsWith('ies') && w.length > 4) w = w.slice(0, -3) + 'y';
-  else if (w.endsWith('sses')) w = w.slice(0, -2);
-  else if (/(?:ch|sh|x|z)es$/.test(w)) w = w.slice(0, -2);
-  else if (w.endsWith('s') && !/(?:ss|us|is)$/.test(w)) w = w.slice(0, -1);
-
-  if (w.endsWith('ing') && w.length > 5) w = undouble(w.slice(0, -3));
-  else if (w.endsWith('ed') && w.length > 4) w = undouble(w.slice(0, -2));
-  else if (w.endsWith('ly') && w.length > 5) w = w.slice(0, -2);
-
-  if (w.endsWith('e') && w.length > 4) w = w.slice(0, -1);
-  return w;
-}
-
-const WORD_RE = /[\p{L}\p{N}]+(?:['’][\p{L}]+)*/gu;
-
-function words(text: string): string[] {
-  return text.match(WORD_RE) ?? [];
-}
-
-/** Lower-cased, stopword-free, stemmed content terms. */
-export function contentTerms(text: string): Set<string> {
-  const terms = new Set<string>();
-  for (const raw of words(text.toLowerCase())) {
-    const w = raw.replace(/['’]s$/, '').replace(/['’]/g, '');
-    if (w.length === 0 || STOPWORDS.has(w)) continue;
-    terms.add(stem(w));
-  }
-  return terms;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -147,6 +147,9 @@ export async function loadRag(config: Config): Promise<Rag> {
     };
   };
 
+  // The extractive model quotes whole source sentences by construction; a model writing its own has them checked.
+  const checkOf = (request: AnswerRequest) => ({ checkSentences: request.model !== EXTRACTIVE_MODEL });
+
   const rag: Rag = {
     get embedder(): EmbedderIdentity {
       const identity = configured.identity();
@@ -180,12 +183,12 @@ export async function loadRag(config: Config): Promise<Rag> {
       return vector;
     },
     async answer(request) {
-      const chain = answerChain(rag.answerModels.model(request.model), request.passages, request.question);
-      const { text, citations } = await chain.invoke(await answerInput(request));
-      return { answer: text, citations };
+      const chain = answerChain(rag.answerModels.model(request.model), request.passages, request.question, checkOf(request));
+      const { text, citations, sentences } = await chain.invoke(await answerInput(request));
+      return { answer: text, citations, ...(sentences ? { sentences } : {}) };
     },
     async *streamAnswer(request, signal) {
-      const chain = answerChain(rag.answerModels.model(request.model), request.passages, request.question);
+      const chain = answerChain(rag.answerModels.model(request.model), request.passages, request.question, checkOf(request));
       yield* await chain.stream(await answerInput(request), { signal });
     },
     close: () => models.close(),

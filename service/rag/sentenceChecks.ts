@@ -140,7 +140,8 @@ export class SentenceChecker<C> {
 
   /** A character that may end a sentence, or follow its end: held. */
   #tail(char: string): void {
-    if (this.#lineStart && isBlankChar(char)) {
+    // A line's indentation goes out at once, unless something before it is held (a marker opening the line).
+    if (this.#lineStart && isBlankChar(char) && this.#held === '') {
       this.#out.push(char);
       return;
     }

@@ -15,6 +15,7 @@ import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefault
 import type { PdfPoolStats } from './extraction/pdf.ts';
 import type { QueryTimings } from './queryTimings.ts';
 import type { ModelPoolStats } from './rag/modelPool.ts';
+import type { SentenceCounts } from './rag/sentenceChecks.ts';
 import type { IngestJobCounts } from './store/index.ts';
 
 /** Per-stage durations of one answered query (the streamed answer's first-delta time is not a stage). */
@@ -53,6 +54,8 @@ export interface Metrics extends MetricsSource {
   /** One answered HTTP request; `route` is a route template or WEB_ROUTE / UNMATCHED_ROUTE, never a raw path. */
   observeRequest(request: { method: string; route: string; status: number; seconds: number }): void;
   observeQueryStages(timings: QueryStageTimings): void;
+  /** The citation check's counts for one answer whose sentences were checked (an OpenAI-compatible model's). */
+  countCheckedSentences(counts: SentenceCounts): void;
   /** An UpstreamUnavailableError that became a response, or that an ingestion job failed on. */
   countUpstreamError(component: string): void;
   /** Where the scrape-time gauges read from (set once the store, models and job runner exist). */
@@ -103,6 +106,13 @@ export function createMetrics(): Metrics {
     labelNames: ['component'] as const,
     registers,
   });
+  const checkedSentences = new Counter({
+    name: 'kbqa_answer_sentences_total',
+    help: "Sentences of OpenAI-compatible models' answers, by the citation check's verdict: supported (its cited passages hold its numbers and most of its terms), unsupported and uncited (both marked [unverified] in the answer).",
+    labelNames: ['verdict'] as const,
+    registers,
+  });
+  for (const verdict of ['supported', 'unsupported', 'uncited']) checkedSentences.inc({ verdict }, 0);
   // Created before any scrape, so that "no failures" reads 0 rather than nothing (the components of errors.ts's
   // UpstreamUnavailableError; one the code adds later appears with its first error).
   for (const component of UPSTREAM_COMPONENTS) upstreamErrors.inc({ component }, 0);
@@ -219,6 +229,9 @@ export function createMetrics(): Metrics {
       queryStages.observe({ stage: 'embed' }, embedMs / 1000);
       queryStages.observe({ stage: 'search' }, searchMs / 1000);
       queryStages.observe({ stage: 'answer' }, answerMs / 1000);
+    },
+    countCheckedSentences(counts) {
+      for (const [verdict, count] of Object.entries(counts)) if (count > 0) checkedSentences.inc({ verdict }, count);
     },
     countUpstreamError(component) {
       upstreamErrors.inc({ component });

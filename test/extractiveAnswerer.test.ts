@@ -3,13 +3,12 @@ import { fileURLToPath } from 'node:url';
 import { BgeOnnxEmbeddings } from '../service/rag/bgeEmbeddings.ts';
 import {
   composeExtractiveAnswer,
-  contentTerms,
   scoreAnswerSentences,
-  stem,
   streamExtractiveAnswer,
   type AnswerPassage,
   type ExtractiveAnswerInput,
 } from '../service/rag/extractiveAnswerer.ts';
+import { contentTerms, stem } from '../service/rag/terms.ts';
 import { splitSentences } from '../service/text/sentences.ts';
 import { answerKinds, holdsAnswerKind } from '../service/rag/answerCues.ts';
 

@@ -1,11 +1,14 @@
 // The OpenAI-compatible answer models, against a local fake of the chat completions API (test/helpers/fakeOpenAI.ts):
-// model selection, the prompt, mapping the model's [n] markers to citations, and the retry/timeout policy.
+// model selection, the prompt, mapping the model's [n] markers to citations, the citation check of its sentences, and
+// the retry/timeout policy.
 // Tests are serial: the fake's script is shared.
 import anyTest, { type TestFn } from 'ava';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { assertCitationShape, assertMarkersMatchCitations, ingest, type IngestedDocument } from './helpers/documentsApi.ts';
-import { startFakeOpenAI, type FakeOpenAI } from './helpers/fakeOpenAI.ts';
+import { allEvents, concatDeltas, postForEvents } from './helpers/eventStream.ts';
+import { startFakeOpenAI, type FakeOpenAI, type RecordedChatRequest } from './helpers/fakeOpenAI.ts';
+import { CitationMarkers, toPassageDocument } from '../service/rag/answerChain.ts';
 import { LIGHTHOUSE, QUESTION, TIDES, UNAVAILABLE } from './fixtures/corranPoint.ts';
 
 interface Context {
@@ -112,7 +115,8 @@ test.serial('grouped and repeated markers map to distinct citations', async (t) 
   fake.script({ reply: 'Both facts [2][1]. Again [2, 1] and [0] and [3].' });
   const response = await ask(t, { include_chunks: true });
   t.is(response.status, 200, JSON.stringify(response.body));
-  t.is(response.body.answer, 'Both facts [1][2]. Again [1][2] and and.');
+  // "Both facts" and "Again … and and" state nothing the passages hold: the citation check marks them.
+  t.is(response.body.answer, 'Both facts [1][2][unverified]. Again [1][2] and and [unverified].');
   t.is(response.body.citations.length, 2);
   t.is(response.body.citations[0].document_id, response.body.chunks[1].document_id);
   assertMarkersMatchCitations(t, response.body);
@@ -219,7 +223,7 @@ test.serial('a slow first reply followed by a fast one: answered', async (t) => 
   fake.script({ reply: 'Fast [1].' });
   const response = await pending;
   t.is(response.status, 200, JSON.stringify(response.body));
-  t.is(response.body.answer, 'Fast [1].');
+  t.is(response.body.answer, 'Fast [1][unverified].');
   t.is(firstRequests.length, 1);
   t.is(fake.requests.length, 1, 'one retry after the timed-out attempt');
 });
@@ -233,4 +237,76 @@ test.serial('no passages above the relevance floor: the LLM is not called', asyn
   t.regex(response.body.answer, /hold nothing/);
   t.is(response.body.model, 'gpt-test');
   t.is(fake.requests.length, 0);
+});
+
+/** The passage number the prompt gave the text that holds `fact` (retrieval decides the order). */
+function passageNumberHolding(request: RecordedChatRequest, fact: string): number {
+  const prompt = request.body.messages?.[1].content ?? '';
+  const at = prompt.indexOf(fact);
+  const opening = prompt.lastIndexOf('<passage number="', at);
+  return Number(prompt.slice(opening + '<passage number="'.length, prompt.indexOf('"', opening + '<passage number="'.length)));
+}
+
+/** (a) a supported cited sentence, (b) a cited one whose number its passage lacks, (c) an uncited one, (d) a marker naming no passage. */
+const CHECKED_REPLY = (request: RecordedChatRequest) => {
+  const lighthouse = passageNumberHolding(request, 'automated in 1987');
+  const tides = passageNumberHolding(request, 'spring tide range');
+  return (
+    `The lighthouse was automated in 1987 [${lighthouse}]. The spring tide range reaches 5.2 metres [${tides}]. ` +
+    'The causeway is the only road to the lighthouse. Its lamp flashes white twice every fifteen seconds [7].'
+  );
+};
+const CHECKED_ANSWER =
+  'The lighthouse was automated in 1987 [1]. The spring tide range reaches 5.2 metres [2][unverified]. ' +
+  'The causeway is the only road to the lighthouse [unverified]. Its lamp flashes white twice every fifteen seconds [unverified].';
+
+const sentenceCount = async (app: TestApp, verdict: string) => {
+  const line = (await app.deps.metrics.scrape()).split('\n').find((each) => each.startsWith(`kbqa_answer_sentences_total{verdict="${verdict}"}`));
+  return Number(line?.split(' ').at(-1));
+};
+
+test.serial('the citation check: every sentence kept; the unsupported, the uncited and the one citing no passage marked [unverified]', async (t) => {
+  const { fake, app, user, lighthouse, tides } = t.context;
+  const before = { supported: await sentenceCount(app, 'supported'), unsupported: await sentenceCount(app, 'unsupported'), uncited: await sentenceCount(app, 'uncited') };
+  fake.script({ reply: CHECKED_REPLY });
+  const response = await ask(t);
+  t.is(response.status, 200, JSON.stringify(response.body));
+  t.is(response.body.answer, CHECKED_ANSWER);
+  t.deepEqual(response.body.citations.map((citation: { document_id: string }) => citation.document_id), [lighthouse.id, tides.id]);
+  for (const citation of response.body.citations) assertCitationShape(t, citation);
+  assertMarkersMatchCitations(t, response.body);
+  // Counted by verdict, once per answer (the answer's text is never logged or counted).
+  t.is(await sentenceCount(app, 'supported'), before.supported + 1);
+  t.is(await sentenceCount(app, 'unsupported'), before.unsupported + 1);
+  t.is(await sentenceCount(app, 'uncited'), before.uncited + 2);
+
+  // Streamed token by token: the same text and citations, the marks inside the deltas, each citation with its marker.
+  fake.script({ reply: CHECKED_REPLY, tokenChars: 4 });
+  const streamed = await postForEvents(app.baseUrl, '/api/v1/query', { key: user.key, body: { query: QUESTION, knowledge_base_ids: [t.context.kb], stream: true } });
+  const events = await allEvents(streamed);
+  const deltas = events.filter((event) => event.event === 'delta');
+  t.true(deltas.length > 4, `${deltas.length} deltas: the text still streams`);
+  t.deepEqual(concatDeltas(events), { text: CHECKED_ANSWER, citations: response.body.citations });
+  t.deepEqual(events.at(-1)?.data, response.body, 'done is the JSON answer');
+  t.true(deltas.some((event) => event.data.text.includes('[unverified]')));
+  for (const event of deltas.filter((each) => each.data.citations.length > 0)) t.regex(event.data.text, /\[\d+\]/);
+  t.is(await sentenceCount(app, 'uncited'), before.uncited + 4);
+});
+
+test.serial('the extractive model\'s answers are source sentences: unchanged, and every sentence passes the check', async (t) => {
+  const { fake } = t.context;
+  fake.script({ reply: 'must not be asked [1]' });
+  const response = await ask(t, { model: 'kbqa-extractive', include_chunks: true });
+  t.is(response.status, 200, JSON.stringify(response.body));
+  t.false(response.body.answer.includes('[unverified]'));
+  // The same answer through the check, its [k] naming citation k's passage: nothing marked, nothing uncited.
+  const chunks = response.body.chunks as Array<{ document_id: string; text: string; title: string }>;
+  const passages = response.body.citations.map((citation: { document_id: string }, index: number) => {
+    const chunk = chunks.find((each) => each.document_id === citation.document_id) as (typeof chunks)[number];
+    return toPassageDocument(chunk.text, { chunk_id: `c${index}`, document_id: chunk.document_id, knowledge_base_id: t.context.kb, title: chunk.title, filename: chunk.title, heading_path: [], chunk_index: 0, page_start: null, page_end: null, similarity: 1 });
+  });
+  const checked = await new CitationMarkers(passages, QUESTION, true).invoke(response.body.answer);
+  t.is(checked.text, response.body.answer);
+  t.true((checked.sentences?.supported ?? 0) >= 1);
+  t.deepEqual([checked.sentences?.unsupported, checked.sentences?.uncited], [0, 0]);
 });

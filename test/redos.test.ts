@@ -11,7 +11,8 @@ import { makeUser, type TestUser } from './factories/accounts.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { createKb } from './helpers/documentsApi.ts';
 import { bestSnippet, mapCitations, toPassageDocument } from '../service/rag/answerChain.ts';
-import { composeExtractiveAnswer, contentTerms } from '../service/rag/extractiveAnswerer.ts';
+import { composeExtractiveAnswer } from '../service/rag/extractiveAnswerer.ts';
+import { contentTerms } from '../service/rag/terms.ts';
 import { splitSentences } from '../service/text/sentences.ts';
 import { atxHeading, markdownSections } from '../service/rag/splitter.ts';
 

@@ -13,7 +13,7 @@ import { startTestApp, type TestApp } from './helpers/app.ts';
 import { assertMarkersMatchCitations, ingest, markers } from './helpers/documentsApi.ts';
 import { allEvents, concatDeltas, postForEvents, type StreamedEvent, type StreamRequest } from './helpers/eventStream.ts';
 import { startFakeOpenAI, type FakeOpenAI } from './helpers/fakeOpenAI.ts';
-import { mulberry32, type Rng } from './helpers/random.ts';
+import { mulberry32, randomSplit, type Rng } from './helpers/random.ts';
 import { WebClient } from './helpers/webClient.ts';
 import { createKbqaClient, KbqaApiError } from '../clients/typescript/index.ts';
 import { streamQuery } from '../clients/typescript/stream.ts';
@@ -80,23 +80,6 @@ function randomAnswer(random: Rng): string {
   let text = '';
   for (let index = 0; index < length; index += 1) text += PIECES[Math.floor(random() * PIECES.length)];
   return text;
-}
-
-/** `text` cut at random points (some pieces empty, some single characters, surrogate pairs cut too). */
-function randomSplit(text: string, random: Rng): string[] {
-  const cuts = new Set<number>();
-  const count = Math.floor(random() * Math.min(text.length + 2, 12));
-  for (let index = 0; index < count; index += 1) cuts.add(Math.floor(random() * (text.length + 1)));
-  if (random() < 0.2) for (let index = 0; index <= text.length; index += 1) cuts.add(index);
-  const sorted = [...cuts].sort((a, b) => a - b);
-  const pieces: string[] = [];
-  let start = 0;
-  for (const cut of sorted) {
-    pieces.push(text.slice(start, cut));
-    start = cut;
-  }
-  pieces.push(text.slice(start));
-  return pieces;
 }
 
 test('property: the mapper over random pieces gives the whole-answer result, which is the regex-and-trim result', (t) => {
@@ -349,7 +332,8 @@ test.serial('a model that stops sending tokens: an error event after KBQA_LLM_TI
   const midAnswer = await allEvents(await streamed(t));
   let elapsed = Date.now() - started;
   t.deepEqual(midAnswer.map((event) => event.event).filter((name, index, names) => name !== names[index - 1]), ['retrieval', 'delta', 'error']);
-  t.is(concatDeltas(midAnswer).text, 'Automated in 1987 [1].');
+  // The sentence's end (" [1].", where an unverified mark would go) waits for what follows it, which never came.
+  t.is(concatDeltas(midAnswer).text, 'Automated in 1987');
   t.deepEqual(midAnswer.at(-1)?.data, UNAVAILABLE);
   t.is(fake.requests.length, 1);
   t.true(elapsed >= 3_000 && elapsed < 6_000, `${elapsed} ms`);

@@ -3,8 +3,9 @@
 import { BadRequestError } from '../errors.ts';
 import { authorizeQuery } from '../policies/knowledgeBases.ts';
 import type { Config } from '../config.ts';
-import { toPassageDocument } from '../rag/answerChain.ts';
+import { NOTHING_RELEVANT_ANSWER, toPassageDocument } from '../rag/answerChain.ts';
 import type { Citation } from '../rag/answerChain.ts';
+import type { SentenceCounts } from '../rag/sentenceChecks.ts';
 import { BGE_SMALL_EN } from '../rag/embedderIdentity.ts';
 import type { AnswerRequest, Rag } from '../rag/index.ts';
 import type { IndexedRetrievalRequest, RetrievalRequest, RetrievedChunk, SearchIndex } from '../search/index.ts';
@@ -12,7 +13,7 @@ import type { Store, Principal } from '../store/index.ts';
 import type { QueryTimings } from '../queryTimings.ts';
 
 export const NO_KNOWLEDGE_BASE_ANSWER = 'You have no knowledge bases to search: create one or ask for one to be shared with you.';
-export const NOTHING_RELEVANT_ANSWER = 'The knowledge bases you can access hold nothing on this question.';
+export { NOTHING_RELEVANT_ANSWER };
 
 /** Each side looks this deep before fusion, so RRF has more than the returned page to work with. */
 export const HYBRID_DEPTH = 50;
@@ -33,6 +34,8 @@ export interface QueryResult {
   knowledgeBaseIds: string[];
   chunks: RetrievedChunk[] | null;
   timings: QueryTimings;
+  /** The citation check's counts for an answer whose sentences were checked (for the metric; never presented). */
+  sentences: SentenceCounts | null;
 }
 
 /** A streamed answer's steps, in this order: one retrieval, one or more deltas, one done. */
@@ -216,7 +219,7 @@ const passagesOf = (retrieval: Retrieval) => (retrieval.request ? retrieval.retr
 /** An answer that says nothing (a reply citing nothing and holding no text) is the nothing-relevant answer. */
 const answerText = (text: string) => (text.length > 0 ? text : NOTHING_RELEVANT_ANSWER);
 
-function result(retrieval: Retrieval, input: QueryInput, answer: string, citations: Citation[]): QueryResult {
+function result(retrieval: Retrieval, input: QueryInput, answer: string, citations: Citation[], sentences: SentenceCounts | null = null): QueryResult {
   return {
     answer,
     citations,
@@ -224,6 +227,7 @@ function result(retrieval: Retrieval, input: QueryInput, answer: string, citatio
     knowledgeBaseIds: retrieval.knowledgeBaseIds,
     chunks: input.include_chunks ? retrieval.retrieved : null,
     timings: retrieval.timings,
+    sentences,
   };
 }
 
@@ -233,7 +237,7 @@ export async function answerQuestion(deps: QueryDeps, user: Principal, input: Qu
   const started = performance.now();
   const answered = await deps.rag.answer(retrieval.request);
   retrieval.timings.answerMs = performance.now() - started;
-  return result(retrieval, input, answerText(answered.answer), answered.citations);
+  return result(retrieval, input, answerText(answered.answer), answered.citations, answered.sentences ?? null);
 }
 
 /**
@@ -260,7 +264,11 @@ export async function* streamQuestionAnswer(
   const started = performance.now();
   let text = '';
   const citations: Citation[] = [];
+  let sentences: SentenceCounts | null = null;
   for await (const delta of deps.rag.streamAnswer(retrieval.request, signal)) {
+    sentences = delta.sentences ?? sentences;
+    // The last piece of a checked answer may carry only its counts: no event for that.
+    if (delta.text.length === 0 && delta.citations.length === 0) continue;
     retrieval.timings.firstDeltaMs ??= performance.now() - started;
     text += delta.text;
     citations.push(...delta.citations);
@@ -274,5 +282,5 @@ export async function* streamQuestionAnswer(
     text = answerText(text);
     yield { type: 'delta', text, citations: [] };
   }
-  yield { type: 'done', result: result(retrieval, input, text, citations) };
+  yield { type: 'done', result: result(retrieval, input, text, citations, sentences) };
 }

@@ -4,12 +4,7 @@
 // a date, a day, a month, a season or a span of time ("24 hours before"). A sentence without one ranks lower and
 // cannot be the answer (extractiveAnswerer.ts answerDecision). Every scan is a word loop, linear in the text.
 
-const WORD_RE = /[\p{L}\p{N}]+(?:['’][\p{L}]+)*/gu;
-
-/** The words of a text: runs of letters and digits, with an apostrophe's tail ("visitor's"). */
-export function words(text: string): string[] {
-  return text.match(WORD_RE) ?? [];
-}
+import { words } from './terms.ts';
 
 export type AnswerKind = 'quantity' | 'money' | 'length' | 'duration' | 'time' | 'event' | 'clock' | 'phone' | 'speed';
 

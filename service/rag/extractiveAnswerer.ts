@@ -29,7 +29,8 @@
  * Deterministic: stable sorts with explicit tie-breakers, no randomness.
  */
 import { splitSentences } from '../text/sentences.ts';
-import { answerKinds, fitsConstraints, holdsAnswerKind, namedWords, words } from './answerCues.ts';
+import { answerKinds, fitsConstraints, holdsAnswerKind, namedWords } from './answerCues.ts';
+import { contentTerms, words } from './terms.ts';
 
 /** n is the 1-based passage number; similarity = cosine(question, passage) in [0,1]. */
 export interface AnswerPassage {
@@ -92,21 +93,6 @@ const REDUNDANT_JACCARD = 0.8;
 export const SUPPORT_THRESHOLD = 0.25;
 const SUPPORT_SIM_WEIGHT = 0.5;
 
-const STOPWORDS = new Set(
-  (
-    'a an the and or but if then else so than that this these those there here ' +
-    'is are was were be been being am do does did doing done have has had having ' +
-    'i me my mine we us our ours you your yours he him his she her hers it its they them their theirs ' +
-    'what which who whom whose when where why how ' +
-    'of in on at to for from by with about as into onto over under between through during before after ' +
-    'up down out off again further once ' +
-    'can could should would will shall may might must ' +
-    'not no nor only own same too very just also any some all each every both few more most other such ' +
-    'much many one s t d ll m re ve ' +
-    'please tell explain describe know want need get'
-  ).split(/\s+/),
-);
-
 interface Candidate {
   /** Sentence text as it will appear in the answer (before the marker). */
   text: string;
@@ -132,44 +118,6 @@ interface Candidate {
   /** Whether it fits the question (answerCues.ts): the kind of fact asked for, the day, role or name it names. */
   fits: boolean;
   score: number;
-}
-
-// ---------------------------------------------------------------------------------------
-// Terms
-
-function undouble(w: string): string {
-  const n = w.length;
-  if (n >= 3 && w[n - 1] === w[n - 2] && !'aeioulsz'.includes(w[n - 1])) return w.slice(0, -1);
-  return w;
-}
-
-/** Light suffix stripping: running/runs/run → run, boxes → box, policies → policy. */
-export function stem(word: string): string {
-  let w = word;
-  if (w.length <= 3 || /\d/.test(w)) return w;
-  if (w.endsWith('ies') && w.length > 4) w = w.slice(0, -3) + 'y';
-  else if (w.endsWith('sses')) w = w.slice(0, -2);
-  else if (/(?:ch|sh|x|z)es$/.test(w)) w = w.slice(0, -2);
-  else if (w.endsWith('s') && !/(?:ss|us|is)$/.test(w)) w = w.slice(0, -1);
-
-  if (w.endsWith('ing') && w.length > 5) w = undouble(w.slice(0, -3));
-  else if (w.endsWith('ed') && w.length > 4) w = undouble(w.slice(0, -2));
-  else if (w.endsWith('ly') && w.length > 5) w = w.slice(0, -2);
-
-  if (w.endsWith('e') && w.length > 4) w = w.slice(0, -1);
-  return w;
-}
-
-
-/** Lower-cased, stopword-free, stemmed content terms. */
-export function contentTerms(text: string): Set<string> {
-  const terms = new Set<string>();
-  for (const raw of words(text.toLowerCase())) {
-    const w = raw.replace(/['’]s$/, '').replace(/['’]/g, '');
-    if (w.length === 0 || STOPWORDS.has(w)) continue;
-    terms.add(stem(w));
-  }
-  return terms;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@
 // OpenAI-compatible one when configured. KBQA_EMBEDDER selects the one new indices are built with (`embedder`); an
 // index built by the other is still served while it is live (a migration between them), by naming its embedder in
 // embedQuestion / embedSegments.
-import type { Config } from '../config.ts';
+import { EXTRACTIVE_MODEL, type Config } from '../config.ts';
 import { EmbedderNotConfiguredError, UpstreamUnavailableError } from '../errors.ts';
 import { answerChain, type AnswerDelta, type AnswerInput, type ChainAnswer, type PassageMetadata } from './answerChain.ts';
 import { buildAnswerModels, type AnswerModels } from './answerModels.ts';
@@ -142,6 +142,9 @@ export async function loadRag(config: Config): Promise<Rag> {
     passages: request.passages,
   });
 
+  // The extractive model quotes whole source sentences by construction; a model writing its own has them checked.
+  const checkOf = (request: AnswerRequest) => ({ checkSentences: request.model !== EXTRACTIVE_MODEL });
+
   const rag: Rag = {
     get embedder(): EmbedderIdentity {
       const identity = configured.identity();
@@ -172,12 +175,12 @@ export async function loadRag(config: Config): Promise<Rag> {
       return embedderCall(() => embedder.embedQuery(question));
     },
     async answer(request) {
-      const chain = answerChain(rag.answerModels.model(request.model), request.passages, request.question);
-      const { text, citations } = await chain.invoke(answerInput(request));
-      return { answer: text, citations };
+      const chain = answerChain(rag.answerModels.model(request.model), request.passages, request.question, checkOf(request));
+      const { text, citations, sentences } = await chain.invoke(answerInput(request));
+      return { answer: text, citations, ...(sentences ? { sentences } : {}) };
     },
     async *streamAnswer(request, signal) {
-      const chain = answerChain(rag.answerModels.model(request.model), request.passages, request.question);
+      const chain = answerChain(rag.answerModels.model(request.model), request.passages, request.question, checkOf(request));
       yield* await chain.stream(answerInput(request), { signal });
     },
     close: () => models.close(),

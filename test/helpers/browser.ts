@@ -100,18 +100,20 @@ export async function signInThroughPage(page: Page, email: string, password = TE
 }
 
 /**
- * ava's `test` for a file of browser tests: one app (with `environment` over the process's) and one Chromium,
- * started before its tests, closed after them. `ownDatabase` (a label): the app gets a database of its own, made
+ * ava's `test` for a file of browser tests: one app (with `environment` over the process's; a function when it is
+ * known only once something else started, such as the OpenAI stand-in's address) and one Chromium, started before its
+ * tests, closed after them. `ownDatabase` (a label): the app gets a database of its own, made
  * before and dropped after (for tests that count what an address or a user did, or need no other file's data).
  */
 export function testWithBrowser(
-  environment: Record<string, string> = {},
+  environment: Record<string, string> | (() => Promise<Record<string, string>>) = {},
   options: { ownDatabase?: string } = {},
 ): TestFn<{ app: TestApp; browser: Browser }> {
   const test = anyTest as TestFn<{ app: TestApp; browser: Browser }>;
   const databaseUrl = options.ownDatabase ? freshDatabaseUrl(options.ownDatabase) : null;
   test.before(async (t) => {
-    t.context.app = await startTestApp(databaseUrl ? { KBQA_MONGODB_URL: databaseUrl, ...environment } : environment);
+    const variables = typeof environment === 'function' ? await environment() : environment;
+    t.context.app = await startTestApp(databaseUrl ? { KBQA_MONGODB_URL: databaseUrl, ...variables } : variables);
     t.context.browser = await launchBrowser();
   });
   test.after.always(async (t) => {

@@ -76,7 +76,8 @@ export const retrievedChunk = z
 export const queryResponse = z
   .object({
     answer: z.string().meta({
-      description: 'The generated answer; `[n]` markers cite `citations[n-1]`',
+      description:
+        'The generated answer; `[n]` markers cite `citations[n-1]`. A sentence of an OpenAI-compatible model\'s answer that cites no passage, or whose cited passages do not hold its numbers and most of its terms, ends in `[unverified]`',
       example: 'New starters get their laptop on their first day [1].',
     }),
     citations: z.array(citation),

@@ -43,6 +43,7 @@ export function queryRoutes(deps: AppDeps): Router<AppState> {
     }
     const result = await answerQuestion(queryDeps, caller.user, input);
     deps.metrics.observeQueryStages(result.timings);
+    if (result.sentences) deps.metrics.countCheckedSentences(result.sentences);
     ctx.set('server-timing', serverTiming(result.timings));
     ctx.body = presentQueryResult(result, { citationPages: ctx.state.realm === 'web' });
   }));
@@ -66,6 +67,7 @@ export function queryRoutes(deps: AppDeps): Router<AppState> {
           return [sseEvent('delta', { text: step.text, citations: step.citations.map((citation) => presentCitation(citation, { citationPages })) } satisfies z.input<typeof queryStreamDeltaEvent>)];
         case 'done':
           deps.metrics.observeQueryStages(step.result.timings);
+          if (step.result.sentences) deps.metrics.countCheckedSentences(step.result.sentences);
           // The timings ride in a comment (parsers skip it); step.result.timings is the whole request's.
           return [sseComment(`server-timing ${serverTiming(step.result.timings)}`), sseEvent('done', presentQueryResult(step.result, { citationPages }))];
       }

@@ -962,7 +962,7 @@ export interface components {
         /** @description A cited answer, its citations with their pages. */
         WebQueryResponse: {
             /**
-             * @description The generated answer; `[n]` markers cite `citations[n-1]`
+             * @description The generated answer; `[n]` markers cite `citations[n-1]`. A sentence of an OpenAI-compatible model's answer that cites no passage, or whose cited passages do not hold its numbers and most of its terms, ends in `[unverified]`
              * @example New starters get their laptop on their first day [1].
              */
             answer: string;

@@ -2,7 +2,13 @@
 // by hand, one pass over the characters (no regular expression: this text comes from a model and its documents,
 // and a scan cannot backtrack). Nothing here ever becomes HTML: the pieces are rendered as React text and links.
 
-export type AnswerPiece = { kind: 'text'; text: string } | { kind: 'marker'; n: number };
+export type AnswerPiece = { kind: 'text'; text: string } | { kind: 'marker'; n: number } | { kind: 'unverified' };
+
+/**
+ * What the server writes at the end of a sentence of an OpenAI-compatible model's answer that no passage it cites
+ * supports, or that cites none (service/rag/sentenceChecks.ts, UNVERIFIED_MARK; docs/api.md).
+ */
+export const UNVERIFIED_MARK = '[unverified]';
 
 /** Paragraphs are separated by blank lines; single line breaks stay inside a paragraph. */
 export function splitParagraphs(answer: string): string[] {
@@ -22,8 +28,9 @@ export function splitParagraphs(answer: string): string[] {
 }
 
 /**
- * Text and markers, in order. A marker is `[` numbers separated by commas `]` where every number names a citation
- * (1 … citationCount); anything else, e.g. `[9]` with three citations or `[note]`, stays text.
+ * Text, markers and unverified marks, in order. A marker is `[` numbers separated by commas `]` where every number
+ * names a citation (1 … citationCount); `[unverified]` is the mark; anything else, e.g. `[9]` with three citations or
+ * `[note]`, stays text.
  */
 export function parseMarkers(text: string, citationCount: number): AnswerPiece[] {
   const pieces: AnswerPiece[] = [];
@@ -32,6 +39,13 @@ export function parseMarkers(text: string, citationCount: number): AnswerPiece[]
   while (i < text.length) {
     if (text[i] !== '[') {
       i += 1;
+      continue;
+    }
+    if (text.startsWith(UNVERIFIED_MARK, i)) {
+      if (i > textStart) pieces.push({ kind: 'text', text: text.slice(textStart, i) });
+      pieces.push({ kind: 'unverified' });
+      i += UNVERIFIED_MARK.length;
+      textStart = i;
       continue;
     }
     const marker = readMarker(text, i, citationCount);

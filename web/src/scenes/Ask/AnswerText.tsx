@@ -1,7 +1,10 @@
-// The answer as plain-text paragraphs; each [n] marker becomes a link to citation card n. Everything is React
-// text: nothing from a model or a document is ever inserted as HTML.
+// The answer as plain-text paragraphs; each [n] marker becomes a link to citation card n, and each [unverified] mark
+// (a sentence its sources do not support) a badge saying so. Everything is React text: nothing from a model or a
+// document is ever inserted as HTML.
 import type { MouseEvent } from 'react';
 import { parseMarkers, splitParagraphs } from '../../lib/citations.ts';
+
+const UNVERIFIED_TITLE = 'Not found in the sources this sentence cites (or it cites none): check it before relying on it.';
 
 export interface AnswerTextProps {
   answer: string;
@@ -19,6 +22,10 @@ export function AnswerText({ answer, citationCount, onCitation }: AnswerTextProp
           {parseMarkers(paragraph, citationCount).map((piece, i) =>
             piece.kind === 'text' ? (
               piece.text
+            ) : piece.kind === 'unverified' ? (
+              <span key={i} className="unverified-mark" data-testid="unverified-mark" title={UNVERIFIED_TITLE}>
+                unverified
+              </span>
             ) : (
               <a
                 key={i}

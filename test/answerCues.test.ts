@@ -67,4 +67,7 @@ test('a time of day, a number to ring, a speed, an event', (t) => {
 test('names the question capitalises past its first word', (t) => {
   t.deepEqual(namedWords('What is the speed limit on Quarry Road?'), ['quarry', 'road']);
   t.deepEqual(namedWords('When is the library open?'), []);
+  // A claim to check is no question; acronyms and words with digits may be spelt out where they are answered.
+  t.deepEqual(namedWords('Bone Marrow (BM) transplantation is used to treat acute myeloid leukemia (AML).'), []);
+  t.deepEqual(namedWords('Does vitamin B12 help the Ashdown DNA lab?'), ['ashdown']);
 });

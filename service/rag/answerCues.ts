@@ -229,11 +229,17 @@ function holdsCount(text: string, lower: string[], counted: ReadonlySet<string>)
   });
 }
 
-/** The words a question capitalises past its first ("… on Quarry Road?" → ["quarry", "road"]): names it is about. */
+/**
+ * The names a question is about: its words written as names past the first, a capital then lower case ("… on Quarry
+ * Road?" → ["quarry", "road"]). Only a question (it ends in "?") has them: a claim to check ("ALDH1 expression is
+ * associated with …") is searched for its evidence, which may spell its names otherwise; an acronym or a word with
+ * a digit (DNA, B12) may be spelt out in the passage.
+ */
 export function namedWords(question: string): string[] {
+  if (!question.trimEnd().endsWith('?')) return [];
   return words(question)
     .slice(1)
-    .filter((word) => /^\p{Lu}/u.test(word))
+    .filter((word) => /^\p{Lu}\p{Ll}+$/u.test(word))
     .map((word) => word.toLowerCase());
 }
 

@@ -1,4 +1,5 @@
 // The run's JSON shape, its targets, and the markdown summary.
+import { CLI_HELP_TARGET_MS, CLI_KEYS_CREATE_TARGET_MS, renderCliStartup, type CliStartupResult } from './cliStartup.ts';
 import type { DuringIngestResult } from './duringIngest.ts';
 import type { LoadResult } from './load.ts';
 import type { MachineInfo } from './machine.ts';
@@ -57,6 +58,8 @@ export interface BenchResult {
   machine: MachineInfo & { load_average_at_end: number[] };
   /** A 100-page text PDF through the web upload against the same text through /api/v1 (absent in older results). */
   pdf_ingest?: PdfIngestResult | { error: string };
+  /** `kbqa --help` and `kbqa keys create` as fresh processes (absent in older results). */
+  cli_startup?: CliStartupResult | { error: string };
   ingest?: {
     dataset: string;
     documents: number;
@@ -139,6 +142,14 @@ export function buildTargets(result: Omit<BenchResult, 'targets' | 'charts' | 'f
     const pages = pdf ? `${pdf.pages}-page` : '100-page';
     targets.push(target('pdf_ingest_ratio', `Ingest: ${pages} text PDF (web upload, extraction + embedding) ÷ the same text as plain text, median time to ready`, pdf ? pdf.ratio : null, '×', '≤', PDF_RATIO_TARGET));
   }
+  if (whole || result.only === 'cli') {
+    const cli = result.cli_startup && !('error' in result.cli_startup) ? result.cli_startup : null;
+    const runs = cli ? `median of ${cli.runs}` : 'median';
+    targets.push(
+      target('cli_help_ms', `CLI: \`kbqa --help\`, fresh process, ${runs}`, cli ? cli.help.median_ms : null, 'ms', '≤', CLI_HELP_TARGET_MS),
+      target('cli_keys_create_ms', `CLI: \`kbqa keys create\`, fresh process, ${runs}`, cli ? cli.keys_create.median_ms : null, 'ms', '≤', CLI_KEYS_CREATE_TARGET_MS),
+    );
+  }
   if (!whole || !result.ingest || !result.query || !result.scale || !result.auth) return targets;
   const seq = result.query.sequential.latency;
   const conc = result.query.concurrent;
@@ -149,11 +160,11 @@ export function buildTargets(result: Omit<BenchResult, 'targets' | 'charts' | 'f
   const during = 'error' in result.query.during_ingest ? null : result.query.during_ingest;
   const duringMiB = during ? `${(during.document.bytes / 1024 / 1024).toFixed(1)} MiB` : 'big';
   const queriesFailed = conc.non_2xx + conc.errors > 0;
-  const pdfTarget = targets.splice(0);
+  const phaseTargets = targets.splice(0);
   return [
     target('ingest_ratio', `Ingest: API at concurrency 4 ÷ raw embedder at 4, same pool (${result.ingest.raw_embedder.workers} workers)`, result.ingest.api4_to_raw_ratio, '×', '≥', 0.85),
     target('opensearch_cpu_per_chunk', 'Ingest: OpenSearch CPU per ingested chunk (API, concurrency 4)', ingestAt(result, 4)?.opensearch?.cpu_ms_per_chunk ?? null, 'ms', '≤', 4),
-    ...pdfTarget,
+    ...phaseTargets,
     target('query_throughput_ratio', `Query: throughput at ${conc.connections} connections ÷ sequential`, queriesFailed ? null : result.query.throughput_ratio, '×', '≥', 1.7),
     target('query_qps_c8', `Query: throughput at ${conc.connections} connections`, queriesFailed ? null : conc.requests_per_s, 'q/s', '≥', 45),
     target('query_p50', 'Query: p50, sequential', seq.p50_ms, 'ms', '≤', 30),
@@ -268,6 +279,8 @@ export function renderMarkdown(result: BenchResult): string {
       });
     }
   }
+
+  push(...renderCliStartup(result.cli_startup));
 
   if (result.ingest) {
     const ing = result.ingest;

@@ -27,6 +27,7 @@ import { startApi, type ApiProcess } from './apiProcess.ts';
 import { ingestChart, latencyHistogramChart, latencyPercentilesChart, ndcgChart, renderSvg, scaleChart } from './charts.ts';
 import { benchDatabaseName, dropDatabase, withDatabase } from './database.ts';
 import { bigDocument, queriesDuringIngest } from './duringIngest.ts';
+import { measureCliStartup } from './cliStartup.ts';
 import { chunkIndexStats, measureOpenSearchWork, waitForMerges } from './indexStats.ts';
 import { ingestThroughApi, rawEmbedderThroughput, type BenchDocument, type IngestRun } from './ingest.ts';
 import { runLoad, type LoadResult } from './load.ts';
@@ -75,7 +76,7 @@ if (args.help) {
                        [--scale-steps 10000,100000] [--scale-queries N] [--auth-seconds S] [--dataset DIR]
                        [--model-workers N] [--embed-threads N] [--refresh-chunks N] [--big-doc-mib M]
                        [--during-queries N] [--group-commit-ms 250,1000]
-                       [--only pdf] [--pdf-runs N] [--pdf-warmup N]
+                       [--only pdf|cli] [--pdf-runs N] [--pdf-warmup N]
   --quick           60 documents, 100 sequential / 200 concurrent queries, scale 2k → 10k chunks, 300 chunks per
                     refresh policy, a 0.5 MiB "big" document, 3 s auth run
   --model-workers   model worker threads of BOTH the API process and the raw-embedder baseline
@@ -87,6 +88,7 @@ if (args.help) {
   --during-queries  the sequential queries run idle, then over and over during that ingest (default 100)
   --only pdf        only the PDF-vs-text ingest phase (a 100-page text PDF through the web upload against the same
                     text through POST /api/v1/documents); the results file holds just that section
+  --only cli        only \`kbqa --help\` and \`kbqa keys create\` as fresh processes, 5 measured runs of each (median)
   --pdf-runs        measured ingests of EACH kind in that phase, alternating (default 5, --quick 3)
   --pdf-warmup      warm-up ingests of each kind before them (default 1; 0: none)`);
   process.exit(0);
@@ -107,7 +109,7 @@ const positiveNumber = (value: string | undefined, fallback: number, name: strin
 };
 
 const quick = Boolean(args.quick);
-const ONLY_PHASES = ['pdf'] as const;
+const ONLY_PHASES = ['pdf', 'cli'] as const;
 type OnlyPhase = (typeof ONLY_PHASES)[number];
 const only = (args.only ?? null) as OnlyPhase | null;
 if (only !== null && !ONLY_PHASES.includes(only)) throw new Error(`--only takes one of: ${ONLY_PHASES.join(', ')}`);
@@ -404,6 +406,23 @@ async function main(): Promise<number> {
     };
   };
 
+  // --- `kbqa --help` and `kbqa keys create` as fresh processes, the API idle (bench/cliStartup.ts)
+  let cliStartup: BenchResult['cli_startup'];
+  if (only === null || only === 'cli') {
+    try {
+      cliStartup = await phase('cli start-up (API idle)', () => measureCliStartup({ root, env: benchEnv, email, runs: 5, warmup: 1, log }));
+    } catch (error) {
+      cliStartup = { error: failure(error) };
+      log(`cli start-up phase failed: ${cliStartup.error}`);
+      if (only === 'cli') throw error;
+    }
+  }
+  if (only === 'cli') {
+    const partial: Omit<BenchResult, 'targets' | 'charts' | 'finished_at'> = { ...commonResult({}), cli_startup: cliStartup, eval: null };
+    await writeResults({ ...partial, targets: buildTargets(partial), charts: {}, finished_at: '' }, []);
+    return 0;
+  }
+
   // --- a 100-page text PDF through the web upload against the same text through /api/v1 (first: a quiet index)
   let pdfIngest: NonNullable<BenchResult['pdf_ingest']>;
   {
@@ -693,6 +712,7 @@ async function main(): Promise<number> {
     ...common,
     resources: { ...common.resources, ingest_peak_rss_mb: round(ingestPeakMb) },
     pdf_ingest: pdfIngest,
+    cli_startup: cliStartup,
     ingest: { dataset: dataset.name, documents: documents.length, api: ingestRuns, raw_embedder: raw, api4_to_raw_ratio: ratio },
     refresh_policies: refreshPolicies,
     query: {

@@ -15,21 +15,12 @@ import {
 import type { Rag } from '../rag/index.ts';
 import type { SearchIndex } from '../search/index.ts';
 import type { Store } from '../store/index.ts';
-
-export const INDEX_USAGE = `  index status                                the alias, its indices (template version, embedder, documents,
-                                              chunks, segments, size), pipelines, and drift from the files
-  index migrate [--yes]                       build the current template version × configured embedder beside
-                                              the live index, fill it, check counts, swap the alias once;
-                                              run again to resume an interrupted one
-  index drop-old [--yes]                      delete this alias's indices the alias does not point to
-  index rollback [--yes] | index use INDEX [--yes]
-                                              point the alias back to the index it was migrated from (or INDEX);
-                                              INDEX already live but unfinished: finish its catch-up`;
+import { progressBar, type Command } from './commandLine.ts';
 
 export interface IndexCommandServices {
   config: Config;
   store(): Promise<Store>;
-  search(): SearchIndex;
+  search(): Promise<SearchIndex>;
   rag(): Promise<Rag>;
 }
 
@@ -91,12 +82,12 @@ export async function runIndexCommand(
   switch (action) {
     case 'status': {
       const rag = await services.rag();
-      const status = await indexStatus({ search: services.search(), embedder: rag.embedder });
+      const status = await indexStatus({ search: await services.search(), embedder: rag.embedder });
       return { json: status, text: formatIndexStatus(status) };
     }
     case 'migrate': {
       const [store, rag] = [await services.store(), await services.rag()];
-      const search = services.search();
+      const search = await services.search();
       const status = await indexStatus({ search, embedder: rag.embedder });
       if (status.live !== status.target && !(await confirmed(`migrate ${status.alias} from ${status.live} to ${status.target}?`, yes))) {
         return { json: { outcome: 'cancelled' }, text: 'cancelled', exitCode: 1 };
@@ -105,7 +96,7 @@ export async function runIndexCommand(
       return { json: outcome, text: migrationText(outcome), exitCode: outcome.outcome === 'stopped' || outcome.unrebuildable.length > 0 ? 1 : 0 };
     }
     case 'drop-old': {
-      const search = services.search();
+      const search = await services.search();
       const old = await oldIndices(search);
       if (old.length === 0) return { json: { dropped: [] }, text: `no index of ${search.indices.alias} besides the live one` };
       const listed = old.map((entry) => `  ${entry.index} (${entry.chunks} chunks${entry.state ? `, ${entry.state}` : ''})`).join('\n');
@@ -118,7 +109,7 @@ export async function runIndexCommand(
       const requested = action === 'use' ? operands[0] : null;
       if (action === 'use' && !requested) throw new IndexMigrationError('kbqa index use takes the index to point the alias to (kbqa index status lists them)');
       const [store, rag] = [await services.store(), await services.rag()];
-      const search = services.search();
+      const search = await services.search();
       // Named in the question: the index the live one was migrated from, unless one is asked for.
       const live = (await search.indices.family()).find((entry) => entry.aliased);
       const to = requested ?? live?.meta?.migration.source ?? 'the index it was migrated from';
@@ -131,3 +122,5 @@ export async function runIndexCommand(
       throw new IndexMigrationError(`unknown command: index ${action} (status, migrate, drop-old, rollback, use INDEX)`);
   }
 }
+
+export const indexCommand: Command = ({ action, operands, options, services }) => runIndexCommand(action, operands, options, services, progressBar);

@@ -1,6 +1,6 @@
 // The markdown-aware splitter: heading paths, heading-only sections, fenced code, dropped segments.
 import test from 'ava';
-import { atxHeading, markdownSections, splitDocument } from '../service/rag/splitter.ts';
+import { atxHeading, markdownSections, splitDocument } from '../../service/rag/splitter.ts';
 
 const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
 

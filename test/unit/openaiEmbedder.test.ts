@@ -5,13 +5,13 @@
 import { createServer } from 'node:net';
 import { Document } from '@langchain/core/documents';
 import anyTest, { type TestFn } from 'ava';
-import { ConfigError, loadConfig } from '../service/config.ts';
-import { EmbedderNotConfiguredError, UpstreamUnavailableError } from '../service/errors.ts';
-import type { PassageMetadata } from '../service/rag/answerChain.ts';
-import { loadRag, type Rag } from '../service/rag/index.ts';
-import { OPENAI_BATCH_INPUTS } from '../service/rag/openaiEmbeddings.ts';
-import { embeddingInput, type TextSegment } from '../service/rag/splitter.ts';
-import { fakeEmbedding, startFakeOpenAI, type FakeOpenAI } from './helpers/fakeOpenAI.ts';
+import { ConfigError, loadConfig } from '../../service/config.ts';
+import { EmbedderNotConfiguredError, UpstreamUnavailableError } from '../../service/errors.ts';
+import type { PassageMetadata } from '../../service/rag/answerChain.ts';
+import { loadRag, type Rag } from '../../service/rag/index.ts';
+import { OPENAI_BATCH_INPUTS } from '../../service/rag/openaiEmbeddings.ts';
+import { embeddingInput, type TextSegment } from '../../service/rag/splitter.ts';
+import { fakeEmbedding, startFakeOpenAI, type FakeOpenAI } from '../helpers/fakeOpenAI.ts';
 
 interface Context {
   fake: FakeOpenAI;

@@ -3,21 +3,19 @@
 // one side does, min_max and l2 work, depth and field overrides reach the query, side ranks
 // are read back under an inline RRF pipeline, and the named pipelines stay as they were.
 //
-// Scope: an index of its own (KBQA_CHUNKS_ALIAS=kbqa-chunks-fusion, deleted afterwards), so other files' chunks never
-// enter the rankings compared here. The app keeps the default fusion config: the named search pipelines are
-// cluster-wide, and an app with another fusion would rewrite them under every other test file.
-import anyTest, { type TestFn } from 'ava';
+// Scope: an index of its own (KBQA_CHUNKS_ALIAS=kbqa-chunks-fusion, deleted afterwards), so the rankings compared
+// here hold this file's chunks only. The app keeps the default fusion config: the named search pipelines are
+// cluster-wide, and an app with another fusion would rewrite them for every app on the cluster.
 import { HYBRID_EXPLAIN_SEARCH_PIPELINE, HYBRID_SEARCH_PIPELINE } from '../service/search/assets.ts';
 import type { HybridTuning } from '../service/hybridTuning.ts';
 import { lexicalSearch, type RetrievalRequest, type RetrievedChunk } from '../service/search/retrieval.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { dropAliasFamily } from './helpers/aliasFamily.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { testWithApp, type TestApp } from './helpers/app.ts';
 import { createKb, ingest } from './helpers/documentsApi.ts';
 
-const test = anyTest as TestFn<{ app: TestApp; user: TestUser; kb: string; request: RetrievalRequest }>;
-
 const ALIAS = 'kbqa-chunks-fusion';
+const test = testWithApp<{ user: TestUser; kb: string; request: RetrievalRequest }>({ env: { KBQA_CHUNKS_ALIAS: ALIAS } });
 const QUESTION = 'How does a sailor keep a small boat from drifting away at night?';
 
 /**
@@ -36,16 +34,15 @@ const DOCUMENTS: Record<string, string> = {
 };
 
 test.before(async (t) => {
-  const app = await startTestApp({ KBQA_CHUNKS_ALIAS: ALIAS });
+  const { app } = t.context;
   const user = await makeUser(app.deps.store, { label: 'fusion' });
   const kb = await createKb(app, user.key, 'fusion');
   for (const [filename, content] of Object.entries(DOCUMENTS)) await ingest(app, user.key, kb, filename, content);
   const vector = await app.deps.rag.embedQuestion(QUESTION);
-  t.context = { app, user, kb, request: { text: QUESTION, vector, knowledgeBaseIds: [kb], size: 10, depth: 10 } };
+  Object.assign(t.context, { user, kb, request: { text: QUESTION, vector, knowledgeBaseIds: [kb], size: 10, depth: 10 } });
 });
 
-test.after.always(async (t) => {
-  await t.context.app?.close();
+test.after.always(async () => {
   await dropAliasFamily(ALIAS);
 });
 

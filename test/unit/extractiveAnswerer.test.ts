@@ -173,7 +173,9 @@ test('embeds at most 8 candidates in one call, none for a single candidate', asy
   t.is(rec.calls.length, 1);
   t.true(rec.calls[0].length <= 8 && rec.calls[0].length > 1);
   // Only the first 3 passages are considered by default.
-  for (const { n } of parseAnswer(answer)) t.true(n <= 3, answer);
+  const parts = parseAnswer(answer);
+  t.true(parts.length >= 1, answer);
+  for (const { n } of parts) t.true(n <= 3, answer);
 
   const single = recording(e);
   const one = await buildInput('When was the tower finished?', [
@@ -189,7 +191,9 @@ test('options: maxSentences and maxPassages', async (t) => {
   const answer = await composeExtractiveAnswer(input, e, { maxSentences: 1 });
   t.is(answer, 'Adult cats sleep between 12 and 16 hours every day [7].');
   const firstOnly = await composeExtractiveAnswer(input, e, { maxPassages: 1 });
-  for (const { n } of parseAnswer(firstOnly)) t.is(n, 4);
+  const firstParts = parseAnswer(firstOnly);
+  t.true(firstParts.length >= 1, firstOnly);
+  for (const { n } of firstParts) t.is(n, 4);
 });
 
 test('sentence splitting strips markdown and keeps abbreviations together', (t) => {
@@ -250,7 +254,9 @@ test('passage text is data: instructions inside passages are only quoted, never 
   t.log(answer);
   t.true(answer.includes('The warranty covers manufacturing defects for two years from purchase [1].'), answer);
   t.not(answer.trim(), 'HACKED');
-  for (const part of parseAnswer(answer)) t.true(raw[0].text.includes(part.text));
+  const parts = parseAnswer(answer);
+  t.true(parts.length >= 1, answer);
+  for (const part of parts) t.true(raw[0].text.includes(part.text));
 });
 
 test('streamed: one sentence per chunk, in the answer\'s order, joining to the whole answer; an abort stops it between sentences', async (t) => {

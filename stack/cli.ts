@@ -1,5 +1,5 @@
-// The commands behind `npm start`, `npm test` and `npm run stack:*` (see scripts/launch.mjs, which installs npm
-// dependencies and runs this file on the pinned Node 24).
+// The commands behind `npm start`, `npm test`, `npm run test:unit` and `npm run stack:*` (see scripts/launch.mjs,
+// which installs npm dependencies and runs this file on the pinned Node 24).
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -16,6 +16,7 @@ import {
   stopServer,
   type ServerSpec,
 } from './processes.ts';
+import { onlyUnitFiles, stackTierFiles, unitTierEnvironment, unitTierFiles } from './testTiers.ts';
 import { WEB_DIST, buildWebIfStale } from './webBuild.ts';
 
 function specs(config: Config, paths: StackPaths): ServerSpec[] {
@@ -168,6 +169,21 @@ async function lint(args: string[] = []): Promise<number> {
   return code;
 }
 
+/** ava's options (`--match=…`, `--serial`) and the test files named, apart. */
+function splitTestArguments(args: string[]): [options: string[], files: string[]] {
+  return [args.filter((arg) => arg.startsWith('-')), args.filter((arg) => !arg.startsWith('-'))];
+}
+
+async function runUnitTier(files: string[], options: string[]): Promise<number> {
+  // A count guard: an empty list would make ava fall back to every test file, the stack tier included.
+  if (files.length === 0) {
+    console.error('[kbqa] no unit test files found under test/unit/');
+    return 1;
+  }
+  console.log(`[kbqa] unit tier: ${files.length} test files, no server (the stores' addresses point at a closed port)`);
+  return runForeground(process.execPath, [join('node_modules', 'ava', 'entrypoints', 'cli.mjs'), ...options, ...files], unitTierEnvironment(process.env));
+}
+
 async function main(): Promise<number> {
   const [command, ...given] = process.argv.slice(2);
   const rest = takeNodesOption(given);
@@ -196,19 +212,37 @@ async function main(): Promise<number> {
     }
     case 'lint':
       return lint(rest);
+    case 'test:unit': {
+      // Never provisions nor starts the stack: the unit tier needs no server (stack/testTiers.ts).
+      const [options, files] = splitTestArguments(rest);
+      return runUnitTier(files.length > 0 ? files : unitTierFiles(process.cwd()), options);
+    }
     case 'test': {
       const linted = await lint();
       if (linted !== 0) {
         console.error('[kbqa] tests not run: the lint must pass first (npm run lint runs it alone).');
         return linted;
       }
+      const [options, files] = splitTestArguments(rest);
+      if (onlyUnitFiles(files)) return runUnitTier(files, options);
+      // Both tiers, once each: the unit tier first (seconds, no server), so a broken pure function fails the run
+      // before the stack is started.
+      if (files.length === 0) {
+        const unit = await runUnitTier(unitTierFiles(process.cwd()), options);
+        if (unit !== 0) {
+          console.error('[kbqa] the stack tier was not run: the unit tier must pass first (npm run test:unit runs it alone).');
+          return unit;
+        }
+      }
+      const stackFiles = files.length > 0 ? files : stackTierFiles(process.cwd());
       buildWeb(config);
       // The browser tests (test/helpers/browser.ts) read the Chromium to drive from KBQA_CHROMIUM.
       const chromium = provisionBrowser();
       // The short Schemathesis run (test/schemathesis.test.ts) reads the fuzzer to run from KBQA_SCHEMATHESIS.
       const schemathesis = provisionSchemathesis(config.localDir);
       const started = await stackUp(config, paths);
-      const code = await runForeground(process.execPath, [join('node_modules', 'ava', 'entrypoints', 'cli.mjs'), ...rest], {
+      console.log(`[kbqa] stack tier: ${stackFiles.length} test files`);
+      const code = await runForeground(process.execPath, [join('node_modules', 'ava', 'entrypoints', 'cli.mjs'), ...options, ...stackFiles], {
         ...process.env,
         KBQA_CHROMIUM: chromium,
         KBQA_SCHEMATHESIS: schemathesis,
@@ -244,7 +278,7 @@ async function main(): Promise<number> {
     }
     default:
       console.error(
-        'usage: stack/cli.ts start|test|fuzz [-- --seed=N]|lint|bench|dev:web|build:web [--force]|stack:up|stack:down|stack:status [--nodes N]',
+        'usage: stack/cli.ts start|test|test:unit|fuzz [-- --seed=N]|lint|bench|dev:web|build:web [--force]|stack:up|stack:down|stack:status [--nodes N]',
       );
       return 2;
   }

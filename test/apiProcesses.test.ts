@@ -8,11 +8,11 @@
 //   shared job gauges once, and a process SIGKILLed while it ingests a document is replaced, the document finished
 //   by another process once the dead one's lease lapses.
 //
-// The child claims every claimable job in its database, so it gets a database of its own (as ingestRecovery does),
-// and the claim test another: its jobs have no documents, and no process may run them.
+// The child claims every claimable job in its database: the file's own (the harness's), which the witness app
+// shares; the claim test has another, made and dropped by it: its jobs have no documents, and no process may run
+// them.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import anyTest, { type TestFn } from 'ava';
 import { MongoClient } from 'mongodb';
 import { restartDelayMs } from '../service/apiProcesses.ts';
 import { runDoctor } from '../service/commands/doctor.ts';
@@ -23,33 +23,20 @@ import { openStore, type IngestJobRecord, type Store } from '../service/store/in
 import { claimMarginMs } from '../service/store/ingestJobs.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { freePort, getOnNewConnection, metricSamples, scrapeMetrics, startApiProcess, until } from './helpers/apiProcess.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { testWithApp, type TestApp } from './helpers/app.ts';
 import { createKb } from './helpers/documentsApi.ts';
+import { dropDatabase, freshDatabaseUrl } from './helpers/webClient.ts';
 
 interface Context {
   app: TestApp;
   user: TestUser;
 }
 
-const test = anyTest as TestFn<Context>;
-
-function databaseUrl(name: string): string {
-  const url = new URL(loadConfig(process.env).mongodb.url);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
-const PROCESSES_DB = databaseUrl('kbqa_api_processes');
-const CLAIMS_DB = databaseUrl('kbqa_job_claims');
+// The witness: reads what was stored, makes the user and KB. It runs no job of the children (it claims its own only).
+const test = testWithApp<Omit<Context, 'app'>>({ env: { KBQA_MODEL_WORKERS: '1' } });
 
 test.before(async (t) => {
-  // The witness: reads what was stored, makes the user and KB. It runs no job of the children (it claims its own only).
-  t.context.app = await startTestApp({ KBQA_MONGODB_URL: PROCESSES_DB, KBQA_MODEL_WORKERS: '1' });
   t.context.user = await makeUser(t.context.app.deps.store, { label: 'api-processes' });
-});
-
-test.after.always(async (t) => {
-  await t.context.app?.close();
 });
 
 // Claims ---------------------------------------------------------------------------------------------------------
@@ -87,14 +74,15 @@ function winnersPerJob(ids: string[], won: Won[]): Record<string, number> {
 }
 
 test.serial('claims of the same jobs from two connections, 20 at once on each: every job is won by exactly one claimer per lease', async (t) => {
-  const stores = [await openStore(CLAIMS_DB, 5_000), await openStore(CLAIMS_DB, 5_000)];
-  const mongo = await MongoClient.connect(CLAIMS_DB);
+  const claimsDatabase = freshDatabaseUrl('job_claims');
+  const stores = [await openStore(claimsDatabase, 5_000), await openStore(claimsDatabase, 5_000)];
+  const mongo = await MongoClient.connect(claimsDatabase);
   const jobsCollection = mongo.db().collection<IngestJobRecord>('ingest_jobs');
   const claimsCollection = mongo.db().collection<{ _id: string; job_id: string; knowledge_base_id: string; claim: number; owner: string; created_at: number }>('ingest_job_claims');
   const kb = `claims-${randomUUID()}`;
   t.teardown(async () => {
-    await stores[0].deleteJobsOfKnowledgeBase(kb);
     await Promise.allSettled([...stores.map((store) => store.close()), mongo.close()]);
+    await dropDatabase(claimsDatabase);
   });
   const ids = Array.from({ length: 8 }, () => randomUUID());
   // Queued an hour ago: room for claim tokens older than a lease yet newer than the job.
@@ -280,7 +268,7 @@ test.serial('KBQA_API_PROCESSES=2: both processes answer on the one port, one /m
   const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   const api = await startApiProcess(
     {
-      KBQA_MONGODB_URL: PROCESSES_DB,
+      KBQA_MONGODB_URL: t.context.databaseUrl,
       KBQA_API_PROCESSES: '2',
       KBQA_METRICS_PORT: String(metricsPort),
       KBQA_LOG_LEVEL: 'info',

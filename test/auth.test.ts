@@ -1,5 +1,4 @@
 // Authentication: every key state against every endpoint, how keys are stored, and the `kbqa keys` CLI.
-import anyTest, { type TestFn } from 'ava';
 import { execFile } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -7,7 +6,7 @@ import { promisify } from 'node:util';
 import { createApiKey, generateApiKey, revokeApiKey } from '../service/commands/apiKeys.ts';
 import { createKnowledgeBase } from '../service/commands/knowledgeBases.ts';
 import { makeUser, uniqueEmail, type TestUser } from './factories/accounts.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { testWithApp, type TestApp } from './helpers/app.ts';
 
 interface Context {
   app: TestApp;
@@ -20,7 +19,7 @@ interface Context {
   revokedKeyWorkedBeforeRevocation: number;
 }
 
-const test = anyTest as TestFn<Context>;
+const test = testWithApp<Omit<Context, 'app'>>();
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
 
@@ -79,18 +78,14 @@ const BAD_KEY_STATES: Array<{ name: string; header: (context: Context) => string
 ];
 
 test.before(async (t) => {
-  const app = await startTestApp();
+  const { app } = t.context;
   const owner = await makeUser(app.deps.store, { label: 'auth-owner' });
   const user = await app.deps.store.findUserById(owner.id);
   const target = (await createKnowledgeBase(app.deps.store, user!, { name: 'auth target' }, app.deps.config.knowledgeBases.maxPerOwner))._id;
   const revoked = await makeUser(app.deps.store, { label: 'auth-revoked' });
   const before = await app.call('GET', '/api/v1/me', { key: revoked.key });
   await revokeApiKey(app.deps.store, revoked.keyId);
-  t.context = { app, owner, target, revoked, revokedKeyWorkedBeforeRevocation: before.status };
-});
-
-test.after.always(async (t) => {
-  await t.context.app?.close();
+  Object.assign(t.context, { owner, target, revoked, revokedKeyWorkedBeforeRevocation: before.status });
 });
 
 async function callWithHeader(app: TestApp, endpoint: Endpoint, kbId: string, authorization: string | null) {

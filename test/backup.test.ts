@@ -1,7 +1,8 @@
 // Issue 13, backup and restore: `kbqa backup create` → wipe → `kbqa backup restore` → ask, into an EMPTY stack of
 // this file's own (a scratch OpenSearch node with its own port, data and path.repo under a temporary directory, and
-// a fresh database on the running FerretDB), so the shared stack's data is never touched. The second test makes
-// the two halves of a backup disagree, as writes during a backup do, and shows restore reconciles them.
+// the harness's database of the file's own on the running FerretDB), so the shared stack's data is never touched.
+// The second test makes the two halves of a backup disagree, as writes during a backup do, and shows restore
+// reconciles them.
 import { execFile } from 'node:child_process';
 import { chmodSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -10,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import anyTest, { type ExecutionContext, type TestFn } from 'ava';
+import type { ExecutionContext } from 'ava';
 import { createApiKey, revokeApiKey } from '../service/commands/apiKeys.ts';
 import { createBackup, restoreBackup, verifyBackup, type BackupManifest, type RestoreDeps, type RestoreSummary } from '../service/commands/backup.ts';
 import { runDoctor } from '../service/commands/doctor.ts';
@@ -25,9 +26,9 @@ import { stackPathsFor, type StackPaths } from '../stack/provision.ts';
 import { portAnswers, startOpenSearchNode, stopOpenSearchNode, TRANSPORT_PORT_OFFSET } from '../stack/processes.ts';
 import { makeUser, makeWebUser, TEST_PASSWORD } from './factories/accounts.ts';
 import { textPdf } from './fixtures/pdfs.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { startTestApp, testWithDatabase, type TestApp } from './helpers/app.ts';
 import { createKb, ingest } from './helpers/documentsApi.ts';
-import { dropDatabase, freshDatabaseUrl, WebClient } from './helpers/webClient.ts';
+import { dropDatabase, WebClient } from './helpers/webClient.ts';
 
 interface Context {
   /** The scratch stack's settings, for the app and the kbqa command alike. */
@@ -37,7 +38,7 @@ interface Context {
   tempDir: string;
 }
 
-const test = anyTest as TestFn<Context>;
+const test = testWithDatabase<Context>();
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The repository's current template version (the highest file): what a fresh stack's index is built from. */
 const CURRENT = loadSearchAssets().version;
@@ -66,7 +67,7 @@ test.before(async (t) => {
     KBQA_CHUNKS_ALIAS: 'kbqa-chunks',
     KBQA_STACK_DATA_DIR: join(tempDir, 'stack'),
     KBQA_OPENSEARCH_SNAPSHOT_DIR: join(tempDir, 'stack', 'snapshots'),
-    KBQA_MONGODB_URL: freshDatabaseUrl('backup'),
+    KBQA_MONGODB_URL: t.context.databaseUrl,
   };
   t.context.config = loadConfig({ ...process.env, ...t.context.env });
   t.context.paths = stackPathsFor(t.context.config);
@@ -74,9 +75,8 @@ test.before(async (t) => {
 });
 
 test.after.always(async (t) => {
-  const { config, paths, env, tempDir } = t.context;
+  const { config, paths, tempDir } = t.context;
   if (config && paths) await stopOpenSearchNode(config, paths, 1).catch(() => undefined);
-  if (env?.KBQA_MONGODB_URL) await dropDatabase(env.KBQA_MONGODB_URL).catch(() => undefined);
   if (tempDir) rmSync(tempDir, { recursive: true, force: true });
 });
 

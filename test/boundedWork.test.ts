@@ -1,22 +1,16 @@
 // Issue 8 §4: work per request is bounded in bytes, not only in tokens, and CPU-bound work on user content does
 // not run on the event loop.
-import anyTest, { type TestFn } from 'ava';
 import { resolveSearchedKnowledgeBases } from '../service/commands/answerQuestion.ts';
 import { newKnowledgeBaseRecord } from '../service/commands/knowledgeBases.ts';
 import { openStore } from '../service/store/index.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { testWithApp } from './helpers/app.ts';
 import { createKb, ingest } from './helpers/documentsApi.ts';
 
-const test = anyTest as TestFn<{ app: TestApp; user: TestUser }>;
+const test = testWithApp<{ user: TestUser }>();
 
 test.before(async (t) => {
-  t.context.app = await startTestApp();
   t.context.user = await makeUser(t.context.app.deps.store, { label: 'bounded' });
-});
-
-test.after.always(async (t) => {
-  await t.context.app?.close();
 });
 
 test('a 1 MB document of 200 "words" of 5,000 characters becomes chunks of at most KBQA_CHUNK_MAX_CHARS characters', async (t) => {

@@ -2,7 +2,6 @@
 // blocks are upstream trouble (503), anything else would repeat (not "retry later"). Against the real OpenSearch,
 // through a recording proxy that forwards every request unchanged.
 import { randomUUID } from 'node:crypto';
-import anyTest, { type TestFn } from 'ava';
 import { ChunkIndexingError, UpstreamUnavailableError } from '../service/errors.ts';
 import {
   MAX_BULK_BYTES,
@@ -12,19 +11,21 @@ import {
   type BulkResponse,
   type ChunkDocument,
 } from '../service/search/chunks.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { testWithApp } from './helpers/app.ts';
 import { startFaultyProxy, type FaultyProxy } from './helpers/faultyProxy.ts';
 
-const test = anyTest as TestFn<{ proxy: FaultyProxy; app: TestApp; vector: number[] }>;
+const test = testWithApp<{ proxy: FaultyProxy; vector: number[] }>({
+  env: async (t) => {
+    t.context.proxy = await startFaultyProxy();
+    return { KBQA_OPENSEARCH_URL: t.context.proxy.url };
+  },
+});
 
 test.before(async (t) => {
-  t.context.proxy = await startFaultyProxy();
-  t.context.app = await startTestApp({ KBQA_OPENSEARCH_URL: t.context.proxy.url });
   t.context.vector = await t.context.app.deps.rag.embedQuestion('bulk indexing');
 });
 
 test.after.always(async (t) => {
-  await t.context.app?.close();
   await t.context.proxy?.close();
 });
 
@@ -98,9 +99,9 @@ test.serial('a chunk OpenSearch refuses for a reason that would repeat (a mappin
   t.is(await app.deps.search.countChunks({ document_id: documentId }), 0);
 });
 
-// The item errors OpenSearch reports for a write block, overload and a failing shard cannot be provoked on a shared
-// test index without disturbing the other test files, so bulkFailure is checked on bodies of the shape OpenSearch
-// answers (a pure function of the response).
+// The item errors OpenSearch reports for a write block, overload and a failing shard cannot be provoked on the shared
+// test index without failing every write to it while they last, so bulkFailure is checked on bodies of the shape
+// OpenSearch answers (a pure function of the response).
 const itemFailure = (status: number, type: string): BulkResponse => ({
   errors: true,
   items: [{ index: { status: 201 } }, { index: { status, error: { type, reason: `${type} reason` } } }],

@@ -5,27 +5,22 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import anyTest, { type ExecutionContext, type TestFn } from 'ava';
+import type { ExecutionContext } from 'ava';
 import { MongoClient } from 'mongodb';
 import { runDoctor } from '../service/commands/doctor.ts';
 import { reindexDocuments } from '../service/commands/documents.ts';
 import { UpstreamUnavailableError } from '../service/errors.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { testWithApp, type TestApp } from './helpers/app.ts';
 import { createKb, ingest } from './helpers/documentsApi.ts';
 
-const test = anyTest as TestFn<{ app: TestApp; user: TestUser; other: TestUser }>;
+const test = testWithApp<{ user: TestUser; other: TestUser }>();
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
 
 test.before(async (t) => {
-  t.context.app = await startTestApp();
   t.context.user = await makeUser(t.context.app.deps.store, { label: 'race' });
   t.context.other = await makeUser(t.context.app.deps.store, { label: 'race-other' });
-});
-
-test.after.always(async (t) => {
-  await t.context.app?.close();
 });
 
 /** ~60 KB of distinct sentences: enough chunks that an ingest takes a while. */

@@ -4,7 +4,6 @@ import { execFile } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import anyTest, { type TestFn } from 'ava';
 import { MongoClient } from 'mongodb';
 import { prefersRespondAsync } from '../service/http/routes/documents.schema.ts';
 import { shareKnowledgeBase } from '../service/commands/accounts.ts';
@@ -12,10 +11,10 @@ import { runDoctor } from '../service/commands/doctor.ts';
 import { newJob } from '../service/commands/ingestJobs.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { until } from './helpers/apiProcess.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { startTestApp, testWithApp, type TestApp } from './helpers/app.ts';
 import { INGEST_FIELDS, ISO_UTC, LIST_ITEM_FIELDS, createKb, ingest, sortedKeys } from './helpers/documentsApi.ts';
 
-const test = anyTest as TestFn<{ app: TestApp; owner: TestUser; viewer: TestUser; stranger: TestUser }>;
+const test = testWithApp<{ owner: TestUser; viewer: TestUser; stranger: TestUser }>({ env: { KBQA_CHUNK_TOKENS: '256' } });
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
 
@@ -24,15 +23,10 @@ const ASYNC = { prefer: 'respond-async' };
 
 test.before(async (t) => {
   // 256-token chunks: the ledgers here are sized so that their ingestion takes several embedding steps to watch.
-  t.context.app = await startTestApp({ KBQA_CHUNK_TOKENS: '256' });
   const { store } = t.context.app.deps;
   t.context.owner = await makeUser(store, { label: 'lifecycle-owner' });
   t.context.viewer = await makeUser(store, { label: 'lifecycle-viewer' });
   t.context.stranger = await makeUser(store, { label: 'lifecycle-stranger' });
-});
-
-test.after.always(async (t) => {
-  await t.context.app?.close();
 });
 
 /** Distinct sentences about `topic`: ~90 bytes each, so `count` sets the size (and the number of chunks). */
@@ -412,7 +406,7 @@ test.serial('over a thousand ingestions in flight in one KB: a query still answe
   const now = Date.now();
   // More than OpenSearch's 1,024-clause limit, had each hidden version been a clause of its own. Jobs held far into
   // the future by a holder that does not exist: nobody runs them; they only hide their versions. One insertMany
-  // (a thousand single inserts would keep FerretDB busy for seconds under the other test files).
+  // (a thousand single inserts would keep FerretDB busy for seconds).
   const jobs = Array.from({ length: 1100 }, (_, index) =>
     newJob({ _id: `in-flight-${now}-${index}`, knowledge_base_id: kb }, { version: 1, content_id: 'none', filename: 'x.txt', title: 'x', replaces: null }, 'async', 'nobody', 3_600_000),
   );

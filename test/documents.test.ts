@@ -361,8 +361,8 @@ async function castOfKnowledgeBases(app: TestApp): Promise<Cast> {
 }
 
 /**
- * A library KB is reachable by every user of the shared test database, so it is a library only for the duration of
- * `body` (other test files query "every reachable KB").
+ * A library KB is reachable by every user of the database, so it is a library only for the duration of `body` (the
+ * file's other tests query "every reachable KB").
  */
 async function whileLibrary<T>(app: TestApp, kbId: string, body: () => Promise<T>): Promise<T> {
   await setKnowledgeBaseLibrary(app.deps.store, kbId, true);

@@ -6,10 +6,9 @@
 // KBQA_OPENAI_RELEVANCE_FLOOR for the OpenAI one), and an API whose live index was built by an embedder it is not
 // configured with answers 503 naming what to set, and is not ready.
 //
-// Scope: an alias of its own (KBQA_CHUNKS_ALIAS=kbqa-chunks-<name>), so other test files (on the default alias) never
-// see its indices; they and the alias's template are deleted at the end. One serial test: each step needs the last.
+// Scope: an alias of its own (KBQA_CHUNKS_ALIAS=kbqa-chunks-<name>), so its indices never sit behind the default
+// alias; they and the alias's template are deleted at the end. One serial test: each step needs the last.
 import { randomUUID } from 'node:crypto';
-import anyTest, { type TestFn } from 'ava';
 import { NOTHING_RELEVANT_ANSWER, relevanceFloorFor } from '../service/commands/answerQuestion.ts';
 import { migrateIndex, useIndex, type IndexMigrationDeps } from '../service/commands/indexMigration.ts';
 import { loadConfig, type Config } from '../service/config.ts';
@@ -20,14 +19,14 @@ import { CHUNKS_ALIAS, loadSearchAssets } from '../service/search/assets.ts';
 import { createSearchClient } from '../service/search/client.ts';
 import { openConfiguredSearchIndex } from '../service/search/index.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
-import { serveVariant, startTestApp, type TestApp } from './helpers/app.ts';
+import { serveVariant, startTestApp, testWithDatabase, type TestApp } from './helpers/app.ts';
 import { until } from './helpers/apiProcess.ts';
 import { createKb, ingest } from './helpers/documentsApi.ts';
 import { startFakeOpenAI, type FakeOpenAI } from './helpers/fakeOpenAI.ts';
 import { callJson, type CallResult } from './helpers/http.ts';
 import { capturingLogger } from './helpers/logCapture.ts';
 
-const test = anyTest as TestFn<Record<string, never>>;
+const test = testWithDatabase();
 const opensearchUrl = process.env.KBQA_OPENSEARCH_URL?.split(',')[0] ?? 'http://127.0.0.1:9200';
 
 const OPENAI_EMBEDDER = 'openai-text-embedding-3-small';
@@ -100,7 +99,6 @@ const ask = (baseUrl: string, user: TestUser, kb: string, question: string): Pro
   callJson(baseUrl, 'POST', '/api/v1/query', { key: user.key, body: { query: question, knowledge_base_ids: [kb], max_results: 4 } });
 
 const citedDocuments = (response: CallResult): string[] => [...new Set(((response.body?.citations ?? []) as Array<{ document_id: string }>).map((citation) => citation.document_id))];
-
 
 /** The question's answer under each floor setting, through a variant of the app (same stores, models, index). */
 async function answersUnderFloors(app: TestApp, user: TestUser, kb: string, question: string): Promise<{ bgeFloorHigh: string; openaiFloorHigh: string }> {

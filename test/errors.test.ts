@@ -1,13 +1,12 @@
 // The error envelope: unknown routes, malformed JSON, body limits, x-request-id, unexpected errors and MongoDB
 // outages.
-import anyTest, { type TestFn } from 'ava';
 import { request as httpRequest } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../service/config.ts';
 import { UpstreamUnavailableError } from '../service/errors.ts';
 import { openStore } from '../service/store/index.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { startTestApp, testWithApp, type TestApp } from './helpers/app.ts';
 import { capturingLogger } from './helpers/logCapture.ts';
 import { startTcpRelay } from './helpers/tcpRelay.ts';
 
@@ -16,18 +15,13 @@ interface Context {
   user: TestUser;
 }
 
-const test = anyTest as TestFn<Context>;
+const test = testWithApp<Omit<Context, 'app'>>();
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MiB = 1024 * 1024;
 
 test.before(async (t) => {
-  const app = await startTestApp();
-  t.context = { app, user: await makeUser(app.deps.store, { label: 'errors' }) };
-});
-
-test.after.always(async (t) => {
-  await t.context.app?.close();
+  t.context.user = await makeUser(t.context.app.deps.store, { label: 'errors' });
 });
 
 /** The envelope and nothing else: { error: { code, message } } with a non-empty message. */

@@ -5,19 +5,21 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import anyTest, { type TestFn } from 'ava';
 import { runEvalCommand } from '../service/cli/eval.ts';
 import { formatAnswerTable, runAnswerEval, type AnswerEvalResult } from '../service/cli/evalAnswers.ts';
 import { createApiKey } from '../service/commands/apiKeys.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { testWithApp } from './helpers/app.ts';
 import { makeWebUser } from './factories/accounts.ts';
 
 const BENCH = fileURLToPath(new URL('../bench/answers/', import.meta.url));
 
-const test = anyTest as TestFn<{ app: TestApp; email: string; password: string; key: string; out: string; knowledgeBaseIds: string[] }>;
+const test = testWithApp<{ email: string; password: string; key: string; out: string; knowledgeBaseIds: string[] }>({
+  beforeClose: async (t) => {
+    for (const id of t.context.knowledgeBaseIds ?? []) await t.context.app.deps.search.deleteChunksOfKnowledgeBase(id);
+  },
+});
 
 test.before(async (t) => {
-  t.context.app = await startTestApp();
   const user = await makeWebUser(t.context.app.deps.store, { label: 'eval-answers' });
   t.context.email = user.email;
   t.context.password = user.password;
@@ -27,8 +29,6 @@ test.before(async (t) => {
 });
 
 test.after.always(async (t) => {
-  for (const id of t.context.knowledgeBaseIds) await t.context.app.deps.search.deleteChunksOfKnowledgeBase(id);
-  await t.context.app?.close();
   rmSync(t.context.out, { recursive: true, force: true });
 });
 

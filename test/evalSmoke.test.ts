@@ -3,26 +3,26 @@
 // outside the repository is read; the benchmarks (bench/) are where the SciFact quality targets live.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import anyTest, { type TestFn } from 'ava';
 import { formatEvalTable, formatSweepTable, runEval, runEvalCommand, runSweep, type EvalResult, type SweepResult } from '../service/cli/eval.ts';
 import { parseSweep } from '../service/eval/sweep.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { testWithApp } from './helpers/app.ts';
 import { buildFixtureBeir, FIXTURE_BEIR_NAME, type FixtureBeir } from './helpers/fixtureBeir.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 
-const test = anyTest as TestFn<{ app: TestApp; user: TestUser; dataset: FixtureBeir; knowledgeBaseIds: string[]; runs: { first?: EvalResult } }>;
+const test = testWithApp<{ user: TestUser; dataset: FixtureBeir; knowledgeBaseIds: string[]; runs: { first?: EvalResult } }>({
+  beforeClose: async (t) => {
+    for (const id of t.context.knowledgeBaseIds ?? []) await t.context.app.deps.search.deleteChunksOfKnowledgeBase(id);
+  },
+});
 
 test.before(async (t) => {
   t.context.knowledgeBaseIds = [];
   t.context.runs = {}; // shared by the serial tests (ava copies the context object itself per test)
   t.context.dataset = await buildFixtureBeir('test');
-  t.context.app = await startTestApp();
   t.context.user = await makeUser(t.context.app.deps.store, { label: 'eval' });
 });
 
 test.after.always(async (t) => {
-  for (const id of t.context.knowledgeBaseIds) await t.context.app.deps.search.deleteChunksOfKnowledgeBase(id);
-  await t.context.app?.close();
   await t.context.dataset?.cleanup();
 });
 
@@ -79,7 +79,7 @@ test.serial('eval on the fixture corpus produces sane metrics for every mode, an
   t.is(second.ingest.ingested, 0);
   t.is(second.ingest.skipped, documents);
   t.is(second.ingest.chunks, 0);
-  // Same index, same queries: the same quality (HNSW is approximate, and other files' writes may merge segments).
+  // Same index, same queries: the same quality (HNSW is approximate, and segments may merge between the runs).
   t.true(Math.abs(second.modes.hybrid.ndcg_at_10 - first.modes.hybrid.ndcg_at_10) < 0.05);
 });
 

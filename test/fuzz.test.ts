@@ -2,10 +2,10 @@
 // never answers 5xx, and every failure is the contract's envelope { error: { code, message } } with a known code.
 // Reproduce a run with KBQA_FUZZ_SEED=<seed>; failures are logged with the case that caused them.
 import { mulberry32, type Rng } from './helpers/random.ts';
-import anyTest, { type ExecutionContext, type TestFn } from 'ava';
+import type { ExecutionContext } from 'ava';
 import { request as httpRequest } from 'node:http';
 import { makeUser, type TestUser } from './factories/accounts.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { testWithApp, type TestApp } from './helpers/app.ts';
 
 interface Context {
   app: TestApp;
@@ -17,7 +17,7 @@ interface Context {
   foreignKb: string;
 }
 
-const test = anyTest as TestFn<Context>;
+const test = testWithApp<Omit<Context, 'app'>>();
 
 const SEED = Number(process.env.KBQA_FUZZ_SEED ?? 0x6b627161);
 const CONTRACT_CODES = ['bad_request', 'unauthorized', 'forbidden', 'not_found', 'payload_too_large', 'server_error'];
@@ -33,7 +33,6 @@ const CODE_FOR_STATUS: Record<number, string> = {
 const MB = 1024 * 1024;
 
 // ── PRNG and value generators ────────────────────────────────────────────────────────────────────────────────────
-
 
 const int = (rng: Rng, max: number) => Math.floor(rng() * max);
 const pick = <T>(rng: Rng, items: readonly T[]): T => items[int(rng, items.length)];
@@ -484,16 +483,12 @@ async function runCases(t: ExecutionContext<Context>, cases: FuzzCase[], check?:
 // ── setup ────────────────────────────────────────────────────────────────────────────────────────────────────────
 
 test.before(async (t) => {
-  const app = await startTestApp();
+  const { app } = t.context;
   const user = await makeUser(app.deps.store, { label: 'fuzz' });
   const other = await makeUser(app.deps.store, { label: 'fuzz-other' });
   const created = await app.call('POST', '/api/v1/knowledge-bases', { key: user.key, body: { name: 'fuzz target' } });
   const foreign = await app.call('POST', '/api/v1/knowledge-bases', { key: other.key, body: { name: 'not yours' } });
-  t.context = { app, user, other, ownedKb: created.body.knowledge_base.id, foreignKb: foreign.body.knowledge_base.id };
-});
-
-test.after.always(async (t) => {
-  await t.context.app?.close();
+  Object.assign(t.context, { user, other, ownedKb: created.body.knowledge_base.id, foreignKb: foreign.body.knowledge_base.id });
 });
 
 /** Each group has its own stream, so groups do not depend on one another or on test order. */

@@ -1,6 +1,5 @@
 // Issue 8 §5, smaller hardening findings: forged passage delimiters, invisible characters in names, a long question's
 // BM25 side, request bodies in logs, duplicate Authorization headers. (/readyz is in health.test.ts.)
-import anyTest, { type TestFn } from 'ava';
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { loadConfig } from '../service/config.ts';
@@ -9,22 +8,17 @@ import { formatPassages, toPassageDocument, type PassageMetadata } from '../serv
 import { CHUNKS_ALIAS } from '../service/search/assets.ts';
 import { LEXICAL_FIELDS, MAX_LEXICAL_TERMS } from '../service/search/retrieval.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { startTestApp, testWithApp } from './helpers/app.ts';
 import { QUERY_FIELDS, ingest, sortedKeys } from './helpers/documentsApi.ts';
 import { startFaultyProxy } from './helpers/faultyProxy.ts';
 import { startTcpRelay } from './helpers/tcpRelay.ts';
 import { capturingLogger } from './helpers/logCapture.ts';
 import { mulberry32 } from './helpers/random.ts';
 
-const test = anyTest as TestFn<{ app: TestApp; user: TestUser }>;
+const test = testWithApp<{ user: TestUser }>();
 
 test.before(async (t) => {
-  t.context.app = await startTestApp();
   t.context.user = await makeUser(t.context.app.deps.store, { label: 'hardening' });
-});
-
-test.after.always(async (t) => {
-  await t.context.app?.close();
 });
 
 /** A question of exactly `length` characters made of distinct random lower-case words (3–5 letters). */
@@ -44,7 +38,6 @@ function manyWordQuestion(seed: number, length = 4000): { question: string; dist
   if (question.endsWith(' ')) question = `${question.slice(0, -1)}q`;
   return { question, distinct: new Set(question.split(' ')).size };
 }
-
 
 // 1. Passage delimiters ------------------------------------------------------------------------------------------
 
@@ -176,7 +169,6 @@ test('a valid 4,000-character question of ~790 distinct words is answered (200, 
   const { question, distinct } = manyWordQuestion(20260501);
   t.is(question.length, 4000);
   t.true(distinct >= 780, `${distinct} distinct words`);
-  // Name the KB: library KBs other test files make are reachable too while they run.
   const searched = { query: question, knowledge_base_ids: [user.defaultKnowledgeBaseId] };
   const response = await app.call('POST', '/api/v1/query', { key: user.key, body: searched });
   t.is(response.status, 200, JSON.stringify(response.body));

@@ -1,21 +1,14 @@
 // /healthz and /readyz: ready against the real stack; 503 naming OpenSearch when it cannot be reached. /readyz is
 // public: it shows each component's state only (the reason goes to the log), and one probe serves callers for
 // READINESS_TTL_MS.
-import anyTest, { type TestFn } from 'ava';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../service/config.ts';
 import { READINESS_TTL_MS } from '../service/http/routes/health.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { startTestApp, testWithApp } from './helpers/app.ts';
 import { startTcpRelay } from './helpers/tcpRelay.ts';
 import { capturingLogger } from './helpers/logCapture.ts';
 
-
-const test = anyTest as TestFn<{ app: TestApp }>;
-
-test.before(async (t) => {
-  t.context.app = await startTestApp();
-});
-test.after.always(async (t) => t.context.app?.close());
+const test = testWithApp();
 
 test('healthz answers while the process lives', async (t) => {
   const response = await t.context.app.call('GET', '/healthz');

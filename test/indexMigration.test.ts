@@ -4,24 +4,23 @@
 // re-chunks and re-embeds (a new chunk size), interrupted part-way and resumed.
 //
 // Scope: each test has an alias of its own (KBQA_CHUNKS_ALIAS=kbqa-chunks-<name>) and its own copy of the asset
-// files (KBQA_SEARCH_ASSETS_DIR): other test files keep the default alias and the repository's files. Serial: each
+// files (KBQA_SEARCH_ASSETS_DIR): the default alias and the repository's files stay as they are. Serial: each
 // test's indices are its own, but the machine is small and a migration is heavy.
 import { randomUUID } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import anyTest, { type TestFn } from 'ava';
 import { runDoctor } from '../service/commands/doctor.ts';
 import { dropOldIndices, migrateIndex, oldIndices, useIndex, type IndexMigrationDeps } from '../service/commands/indexMigration.ts';
 import { CHUNKS_ALIAS, loadSearchAssets } from '../service/search/assets.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { dropAliasFamily } from './helpers/aliasFamily.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { startTestApp, testWithDatabase, type TestApp } from './helpers/app.ts';
 import { until } from './helpers/apiProcess.ts';
 import { createKb, ingest } from './helpers/documentsApi.ts';
 
-const test = anyTest as TestFn<Record<string, never>>;
+const test = testWithDatabase();
 const repositoryRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** A copy of the asset files in a temporary directory. */
@@ -85,7 +84,6 @@ async function indexCounts(app: TestApp, index: string, kb: string): Promise<{ d
 const FLEET = (index: number) =>
   `# Fleet note ${index}\n\nVessel ${index} carries cargo crate ${index * 3} between harbour ${index % 4} and the north pier; the crew checks ropes at dawn.`;
 const AUTOMOBILE = '# Garage\n\nThe automobile is parked in the long shed behind the workshop, under a green tarpaulin.';
-
 
 test.serial('a changed analyzer migrates by _reindex under a query loop: no failed query, counts equal, one alias swap, rollback, drop-old', async (t) => {
   t.timeout(300_000);
@@ -188,7 +186,9 @@ test.serial('a changed analyzer migrates by _reindex under a query loop: no fail
     // What the check saw when the alias moved: the copied versions' chunks equal in both, the rest rebuilt.
     t.is((outcome.chunks.source ?? 0) + (outcome.chunks.rebuilt ?? 0), outcome.chunks.target);
     for (const id of during) t.true((await app.deps.search.countChunks({ document_id: id })) > 0, `${id} (ingested during the migration) is in ${v2}`);
-    t.true(before.documents >= 11, 'the old index is kept, with what it had');
+    // The 9 it had when the migration started; the 2 ingested during the fill land in it only when they finish before
+    // the swap, which on a database of the file's own (quick store reads) the fill often does not leave time for.
+    t.true(before.documents >= 9, `the old index is kept, with what it had: ${before.documents} documents`);
 
     // The analyzer change shows: "car" now finds the automobile (once this process's serving cache moved to v2).
     await until('the synonym to take effect', 30_000, async () => (await searchDocuments(app, user, kb, 'car', 'bm25')).ids.includes(garage.id));

@@ -8,11 +8,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
-import anyTest, { type TestFn } from 'ava';
 import { formatIndexStatus, indexStatus } from '../service/commands/indexMigration.ts';
 import { CHUNKS_ALIAS, loadSearchAssets } from '../service/search/assets.ts';
 import { dropAliasFamily } from './helpers/aliasFamily.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { testWithApp, type TestApp } from './helpers/app.ts';
 
 interface Context {
   app: TestApp;
@@ -20,23 +19,23 @@ interface Context {
   assetsDir: string;
 }
 
-const test = anyTest as TestFn<Context>;
+const test = testWithApp<Omit<Context, 'app'>>({
+  env: (t) => {
+    t.context.alias = `${CHUNKS_ALIAS}-st${randomUUID().replaceAll('-', '').slice(0, 10)}`;
+    t.context.assetsDir = mkdtempSync(join(tmpdir(), 'kbqa-assets-'));
+    for (const folder of ['index-templates', 'ingest-pipelines', 'search-pipelines']) {
+      cpSync(join(repositoryRoot, folder), join(t.context.assetsDir, folder), { recursive: true });
+    }
+    return { KBQA_CHUNKS_ALIAS: t.context.alias, KBQA_SEARCH_ASSETS_DIR: t.context.assetsDir };
+  },
+});
 const repositoryRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** The current template version (the highest file), and the next one. */
 const { version } = loadSearchAssets();
 const next = version + 1;
 const templateFile = (dir: string) => join(dir, 'index-templates', `kbqa-chunks.v${version}.json`);
 
-test.before(async (t) => {
-  const alias = `${CHUNKS_ALIAS}-st${randomUUID().replaceAll('-', '').slice(0, 10)}`;
-  const assetsDir = mkdtempSync(join(tmpdir(), 'kbqa-assets-'));
-  for (const folder of ['index-templates', 'ingest-pipelines', 'search-pipelines']) cpSync(join(repositoryRoot, folder), join(assetsDir, folder), { recursive: true });
-  const app = await startTestApp({ KBQA_CHUNKS_ALIAS: alias, KBQA_SEARCH_ASSETS_DIR: assetsDir });
-  t.context = { app, alias, assetsDir };
-});
-
 test.after.always(async (t) => {
-  await t.context.app?.close();
   if (t.context.alias) await dropAliasFamily(t.context.alias);
   rmSync(t.context.assetsDir, { recursive: true, force: true });
 });

@@ -2,10 +2,10 @@
 // (test/helpers/faultyProxy.ts) that breaks `POST /_bulk` on demand, a store write that fails, and an OpenSearch that
 // is not there at all. Each case checks, through a second app talking to the real services, that a failed ingest
 // leaves neither a document record nor a chunk behind. Serial: the proxy's fault switch is shared.
-import anyTest, { type ExecutionContext, type TestFn } from 'ava';
+import type { ExecutionContext } from 'ava';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { UpstreamUnavailableError } from '../service/errors.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { startTestApp, testWithApp, type TestApp } from './helpers/app.ts';
 import { createKb, ingest } from './helpers/documentsApi.ts';
 import { startFaultyProxy, type BulkFault, type FaultyProxy } from './helpers/faultyProxy.ts';
 
@@ -18,7 +18,7 @@ interface Context {
   user: TestUser;
 }
 
-const test = anyTest as TestFn<Context>;
+const test = testWithApp<Context>();
 
 const CONTENT = `# Storm drill
 
@@ -32,16 +32,15 @@ Inspect the sea wall for cracks and report the tide gauge reading to the harbour
 `;
 
 test.before(async (t) => {
-  const proxy = await startFaultyProxy();
-  const proxied = await startTestApp({ KBQA_OPENSEARCH_URL: proxy.url });
-  const direct = await startTestApp();
-  const user = await makeUser(direct.deps.store);
-  t.context = { proxied, proxy, direct, user };
+  t.context.direct = t.context.app;
+  t.context.proxy = await startFaultyProxy();
+  t.context.proxied = await startTestApp({ KBQA_OPENSEARCH_URL: t.context.proxy.url });
+  t.context.user = await makeUser(t.context.direct.deps.store);
 });
 
 test.after.always(async (t) => {
   t.context.proxy?.disarm();
-  await Promise.allSettled([t.context.proxied?.close(), t.context.direct?.close()]);
+  await t.context.proxied?.close();
   await t.context.proxy?.close();
 });
 

@@ -2,22 +2,13 @@
 // took an ingest slot while they waited for the one PDF reader, which each held for the flat 120 s; another user's
 // queued text document stayed queued for minutes. Now a PDF waiting for the reader holds no slot, claims are fair
 // between users, and a PDF's time budget scales with its size and pages.
-import anyTest, { type TestFn } from 'ava';
 import { makeUser, makeWebUser, TEST_PASSWORD } from './factories/accounts.ts';
 import { sharedStreamPdf } from './fixtures/hostilePdfs.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { testWithApp } from './helpers/app.ts';
 import { upload } from './helpers/pdfUploads.ts';
 import { WebClient } from './helpers/webClient.ts';
 
-const test = anyTest as TestFn<{ app: TestApp }>;
-
-test.before(async (t) => {
-  t.context.app = await startTestApp();
-});
-
-test.after.always(async (t) => {
-  await t.context.app?.close();
-});
+const test = testWithApp();
 
 /** Polls `read` every 200 ms until `done` holds of what it read (at most `timeoutMs`, then the last reading). */
 async function watch<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {

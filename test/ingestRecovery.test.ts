@@ -3,18 +3,16 @@
 // hand (it finishes it first). The API processes are real `node service/main.ts` children (helpers/apiProcess.ts);
 // an in-process app is the witness of what was stored (store, chunk index, doctor) and makes the user.
 //
-// The children claim every claimable job in their database, as a deployed instance does. In the database the other
-// test files share, they would take those files' queued jobs (the in-process apps claim only their own for that
-// reason), so this file uses a database of its own. The chunk index is shared; every check here is scoped to this
-// file's documents and KBs, and each test deletes its KB permanently when it ends.
+// The children claim every claimable job in their database, as a deployed instance does: the file's own (the
+// harness's). The chunk index is shared; every check here is scoped to this file's documents and KBs, and each test
+// deletes its KB permanently when it ends.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import anyTest, { type ExecutionContext, type TestFn } from 'ava';
+import type { ExecutionContext } from 'ava';
 import { runDoctor } from '../service/commands/doctor.ts';
-import { loadConfig } from '../service/config.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { startApiProcess, type ApiProcess, type ProcessExit } from './helpers/apiProcess.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { testWithApp, type TestApp } from './helpers/app.ts';
 import { createKb } from './helpers/documentsApi.ts';
 
 interface Context {
@@ -22,37 +20,26 @@ interface Context {
   user: TestUser;
   /** Every child started, killed in `after.always`. */
   processes: ApiProcess[];
-  mongodbUrl: string;
+  /** The file's database (the harness's): the children's too. */
+  databaseUrl: string;
 }
 
-const test = anyTest as TestFn<Context>;
-
-/** The stack's MongoDB server, a database of this file's own. */
-function ownDatabaseUrl(): string {
-  const url = new URL(loadConfig(process.env).mongodb.url);
-  url.pathname = '/kbqa_ingest_recovery';
-  return url.toString();
-}
+const test = testWithApp<Omit<Context, 'app'>>({
+  beforeClose: async (t) => {
+    await Promise.allSettled((t.context.processes ?? []).map((child) => child.kill()));
+  },
+});
 
 /** What every child runs with: short leases and polls, so a dead holder's job is taken again within seconds. */
 const CHILD_ENV = { KBQA_JOB_LEASE_MS: '2000', KBQA_JOB_POLL_MS: '200' };
 
 test.before(async (t) => {
-  const mongodbUrl = ownDatabaseUrl();
-  t.context.mongodbUrl = mongodbUrl;
   t.context.processes = [];
-  t.context.app = await startTestApp({ KBQA_MONGODB_URL: mongodbUrl });
   t.context.user = await makeUser(t.context.app.deps.store, { label: 'recovery' });
 });
 
-test.after.always(async (t) => {
-  const { app, processes = [] } = t.context;
-  await Promise.allSettled(processes.map((child) => child.kill()));
-  await app?.close();
-});
-
 async function spawnApi(t: ExecutionContext<Context>, env: Record<string, string> = {}): Promise<ApiProcess> {
-  const child = await startApiProcess({ KBQA_MONGODB_URL: t.context.mongodbUrl, ...CHILD_ENV, ...env });
+  const child = await startApiProcess({ KBQA_MONGODB_URL: t.context.databaseUrl, ...CHILD_ENV, ...env });
   t.context.processes.push(child);
   // Gone before the next test starts: a process left running would claim that test's jobs.
   t.teardown(async () => {

@@ -1,6 +1,5 @@
 // Knowledge bases: roles × endpoints, precedence, pagination, create validation, the default KB, soft delete →
 // restore, permanent delete, and `kbqa kbs purge`.
-import anyTest, { type TestFn } from 'ava';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,7 +9,7 @@ import { setKnowledgeBaseLibrary, shareKnowledgeBase } from '../service/commands
 import { purgeKnowledgeBase, restoreKnowledgeBase } from '../service/commands/knowledgeBases.ts';
 import type { KnowledgeBaseRole } from '../service/policies/knowledgeBases.ts';
 import { addOrganisationMember, makeOrganisation, makeUser, type TestUser } from './factories/accounts.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { testWithApp, type TestApp } from './helpers/app.ts';
 
 type Who = 'owner' | 'viewer' | 'member' | 'stranger';
 type KbName = 'shared' | 'library' | 'private' | 'both';
@@ -23,7 +22,13 @@ interface Context {
   libraryKbs: string[];
 }
 
-const test = anyTest as TestFn<Context>;
+const test = testWithApp<Omit<Context, 'app'>>({
+  // Their chunks leave the shared index with them.
+  beforeClose: async (t) => {
+    const { app, libraryKbs } = t.context;
+    for (const id of libraryKbs ?? []) await purgeKnowledgeBase(app.deps.store, app.deps.search, id).catch(() => undefined);
+  },
+});
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
 
@@ -49,8 +54,8 @@ const KB_NAMES: KbName[] = ['shared', 'library', 'private', 'both'];
 
 /**
  * A document record plus (unless `recordOnly`) one indexed chunk, as an ingest leaves them, without going through
- * POST /documents. The role-matrix KBs get records only: two of them are library KBs that every user of the
- * database reaches while this file runs, and their chunks would show up in other files' queries.
+ * POST /documents. The role-matrix KBs get records only: the matrix checks who reaches which KB and its document
+ * counts, for which the records suffice.
  */
 async function addDocument(app: TestApp, knowledgeBaseId: string, filename = 'note.txt', recordOnly = false) {
   const { store, search, rag } = app.deps;
@@ -108,7 +113,7 @@ async function listAll(app: TestApp, user: TestUser): Promise<any[]> {
 }
 
 test.before(async (t) => {
-  const app = await startTestApp();
+  const { app } = t.context;
   const { store } = app.deps;
   const organisation = await makeOrganisation(store);
   const users: Record<Who, TestUser> = {
@@ -128,14 +133,7 @@ test.before(async (t) => {
   await shareKnowledgeBase(store, kbs.both, { email: users.viewer.email }, true);
   await shareKnowledgeBase(store, kbs.both, { organisation }, true);
   await setKnowledgeBaseLibrary(store, kbs.both, true);
-  t.context = { app, users, kbs, libraryKbs: [kbs.library, kbs.both] };
-});
-
-test.after.always(async (t) => {
-  const { app, libraryKbs } = t.context;
-  if (!app) return;
-  for (const id of libraryKbs ?? []) await purgeKnowledgeBase(app.deps.store, app.deps.search, id).catch(() => undefined);
-  await app.close();
+  Object.assign(t.context, { users, kbs, libraryKbs: [kbs.library, kbs.both] });
 });
 
 // ── roles × endpoints ────────────────────────────────────────────────────────────────────────────────────────────

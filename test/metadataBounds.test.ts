@@ -3,26 +3,24 @@
 // a filter's values are bounded (a value no stored value can equal is a 400 naming the part and the limit).
 //
 // Scope: an alias of its own (KBQA_CHUNKS_ALIAS), so the index is a fresh install of the current template whatever
-// other test files (or another checkout's) made of the default alias.
+// the default alias already holds.
 import { randomUUID } from 'node:crypto';
-import anyTest, { type TestFn } from 'ava';
 import { CHUNKS_ALIAS, loadSearchAssets } from '../service/search/assets.ts';
 import { makeUser } from './factories/accounts.ts';
 import { dropAliasFamily } from './helpers/aliasFamily.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { testWithApp, type TestApp } from './helpers/app.ts';
 import { createKb } from './helpers/documentsApi.ts';
 
 type Body = Record<string, any>;
 
-const test = anyTest as TestFn<{ app: TestApp; alias: string }>;
-
-test.before(async (t) => {
-  const alias = `${CHUNKS_ALIAS}-mb${randomUUID().replaceAll('-', '').slice(0, 10)}`;
-  t.context = { alias, app: await startTestApp({ KBQA_CHUNKS_ALIAS: alias }) };
+const test = testWithApp<{ alias: string }>({
+  env: (t) => {
+    t.context.alias = `${CHUNKS_ALIAS}-mb${randomUUID().replaceAll('-', '').slice(0, 10)}`;
+    return { KBQA_CHUNKS_ALIAS: t.context.alias };
+  },
 });
 
 test.after.always(async (t) => {
-  await t.context.app?.close();
   if (t.context.alias) await dropAliasFamily(t.context.alias);
 });
 

@@ -15,7 +15,7 @@ import { parseInput } from '../service/http/validation.ts';
 
 // An alias of its own: the chunks' metadata layout is the current template's, whatever the default alias holds.
 const alias = `${CHUNKS_ALIAS}-mf${randomUUID().replaceAll('-', '').slice(0, 10)}`;
-const test = testWithApp({ KBQA_CHUNKS_ALIAS: alias });
+const test = testWithApp({ env: { KBQA_CHUNKS_ALIAS: alias } });
 test.after.always(async () => {
   await dropAliasFamily(alias);
 });

@@ -10,17 +10,16 @@ import { copyFileSync, cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import anyTest, { type TestFn } from 'ava';
 import { migrateIndex, useIndex, type IndexMigrationDeps } from '../service/commands/indexMigration.ts';
 import { CHUNKS_ALIAS } from '../service/search/assets.ts';
 import { makeUser } from './factories/accounts.ts';
 import { dropAliasFamily } from './helpers/aliasFamily.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { startTestApp, testWithDatabase, type TestApp } from './helpers/app.ts';
 import { createKb } from './helpers/documentsApi.ts';
 
 type Body = Record<string, any>;
 
-const test = anyTest as TestFn<Record<string, never>>;
+const test = testWithDatabase();
 const repositoryRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 test('a v1 index serves metadata filters until migrated to v2, whose copy converts the metadata; rollback converts back', async (t) => {

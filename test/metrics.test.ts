@@ -1,7 +1,7 @@
 // Prometheus metrics (issue 12): GET /metrics on a port of its own, in the text format; requests counted by route
 // template and status, query stages, ingestion jobs and worker pools read at scrape time, upstream errors counted
 // once, and a store that fails or hangs never breaks a scrape.
-import anyTest, { type ExecutionContext, type TestFn } from 'ava';
+import type { ExecutionContext } from 'ava';
 import { randomUUID } from 'node:crypto';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { loadConfig } from '../service/config.ts';
@@ -9,7 +9,7 @@ import { createPdfExtractor } from '../service/extraction/pdf.ts';
 import { startMetricsServer, type MetricsServer } from '../service/http/metricsServer.ts';
 import { STORE_READ_TIMEOUT_MS, UNMATCHED_ROUTE, WEB_ROUTE, createMetrics, type MetricSources } from '../service/metrics.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { startTestApp, testWithApp, type TestApp } from './helpers/app.ts';
 import { ingest } from './helpers/documentsApi.ts';
 import { startTcpRelay } from './helpers/tcpRelay.ts';
 
@@ -19,17 +19,15 @@ interface Context {
   user: TestUser;
 }
 
-const test = anyTest as TestFn<Context>;
+const test = testWithApp<Omit<Context, 'app'>>();
 
 test.before(async (t) => {
-  t.context.app = await startTestApp();
   t.context.metrics = await startMetricsServer(t.context.app.deps.metrics, { host: '127.0.0.1', port: 0 });
   t.context.user = await makeUser(t.context.app.deps.store, { label: 'metrics' });
 });
 
 test.after.always(async (t) => {
   await t.context.metrics?.close();
-  await t.context.app?.close();
 });
 
 // The Prometheus text format (0.0.4) --------------------------------------------------------------------------------
@@ -301,7 +299,7 @@ test.serial('ingestion jobs by state, the process defaults and the pools are rep
       const count = value(exposition, 'kbqa_ingest_jobs', { state });
       t.true(Number.isInteger(count) && count >= 0, `${state}: ${count}`);
     }
-    // Other test files share the database: at least ours are there.
+    // The file's other tests queue jobs too: at least these are there.
     t.true(value(exposition, 'kbqa_ingest_jobs', { state: 'running' }) >= 1);
     t.true(value(exposition, 'kbqa_ingest_jobs', { state: 'retry_wait' }) >= 1);
     t.is(value(exposition, 'kbqa_metrics_collect_errors_total', { source: 'ingest_jobs' }), 0);

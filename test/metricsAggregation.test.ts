@@ -9,10 +9,12 @@
 //   across it never falls.
 import type { Worker } from 'node:cluster';
 import { EventEmitter } from 'node:events';
-import test from 'ava';
-import { loadConfig } from '../service/config.ts';
 import { answerMetricsRequests, createClusterMetrics, createMetrics, type MetricSources, type Metrics } from '../service/metrics.ts';
 import { freePort, getOnNewConnection, metricSamples, scrapeMetrics, startApiProcess, until } from './helpers/apiProcess.ts';
+import { testWithDatabase } from './helpers/app.ts';
+
+// The file's own database (the harness's): the API child's job runner claims every claimable job in its database.
+const test = testWithDatabase();
 
 const HEALTHZ = '{method="GET",route="/healthz",status="200"}';
 
@@ -202,14 +204,11 @@ test('a process that answers and then exits during the same scrape is counted on
 // The real API ---------------------------------------------------------------------------------------------------
 
 test('KBQA_API_PROCESSES=2: a process SIGKILLed and replaced, and kbqa_http_requests_total never falls', async (t) => {
-  const url = new URL(loadConfig(process.env).mongodb.url);
-  // A database of its own: the child's job runner claims every claimable job in its database.
-  url.pathname = '/kbqa_metrics_aggregation';
   const metricsPort = await freePort();
   const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   const listening: number[] = [];
   const api = await startApiProcess(
-    { KBQA_MONGODB_URL: url.toString(), KBQA_API_PROCESSES: '2', KBQA_MODEL_WORKERS: '1', KBQA_METRICS_PORT: String(metricsPort), KBQA_LOG_LEVEL: 'info' },
+    { KBQA_MONGODB_URL: t.context.databaseUrl, KBQA_API_PROCESSES: '2', KBQA_MODEL_WORKERS: '1', KBQA_METRICS_PORT: String(metricsPort), KBQA_LOG_LEVEL: 'info' },
     120_000,
     (text) => {
       if (!text.includes('API process listening')) return;

@@ -2,12 +2,11 @@
 // model selection, the prompt, mapping the model's [n] markers to citations, the citation check of its sentences, and
 // the retry/timeout policy.
 // Tests are serial: the fake's script is shared.
-import anyTest, { type TestFn } from 'ava';
 import { makeUser, type TestUser } from './factories/accounts.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { testWithApp, type TestApp } from './helpers/app.ts';
 import { assertCitationShape, assertMarkersMatchCitations, ingest, type IngestedDocument } from './helpers/documentsApi.ts';
 import { allEvents, concatDeltas, postForEvents } from './helpers/eventStream.ts';
-import { startFakeOpenAI, type FakeOpenAI, type RecordedChatRequest } from './helpers/fakeOpenAI.ts';
+import { answerModelsAt, startFakeOpenAI, type FakeOpenAI, type RecordedChatRequest } from './helpers/fakeOpenAI.ts';
 import { CitationMarkers, toPassageDocument } from '../service/rag/answerChain.ts';
 import { LIGHTHOUSE, QUESTION, TIDES, UNAVAILABLE } from './fixtures/corranPoint.ts';
 
@@ -20,29 +19,24 @@ interface Context {
   tides: IngestedDocument;
 }
 
-const test = anyTest as TestFn<Context>;
-
-
+const test = testWithApp<Omit<Context, 'app'>>({
+  env: async (t) => {
+    t.context.fake = await startFakeOpenAI();
+    return answerModelsAt(t.context.fake, 'gpt-test,gpt-other', 500);
+  },
+});
 
 test.before(async (t) => {
-  const fake = await startFakeOpenAI();
-  const app = await startTestApp({
-    KBQA_OPENAI_BASE_URL: fake.baseUrl,
-    KBQA_OPENAI_API_KEY: 'test',
-    KBQA_OPENAI_MODELS: 'gpt-test,gpt-other',
-    KBQA_LLM_TIMEOUT_MS: '500',
-    KBQA_LLM_MAX_RETRIES: '2',
-  });
+  const { app } = t.context;
   const user = await makeUser(app.deps.store);
   const kb = user.defaultKnowledgeBaseId;
   // Two one-chunk documents: the search returns exactly two passages, so [7] names none.
   const lighthouse = await ingest(app, user.key, kb, 'corran-lighthouse.md', LIGHTHOUSE);
   const tides = await ingest(app, user.key, kb, 'corran-tides.txt', TIDES);
-  t.context = { app, fake, user, kb, lighthouse, tides };
+  Object.assign(t.context, { user, kb, lighthouse, tides });
 });
 
 test.after.always(async (t) => {
-  await t.context.app?.close();
   await t.context.fake?.close();
 });
 

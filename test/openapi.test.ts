@@ -1,21 +1,12 @@
 // The OpenAPI description (service/http/openapi/): it lists exactly the routes the API router has, it is served at
 // /api/v1/openapi.json without a key and with sensible caching, its examples are valid against their own schemas,
 // and the response check every test runs under (helpers/openapiCheck.ts) really refuses what it should.
-import anyTest, { type TestFn } from 'ava';
 import { buildApiRouter } from '../service/app.ts';
 import { openApiDocument } from '../service/http/openapi/document.ts';
 import { SpecChecker, type ObservedResponse } from './helpers/openapiCheck.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { testWithApp } from './helpers/app.ts';
 
-const test = anyTest as TestFn<{ app: TestApp }>;
-
-test.before(async (t) => {
-  t.context.app = await startTestApp();
-});
-
-test.after.always(async (t) => {
-  await t.context.app?.close();
-});
+const test = testWithApp();
 
 type Operation = {
   operationId: string;

@@ -1,24 +1,13 @@
 // What a person reads when asking about a PDF: every sentence of the default answerer's answer is a whole unit of
 // the source (a sentence, a list item, a table row with its header cells' names), never a printed line's piece
 // such as "The only petrol station in Corran closes at [1].". Through the web API, as the web app asks.
-import anyTest, { type TestFn } from 'ava';
 import { GUTTER_PARAGRAPHS, LIST_ITEMS, LIST_LEAD, TABLE_INTRO, TABLE_ROWS, VILLAGE_GUIDE, gutterPdf, tableAndListPdf, villageGuidePdf } from './fixtures/readingPdfs.ts';
 import { makeWebUser, TEST_PASSWORD } from './factories/accounts.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { testWithApp } from './helpers/app.ts';
 import { settled, upload } from './helpers/pdfUploads.ts';
-import { dropDatabase, freshDatabaseUrl, WebClient } from './helpers/webClient.ts';
+import { WebClient } from './helpers/webClient.ts';
 
-const test = anyTest as TestFn<{ app: TestApp; databaseUrl: string }>;
-
-test.before(async (t) => {
-  t.context.databaseUrl = freshDatabaseUrl('pdf_answers');
-  t.context.app = await startTestApp({ KBQA_MONGODB_URL: t.context.databaseUrl });
-});
-
-test.after.always(async (t) => {
-  await t.context.app?.close();
-  if (t.context.databaseUrl) await dropDatabase(t.context.databaseUrl);
-});
+const test = testWithApp<{ databaseUrl: string }>();
 
 /** Sentences split where the fixtures' authors ended them (each fixture sentence ends in ". " and starts uppercase). */
 function authoredSentences(paragraph: string): string[] {

@@ -1,12 +1,11 @@
 // PDFs end to end through /api/web: streamed upload into GridFS, extraction in a worker, chunks that know their
 // pages, citations with pages in the web app (not in /api/v1), failures a person understands, limits, the stored
 // original (download, delete, re-extraction), and the quality of page citations on 24 questions.
-import anyTest, { type TestFn } from 'ava';
 import { queueReindex } from '../service/commands/documents.ts';
 import { corruptPdf, encryptedPdf, hundredPageTextPdf, manyPagesPdf, multiPagePdf, multiPageSentence, scannedPdf, textPdf } from './fixtures/pdfs.ts';
 import { PDF_MANUALS, PDF_QUESTIONS } from './fixtures/pdfQuestions.ts';
 import { makeWebUser, TEST_PASSWORD } from './factories/accounts.ts';
-import { serveVariant, startTestApp, type TestApp } from './helpers/app.ts';
+import { serveVariant, testWithApp, type TestApp } from './helpers/app.ts';
 import { MongoClient } from 'mongodb';
 import { connect } from 'node:net';
 import { openStore } from '../service/store/index.ts';
@@ -18,17 +17,7 @@ interface Context {
   databaseUrl: string;
 }
 
-const test = anyTest as TestFn<Context>;
-
-test.before(async (t) => {
-  t.context.databaseUrl = freshDatabaseUrl('pdf_documents');
-  t.context.app = await startTestApp({ KBQA_MONGODB_URL: t.context.databaseUrl, KBQA_PDF_MAX_PAGES: '150' });
-});
-
-test.after.always(async (t) => {
-  await t.context.app?.close();
-  if (t.context.databaseUrl) await dropDatabase(t.context.databaseUrl);
-});
+const test = testWithApp<Omit<Context, 'app'>>({ env: { KBQA_PDF_MAX_PAGES: '150' } });
 
 async function owner(app: TestApp) {
   const user = await makeWebUser(app.deps.store);

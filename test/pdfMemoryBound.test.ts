@@ -4,14 +4,17 @@
 // its own under an address-space limit (KBQA_PDF_MAX_MEMORY_MB): the document fails once, as too large, naming the
 // limit, and the API's memory does not move. The API runs as a process of its own here, so its RSS is its alone.
 import { readFileSync } from 'node:fs';
-import test from 'ava';
 import { openStore } from '../service/store/index.ts';
 import { makeWebUser, TEST_PASSWORD } from './factories/accounts.ts';
 import { flateBombPdf } from './fixtures/hostilePdfs.ts';
 import { multiPagePdf } from './fixtures/pdfs.ts';
 import { startApiProcess } from './helpers/apiProcess.ts';
+import { testWithDatabase } from './helpers/app.ts';
 import { settled, upload } from './helpers/pdfUploads.ts';
-import { dropDatabase, freshDatabaseUrl, WebClient } from './helpers/webClient.ts';
+import { WebClient } from './helpers/webClient.ts';
+
+// The file's own database (the harness's): the API process's runner claims every job in its database.
+const test = testWithDatabase();
 
 // Low (the floor is 64): the reader reaches it within a second or two even on a loaded machine, well inside the
 // upload's time budget (5 s + 2 s a MiB), so the failure is the memory's, not the clock's.
@@ -26,10 +29,9 @@ function memoryOf(pid: number): { rss: number; peak: number } {
 }
 
 test(`a PDF inflating to ${INFLATED_MIB} MiB fails once as too large, naming the ${MEMORY_MB} MB limit, and the API's peak RSS stays put`, async (t) => {
-  const databaseUrl = freshDatabaseUrl('pdf_memory');
+  const { databaseUrl } = t.context;
   const store = await openStore(databaseUrl, 5_000);
   const lines: string[] = [];
-  // A database of its own: the process's runner claims every job in its database.
   const api = await startApiProcess({ KBQA_MONGODB_URL: databaseUrl, KBQA_PDF_MAX_MEMORY_MB: String(MEMORY_MB) }, 120_000, (line) => lines.push(line));
   try {
     const user = await makeWebUser(store);
@@ -64,6 +66,5 @@ test(`a PDF inflating to ${INFLATED_MIB} MiB fails once as too large, naming the
   } finally {
     await api.kill();
     await store.close();
-    await dropDatabase(databaseUrl);
   }
 });

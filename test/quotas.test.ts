@@ -1,7 +1,6 @@
 // Per-user quotas (issue 22, item 7): documents waiting for ingestion (429 with Retry-After), stored documents and
 // bytes (413 naming the limit and the usage), kept in a usage record by user id; and failed uploads' originals
 // removed after KBQA_FAILED_UPLOAD_RETENTION_DAYS. A database of this file's own: the retention sweep is global.
-import anyTest, { type TestFn } from 'ava';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -9,9 +8,9 @@ import { IngestRunner } from '../service/commands/ingestJobs.ts';
 import { purgeFailedUploads, recountUsage } from '../service/commands/quotas.ts';
 import type { Config } from '../service/config.ts';
 import { makeUser, makeWebUser, TEST_PASSWORD } from './factories/accounts.ts';
-import { serveVariant, startTestApp, type TestApp } from './helpers/app.ts';
+import { serveVariant, testWithApp, type TestApp } from './helpers/app.ts';
 import { callJson } from './helpers/http.ts';
-import { dropDatabase, freshDatabaseUrl, WebClient } from './helpers/webClient.ts';
+import { WebClient } from './helpers/webClient.ts';
 import { corruptPdf } from './fixtures/pdfs.ts';
 
 interface Context {
@@ -19,18 +18,8 @@ interface Context {
   databaseUrl: string;
 }
 
-const test = anyTest as TestFn<Context>;
+const test = testWithApp<Omit<Context, 'app'>>();
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-
-test.before(async (t) => {
-  t.context.databaseUrl = freshDatabaseUrl('quotas');
-  t.context.app = await startTestApp({ KBQA_MONGODB_URL: t.context.databaseUrl });
-});
-
-test.after.always(async (t) => {
-  await t.context.app?.close();
-  if (t.context.databaseUrl) await dropDatabase(t.context.databaseUrl);
-});
 
 type Quotas = Config['quotas'];
 

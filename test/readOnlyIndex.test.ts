@@ -3,19 +3,19 @@
 // Ingestion (and deletion, which OpenSearch 3 refuses under that block too) answers 503 saying so, queries keep
 // answering, jobs caught mid-way wait without failing, and everything resumes once the block is lifted.
 //
-// Scope: a block on the shared chunk index would make every other test file's ingestions fail while it is on (ava
-// runs files in parallel, all against one index). This file's app gets a chunk index of its own instead, as a
+// Scope: a block on the default chunk index would fail every ingestion into it while it is on, whoever makes them.
+// This file's app gets a chunk index of its own instead, as a
 // second deployment on a shared cluster would (KBQA_CHUNKS_ALIAS=kbqa-chunks-<name>: alias and index of its own,
 // same template and pipelines); the block goes on that index only, and the index is deleted afterwards. Serial:
 // the block is state every test here shares.
 import { randomUUID } from 'node:crypto';
-import anyTest, { type ExecutionContext, type TestFn } from 'ava';
+import type { ExecutionContext } from 'ava';
 import { SearchIndexReadOnlyError } from '../service/errors.ts';
 import { CHUNKS_ALIAS, loadSearchAssets } from '../service/search/assets.ts';
 import { isClaimable } from '../service/store/ingestJobs.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { dropAliasFamily } from './helpers/aliasFamily.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { testWithApp, type TestApp } from './helpers/app.ts';
 import { createKb, ingest } from './helpers/documentsApi.ts';
 
 interface Context {
@@ -24,9 +24,15 @@ interface Context {
   kb: string;
 }
 
-const test = anyTest as TestFn<Context>;
-
 const ALIAS = `${CHUNKS_ALIAS}-t${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+const test = testWithApp<Omit<Context, 'app'>>({
+  // Chunks of 32 tokens: a logbook of 60 sections makes well over 32 chunks (SEGMENTS_PER_STEP), so several steps.
+  env: { KBQA_CHUNKS_ALIAS: ALIAS, KBQA_CHUNK_TOKENS: '32', KBQA_CHUNK_OVERLAP_TOKENS: '0' },
+  beforeClose: async (t) => {
+    if (t.context.app) await setBlock(t.context.app, 'index.blocks.read_only_allow_delete', null).catch(() => undefined);
+  },
+});
+
 const READ_ONLY = /^the search index is read-only \(a node's disk is full\?\); ingestion resumes when the block is lifted; retry later$/;
 const ASYNC = { prefer: 'respond-async' };
 
@@ -43,18 +49,14 @@ function logbook(topic: string, sections: number): string {
 }
 
 test.before(async (t) => {
-  // Chunks of 32 tokens: a logbook of 60 sections makes well over 32 chunks (SEGMENTS_PER_STEP), so several steps.
-  const app = await startTestApp({ KBQA_CHUNKS_ALIAS: ALIAS, KBQA_CHUNK_TOKENS: '32', KBQA_CHUNK_OVERLAP_TOKENS: '0' });
+  const { app } = t.context;
   t.true(app.deps.search.alias === ALIAS && app.deps.search.indexName.startsWith(`kbqa-chunks-v${loadSearchAssets().version}-t`), app.deps.search.indexName);
   const user = await makeUser(app.deps.store);
   const kb = await createKb(app, user.key, 'read-only index');
-  t.context = { app, user, kb };
+  Object.assign(t.context, { user, kb });
 });
 
-test.after.always(async (t) => {
-  const indexName = t.context.app?.deps.search.indexName;
-  if (indexName) await setBlock(t.context.app, 'index.blocks.read_only_allow_delete', null).catch(() => undefined);
-  await t.context.app?.close();
+test.after.always(async () => {
   // The index and its alias-specific template (kbqa-chunks-v<N>-<name>).
   await dropAliasFamily(ALIAS);
 });
@@ -152,7 +154,7 @@ test.serial('while the index is read-only, ingestion answers 503 saying so and s
   await blockSeen(t, app, null);
   const ferry = await ingest(app, user.key, kb, 'ferry.md', content);
   t.is(await app.deps.search.countChunks({ document_id: ferry.id }), ferry.chunks);
-  // All of it went to this file's own index, none to the one the other test files share.
+  // All of it went to this file's own index, none to the default alias's.
   const shared = await app.deps.search.request<{ count: number }>('POST', `/${CHUNKS_ALIAS}/_count`, { body: { query: { term: { knowledge_base_id: kb } } } });
   t.is(shared.count, 0);
 });

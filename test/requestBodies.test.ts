@@ -1,12 +1,10 @@
 // Request bodies are read only for a known caller, and bounded before each step that costs: bytes before reading,
 // inflated bytes while inflating, nesting before JSON.parse. The anonymous web routes take small, plain bodies, and
 // a refused sign-in body counts against its address. (Issue 22, finding 1.)
-import anyTest, { type TestFn } from 'ava';
 import { request as httpRequest } from 'node:http';
 import { gzipSync } from 'node:zlib';
-import { jsonNestingDepth } from '../service/http/jsonText.ts';
 import { makeUser, makeWebUser, TEST_PASSWORD, type TestUser } from './factories/accounts.ts';
-import { serveWithOwnDatabase, startTestApp, type TestApp } from './helpers/app.ts';
+import { serveWithOwnDatabase, testWithApp, type TestApp } from './helpers/app.ts';
 import { WebClient } from './helpers/webClient.ts';
 
 interface Context {
@@ -14,16 +12,11 @@ interface Context {
   user: TestUser;
 }
 
-const test = anyTest as TestFn<Context>;
+const test = testWithApp<Omit<Context, 'app'>>();
 const MiB = 1024 * 1024;
 
 test.before(async (t) => {
-  t.context.app = await startTestApp();
   t.context.user = await makeUser(t.context.app.deps.store);
-});
-
-test.after.always(async (t) => {
-  await t.context.app?.close();
 });
 
 /** A JSON array nested `depth` deep: `[[[…]]]`. */
@@ -180,12 +173,4 @@ test('a key holder’s gzip body is inflated only up to KBQA_MAX_BODY_BYTES', as
   );
   t.is(refused.status, 413);
   t.is(refused.body.error.code, 'payload_too_large');
-});
-
-test('the nesting scan counts brackets outside strings only, escapes included', (t) => {
-  t.is(jsonNestingDepth('{"a":[1,{"b":[]}]}', 32), 4);
-  t.is(jsonNestingDepth('{"a":"[[[[{{{{"}', 32), 1);
-  t.is(jsonNestingDepth('{"a":"\\"[[[","b":"\\\\"}', 32), 1);
-  t.is(jsonNestingDepth('{"a":"\\\\","b":[[]]}', 32), 3);
-  t.is(jsonNestingDepth(nestedArrays(1_000_000), 32), 33, 'the scan stops one past the limit');
 });

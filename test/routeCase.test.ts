@@ -1,24 +1,18 @@
 // Issue 8 §2: paths are case-sensitive, and no handler runs without an authenticated caller. Every /api/v1 route
 // (read from the router itself, so a new route is covered the day it is added) × case variants × with and without
 // a key: a variant is a 404 in the envelope, never a 500, and never reaches a handler.
-import anyTest, { type TestFn } from 'ava';
 import { buildApiRouter, buildWebApiRouter } from '../service/app.ts';
 import { UnauthorizedError } from '../service/errors.ts';
 import { authenticated, type AppContext } from '../service/http/context.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { testWithApp, type TestApp } from './helpers/app.ts';
 import { createKb } from './helpers/documentsApi.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 
-const test = anyTest as TestFn<{ app: TestApp; user: TestUser; kbId: string }>;
+const test = testWithApp<{ user: TestUser; kbId: string }>();
 
 test.before(async (t) => {
-  t.context.app = await startTestApp();
   t.context.user = await makeUser(t.context.app.deps.store, { label: 'routecase' });
   t.context.kbId = await createKb(t.context.app, t.context.user.key, 'route case');
-});
-
-test.after.always(async (t) => {
-  await t.context.app?.close();
 });
 
 interface Route {

@@ -2,7 +2,6 @@
 // generates from the spec — valid bodies, boundary values, and deliberately invalid ones — the API never answers
 // 5xx, declares every status it answers, answers the declared content type, and every body (the error envelope
 // included) conforms to the spec. `npm test` runs a short, seeded run; `npm run fuzz` a long one (KBQA_FUZZ_*).
-import anyTest, { type TestFn } from 'ava';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,8 +9,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../service/config.ts';
 import { provisionSchemathesis } from '../stack/provision.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { dropDatabase, freshDatabaseUrl } from './helpers/webClient.ts';
+import { testWithApp, type TestApp } from './helpers/app.ts';
 
 interface Context {
   app: TestApp;
@@ -20,7 +18,7 @@ interface Context {
   documentId: string;
 }
 
-const test = anyTest as TestFn<Context>;
+const test = testWithApp<Omit<Context, 'app'>>();
 
 /** The checks that say "no 5xx, every error in the envelope, every response conforming to the spec". */
 const CHECKS = ['not_a_server_error', 'status_code_conformance', 'content_type_conformance', 'response_schema_conformance'];
@@ -28,10 +26,7 @@ const EXAMPLES = Number(process.env.KBQA_FUZZ_EXAMPLES ?? 10);
 const PHASES = process.env.KBQA_FUZZ_PHASES ?? 'examples,coverage,fuzzing';
 const SEED = Number(process.env.KBQA_FUZZ_SEED ?? 20261122);
 
-// A database of its own: the fuzzer creates and deletes knowledge bases and documents of its user.
 test.before(async (t) => {
-  t.context.databaseUrl = freshDatabaseUrl('schemathesis');
-  t.context.app = await startTestApp({ KBQA_MONGODB_URL: t.context.databaseUrl });
   t.context.user = await makeUser(t.context.app.deps.store, { label: 'schemathesis' });
   const ingested = await t.context.app.call('POST', '/api/v1/documents', {
     key: t.context.user.key,
@@ -59,11 +54,6 @@ function configFile(directory: string, knowledgeBaseId: string, documentId: stri
   );
   return path;
 }
-
-test.after.always(async (t) => {
-  await t.context.app?.close();
-  if (t.context.databaseUrl) await dropDatabase(t.context.databaseUrl);
-});
 
 function run(command: string, args: string[], cwd: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {

@@ -4,7 +4,6 @@
 // index built before sentence vectors is chunking drift; KBQA_SENTENCE_VECTORS=off builds chunks without them.
 //
 // Scope: indices of their own (KBQA_CHUNKS_ALIAS=kbqa-chunks-sentences and kbqa-chunks-nosentences, deleted afterwards).
-import anyTest, { type TestFn } from 'ava';
 import { indexStatus, migrateIndex } from '../service/commands/indexMigration.ts';
 import { loadConfig } from '../service/config.ts';
 import { ConfigError, IndexMigrationError } from '../service/errors.ts';
@@ -14,12 +13,11 @@ import { encodeEmbedding } from '../service/search/chunks.ts';
 import { decodeEmbedding, vectorSearch, type RetrievalRequest } from '../service/search/retrieval.ts';
 import { makeUser } from './factories/accounts.ts';
 import { dropAliasFamily } from './helpers/aliasFamily.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { startTestApp, testWithApp, type TestApp } from './helpers/app.ts';
 import { createKb, ingest } from './helpers/documentsApi.ts';
 
-const test = anyTest as TestFn<{ app: TestApp; request: RetrievalRequest }>;
-
 const ALIAS = 'kbqa-chunks-sentences';
+const test = testWithApp<{ request: RetrievalRequest }>({ env: { KBQA_CHUNKS_ALIAS: ALIAS } });
 const QUESTION = 'When was the lighthouse on Corran Point automated?';
 
 const DOCUMENTS: Record<string, string> = {
@@ -52,16 +50,15 @@ const cosineScore = (a: number[], b: ArrayLike<number>) => {
 };
 
 test.before(async (t) => {
-  const app = await startTestApp({ KBQA_CHUNKS_ALIAS: ALIAS });
+  const { app } = t.context;
   const user = await makeUser(app.deps.store, { label: 'sentences' });
   const kb = await createKb(app, user.key, 'sentences');
   for (const [filename, content] of Object.entries(DOCUMENTS)) await ingest(app, user.key, kb, filename, content);
   const vector = await app.deps.rag.embedQuestion(QUESTION);
-  t.context = { app, request: { text: QUESTION, vector, knowledgeBaseIds: [kb], size: 10, depth: 10 } };
+  t.context.request = { text: QUESTION, vector, knowledgeBaseIds: [kb], size: 10, depth: 10 };
 });
 
-test.after.always(async (t) => {
-  await t.context.app?.close();
+test.after.always(async () => {
   await dropAliasFamily(ALIAS);
 });
 

@@ -2,7 +2,6 @@
 // (role `viewer`) and searched only when named in `knowledge_base_ids`, never in their default scope; accepting
 // puts it there; leaving (or declining) removes it. A share an operator makes with `kbqa kbs share` is in force at
 // once. Caps: KBs one owner may have, KBs one query searches.
-import anyTest, { type TestFn } from 'ava';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +11,7 @@ import { createApiKey } from '../service/commands/apiKeys.ts';
 import { newKnowledgeBaseRecord } from '../service/commands/knowledgeBases.ts';
 import { inDefaultScope, isPendingShare } from '../service/policies/knowledgeBases.ts';
 import { addOrganisationMember, makeOrganisation, makeUser, makeWebUser, TEST_PASSWORD, type TestUser } from './factories/accounts.ts';
-import { serveVariant, startTestApp, type TestApp } from './helpers/app.ts';
+import { serveVariant, testWithApp, type TestApp } from './helpers/app.ts';
 import { callJson } from './helpers/http.ts';
 import { WebClient } from './helpers/webClient.ts';
 
@@ -20,18 +19,10 @@ interface Context {
   app: TestApp;
 }
 
-const test = anyTest as TestFn<Context>;
+const test = testWithApp<Omit<Context, 'app'>>();
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
 const LIST_KEYS = ['created_at', 'description', 'document_count', 'id', 'is_default', 'name', 'role'];
-
-test.before(async (t) => {
-  t.context.app = await startTestApp();
-});
-
-test.after.always(async (t) => {
-  await t.context.app?.close();
-});
 
 /** Alice (signed in to the web app, where owners share) and her KB holding a planted instruction with a marker. */
 async function alicesPlantedKb(app: TestApp) {

@@ -8,7 +8,7 @@ const test = testWithApp();
 
 test('open sign-up: beyond KBQA_SIGN_UP_MAX_PER_ADDRESS attempts in the window, 429 with Retry-After and no account', async (t) => {
   const { app } = t.context;
-  // A database of its own: the address's counter starts at zero whatever other files do.
+  // A database of this test's own: the address's counter starts at zero.
   const open = await serveWithOwnDatabase(app.deps, 'sign_up_limit', (config) => ({
     ...config,
     web: { ...config.web, signUpOpen: true, signUpMaxPerAddress: 3 },

@@ -4,15 +4,15 @@
 // LLM is the OpenAI stand-in (test/helpers/fakeOpenAI.ts) streaming token by token; the extractive model streams
 // sentence by sentence. First, the incremental citation mapper against the whole-answer one, on generated answers.
 // Tests using the stand-in are serial: its script is shared.
-import anyTest, { type ExecutionContext, type TestFn } from 'ava';
+import type { ExecutionContext } from 'ava';
 import { randomUUID } from 'node:crypto';
 import { NOTHING_RELEVANT_ANSWER } from '../service/commands/answerQuestion.ts';
 import { CitationMapper, mapCitations, toPassageDocument, type Citation } from '../service/rag/answerChain.ts';
 import { makeUser, makeWebUser, type TestUser } from './factories/accounts.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { testWithApp, type TestApp } from './helpers/app.ts';
 import { assertMarkersMatchCitations, ingest, markers } from './helpers/documentsApi.ts';
 import { allEvents, concatDeltas, postForEvents, type StreamedEvent, type StreamRequest } from './helpers/eventStream.ts';
-import { startFakeOpenAI, type FakeOpenAI } from './helpers/fakeOpenAI.ts';
+import { answerModelsAt, startFakeOpenAI, type FakeOpenAI } from './helpers/fakeOpenAI.ts';
 import { mulberry32, randomSplit, type Rng } from './helpers/random.ts';
 import { WebClient } from './helpers/webClient.ts';
 import { createKbqaClient, KbqaApiError } from '../clients/typescript/index.ts';
@@ -29,7 +29,14 @@ interface Context {
   kb: string;
 }
 
-const test = anyTest as TestFn<Context>;
+const captured = capturingLogger();
+const test = testWithApp<Omit<Context, 'app'>>({
+  logger: captured.logger,
+  env: async (t) => {
+    t.context.fake = await startFakeOpenAI();
+    return answerModelsAt(t.context.fake, 'gpt-test', 3000);
+  },
+});
 
 // ── The incremental citation mapper ─────────────────────────────────────────────────────────────────────────────
 
@@ -134,24 +141,15 @@ test('the mapper holds back only a marker still open and whitespace not yet foll
 const REPLY = 'It was automated in 1987 [2] , and the causeway floods two hours before high water [1][2] and more [7].';
 
 test.before(async (t) => {
-  const fake = await startFakeOpenAI();
-  const { logger, lines: logLines } = capturingLogger();
-  const app = await startTestApp({
-    KBQA_OPENAI_BASE_URL: fake.baseUrl,
-    KBQA_OPENAI_API_KEY: 'test',
-    KBQA_OPENAI_MODELS: 'gpt-test',
-    KBQA_LLM_TIMEOUT_MS: '3000',
-    KBQA_LLM_MAX_RETRIES: '2',
-  }, { logger });
+  const { app } = t.context;
   const user = await makeUser(app.deps.store);
   const kb = user.defaultKnowledgeBaseId;
   await ingest(app, user.key, kb, 'corran-lighthouse.md', LIGHTHOUSE);
   await ingest(app, user.key, kb, 'corran-tides.txt', TIDES);
-  t.context = { app, logLines, fake, user, kb };
+  Object.assign(t.context, { logLines: captured.lines, user, kb });
 });
 
 test.after.always(async (t) => {
-  await t.context.app?.close();
   await t.context.fake?.close();
 });
 

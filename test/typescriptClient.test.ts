@@ -1,23 +1,17 @@
 // The typed client in clients/typescript/: its committed spec and types are what `npm run client:generate` makes from
 // the code now (so they cannot drift from the server), and it works against the real API, example included.
-import anyTest, { type TestFn } from 'ava';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createKbqaClient, dataOf, KbqaApiError } from '../clients/typescript/index.ts';
 import { staleClientFiles } from '../clients/typescript/generate.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { testWithApp } from './helpers/app.ts';
 
-const test = anyTest as TestFn<{ app: TestApp; user: TestUser }>;
+const test = testWithApp<{ user: TestUser }>();
 const run = promisify(execFile);
 
 test.before(async (t) => {
-  t.context.app = await startTestApp();
   t.context.user = await makeUser(t.context.app.deps.store, { label: 'tsclient' });
-});
-
-test.after.always(async (t) => {
-  await t.context.app?.close();
 });
 
 test('the committed openapi.json and schema.d.ts are a fresh generation from the code', async (t) => {

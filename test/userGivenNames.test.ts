@@ -1,7 +1,6 @@
 // What people type and what they are told: non-ASCII upload filenames kept as typed, the names rule on every
 // user-given name (key names, emails), the CLI's output escaped for the terminal, and 403s addressed to a person in
 // the web app rather than to an API key. (Issue 22, findings 8, 9 and 11.)
-import anyTest, { type TestFn } from 'ava';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -11,20 +10,12 @@ import { createApiKeyBody } from '../service/http/routes/webSession.schema.ts';
 import { parseInput } from '../service/http/validation.ts';
 import { textPdf } from './fixtures/pdfs.ts';
 import { makeWebUser, TEST_PASSWORD } from './factories/accounts.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { testWithApp, type TestApp } from './helpers/app.ts';
 import { WebClient } from './helpers/webClient.ts';
 
-const test = anyTest as TestFn<{ app: TestApp }>;
+const test = testWithApp();
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
-
-test.before(async (t) => {
-  t.context.app = await startTestApp();
-});
-
-test.after.always(async (t) => {
-  await t.context.app?.close();
-});
 
 async function signedIn(app: TestApp) {
   const user = await makeWebUser(app.deps.store);

@@ -1,7 +1,6 @@
 // The web app's accounts and sessions, through /api/web as a browser calls it: the first account, sign-up, sign-in
 // and its throttling, session cookies and expiry, the CSRF defence, sign-out, password changes and links, and the
-// admin's invitations. This file has a database of its own: the first-account flow needs one without users.
-import anyTest, { type TestFn } from 'ava';
+// admin's invitations. The first-account flow needs a database without users: the harness's, the file's own.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +11,7 @@ import { createFirstAccount, purgeExpiredWebRecords } from '../service/commands/
 import { request as httpRequest } from 'node:http';
 import { openStore } from '../service/store/index.ts';
 import { makeWebUser, TEST_PASSWORD, uniqueEmail } from './factories/accounts.ts';
-import { serveVariant, serveWithOwnDatabase, startTestApp, type TestApp } from './helpers/app.ts';
+import { serveVariant, serveWithOwnDatabase, testWithApp, type TestApp } from './helpers/app.ts';
 import { dropDatabase, freshDatabaseUrl, WebClient } from './helpers/webClient.ts';
 
 interface Context {
@@ -20,21 +19,11 @@ interface Context {
   databaseUrl: string;
 }
 
-const test = anyTest as TestFn<Context>;
+const test = testWithApp<Omit<Context, 'app'>>({ env: { KBQA_PUBLIC_URL: 'http://kbqa.example:8080' } });
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const WRONG = { error: { code: 'unauthorized', message: 'email or password is incorrect' } };
-
-test.before(async (t) => {
-  t.context.databaseUrl = freshDatabaseUrl('web_accounts');
-  t.context.app = await startTestApp({ KBQA_MONGODB_URL: t.context.databaseUrl, KBQA_PUBLIC_URL: 'http://kbqa.example:8080' });
-});
-
-test.after.always(async (t) => {
-  await t.context.app?.close();
-  if (t.context.databaseUrl) await dropDatabase(t.context.databaseUrl);
-});
 
 // Serial: it must run while the database has no user at all.
 test.serial('first run: "Create the first account" makes an admin once, with an Argon2id hash and a session cookie', async (t) => {

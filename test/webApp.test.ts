@@ -2,7 +2,6 @@
 // app's paths (never for /api/), hashed assets cached for a year, no file outside the build reachable by any
 // spelling of "..", the security headers, 503 when nothing is built; then the real Chromium through the browser
 // harness (test/helpers/browser.ts) loads it under the CSP. Also the Chromium provisioning's branches.
-import anyTest, { type TestFn } from 'ava';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -15,10 +14,16 @@ import {
   pathSegments,
 } from '../service/http/webApp.ts';
 import { DEFAULT_CHROMIUM, ProvisionError, provisionBrowser } from '../stack/provision.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { startTestApp, testWithApp } from './helpers/app.ts';
 import { chromiumExecutable, launchBrowser, newPage, screenshot } from './helpers/browser.ts';
 
-const test = anyTest as TestFn<{ app: TestApp; tmp: string; dist: string }>;
+const test = testWithApp<{ tmp: string; dist: string }>({
+  env: (t) => {
+    t.context.tmp = mkdtempSync(join(tmpdir(), 'kbqa-web-'));
+    t.context.dist = makeDist(t.context.tmp);
+    return { KBQA_WEB_DIST: t.context.dist };
+  },
+});
 
 const TITLE = 'kbqa web app test page';
 const SENTINEL = 'SENTINEL-OUTSIDE-THE-BUILD';
@@ -65,14 +70,7 @@ function makeDist(tmp: string): string {
   return dist;
 }
 
-test.before(async (t) => {
-  const tmp = mkdtempSync(join(tmpdir(), 'kbqa-web-'));
-  const dist = makeDist(tmp);
-  t.context = { tmp, dist, app: await startTestApp({ KBQA_WEB_DIST: dist }) };
-});
-
 test.after.always(async (t) => {
-  await t.context.app?.close();
   if (t.context.tmp) rmSync(t.context.tmp, { recursive: true, force: true });
 });
 

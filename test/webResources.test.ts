@@ -1,28 +1,15 @@
 // What a signed-in person does through /api/web beside the Developer API: API keys (Settings → API Keys), sharing
 // and unsharing, recently deleted KBs, library KBs, and the resource routes both APIs share (same rules).
-import anyTest, { type TestFn } from 'ava';
 import { makeOrganisation, makeWebUser, TEST_PASSWORD } from './factories/accounts.ts';
-import { serveVariant, startTestApp, type TestApp } from './helpers/app.ts';
-import { dropDatabase, freshDatabaseUrl, WebClient } from './helpers/webClient.ts';
+import { serveVariant, testWithApp, type TestApp } from './helpers/app.ts';
+import { WebClient } from './helpers/webClient.ts';
 
 interface Context {
   app: TestApp;
   databaseUrl: string;
 }
 
-const test = anyTest as TestFn<Context>;
-
-// A database of its own: other files purge every soft-deleted KB (`kbs purge --older-than 0s`) and mark library KBs,
-// which would race this file's "recently deleted" and "second user sees nothing" checks.
-test.before(async (t) => {
-  t.context.databaseUrl = freshDatabaseUrl('web_resources');
-  t.context.app = await startTestApp({ KBQA_MONGODB_URL: t.context.databaseUrl });
-});
-
-test.after.always(async (t) => {
-  await t.context.app?.close();
-  if (t.context.databaseUrl) await dropDatabase(t.context.databaseUrl);
-});
+const test = testWithApp<Omit<Context, 'app'>>();
 
 async function signedIn(app: TestApp, options: Parameters<typeof makeWebUser>[1] = {}) {
   const user = await makeWebUser(app.deps.store, options);

@@ -1,7 +1,7 @@
 // How `kbqa eval answers` scores one answer: does it hold the gold fact, is every sentence of it a whole sentence of
 // the source, did it refuse, what did it cite first. Pure functions over strings and the API's response fields, so
-// they are tested on their own (test/answerScoring.test.ts) and can be shown to fail on a fragment, a wrong fact or
-// a wrong citation.
+// they are tested on their own (test/unit/answerScoring.test.ts) and can be shown to fail on a fragment, a wrong
+// fact or a wrong citation.
 import { collapseBlanks, isBlankChar, isDigit, isLetter } from '../text/characters.ts';
 import { splitSentences } from '../text/sentences.ts';
 

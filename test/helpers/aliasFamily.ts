@@ -10,7 +10,7 @@ const opensearchUrl = () => process.env.KBQA_OPENSEARCH_URL?.split(',')[0] ?? 'h
 
 /**
  * Deletes every index of the alias's family (those whose _meta names it, and whatever it points to) and every
- * template of its versions. Never the default alias's: other test files run on it at the same time.
+ * template of its versions. Never the default alias's: it is the stack's one shared chunk index.
  */
 export async function dropAliasFamily(alias: string): Promise<{ indices: string[]; templates: string[] }> {
   if (alias === CHUNKS_ALIAS || !alias.startsWith(`${CHUNKS_ALIAS}-`)) throw new Error(`dropAliasFamily: ${alias} is not a test's own alias`);

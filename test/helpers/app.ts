@@ -1,8 +1,12 @@
-// Builds the real app against the running stack (npm test starts OpenSearch and FerretDB first) and listens on an
-// ephemeral port. One app per test file (ava runs files in separate processes); nothing is mocked.
+// The one test harness: the real app against the running stack (npm test starts OpenSearch and FerretDB first),
+// listening on an ephemeral port, on a database of the test file's own; nothing is mocked. A file asks for it with
+// testWithApp (one app for its tests) or testWithDatabase (its tests start their own apps); testWithBrowser
+// (browser.ts) adds Chromium. ava runs each file in a process of its own, so a file's database is its process's.
+import { basename } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import anyTest, { type TestFn } from 'ava';
+import { fileURLToPath } from 'node:url';
+import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import pino, { type Logger } from 'pino';
 import { buildApp, type AppDeps } from '../../service/app.ts';
 import { loadConfig, type Config } from '../../service/config.ts';
@@ -17,6 +21,8 @@ import { dropDatabase, freshDatabaseUrl } from './webClient.ts';
 
 export interface TestApp {
   baseUrl: string;
+  /** The MongoDB database the app runs on (the file's own under the harness). */
+  databaseUrl: string;
   deps: AppDeps;
   /** fetch() against the app with an optional API key; JSON bodies are encoded for you. */
   call(method: string, path: string, options?: CallOptions): Promise<CallResult>;
@@ -26,7 +32,7 @@ export interface TestApp {
 export interface TestAppOptions {
   /** The app's logger (default: pino at KBQA_LOG_LEVEL, silent in tests); pass one writing to a stream to read its lines. */
   logger?: Logger;
-  /** Which queued jobs the app's runner takes: by default only its own (test files share one database). */
+  /** Which queued jobs the app's runner takes: by default only its own (another app of the file may share its database). */
   claims?: 'all' | 'own';
 }
 
@@ -56,6 +62,7 @@ export async function startTestApp(environment: Record<string, string> = {}, opt
 
   return {
     baseUrl,
+    databaseUrl: config.mongodb.url,
     deps,
     call: (method, path, options) => callJson(baseUrl, method, path, options),
     async close() {
@@ -90,8 +97,8 @@ export async function serveVariant(deps: AppDeps, change: (config: Config) => Co
 }
 
 /**
- * serveVariant on a database of its own, made now and dropped on close: for tests that count what one address or
- * user did (throttles, quotas), which other files' data in the shared database would disturb.
+ * serveVariant on a database of its own, made now and dropped on close: for a test that counts what one address or
+ * user did (throttles, quotas) from zero, whatever the file's other tests did on the file's database.
  */
 export async function serveWithOwnDatabase(
   deps: AppDeps,
@@ -112,14 +119,78 @@ export async function serveWithOwnDatabase(
   };
 }
 
-/** ava's `test` for a file that needs one app: started before the file's tests, closed after them. */
-export function testWithApp(environment: Record<string, string> = {}): TestFn<{ app: TestApp }> {
-  const test = anyTest as TestFn<{ app: TestApp }>;
-  test.before(async (t) => {
-    t.context.app = await startTestApp(environment);
+/** A database label from the test file's name: `apiKeyRevocation.test.ts` → `apikeyrevocation`. */
+function fileLabel(): string {
+  const file = anyTest.meta.file.startsWith('file:') ? fileURLToPath(anyTest.meta.file) : anyTest.meta.file;
+  return basename(file, '.test.ts').toLowerCase().replace(/[^a-z0-9]+/g, '_').slice(0, 40);
+}
+
+export interface HarnessOptions<Context> {
+  /**
+   * Environment over the process's for the file's app: values, or a function run in the harness's before hook
+   * (after the file's database exists) that may start what the app needs first (a proxy, a fake model server),
+   * keep it in the context, and return the environment that points the app at it.
+   */
+  env?: Record<string, string> | ((t: ExecutionContext<Context>) => Record<string, string> | Promise<Record<string, string>>);
+  /** The label the file's database is named with (default: the file's name). */
+  ownDatabase?: string;
+  /** The app's logger (see TestAppOptions). */
+  logger?: Logger;
+  /** Which queued jobs the app's runner takes (see TestAppOptions). */
+  claims?: 'all' | 'own';
+  /**
+   * Clean-up that needs the app (deleting the chunks of the file's KBs from the shared index): run after the
+   * file's tests, before the app closes. The file's own after hooks run later, once the app is closed.
+   */
+  beforeClose?: (t: ExecutionContext<Context>) => unknown;
+}
+
+/**
+ * ava's `test` for a file whose tests start their own apps: a database of the file's own, made before its tests and
+ * dropped after them. KBQA_MONGODB_URL names it for the file's whole process, so every app, `kbqa` command and API
+ * process the file starts lands there without each call site saying so, and nothing another file writes (or
+ * leaves behind) is ever seen.
+ */
+export function testWithDatabase<Context extends object = Record<never, never>>(
+  options: Pick<HarnessOptions<Context & { databaseUrl: string }>, 'ownDatabase' | 'beforeClose'> = {},
+): TestFn<{ databaseUrl: string } & Context> {
+  const test = anyTest as TestFn<{ databaseUrl: string } & Context>;
+  const shared = process.env.KBQA_MONGODB_URL;
+  // Serial hooks run in declaration order and before the file's own (concurrent) hooks of the same kind: the
+  // file's before hooks find the database (and the app) ready, its after hooks run once they are gone.
+  test.serial.before((t) => {
+    t.context.databaseUrl = freshDatabaseUrl(options.ownDatabase ?? fileLabel());
+    process.env.KBQA_MONGODB_URL = t.context.databaseUrl;
   });
-  test.after.always(async (t) => {
-    await t.context.app?.close();
+  test.serial.after.always(async (t) => {
+    try {
+      await options.beforeClose?.(t);
+    } finally {
+      try {
+        // testWithApp's app, closed before its database is dropped.
+        await (t.context as { app?: TestApp }).app?.close();
+      } finally {
+        if (shared === undefined) delete process.env.KBQA_MONGODB_URL;
+        else process.env.KBQA_MONGODB_URL = shared;
+        if (t.context.databaseUrl) await dropDatabase(t.context.databaseUrl);
+      }
+    }
+  });
+  return test;
+}
+
+/**
+ * ava's `test` for a file that needs one app: its own database (testWithDatabase), and the app on it, started
+ * before the file's tests and closed after them, then the database dropped. The file's own before hooks run once
+ * the app is up, its after hooks once the app is closed (clean-up that needs the app: `beforeClose`).
+ */
+export function testWithApp<Context extends object = Record<never, never>>(
+  options: HarnessOptions<Context & { app: TestApp; databaseUrl: string }> = {},
+): TestFn<{ app: TestApp; databaseUrl: string } & Context> {
+  const test = testWithDatabase<{ app: TestApp } & Context>(options);
+  test.serial.before(async (t) => {
+    const environment = typeof options.env === 'function' ? await options.env(t) : (options.env ?? {});
+    t.context.app = await startTestApp(environment, { logger: options.logger, claims: options.claims });
   });
   return test;
 }

@@ -3,11 +3,10 @@
 // message saying what to install, never skips.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import anyTest, { type TestFn } from 'ava';
+import type { TestFn } from 'ava';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { TEST_PASSWORD } from '../factories/accounts.ts';
-import { startTestApp, type TestApp } from './app.ts';
-import { dropDatabase, freshDatabaseUrl } from './webClient.ts';
+import { testWithApp, type HarnessOptions, type TestApp } from './app.ts';
 
 export type ViewportKind = 'desktop' | 'phone';
 
@@ -100,26 +99,18 @@ export async function signInThroughPage(page: Page, email: string, password = TE
 }
 
 /**
- * ava's `test` for a file of browser tests: one app (with `environment` over the process's; a function when it is
- * known only once something else started, such as the OpenAI stand-in's address) and one Chromium, started before its
- * tests, closed after them. `ownDatabase` (a label): the app gets a database of its own, made
- * before and dropped after (for tests that count what an address or a user did, or need no other file's data).
+ * ava's `test` for a file of browser tests: the harness's app on the file's own database (testWithApp in app.ts,
+ * with the same options) and one Chromium, started before its tests, closed after them.
  */
-export function testWithBrowser(
-  environment: Record<string, string> | (() => Promise<Record<string, string>>) = {},
-  options: { ownDatabase?: string } = {},
-): TestFn<{ app: TestApp; browser: Browser }> {
-  const test = anyTest as TestFn<{ app: TestApp; browser: Browser }>;
-  const databaseUrl = options.ownDatabase ? freshDatabaseUrl(options.ownDatabase) : null;
-  test.before(async (t) => {
-    const variables = typeof environment === 'function' ? await environment() : environment;
-    t.context.app = await startTestApp(databaseUrl ? { KBQA_MONGODB_URL: databaseUrl, ...variables } : variables);
+export function testWithBrowser<Context extends object = Record<never, never>>(
+  options: HarnessOptions<Context & { app: TestApp; databaseUrl: string; browser: Browser }> = {},
+): TestFn<{ app: TestApp; databaseUrl: string; browser: Browser } & Context> {
+  const test = testWithApp<{ browser: Browser } & Context>(options);
+  test.serial.before(async (t) => {
     t.context.browser = await launchBrowser();
   });
   test.after.always(async (t) => {
     await t.context.browser?.close();
-    await t.context.app?.close();
-    if (databaseUrl) await dropDatabase(databaseUrl);
   });
   return test;
 }

@@ -2,7 +2,6 @@
 // contract promises.
 import type { ExecutionContext } from 'ava';
 import type { TestApp } from './app.ts';
-import type { TestUser } from '../factories/accounts.ts';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$/;
@@ -118,14 +117,3 @@ export function assertChunkShape(t: ExecutionContext, chunk: Record<string, unkn
 }
 
 export const normaliseSpace = (text: string) => text.replace(/\s+/g, ' ').trim();
-
-/** Library KBs reach every user; another test process may hold one briefly. Wait until none reaches `user`. */
-export async function waitUntilNothingReaches(app: TestApp, user: TestUser): Promise<string[]> {
-  const reader = { _id: user.id, organisation_id: null };
-  let reachable = await app.deps.store.listReachableKnowledgeBaseIds(reader);
-  for (let attempt = 0; attempt < 60 && reachable.length > 0; attempt += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    reachable = await app.deps.store.listReachableKnowledgeBaseIds(reader);
-  }
-  return reachable;
-}

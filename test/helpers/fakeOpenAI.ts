@@ -254,6 +254,17 @@ async function streamReply(response: ServerResponse, recorded: RecordedChatReque
   if (!gone()) response.end('data: [DONE]\n\n');
 }
 
+/** The environment that points an app's answer models at `fake` (two tries per call, the first retried). */
+export function answerModelsAt(fake: FakeOpenAI, models: string, timeoutMs: number): Record<string, string> {
+  return {
+    KBQA_OPENAI_BASE_URL: fake.baseUrl,
+    KBQA_OPENAI_API_KEY: 'test',
+    KBQA_OPENAI_MODELS: models,
+    KBQA_LLM_TIMEOUT_MS: String(timeoutMs),
+    KBQA_LLM_MAX_RETRIES: '2',
+  };
+}
+
 export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   let current: FakeOpenAIScript = {};
   let statusQueue: number[] = [];

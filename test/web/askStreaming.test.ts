@@ -1,11 +1,10 @@
 // The Ask page as a person on a phone uses it: the answer appears as it is written (streamed), is brought into view
 // and focused when it starts, and a polite live region holds it once complete. (Issue 23, item 5.)
-import anyTest, { type TestFn } from 'ava';
 import type { Browser, Page } from 'playwright-core';
 import { createApiKey } from '../../service/commands/apiKeys.ts';
 import { makeWebUser, TEST_PASSWORD } from '../factories/accounts.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { launchBrowser } from '../helpers/browser.ts';
+import type { TestApp } from '../helpers/app.ts';
+import { testWithBrowser } from '../helpers/browser.ts';
 import { ingest } from '../helpers/documentsApi.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fakeOpenAI.ts';
 
@@ -15,21 +14,18 @@ interface Context {
   browser: Browser;
 }
 
-const test = anyTest as TestFn<Context>;
+const test = testWithBrowser<Omit<Context, 'app' | 'browser'>>({
+  env: async (t) => {
+    t.context.fake = await startFakeOpenAI();
+    // Seven characters a token, 60 ms apart: the reply takes about two seconds to write, in ~20 pieces.
+    t.context.fake.script({ reply: REPLY, tokenChars: 7, tokenDelayMs: 60 });
+    return { KBQA_OPENAI_BASE_URL: t.context.fake.baseUrl, KBQA_OPENAI_API_KEY: 'test', KBQA_OPENAI_MODELS: 'gpt-test' };
+  },
+});
 const REPLY = 'The causeway floods two hours before high water [1]. The lighthouse was automated in 1987 [1]. Visitors cross at low tide only [1].';
 const TIDES = '# Corran tides\n\nThe causeway to Corran island floods two hours before high water. The lighthouse on the island was automated in 1987. Visitors cross at low tide only.\n';
 
-test.before(async (t) => {
-  const fake = await startFakeOpenAI();
-  // Seven characters a token, 60 ms apart: the reply takes about two seconds to write, in ~20 pieces.
-  fake.script({ reply: REPLY, tokenChars: 7, tokenDelayMs: 60 });
-  const app = await startTestApp({ KBQA_OPENAI_BASE_URL: fake.baseUrl, KBQA_OPENAI_API_KEY: 'test', KBQA_OPENAI_MODELS: 'gpt-test' });
-  t.context = { app, fake, browser: await launchBrowser() };
-});
-
 test.after.always(async (t) => {
-  await t.context.browser?.close();
-  await t.context.app?.close();
   await t.context.fake?.close();
 });
 

@@ -1,7 +1,6 @@
 // The web app end to end, in the real Chromium against the real stack: the flows, in order, as one person
-// (then a second) would do them. A database of this file's own: the first flow needs one without users.
+// (then a second) would do them, on the harness's database of the file's own (the first flow needs one without users).
 // Screenshots of every page are taken on the way (desktop), and by the last test at phone width.
-import anyTest from 'ava';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
@@ -9,14 +8,12 @@ import { createApiKey } from '../../service/commands/apiKeys.ts';
 import { createPasswordLink } from '../../service/commands/passwords.ts';
 import type { UserRecord } from '../../service/store/index.ts';
 import { makeWebUser, TEST_PASSWORD, uniqueEmail } from '../factories/accounts.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { launchBrowser, newPage, screenshot, screenshotBothWidths } from '../helpers/browser.ts';
-import { dropDatabase, freshDatabaseUrl } from '../helpers/webClient.ts';
+import type { TestApp } from '../helpers/app.ts';
+import { newPage, screenshot, screenshotBothWidths, testWithBrowser } from '../helpers/browser.ts';
 
 /** One run's state, carried from test to test (serial): ava gives each test its own copy of state. */
 interface State {
   app: TestApp;
-  databaseUrl: string;
   browser: Browser;
   /** The first account's page, signed in, carried from test to test (serial). */
   owner: Page;
@@ -26,22 +23,16 @@ interface State {
 }
 
 const state = { documentIds: {} } as State;
-const test = anyTest.serial;
+const harness = testWithBrowser();
+const test = harness.serial;
 const ownerPassword = 'first account passphrase';
 
 const VACATION = '# Vacation policy\n\nEmployees receive twenty-five days of paid vacation per calendar year.\n\nUnused vacation days carry over until the end of March of the following year.\n';
 const EXPENSES = '# Expense policy\n\nTravel expenses are reimbursed within fourteen days when the receipts are submitted through the finance portal.\n';
 
-anyTest.before(async () => {
-  state.databaseUrl = freshDatabaseUrl('web_flows');
-  state.app = await startTestApp({ KBQA_MONGODB_URL: state.databaseUrl });
-  state.browser = await launchBrowser();
-});
-
-anyTest.after.always(async () => {
-  await state.browser?.close();
-  await state.app?.close();
-  if (state.databaseUrl) await dropDatabase(state.databaseUrl);
+harness.before((t) => {
+  state.app = t.context.app;
+  state.browser = t.context.browser;
 });
 
 /** What the page's own session would send: for requests made beside the UI with the browser's cookies. */

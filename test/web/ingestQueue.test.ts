@@ -15,7 +15,7 @@ import { WebClient } from '../helpers/webClient.ts';
  */
 const STEP_MS = 4_000;
 const BIG_PAGES = 120;
-const test = testWithBrowser({ KBQA_PDF_STEP_MS: String(STEP_MS) });
+const test = testWithBrowser({ env: { KBQA_PDF_STEP_MS: String(STEP_MS) } });
 
 test("a 6-page PDF uploaded while another user's 120-page one is read is ready first, and says what is ahead of it while it waits", async (t) => {
   const { app, browser } = t.context;

@@ -1,30 +1,14 @@
 // PDFs in the web app, in the real Chromium: upload a generated multi-page PDF with the file picker, watch it reach
 // ready, ask, and the citation shows the right page and links to the stored file at that page; a corrupt and an
 // encrypted file end as failed with their messages.
-import test from 'ava';
-import type { Browser } from 'playwright-core';
 import { corruptPdf, encryptedPdf, multiPagePdf } from '../fixtures/pdfs.ts';
 import { makeWebUser, TEST_PASSWORD } from '../factories/accounts.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { launchBrowser, newPage, screenshot } from '../helpers/browser.ts';
-import { dropDatabase, freshDatabaseUrl } from '../helpers/webClient.ts';
+import { newPage, screenshot, testWithBrowser } from '../helpers/browser.ts';
 
-const state = {} as { app: TestApp; browser: Browser; databaseUrl: string };
-
-test.before(async () => {
-  state.databaseUrl = freshDatabaseUrl('web_pdf');
-  state.app = await startTestApp({ KBQA_MONGODB_URL: state.databaseUrl });
-  state.browser = await launchBrowser();
-});
-
-test.after.always(async () => {
-  await state.browser?.close();
-  await state.app?.close();
-  if (state.databaseUrl) await dropDatabase(state.databaseUrl);
-});
+const test = testWithBrowser();
 
 test('upload a PDF, it reaches ready, the answer cites its page and links to the file there; corrupt and encrypted fail with their messages', async (t) => {
-  const { app, browser } = state;
+  const { app, browser } = t.context;
   const user = await makeWebUser(app.deps.store, { label: 'pdf' });
   const page = await newPage(browser, app.baseUrl);
   await page.goto('/sign-in');

@@ -5,7 +5,7 @@ import { makeWebUser, TEST_PASSWORD } from '../factories/accounts.ts';
 import { newPage, screenshot, testWithBrowser } from '../helpers/browser.ts';
 import { WebClient } from '../helpers/webClient.ts';
 
-const test = testWithBrowser({}, { ownDatabase: 'web_share_invitation' });
+const test = testWithBrowser();
 
 test('Bob sees a share pending with Accept and Decline, accepts it, then leaves it', async (t) => {
   const { app, browser } = t.context;

@@ -4,7 +4,7 @@ import type { Page } from 'playwright-core';
 import { makeWebUser, TEST_PASSWORD } from '../factories/accounts.ts';
 import { newPage, testWithBrowser } from '../helpers/browser.ts';
 
-const test = testWithBrowser({}, { ownDatabase: 'web_sign_in' });
+const test = testWithBrowser();
 
 async function trySignIn(page: Page, email: string, password: string): Promise<void> {
   await page.getByLabel('Email').fill(email);

@@ -12,10 +12,12 @@ const TIDES = '# Corran tides\n\nThe causeway to Corran island floods two hours 
 const REPLY = 'The causeway floods two hours before high water [1]. The lighthouse was automated in 1992 [1].';
 
 let fake: FakeOpenAI | undefined;
-const test = testWithBrowser(async () => {
-  fake = await startFakeOpenAI();
-  fake.script({ reply: REPLY });
-  return { KBQA_OPENAI_BASE_URL: fake.baseUrl, KBQA_OPENAI_API_KEY: 'test', KBQA_OPENAI_MODELS: 'gpt-test' };
+const test = testWithBrowser({
+  env: async () => {
+    fake = await startFakeOpenAI();
+    fake.script({ reply: REPLY });
+    return { KBQA_OPENAI_BASE_URL: fake.baseUrl, KBQA_OPENAI_API_KEY: 'test', KBQA_OPENAI_MODELS: 'gpt-test' };
+  },
 });
 test.after.always(() => fake?.close());
 

@@ -3,8 +3,8 @@
 // wrong, an answer that cites something is not a refusal.
 import test from 'ava';
 import { fileURLToPath } from 'node:url';
-import { layoutToMarkdown, loadAnswerDataset } from '../service/eval/answerDataset.ts';
-import { summarize, type QuestionOutcome } from '../service/eval/answerReport.ts';
+import { layoutToMarkdown, loadAnswerDataset } from '../../service/eval/answerDataset.ts';
+import { summarize, type QuestionOutcome } from '../../service/eval/answerReport.ts';
 import {
   checkWholeSentences,
   citedPages,
@@ -13,11 +13,11 @@ import {
   isRefusal,
   sourceSentenceKeys,
   withoutCitationMarkers,
-} from '../service/eval/answerScoring.ts';
-import { selectQuestions } from '../service/cli/evalAnswers.ts';
-import { citationMetrics, citedRanking } from '../service/eval/metrics.ts';
+} from '../../service/eval/answerScoring.ts';
+import { selectQuestions } from '../../service/cli/evalAnswers.ts';
+import { citationMetrics, citedRanking } from '../../service/eval/metrics.ts';
 
-const BENCH = fileURLToPath(new URL('../bench/answers/', import.meta.url));
+const BENCH = fileURLToPath(new URL('../../bench/answers/', import.meta.url));
 
 const SOURCE = [
   '# Opening hours',

@@ -2,11 +2,11 @@
 // server, no model. Where the mark goes, what is never checked, and that the streamed pieces add up to exactly the
 // whole answer however the model's text is cut.
 import test from 'ava';
-import { CitationMarkers, mapCitations, toPassageDocument, type AnswerDelta } from '../service/rag/answerChain.ts';
-import { SentenceChecker, UNVERIFIED_MARK } from '../service/rag/sentenceChecks.ts';
-import { passageFacts } from '../service/rag/citationSupport.ts';
-import { LIGHTHOUSE, TIDES } from './fixtures/corranPoint.ts';
-import { mulberry32, randomSplit } from './helpers/random.ts';
+import { CitationMarkers, mapCitations, toPassageDocument, type AnswerDelta } from '../../service/rag/answerChain.ts';
+import { SentenceChecker, UNVERIFIED_MARK } from '../../service/rag/sentenceChecks.ts';
+import { passageFacts } from '../../service/rag/citationSupport.ts';
+import { LIGHTHOUSE, TIDES } from '../fixtures/corranPoint.ts';
+import { mulberry32, randomSplit } from '../helpers/random.ts';
 
 const passage = (n: number, text: string, title: string) =>
   toPassageDocument(text, {

@@ -3,9 +3,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BGE_QUERY_INSTRUCTION, BgeOnnxEmbeddings, normalizedMean } from '../service/rag/bgeEmbeddings.ts';
+import { BGE_QUERY_INSTRUCTION, BgeOnnxEmbeddings, normalizedMean } from '../../service/rag/bgeEmbeddings.ts';
 
-const MODEL_DIR = fileURLToPath(new URL('../.local/models/bge-small-en-v1.5-q', import.meta.url));
+const MODEL_DIR = fileURLToPath(new URL('../../.local/models/bge-small-en-v1.5-q', import.meta.url));
 
 let embedderPromise: Promise<BgeOnnxEmbeddings> | undefined;
 const embedder = () => (embedderPromise ??= BgeOnnxEmbeddings.load({ modelDir: MODEL_DIR }));

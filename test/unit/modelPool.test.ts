@@ -1,8 +1,8 @@
 // The model pool's lanes: a question goes before queued document work, and while questions come, document work
 // leaves a worker free for them. Asserted on completion order, never on time.
 import test from 'ava';
-import { loadConfig } from '../service/config.ts';
-import { startModelPool } from '../service/rag/modelPool.ts';
+import { loadConfig } from '../../service/config.ts';
+import { startModelPool } from '../../service/rag/modelPool.ts';
 
 const config = loadConfig();
 const passage = Array.from({ length: 40 }, (_, index) => `Passage sentence ${index} about tidal energy and the moon.`).join(' ');

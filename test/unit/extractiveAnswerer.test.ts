@@ -1,18 +1,18 @@
 import test from 'ava';
 import { fileURLToPath } from 'node:url';
-import { BgeOnnxEmbeddings } from '../service/rag/bgeEmbeddings.ts';
+import { BgeOnnxEmbeddings } from '../../service/rag/bgeEmbeddings.ts';
 import {
   composeExtractiveAnswer,
   scoreAnswerSentences,
   streamExtractiveAnswer,
   type AnswerPassage,
   type ExtractiveAnswerInput,
-} from '../service/rag/extractiveAnswerer.ts';
-import { contentTerms, stem } from '../service/rag/terms.ts';
-import { splitSentences } from '../service/text/sentences.ts';
-import { answerKinds, holdsAnswerKind } from '../service/rag/answerCues.ts';
+} from '../../service/rag/extractiveAnswerer.ts';
+import { contentTerms, stem } from '../../service/rag/terms.ts';
+import { splitSentences } from '../../service/text/sentences.ts';
+import { answerKinds, holdsAnswerKind } from '../../service/rag/answerCues.ts';
 
-const MODEL_DIR = fileURLToPath(new URL('../.local/models/bge-small-en-v1.5-q', import.meta.url));
+const MODEL_DIR = fileURLToPath(new URL('../../.local/models/bge-small-en-v1.5-q', import.meta.url));
 let embedderPromise: Promise<BgeOnnxEmbeddings> | undefined;
 const embedder = () => (embedderPromise ??= BgeOnnxEmbeddings.load({ modelDir: MODEL_DIR }));
 

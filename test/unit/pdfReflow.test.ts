@@ -1,8 +1,8 @@
 // The reflow's pure functions (service/extraction/pdfLayout.ts, pdfReflow.ts) on text items placed by hand: no
-// pdfjs, no stack. test/pdfReading.test.ts checks the same rules through real PDFs.
+// pdfjs, no stack. test/unit/pdfReading.test.ts checks the same rules through real PDFs.
 import test from 'ava';
-import { pageLines, type PlacedText } from '../service/extraction/pdfLayout.ts';
-import { joinLines, pagesText, startsListItem } from '../service/extraction/pdfReflow.ts';
+import { pageLines, type PlacedText } from '../../service/extraction/pdfLayout.ts';
+import { joinLines, pagesText, startsListItem } from '../../service/extraction/pdfReflow.ts';
 
 /** One item per printed line, 5.5 pt a character at 11 pt. */
 const item = (text: string, x: number, y: number, size = 11): PlacedText => ({ text, x, y, width: text.length * 5.5, size });

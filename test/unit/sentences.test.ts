@@ -1,7 +1,7 @@
 // The one sentence segmentation (service/text/sentences.ts): what ingestion embeds per sentence and what the
 // extractive answerer quotes. Pure: no stack needed.
 import test from 'ava';
-import { splitSentences } from '../service/text/sentences.ts';
+import { splitSentences } from '../../service/text/sentences.ts';
 
 const texts = (text: string) => splitSentences(text).map((sentence) => sentence.text);
 

@@ -2,8 +2,8 @@
 // The cases below are why the rule is "every number, and more than half of the distinctive terms": each threshold
 // case names what a lower or a higher bar would have got wrong.
 import test from 'ava';
-import { checkSupport, numbersOf, passageFacts } from '../service/rag/citationSupport.ts';
-import { LIGHTHOUSE, TIDES } from './fixtures/corranPoint.ts';
+import { checkSupport, numbersOf, passageFacts } from '../../service/rag/citationSupport.ts';
+import { LIGHTHOUSE, TIDES } from '../fixtures/corranPoint.ts';
 
 const lighthouse = passageFacts(LIGHTHOUSE, 'corran-lighthouse');
 const tides = passageFacts(TIDES, 'corran-tides');

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const VARIABLE = /KBQA_[A-Z0-9_]+/g;
 
 /** The keys of config.ts's environment schema: one `  KBQA_…:` line each, inside `environmentSchema`. */

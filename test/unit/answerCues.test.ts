@@ -2,7 +2,7 @@
 // question asks for, and whether a sentence can be its answer. Each pair below is a sentence that fits and one that
 // only looks near, as the answer benchmark's tune split found them.
 import test from 'ava';
-import { answerKinds, fitsConstraints, holdsAnswerKind, namedWords, type AnswerKind } from '../service/rag/answerCues.ts';
+import { answerKinds, fitsConstraints, holdsAnswerKind, namedWords, type AnswerKind } from '../../service/rag/answerCues.ts';
 
 const fits = (question: string, sentence: string, context = '') => {
   const cue = answerKinds(question);

@@ -4,8 +4,8 @@
 // found although the title ends inside the gutter, a table's rows and a numbered list's items as units, a heading
 // on its own. No stack is needed.
 import anyTest, { type TestFn } from 'ava';
-import { createPdfExtractor, type PdfExtractor } from '../service/extraction/pdf.ts';
-import { PAGE_BREAK_TEXT, gutterPdf, pageBreakPdf, tableAndListPdf, villageGuidePdf } from './fixtures/readingPdfs.ts';
+import { createPdfExtractor, type PdfExtractor } from '../../service/extraction/pdf.ts';
+import { PAGE_BREAK_TEXT, gutterPdf, pageBreakPdf, tableAndListPdf, villageGuidePdf } from '../fixtures/readingPdfs.ts';
 
 const test = anyTest as TestFn<{ extractor: PdfExtractor }>;
 

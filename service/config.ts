@@ -110,7 +110,7 @@ const environmentSchema = z.object({
   // KBQA_OPENAI_BASE_URL is the deployment's choice: 0, no floor, until measured for it (docs/api.md, "Nothing relevant").
   KBQA_OPENAI_RELEVANCE_FLOOR: number(0, 0, 1),
 
-  // Ingestion jobs (see commands/ingestJobs.ts).
+  // Ingestion jobs (see jobs/runner.ts).
   KBQA_INGEST_CONCURRENCY: integer(4, 1, 64),
   KBQA_JOB_LEASE_MS: integer(30_000, 1_000, 3_600_000),
   KBQA_JOB_POLL_MS: integer(1_000, 50, 60_000),
@@ -251,7 +251,7 @@ export interface Config {
     leaseMs: number;
     pollMs: number;
     maxAttempts: number;
-    /** Fair share: jobs in flight at most per user and per KB (commands/ingestScheduling.ts). */
+    /** Fair share: jobs in flight at most per user and per KB (jobs/scheduling.ts). */
     maxJobsPerUser: number;
     maxJobsPerKnowledgeBase: number;
     shutdownGraceMs: number;

@@ -17,7 +17,7 @@ import { MongoClient } from 'mongodb';
 import { restartDelayMs } from '../service/apiProcesses.ts';
 import { runDoctor } from '../service/commands/doctor.ts';
 import { newDocumentRecord } from '../service/commands/documents.ts';
-import { IngestRunner, newJob } from '../service/commands/ingestJobs.ts';
+import { IngestRunner, newJob } from '../service/jobs/runner.ts';
 import { loadConfig } from '../service/config.ts';
 import { openStore, type IngestJobRecord, type Store } from '../service/store/index.ts';
 import { claimMarginMs } from '../service/store/ingestJobs.ts';

@@ -22,7 +22,7 @@ import { reindexDocuments } from '../commands/documents.ts';
 import { INDEX_USAGE, runIndexCommand } from './indexCommands.ts';
 import { escapeForTerminal, escapeJsonForTerminal } from './terminalText.ts';
 import { nameCharacterProblem } from '../http/validation.ts';
-import { IngestRunner } from '../commands/ingestJobs.ts';
+import { IngestRunner } from '../jobs/runner.ts';
 import type { Config } from '../config.ts';
 import pino from 'pino';
 import { BGE_SMALL_EN } from '../rag/embedderIdentity.ts';

@@ -25,7 +25,7 @@ import { createPdfExtractor, PdfExtractionError, type PdfExtractor, type PdfPool
 import type { Metrics } from '../metrics.ts';
 import { extractionFailure, splitPages } from '../extraction/pdfPages.ts';
 import { isClaimable, type ScheduledJob } from '../store/ingestJobs.ts';
-import { claimOrder, documentsAhead, knowledgeBaseOwners, needsPdfReader } from './ingestScheduling.ts';
+import { claimOrder, documentsAhead, knowledgeBaseOwners, needsPdfReader } from './scheduling.ts';
 
 export interface IngestDeps {
   store: Store;
@@ -251,7 +251,7 @@ export class IngestRunner {
   }
 
   /**
-   * Queued jobs → how many documents each waits behind (ingestScheduling.ts documentsAhead). PDFs being read: those
+   * Queued jobs → how many documents each waits behind (scheduling.ts documentsAhead). PDFs being read: those
    * held, still to be built, whose document has not reached embedding, less those paused here between two steps.
    */
   async documentsAhead(): Promise<Map<string, number>> {
@@ -326,7 +326,7 @@ export class IngestRunner {
   }
 
   /**
-   * Claims what this process can start now, in the fair order (ingestScheduling.ts): text jobs up to `concurrency`
+   * Claims what this process can start now, in the fair order (scheduling.ts): text jobs up to `concurrency`
    * slots, PDFs to be read up to the free PDF readers. A PDF job holds a reader while its text is extracted and takes
    * a slot only after, so PDFs waiting for the reader hold no slot and never keep another user's text waiting; past
    * extraction it goes on even when the slots are full (at most PDF_READERS jobs over `concurrency`).

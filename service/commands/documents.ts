@@ -7,7 +7,9 @@ import type { DocumentOrigin, DocumentRecord, KnowledgeBaseRecord, MetadataEntry
 import { metadataEntries, pendingContentId } from '../store/index.ts';
 import type { DocumentMetadata } from '../search/metadataFilter.ts';
 import type { Config } from '../config.ts';
-import { newJob, type IngestDeps, type IngestRunner } from '../jobs/runner.ts';
+import { newJob } from '../jobs/records.ts';
+import type { IngestDeps } from '../jobs/run.ts';
+import type { IngestRunner } from '../jobs/runner.ts';
 import { admitIngestion, textBytes, withNewDocumentReserved, withReplacementCharged } from './quotas.ts';
 
 /** The filename without its extension ("notes.v2.md" → "notes.v2"); a dot-file keeps its name. */

@@ -19,7 +19,7 @@ import type { ChunkGroup } from '../search/chunks.ts';
 import { chunkMetadata } from '../search/metadataFilter.ts';
 import { SERVING_INDEX_TTL_MS } from '../search/servingIndex.ts';
 import { metadataObject, type Store } from '../store/index.ts';
-import { chunkDocuments } from '../jobs/runner.ts';
+import { chunkDocuments } from '../jobs/records.ts';
 
 
 export interface IndexMigrationDeps {
@@ -727,7 +727,7 @@ async function checkedCounts(
 /**
  * After a swap: every API process stops resolving the old index within the serving-index cache's lifetime; an
  * ingestion building a version since before may still write there until it ends (it writes the new index too
- * before going live, jobs/runner.ts; one that went live just before that check is what this catches up). Then
+ * before going live, jobs/steps.ts; one that went live just before that check is what this catches up). Then
  * catch-up passes copy (or rebuild) what only the old index got, and remove what was deleted or replaced meanwhile,
  * until one finds nothing to do.
  */
@@ -833,7 +833,7 @@ export async function oldIndices(search: SearchIndex): Promise<Array<{ index: st
  * Deletes old indices of the family, refusing while one could still be written to: the live index's catch-up after
  * its swap is unfinished (state `swapped`), or (given the store) an ingestion that began before the swap still
  * builds its version (it may write the old index until it ends). A write to an index dropped all the same would
- * create it again from the template: the ingestion finds it and deletes it (jobs/runner.ts, removeRecreatedIndex).
+ * create it again from the template: the ingestion finds it and deletes it (jobs/steps.ts, removeRecreatedIndex).
  */
 export async function dropOldIndices(search: SearchIndex, indices: string[], store?: Pick<Store, 'listJobs'>): Promise<string[]> {
   const aliasedIndices = await search.indices.aliasIndices();

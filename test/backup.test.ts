@@ -14,7 +14,7 @@ import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import { createApiKey, revokeApiKey } from '../service/commands/apiKeys.ts';
 import { createBackup, restoreBackup, verifyBackup, type BackupManifest, type RestoreDeps, type RestoreSummary } from '../service/commands/backup.ts';
 import { runDoctor } from '../service/commands/doctor.ts';
-import { migrateIndex } from '../service/commands/indexMigration.ts';
+import { migrateIndex } from '../service/operations/indexMigration/migrate.ts';
 import { loadConfig, type Config } from '../service/config.ts';
 import { BackupError } from '../service/errors.ts';
 import { BGE_SMALL_EN } from '../service/rag/embedderIdentity.ts';

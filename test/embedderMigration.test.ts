@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import anyTest, { type TestFn } from 'ava';
 import { NOTHING_RELEVANT_ANSWER, relevanceFloorFor } from '../service/commands/answerQuestion.ts';
-import { migrateIndex, useIndex, type IndexMigrationDeps } from '../service/commands/indexMigration.ts';
+import { migrateIndex, useIndex, type IndexMigrationDeps } from '../service/operations/indexMigration/migrate.ts';
 import { ConfigError, loadConfig, type Config } from '../service/config.ts';
 import { EmbedderNotConfiguredError, UpstreamUnavailableError } from '../service/errors.ts';
 import { BGE_SMALL_EN } from '../service/rag/embedderIdentity.ts';

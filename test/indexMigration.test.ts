@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import anyTest, { type TestFn } from 'ava';
 import { runDoctor } from '../service/commands/doctor.ts';
-import { dropOldIndices, migrateIndex, oldIndices, useIndex, type IndexMigrationDeps } from '../service/commands/indexMigration.ts';
+import { dropOldIndices, migrateIndex, oldIndices, useIndex, type IndexMigrationDeps } from '../service/operations/indexMigration/migrate.ts';
 import { CHUNKS_ALIAS, loadSearchAssets } from '../service/search/assets.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { dropAliasFamily } from './helpers/aliasFamily.ts';

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
 import anyTest, { type TestFn } from 'ava';
-import { formatIndexStatus, indexStatus } from '../service/commands/indexMigration.ts';
+import { formatIndexStatus, indexStatus } from '../service/operations/indexMigration/migrate.ts';
 import { CHUNKS_ALIAS, loadSearchAssets } from '../service/search/assets.ts';
 import { dropAliasFamily } from './helpers/aliasFamily.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import anyTest, { type TestFn } from 'ava';
-import { migrateIndex, useIndex, type IndexMigrationDeps } from '../service/commands/indexMigration.ts';
+import { migrateIndex, useIndex, type IndexMigrationDeps } from '../service/operations/indexMigration/migrate.ts';
 import { CHUNKS_ALIAS } from '../service/search/assets.ts';
 import { makeUser } from './factories/accounts.ts';
 import { dropAliasFamily } from './helpers/aliasFamily.ts';

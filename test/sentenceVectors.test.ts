@@ -5,7 +5,7 @@
 //
 // Scope: indices of their own (KBQA_CHUNKS_ALIAS=kbqa-chunks-sentences and kbqa-chunks-nosentences, deleted afterwards).
 import anyTest, { type TestFn } from 'ava';
-import { indexStatus, migrateIndex } from '../service/commands/indexMigration.ts';
+import { indexStatus, migrateIndex } from '../service/operations/indexMigration/migrate.ts';
 import { ConfigError, loadConfig } from '../service/config.ts';
 import { IndexMigrationError } from '../service/errors.ts';
 import type { SearchClient } from '../service/search/client.ts';

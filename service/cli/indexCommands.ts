@@ -11,7 +11,7 @@ import {
   useIndex,
   type MigrationOutcome,
   type UseOutcome,
-} from '../commands/indexMigration.ts';
+} from '../operations/indexMigration/migrate.ts';
 import type { Rag } from '../rag/index.ts';
 import type { SearchIndex } from '../search/index.ts';
 import type { Store } from '../store/index.ts';

@@ -8,18 +8,18 @@
 // groups. That diff is also how a crashed migration resumes: run it again. Then the counts are checked, the alias
 // swapped in one `_aliases` call, and, once every process has stopped writing to the old index (the serving-index
 // cache, ingestions in flight), one more catch-up pass. The old index is kept until `kbqa index drop-old`.
-import type { Config } from '../config.ts';
-import { IndexMigrationError } from '../errors.ts';
-import { createPdfExtractor } from '../extraction/pdf.ts';
-import { splitPages } from '../extraction/pdfPages.ts';
-import type { Rag } from '../rag/index.ts';
-import { INDEX_DRIFT_KINDS, MIGRATE_COMMAND, resolvingCommand, type ChunkIndexMeta, type Drift, type SearchIndex } from '../search/index.ts';
-import { configuredChunking, sameChunking, sameSplit } from '../search/chunkIndices.ts';
-import type { ChunkGroup } from '../search/chunks.ts';
-import { chunkMetadata } from '../search/metadataFilter.ts';
-import { SERVING_INDEX_TTL_MS } from '../search/servingIndex.ts';
-import { metadataObject, type Store } from '../store/index.ts';
-import { chunkDocuments } from '../jobs/records.ts';
+import type { Config } from '../../config.ts';
+import { IndexMigrationError } from '../../errors.ts';
+import { createPdfExtractor } from '../../extraction/pdf.ts';
+import { splitPages } from '../../extraction/pdfPages.ts';
+import type { Rag } from '../../rag/index.ts';
+import { INDEX_DRIFT_KINDS, MIGRATE_COMMAND, resolvingCommand, type ChunkIndexMeta, type Drift, type SearchIndex } from '../../search/index.ts';
+import { configuredChunking, sameChunking, sameSplit } from '../../search/chunkIndices.ts';
+import type { ChunkGroup } from '../../search/chunks.ts';
+import { chunkMetadata } from '../../search/metadataFilter.ts';
+import { SERVING_INDEX_TTL_MS } from '../../search/servingIndex.ts';
+import { metadataObject, type Store } from '../../store/index.ts';
+import { chunkDocuments } from '../../jobs/records.ts';
 
 
 export interface IndexMigrationDeps {

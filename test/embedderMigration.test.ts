@@ -11,7 +11,9 @@
 import { randomUUID } from 'node:crypto';
 import anyTest, { type TestFn } from 'ava';
 import { NOTHING_RELEVANT_ANSWER, relevanceFloorFor } from '../service/commands/answerQuestion.ts';
-import { migrateIndex, useIndex, type IndexMigrationDeps } from '../service/operations/indexMigration/migrate.ts';
+import { migrateIndex } from '../service/operations/indexMigration/migrate.ts';
+import type { IndexMigrationDeps } from '../service/operations/indexMigration/plan.ts';
+import { useIndex } from '../service/operations/indexMigration/swap.ts';
 import { ConfigError, loadConfig, type Config } from '../service/config.ts';
 import { EmbedderNotConfiguredError, UpstreamUnavailableError } from '../service/errors.ts';
 import { BGE_SMALL_EN } from '../service/rag/embedderIdentity.ts';

@@ -5,7 +5,8 @@
 //
 // Scope: indices of their own (KBQA_CHUNKS_ALIAS=kbqa-chunks-sentences and kbqa-chunks-nosentences, deleted afterwards).
 import anyTest, { type TestFn } from 'ava';
-import { indexStatus, migrateIndex } from '../service/operations/indexMigration/migrate.ts';
+import { migrateIndex } from '../service/operations/indexMigration/migrate.ts';
+import { indexStatus } from '../service/operations/indexMigration/status.ts';
 import { ConfigError, loadConfig } from '../service/config.ts';
 import { IndexMigrationError } from '../service/errors.ts';
 import type { SearchClient } from '../service/search/client.ts';

@@ -15,7 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import anyTest, { type TestFn } from 'ava';
 import { MongoClient } from 'mongodb';
 import { restartDelayMs } from '../service/apiProcesses.ts';
-import { runDoctor } from '../service/commands/doctor.ts';
+import { runDoctor } from '../service/operations/doctor.ts';
 import { newDocumentRecord } from '../service/commands/documents.ts';
 import { newJob } from '../service/jobs/records.ts';
 import { IngestRunner } from '../service/jobs/runner.ts';

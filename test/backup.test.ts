@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import { createApiKey, revokeApiKey } from '../service/commands/apiKeys.ts';
 import { createBackup, restoreBackup, verifyBackup, type BackupManifest, type RestoreDeps, type RestoreSummary } from '../service/commands/backup.ts';
-import { runDoctor } from '../service/commands/doctor.ts';
+import { runDoctor } from '../service/operations/doctor.ts';
 import { migrateIndex } from '../service/operations/indexMigration/migrate.ts';
 import { loadConfig, type Config } from '../service/config.ts';
 import { BackupError } from '../service/errors.ts';

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import anyTest, { type TestFn } from 'ava';
-import { runDoctor } from '../service/commands/doctor.ts';
+import { runDoctor } from '../service/operations/doctor.ts';
 import { migrateIndex } from '../service/operations/indexMigration/migrate.ts';
 import type { IndexMigrationDeps } from '../service/operations/indexMigration/plan.ts';
 import { dropOldIndices, oldIndices, useIndex } from '../service/operations/indexMigration/swap.ts';

@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
-import { runDoctor } from '../service/commands/doctor.ts';
+import { runDoctor } from '../service/operations/doctor.ts';
 import { loadConfig } from '../service/config.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { startApiProcess, type ApiProcess, type ProcessExit } from './helpers/apiProcess.ts';

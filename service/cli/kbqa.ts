@@ -16,7 +16,7 @@ import { purgeFailedUploads, recountUsage } from '../commands/quotas.ts';
 import { presentApiKey } from '../presenters/apiKeys.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../commands/apiKeys.ts';
 import { purgeDeletedKnowledgeBases, restoreKnowledgeBase } from '../commands/knowledgeBases.ts';
-import { formatDoctorReport, runDoctor } from '../commands/doctor.ts';
+import { formatDoctorReport, runDoctor } from '../operations/doctor.ts';
 import { createBackup, formatBackupManifest, formatRestoreSummary, restoreBackup } from '../commands/backup.ts';
 import { reindexDocuments } from '../commands/documents.ts';
 import { INDEX_USAGE, runIndexCommand } from './indexCommands.ts';

@@ -4,7 +4,7 @@
 // The two halves are taken one after the other, not at one instant: the snapshot first, then the records. So the
 // records may be newer than the chunks (a document ingested, replaced or deleted in between), never the reverse
 // in a way that loses anything: chunks are derived data, rebuilt from the stored originals the records export
-// carries. Restore therefore ends with a reconcile (`kbqa doctor --fix`'s machinery, commands/doctor.ts): chunks no
+// carries. Restore therefore ends with a reconcile (`kbqa doctor --fix`'s machinery, operations/doctor.ts): chunks no
 // record claims are removed, documents whose chunks are missing or of another version are rebuilt from their stored
 // original, and the command returns only once the ingestion jobs that does are done.
 import { createHash, randomBytes } from 'node:crypto';
@@ -28,7 +28,7 @@ import {
 import { chunkIndexVersion, chunkTemplateVersion } from '../search/snapshots.ts';
 import { chunkTemplateName } from '../search/assets.ts';
 import { BACKUP_COLLECTIONS, TRANSIENT_COLLECTIONS, type BackupIndex, type Store } from '../store/index.ts';
-import { runDoctor, formatDoctorReport, type DoctorReport } from './doctor.ts';
+import { runDoctor, formatDoctorReport, type DoctorReport } from '../operations/doctor.ts';
 import { reindexDocuments, type DocumentDeps } from './documents.ts';
 
 export const BACKUP_FORMAT = 'kbqa-backup';

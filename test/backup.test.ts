@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import { createApiKey, revokeApiKey } from '../service/commands/apiKeys.ts';
-import { createBackup, restoreBackup, verifyBackup, type BackupManifest, type RestoreDeps, type RestoreSummary } from '../service/commands/backup.ts';
+import { createBackup, restoreBackup, verifyBackup, type BackupManifest, type RestoreDeps, type RestoreSummary } from '../service/operations/backup/restore.ts';
 import { runDoctor } from '../service/operations/doctor.ts';
 import { migrateIndex } from '../service/operations/indexMigration/migrate.ts';
 import { loadConfig, type Config } from '../service/config.ts';

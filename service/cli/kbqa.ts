@@ -17,7 +17,7 @@ import { presentApiKey } from '../presenters/apiKeys.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../commands/apiKeys.ts';
 import { purgeDeletedKnowledgeBases, restoreKnowledgeBase } from '../commands/knowledgeBases.ts';
 import { formatDoctorReport, runDoctor } from '../operations/doctor.ts';
-import { createBackup, formatBackupManifest, formatRestoreSummary, restoreBackup } from '../commands/backup.ts';
+import { createBackup, formatBackupManifest, formatRestoreSummary, restoreBackup } from '../operations/backup/restore.ts';
 import { reindexDocuments } from '../commands/documents.ts';
 import { INDEX_USAGE, runIndexCommand } from './indexCommands.ts';
 import { escapeForTerminal, escapeJsonForTerminal } from './terminalText.ts';

@@ -16,20 +16,20 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import type { Config } from '../config.ts';
-import { BackupError } from '../errors.ts';
+import type { Config } from '../../config.ts';
+import { BackupError } from '../../errors.ts';
 import {
   CHUNKS_INGEST_PIPELINE,
   CHUNKS_TEMPLATE,
   HYBRID_EXPLAIN_SEARCH_PIPELINE,
   HYBRID_SEARCH_PIPELINE,
   type SearchIndex,
-} from '../search/index.ts';
-import { chunkIndexVersion, chunkTemplateVersion } from '../search/snapshots.ts';
-import { chunkTemplateName } from '../search/assets.ts';
-import { BACKUP_COLLECTIONS, TRANSIENT_COLLECTIONS, type BackupIndex, type Store } from '../store/index.ts';
-import { runDoctor, formatDoctorReport, type DoctorReport } from '../operations/doctor.ts';
-import { reindexDocuments, type DocumentDeps } from './documents.ts';
+} from '../../search/index.ts';
+import { chunkIndexVersion, chunkTemplateVersion } from '../../search/snapshots.ts';
+import { chunkTemplateName } from '../../search/assets.ts';
+import { BACKUP_COLLECTIONS, TRANSIENT_COLLECTIONS, type BackupIndex, type Store } from '../../store/index.ts';
+import { runDoctor, formatDoctorReport, type DoctorReport } from '../doctor.ts';
+import { reindexDocuments, type DocumentDeps } from '../../commands/documents.ts';
 
 export const BACKUP_FORMAT = 'kbqa-backup';
 export const BACKUP_FORMAT_VERSION = 1;

@@ -22,7 +22,7 @@ export interface IngestRun {
   chunks_per_s: number;
   request_p50_ms: number;
   request_p95_ms: number;
-  /** What OpenSearch spent on this ingest (filled in by run.ts, which holds the stack's pids). */
+  /** What OpenSearch spent on this ingest (filled in by runPhases.ts ingestPhase, from the stack's pids). */
   opensearch?: OpenSearchWork;
 }
 

@@ -116,7 +116,7 @@ const environmentSchema = z.object({
   // (docs/architecture.md, "The extractive answerer's decision"). 0 leaves only the constraints.
   KBQA_ANSWER_MIN_SUPPORT: number(0.25, 0, 1),
 
-  // Ingestion jobs (see commands/ingestJobs.ts).
+  // Ingestion jobs (see jobs/runner.ts).
   KBQA_INGEST_CONCURRENCY: integer(4, 1, 64),
   KBQA_JOB_LEASE_MS: integer(30_000, 1_000, 3_600_000),
   KBQA_JOB_POLL_MS: integer(1_000, 50, 60_000),
@@ -257,7 +257,7 @@ export interface Config {
     leaseMs: number;
     pollMs: number;
     maxAttempts: number;
-    /** Fair share: jobs in flight at most per user and per KB (commands/ingestScheduling.ts). */
+    /** Fair share: jobs in flight at most per user and per KB (jobs/scheduling.ts). */
     maxJobsPerUser: number;
     maxJobsPerKnowledgeBase: number;
     shutdownGraceMs: number;

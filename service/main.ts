@@ -4,7 +4,7 @@ import cluster from 'node:cluster';
 import pino, { type Logger } from 'pino';
 import { buildApp } from './app.ts';
 import { runPrimary } from './apiProcesses.ts';
-import { IngestRunner } from './commands/ingestJobs.ts';
+import { IngestRunner } from './jobs/runner.ts';
 import { loadConfig, type Config } from './config.ts';
 import { errorSummary } from './errors.ts';
 import { startMetricsServer } from './http/metricsServer.ts';

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { ExecutionContext } from 'ava';
 import { MongoClient } from 'mongodb';
-import { runDoctor } from '../service/commands/doctor.ts';
+import { runDoctor } from '../service/operations/doctor.ts';
 import { reindexDocuments } from '../service/commands/documents.ts';
 import { UpstreamUnavailableError } from '../service/errors.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';

@@ -10,7 +10,9 @@
 // alias; they and the alias's template are deleted at the end. One serial test: each step needs the last.
 import { randomUUID } from 'node:crypto';
 import { NOTHING_RELEVANT_ANSWER, relevanceFloorFor } from '../service/commands/answerQuestion.ts';
-import { migrateIndex, useIndex, type IndexMigrationDeps } from '../service/commands/indexMigration.ts';
+import { migrateIndex } from '../service/operations/indexMigration/migrate.ts';
+import type { IndexMigrationDeps } from '../service/operations/indexMigration/plan.ts';
+import { useIndex } from '../service/operations/indexMigration/swap.ts';
 import { loadConfig, type Config } from '../service/config.ts';
 import { ConfigError, EmbedderNotConfiguredError, UpstreamUnavailableError } from '../service/errors.ts';
 import { BGE_SMALL_EN } from '../service/rag/embedderIdentity.ts';

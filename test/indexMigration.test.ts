@@ -11,8 +11,10 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runDoctor } from '../service/commands/doctor.ts';
-import { dropOldIndices, migrateIndex, oldIndices, useIndex, type IndexMigrationDeps } from '../service/commands/indexMigration.ts';
+import { runDoctor } from '../service/operations/doctor.ts';
+import { migrateIndex } from '../service/operations/indexMigration/migrate.ts';
+import type { IndexMigrationDeps } from '../service/operations/indexMigration/plan.ts';
+import { dropOldIndices, oldIndices, useIndex } from '../service/operations/indexMigration/swap.ts';
 import { CHUNKS_ALIAS, loadSearchAssets } from '../service/search/assets.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { dropAliasFamily } from './helpers/aliasFamily.ts';

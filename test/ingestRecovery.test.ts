@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ExecutionContext } from 'ava';
-import { runDoctor } from '../service/commands/doctor.ts';
+import { runDoctor } from '../service/operations/doctor.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { startApiProcess, type ApiProcess, type ProcessExit } from './helpers/apiProcess.ts';
 import { testWithApp, type TestApp } from './helpers/app.ts';

@@ -4,7 +4,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { IngestRunner } from '../service/commands/ingestJobs.ts';
+import { IngestRunner } from '../service/jobs/runner.ts';
 import { purgeFailedUploads, recountUsage } from '../service/commands/quotas.ts';
 import type { Config } from '../service/config.ts';
 import { makeUser, makeWebUser, TEST_PASSWORD } from './factories/accounts.ts';

@@ -4,7 +4,8 @@
 // index built before sentence vectors is chunking drift; KBQA_SENTENCE_VECTORS=off builds chunks without them.
 //
 // Scope: indices of their own (KBQA_CHUNKS_ALIAS=kbqa-chunks-sentences and kbqa-chunks-nosentences, deleted afterwards).
-import { indexStatus, migrateIndex } from '../service/commands/indexMigration.ts';
+import { migrateIndex } from '../service/operations/indexMigration/migrate.ts';
+import { indexStatus } from '../service/operations/indexMigration/status.ts';
 import { loadConfig } from '../service/config.ts';
 import { ConfigError, IndexMigrationError } from '../service/errors.ts';
 import type { SearchClient } from '../service/search/client.ts';

@@ -1,5 +1,7 @@
 // `kbqa backup create DIR` and `backup restore DIR`: the only commands that load the backup code.
-import { createBackup, formatBackupManifest, formatRestoreSummary, restoreBackup } from '../commands/backup.ts';
+import { createBackup } from '../operations/backup/create.ts';
+import { formatBackupManifest } from '../operations/backup/manifest.ts';
+import { formatRestoreSummary, restoreBackup } from '../operations/backup/restore.ts';
 import { BGE_SMALL_EN } from '../rag/embedderIdentity.ts';
 import { progressBar, UsageError, type Command } from './commandLine.ts';
 

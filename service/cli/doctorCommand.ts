@@ -1,6 +1,6 @@
 // `kbqa doctor [--fix]`: records, contents, jobs and chunks that do not match, found (and mended).
 import { reindexDocuments } from '../commands/documents.ts';
-import { formatDoctorReport, runDoctor } from '../commands/doctor.ts';
+import { formatDoctorReport, runDoctor } from '../operations/doctor.ts';
 import { parseDuration, progressBar, type Command } from './commandLine.ts';
 
 export const doctor: Command = async ({ options, services }) => {

@@ -3,6 +3,8 @@
 // with --ablate also BM25-only and dense-only over the same index through the service's own search module.
 // With --sweep, instead: a grid of query-time hybrid knobs over that one index (each query embedded once), one row
 // per grid point, through the search module's hybridSearch with each point as an override (pipelines sent inline).
+// Over 400 lines because both runs (eval and --sweep) share their set-up, rankings and result shapes, and the
+// command's arguments are read beside them; the metrics, the dataset and the grid are in service/eval/.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { loadConfig } from '../config.ts';

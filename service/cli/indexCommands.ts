@@ -2,16 +2,11 @@
 import { createInterface } from 'node:readline/promises';
 import type { Config } from '../config.ts';
 import { IndexMigrationError } from '../errors.ts';
-import {
-  dropOldIndices,
-  formatIndexStatus,
-  indexStatus,
-  migrateIndex,
-  oldIndices,
-  useIndex,
-  type MigrationOutcome,
-  type UseOutcome,
-} from '../commands/indexMigration.ts';
+import { formatIndexStatus } from '../operations/indexMigration/format.ts';
+import { migrateIndex } from '../operations/indexMigration/migrate.ts';
+import type { MigrationOutcome } from '../operations/indexMigration/plan.ts';
+import { indexStatus } from '../operations/indexMigration/status.ts';
+import { dropOldIndices, oldIndices, useIndex, type UseOutcome } from '../operations/indexMigration/swap.ts';
 import type { Rag } from '../rag/index.ts';
 import type { SearchIndex } from '../search/index.ts';
 import type { Store } from '../store/index.ts';

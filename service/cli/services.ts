@@ -1,7 +1,7 @@
 // The stores and models a `kbqa` command uses, each opened on first use through a dynamic import: a command that
 // never asks for the models never loads onnxruntime or LangChain, one that never asks for the chunk index never
 // loads the OpenSearch client (`kbqa keys create` loads the MongoDB driver and nothing heavier).
-import type { IngestRunner } from '../commands/ingestJobs.ts';
+import type { IngestRunner } from '../jobs/runner.ts';
 import type { DocumentDeps } from '../commands/documents.ts';
 import type { Config } from '../config.ts';
 import type { Rag } from '../rag/index.ts';
@@ -44,7 +44,7 @@ export async function openCliServices(): Promise<CliServices> {
     rag: () => (rag ??= import('../rag/index.ts').then(({ loadRag }) => loadRag(config))),
     jobs: () =>
       (jobs ??= (async () => {
-        const { IngestRunner } = await import('../commands/ingestJobs.ts');
+        const { IngestRunner } = await import('../jobs/runner.ts');
         const runner = new IngestRunner(
           { store: await services.store(), search: await services.search(), rag: await services.rag(), logger: await warnLogger(), config },
           { claims: 'own' },

@@ -1,5 +1,5 @@
 // The document lifecycle: ingest (waiting for the document, or queued: Prefer: respond-async), read, replace,
-// retry, delete, list, re-index. The work itself is an ingestion job (ingestJobs.ts).
+// retry, delete, list, re-index. The work itself is an ingestion job (jobs/runner.ts).
 import { randomUUID } from 'node:crypto';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
 import { authorizeRead, authorizeWriteDocuments } from '../policies/knowledgeBases.ts';
@@ -7,7 +7,9 @@ import type { DocumentOrigin, DocumentRecord, KnowledgeBaseRecord, MetadataEntry
 import { metadataEntries, pendingContentId } from '../store/index.ts';
 import type { DocumentMetadata } from '../search/metadataFilter.ts';
 import type { Config } from '../config.ts';
-import { newJob, type IngestDeps, type IngestRunner } from './ingestJobs.ts';
+import { newJob } from '../jobs/records.ts';
+import type { IngestDeps } from '../jobs/run.ts';
+import type { IngestRunner } from '../jobs/runner.ts';
 import { admitIngestion, textBytes, withNewDocumentReserved, withReplacementCharged } from './quotas.ts';
 
 /** The filename without its extension ("notes.v2.md" → "notes.v2"); a dot-file keeps its name. */

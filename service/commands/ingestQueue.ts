@@ -1,7 +1,7 @@
 // Where a queued document stands (issue 24 §2): "2 documents ahead" in the web app, computed from the fair claim
-// order (ingestScheduling.ts). Only the web realm shows it; the Developer API's fields are the contract's.
+// order (jobs/scheduling.ts). Only the web realm shows it; the Developer API's fields are the contract's.
 import type { DocumentRecord } from '../store/index.ts';
-import type { IngestRunner } from './ingestJobs.ts';
+import type { IngestRunner } from '../jobs/runner.ts';
 
 /** Document id → documents ahead of it, for those of `documents` that are queued (no read when none is). */
 export async function documentsAhead(deps: { jobs: IngestRunner }, documents: DocumentRecord[]): Promise<ReadonlyMap<string, number>> {

@@ -8,6 +8,9 @@
 //
 // Every scan over PDF text here is a plain character loop: the text is a stranger's, and no regular expression
 // is needed to look at it.
+//
+// Over 400 lines because the rules read one another's intermediate lines (RawLine) and thresholds: split, the
+// files would export those internals to each other for the one entry point, pageLines.
 
 import { collapseBlanks, isBlankChar } from '../text/characters.ts';
 import { endsWithTerminator } from '../text/sentences.ts';

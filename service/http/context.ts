@@ -4,7 +4,7 @@
 import Router, { type RouterContext } from '@koa/router';
 import type { Logger } from 'pino';
 import type { Caller } from '../commands/apiKeys.ts';
-import type { IngestRunner } from '../commands/ingestJobs.ts';
+import type { IngestRunner } from '../jobs/runner.ts';
 import type { Config } from '../config.ts';
 import { UnauthorizedError } from '../errors.ts';
 import type { Metrics } from '../metrics.ts';

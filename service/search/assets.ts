@@ -5,7 +5,7 @@
 // embedder is kbqa-chunks-v<N>[-<name>]-<embedder>, behind the alias kbqa-chunks[-<name>]. Start-up never changes an
 // existing index's analysis and never adds a second index to the alias: a new version, a changed analysis or another
 // embedder is drift (reported by /readyz and `kbqa index status`), and `kbqa index migrate` builds the new index
-// beside the live one and swaps the alias once (service/commands/indexMigration.ts).
+// beside the live one and swaps the alias once (service/operations/indexMigration/).
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -1,5 +1,5 @@
 // What `kbqa index status | migrate | drop-old | rollback` asks OpenSearch: one named function per request. The
-// sequencing (fill, catch up, check, swap) is commands/indexMigration.ts; only this folder talks to OpenSearch.
+// sequencing (fill, catch up, check, swap) is operations/indexMigration/; only this folder talks to OpenSearch.
 import {
   CHUNKS_ALIAS,
   HYBRID_EXPLAIN_SEARCH_PIPELINE,

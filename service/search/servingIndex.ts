@@ -1,7 +1,7 @@
 // Which concrete index the alias points to now, and which embedder built it: what queries and chunk writes go to.
 // A query resolves it once and runs on that index only (never straddling two during a swap); the vectors it sends
 // are that index's embedder's. Cached for ttlMs: a migration waits longer than that after its alias swap before
-// its catch-up pass, so every write aimed at the old index has landed by then (commands/indexMigration.ts).
+// its catch-up pass, so every write aimed at the old index has landed by then (operations/indexMigration/).
 import type { SearchClient } from './client.ts';
 import { familyIndices, type FamilyIndex } from './chunkIndices.ts';
 

@@ -1,4 +1,4 @@
-// Snapshots of the chunk indices for `kbqa backup` (commands/backup.ts): filesystem repositories under the nodes'
+// Snapshots of the chunk indices for `kbqa backup` (operations/backup/): filesystem repositories under the nodes'
 // path.repo, one per backup or restore, registered for the operation and removed after it. An admin path, never a
 // request's: these calls may take minutes, so the slow ones are started and then polled, each poll well inside the
 // client's request timeout.

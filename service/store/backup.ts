@@ -1,4 +1,4 @@
-// The MongoDB half of `kbqa backup` (commands/backup.ts): every collection as canonical Extended JSON, one record a
+// The MongoDB half of `kbqa backup` (operations/backup/): every collection as canonical Extended JSON, one record a
 // line, streamed both ways (never a whole collection in memory), with its index definitions. Canonical EJSON keeps
 // every BSON type exactly (dates, GridFS's binary chunks and ObjectIds, 64-bit integers), so a restored record is
 // the record that was exported.

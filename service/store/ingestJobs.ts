@@ -1,5 +1,5 @@
 // Ingestion jobs: claimed with a lease, renewed while the holder works, free again when it lapses. See
-// commands/ingestJobs.ts for what a job does.
+// jobs/ for what a job does.
 //
 // A claim is won by inserting a claim token with a unique _id (`${jobId}:${n}` for the job's claim n), not by a
 // compare-and-set on the job: FerretDB v1 runs a filtered update as a read, a filter in Go and a write of the whole
@@ -44,7 +44,7 @@ const claimTokenId = (documentId: string, claim: number) => `${documentId}:${cla
 /**
  * How long after a lease lapsed before a claimer may take the job. On FerretDB v1 a claim and the old holder's
  * renewal are both read-then-write of the whole record, so both can "succeed" and the last write decides the owner;
- * a holder instead stops itself once its lease has run out (commands/ingestJobs.ts), and this margin lets one that
+ * a holder instead stops itself once its lease has run out (jobs/runner.ts), and this margin lets one that
  * is in the middle of a step reach that check before anyone else starts on the job.
  */
 export const claimMarginMs = (leaseMs: number) => Math.max(2_000, Math.floor(leaseMs / 5));
@@ -96,7 +96,7 @@ export function ingestJobsStore(collections: Collections) {
           .toArray(),
       ),
     /**
-     * Every job, a few fields each, for the scheduler (commands/ingestScheduling.ts): it needs the claimable ones and
+     * Every job, a few fields each, for the scheduler (jobs/scheduling.ts): it needs the claimable ones and
      * those in flight, by user and KB. One read with no filter and no limit: on FerretDB v1 any filter but `_id`
      * equality is applied after reading each record anyway, so this costs about what listClaimableJobs does; and a
      * limit would hide the jobs of every user but the one who queued the first hundred.

@@ -10,7 +10,7 @@ import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import pino, { type Logger } from 'pino';
 import { buildApp, type AppDeps } from '../../service/app.ts';
 import { loadConfig, type Config } from '../../service/config.ts';
-import { IngestRunner } from '../../service/commands/ingestJobs.ts';
+import { IngestRunner } from '../../service/jobs/runner.ts';
 import { createMetrics } from '../../service/metrics.ts';
 import { loadRag } from '../../service/rag/index.ts';
 import { openConfiguredSearchIndex } from '../../service/search/index.ts';

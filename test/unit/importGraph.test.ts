@@ -71,3 +71,24 @@ test('no arrow up: config and metrics import nothing from the layers that read t
   t.deepEqual(upward('service/config.ts', ['search', 'commands', 'store', 'rag', 'http', 'extraction']), []);
   t.deepEqual(upward('service/metrics.ts', ['commands', 'http']), []);
 });
+
+// Commands by kind (docs/architecture.md): the kbqa CLI and the routes call operator tasks and request use cases,
+// which stand on the job engine; never the other way. `operations/` (doctor, backup, index migration) may use a
+// command (backup's reconcile re-indexes documents) and the job engine; a command may use the job engine.
+test('one way between the kinds of code: cli, http → operations → commands → jobs', (t) => {
+  const below: Record<string, string[]> = {
+    jobs: ['commands', 'operations', 'http', 'cli'],
+    commands: ['operations', 'http', 'cli'],
+    operations: ['http', 'cli'],
+  };
+  const arrowsUp = [...graph.entries()].flatMap(([file, targets]) => {
+    const kind = Object.keys(below).find((folder) => file.startsWith(`service/${folder}/`));
+    if (!kind) return [];
+    return targets.filter((target) => below[kind].some((folder) => target.startsWith(`service/${folder}/`))).map((target) => `${file} → ${target}`);
+  });
+  t.deepEqual(arrowsUp, []);
+  // The rule reads something: each kind has files, and the arrows down that the map describes are there.
+  for (const kind of Object.keys(below)) t.true(files.some((file) => relative(ROOT, file).startsWith(`service/${kind}/`)), `service/${kind}/ has files`);
+  t.true((graph.get('service/commands/documents.ts') ?? []).includes('service/jobs/records.ts'), 'a command uses the job engine');
+  t.true((graph.get('service/operations/backup/reconcile.ts') ?? []).includes('service/commands/documents.ts'), 'an operation uses a command');
+});

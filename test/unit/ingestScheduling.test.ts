@@ -1,7 +1,7 @@
-// The order in which a runner claims queued jobs (service/commands/ingestScheduling.ts): round-robin between users,
+// The order in which a runner claims queued jobs (service/jobs/scheduling.ts): round-robin between users,
 // caps per user and per KB counting jobs in flight anywhere, and PDFs only while a reader is free. Pure: no stack.
 import test from 'ava';
-import { claimOrder, documentsAhead } from '../../service/commands/ingestScheduling.ts';
+import { claimOrder, documentsAhead } from '../../service/jobs/scheduling.ts';
 import type { ScheduledJob } from '../../service/store/ingestJobs.ts';
 
 const NOW = 1_800_000_000_000;

@@ -1,0 +1,439 @@
+// The job engine of one process (IngestRunner): claims jobs in the fair order (scheduling.ts), holds their leases
+// and fences itself when one lapses, hands the PDF reader between PDFs, runs each job's steps (steps.ts) and settles
+// how a run ends (failures.ts). Over 400 lines because it is one class whose members share its private state (the
+// jobs running and reading, the paused PDFs, the polls): split, that state would be handed between files.
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import type { Config } from '../config.ts';
+import { ApiError, SearchIndexReadOnlyError, ServiceStoppingError, UpstreamUnavailableError, errorSummary } from '../errors.ts';
+import type { DocumentRecord, IngestionTimings, IngestJobRecord } from '../store/index.ts';
+import { createPdfExtractor, type PdfExtractor, type PdfPoolStats, type PdfSteps } from '../extraction/pdf.ts';
+import { isClaimable, type ScheduledJob } from '../store/ingestJobs.ts';
+import { failJob, goneError, isTransient, removeVersionChunksUnlessLive, retryDelayMs, stoppingError } from './failures.ts';
+import { JobCancelled, JobStopped, type HeldWrites, type IngestDeps, type Prepared, type StopReason } from './run.ts';
+import { claimOrder, documentsAhead, knowledgeBaseOwners, needsPdfReader } from './scheduling.ts';
+import { executeJob } from './steps.ts';
+
+/** PDFs read at once by the extractor the runner starts (each in a process of its own, extraction/pdf.ts). */
+const PDF_READERS = 1;
+
+/** An extractor whose worker pool starts on first use: most processes never see a PDF. */
+function lazyPdfExtractor(limits: Config['pdf']): PdfExtractor {
+  let extractor: PdfExtractor | null = null;
+  return {
+    extract: (bytes, onPage, stop, steps) => (extractor ??= createPdfExtractor(limits, { workers: PDF_READERS })).extract(bytes, onPage, stop, steps),
+    close: async () => {
+      await extractor?.close();
+    },
+    stats: () => extractor?.stats?.() ?? null,
+  };
+}
+
+interface Running {
+  stop: (reason: StopReason) => void;
+  done: Promise<void>;
+}
+
+/**
+ * The job engine of one process: polls for claimable jobs, runs up to `concurrency` at once (plus the jobs of
+ * requests that wait for their document), renews their leases, and on stop() finishes or releases them.
+ */
+export class IngestRunner {
+  readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  readonly #deps: IngestDeps;
+  /** The PDF extractor this runner started (closed by stop()); null when the caller gave one. */
+  readonly #ownPdf: PdfExtractor | null;
+  readonly #running = new Map<string, Running>();
+  /** Jobs claimed to read a PDF, until their text is extracted: they hold a PDF reader, not an ingest slot. */
+  readonly #reading = new Set<string>();
+  /** PDF jobs that gave the reader up after a step, in the order they did: each resumes when a reader is free. */
+  readonly #paused: { id: string; resume: () => void; pause: number }[] = [];
+  /** Pauses so far: a poll resumes only those from before it computed its claims (see #claimWork). */
+  #pauses = 0;
+  /** A poll was asked for while one ran: the next starts at once, not a poll interval later. */
+  #pollAgain = false;
+  /** PDFs the fair order would claim now but for a busy reader (as of the last poll), in that order. */
+  #pdfsWaiting: ScheduledJob[] = [];
+  /** KB → owner, for the fair order of claims. */
+  readonly #knowledgeBaseOwners = knowledgeBaseOwners((id) => this.#deps.store.findLiveKnowledgeBase(id));
+  /** With `claims: 'own'`, the queued jobs this runner may take (those queued through it). */
+  readonly #own: Set<string> | null;
+  #timer: NodeJS.Timeout | undefined;
+  #polling: Promise<void> | null = null;
+  #stopping = false;
+  #started = false;
+
+  /**
+   * `claims: 'own'` takes only jobs queued through this runner (nudge(id)): for tests, where several apps share one
+   * database and some of them inject faults that must not reach another app's jobs. Services claim 'all'.
+   */
+  constructor(deps: IngestDeps, options: { claims?: 'all' | 'own' } = {}) {
+    this.#ownPdf = deps.pdf ? null : lazyPdfExtractor(deps.config.pdf);
+    this.#deps = { ...deps, pdf: deps.pdf ?? this.#ownPdf! };
+    this.#own = options.claims === 'own' ? new Set() : null;
+  }
+
+  get settings() {
+    return this.#deps.config.ingestion;
+  }
+
+  /** Starts polling for jobs (queued ones, and those whose holder died). */
+  start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    this.#schedule(0);
+  }
+
+  /** Look for work now (the job of this document was just queued). */
+  nudge(documentId: string): void {
+    this.#own?.add(documentId);
+    if (this.#started && !this.#stopping) this.#schedule(0);
+  }
+
+  /** Jobs running in this process. */
+  runningJobs(): string[] {
+    return [...this.#running.keys()];
+  }
+
+  /**
+   * Queued jobs → how many documents each waits behind (scheduling.ts documentsAhead). PDFs being read: those
+   * held, still to be built, whose document has not reached embedding, less those paused here between two steps.
+   */
+  async documentsAhead(): Promise<Map<string, number>> {
+    const { store } = this.#deps;
+    const jobs = await store.listJobsToSchedule();
+    await this.#knowledgeBaseOwners.learn(jobs.map((job) => job.knowledge_base_id));
+    const now = Date.now();
+    const paused = new Set(this.#paused.map((entry) => entry.id));
+    const held = jobs.filter((job) => needsPdfReader(job) && job.lease_until !== null && !isClaimable(job, now, this.settings.leaseMs) && !paused.has(job._id));
+    const documents = await Promise.all(held.map((job) => store.findDocument(job._id)));
+    const reading = documents.filter((document) => document !== null && document.progress?.phase !== 'embedding').length;
+    const share = { perUser: this.settings.maxJobsPerUser, perKnowledgeBase: this.settings.maxJobsPerKnowledgeBase };
+    return documentsAhead(jobs, this.#knowledgeBaseOwners.ownerOf, now, this.settings.leaseMs, share, reading);
+  }
+
+  /** Read-only, for metrics: the PDF worker pool's use, or null while it has not been started. */
+  pdfPoolStats(): PdfPoolStats | null {
+    return this.#deps.pdf?.stats?.() ?? null;
+  }
+
+  /**
+   * A job this process already holds (its lease was written with the job): runs it now, resolving once its version
+   * is live (the retire step goes on in the background) and rejecting with the reason it failed.
+   */
+  async runHeld(job: IngestJobRecord, prepared?: Prepared): Promise<DocumentRecord> {
+    if (this.#stopping) {
+      // Written just as SIGTERM came: give the job back at once, for whichever process runs next. The request is
+      // told its document is stored and finished elsewhere: queued from now on (async), not all-or-nothing.
+      await this.#deps.store.releaseJob(job._id, this.owner, Date.now(), { unclaimed: true, async: true });
+      throw stoppingError(job._id);
+    }
+    return new Promise<DocumentRecord>((resolve, reject) => {
+      this.#launch(job, { onLive: resolve, onFailed: reject }, prepared);
+    });
+  }
+
+  /**
+   * Stops taking work, gives running jobs `graceMs` to finish, then stops the rest between two steps and releases
+   * their leases (another process, or this one restarted, picks them up at once).
+   */
+  async stop(graceMs = this.settings.shutdownGraceMs): Promise<void> {
+    this.#stopping = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    // A poll in flight may be claiming a job right now: let it finish (it releases what it claims once stopping),
+    // so the snapshot below sees every job this process holds.
+    await this.#polling;
+    const all = () => Promise.allSettled([...this.#running.values()].map((running) => running.done));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([all(), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+    clearTimeout(timer);
+    for (const running of this.#running.values()) running.stop('shutdown');
+    await all();
+    await this.#ownPdf?.close();
+  }
+
+  #schedule(delayMs: number): void {
+    if (this.#stopping) return;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => void this.#poll(), delayMs);
+    this.#timer.unref();
+  }
+
+  #poll(): Promise<void> {
+    if (this.#polling) this.#pollAgain = true;
+    if (this.#polling || this.#stopping) return this.#polling ?? Promise.resolve();
+    this.#pollAgain = false;
+    this.#polling = this.#claimWork().finally(() => {
+      this.#polling = null;
+      this.#schedule(this.#pollAgain ? 0 : this.settings.pollMs);
+    });
+    return this.#polling;
+  }
+
+  /**
+   * Claims what this process can start now, in the fair order (scheduling.ts): text jobs up to `concurrency`
+   * slots, PDFs to be read up to the free PDF readers. A PDF job holds a reader while its text is extracted and takes
+   * a slot only after, so PDFs waiting for the reader hold no slot and never keep another user's text waiting; past
+   * extraction it goes on even when the slots are full (at most PDF_READERS jobs over `concurrency`).
+   */
+  async #claimWork(): Promise<void> {
+    // A PDF that paused after this poll computed its claims must wait for the next poll: resumed here, it would take
+    // the reader back from the PDF it paused for, which this poll did not see waiting.
+    let pausesSeen = this.#pauses;
+    try {
+      const slotsFree = () => this.settings.concurrency - (this.#running.size - this.#reading.size);
+      const readersFree = () => this.#readersFree();
+      // With the reader busy, a poll still looks: a PDF waiting for it makes the one reading give it up after a step.
+      if (slotsFree() <= 0 && readersFree() <= 0 && this.#pdfsWaiting.length > 0) return;
+      let now = Date.now();
+      let jobs = await this.#deps.store.listJobsToSchedule();
+      // A KB seen for the first time costs a read of its owner; then the jobs are read again, so that the claims below
+      // write leases from a fresh `now` (a 2 s lease, read before those reads, lapsed before it was written under load).
+      if (await this.#knowledgeBaseOwners.learn(jobs.map((job) => job.knowledge_base_id))) {
+        now = Date.now();
+        jobs = await this.#deps.store.listJobsToSchedule();
+      }
+      const share = { perUser: this.settings.maxJobsPerUser, perKnowledgeBase: this.settings.maxJobsPerKnowledgeBase };
+      const { ownerOf } = this.#knowledgeBaseOwners;
+      // With `claims: 'own'`, another runner's queued jobs are not this one's to claim; all jobs in flight still count.
+      const mine = this.#own ? jobs.filter((job) => this.#own!.has(job._id) || !isClaimable(job, now, this.settings.leaseMs)) : jobs;
+      pausesSeen = this.#pauses;
+      const candidates = claimOrder(mine, ownerOf, now, this.settings.leaseMs, share, Math.max(0, readersFree()));
+      const pdfsEligible = claimOrder(mine, ownerOf, now, this.settings.leaseMs, share).filter(needsPdfReader);
+      const pdfsClaimed = new Set<string>();
+      // The chunk index refuses writes (a full disk): every job stays queued until the block is lifted (cached check).
+      if (candidates.length > 0 && (await this.#deps.search.writeBlock()) !== null) return;
+      for (const candidate of candidates) {
+        if (this.#stopping || (slotsFree() <= 0 && readersFree() <= 0)) break;
+        const reads = needsPdfReader(candidate);
+        if ((reads ? readersFree() : slotsFree()) <= 0 || this.#running.has(candidate._id)) continue;
+        const job = await this.#deps.store.claimJob(candidate, this.owner, now, this.settings.leaseMs);
+        if (!job) continue;
+        if (this.#stopping) {
+          // SIGTERM arrived during the claim: give it straight back (its attempt is not counted against it).
+          await this.#deps.store.releaseJob(job._id, this.owner, Date.now(), { unclaimed: true });
+          break;
+        }
+        if (reads) {
+          this.#reading.add(job._id);
+          pdfsClaimed.add(job._id);
+        }
+        this.#launch(job, {});
+      }
+      this.#pdfsWaiting = readersFree() > 0 ? [] : pdfsEligible.filter((job) => !pdfsClaimed.has(job._id));
+    } catch (error) {
+      this.#deps.logger.warn({ err: errorSummary(error) }, 'ingestion jobs: could not poll for work');
+    } finally {
+      this.#resumePaused(pausesSeen);
+    }
+  }
+
+  #readersFree(): number {
+    return (this.#deps.pdf!.stats?.()?.workers ?? PDF_READERS) - this.#reading.size;
+  }
+
+  /**
+   * PDFs that gave the reader up after a step read on while readers are free, after the PDFs just claimed: a PDF
+   * queued behind a big one is read after one step of it, and the big one then goes on (round-robin between PDFs).
+   */
+  #resumePaused(pausesSeen: number): void {
+    while (this.#readersFree() > 0 && this.#paused.length > 0 && this.#paused[0].pause <= pausesSeen) {
+      const { id, resume } = this.#paused.shift()!;
+      this.#reading.add(id);
+      resume();
+    }
+  }
+
+  /**
+   * The reader was given up after a step: claims the PDF the last poll saw waiting for it at once (two writes),
+   * rather than after a poll's read of every job (seconds on a loaded FerretDB); then polls for the rest.
+   */
+  async #handOver(): Promise<void> {
+    try {
+      for (let next = this.#pdfsWaiting.shift(); next && this.#readersFree() > 0 && !this.#stopping; next = this.#pdfsWaiting.shift()) {
+        if (this.#running.has(next._id)) continue;
+        const job = await this.#deps.store.claimJob(next, this.owner, Date.now(), this.settings.leaseMs);
+        if (!job) continue;
+        if (this.#stopping) {
+          await this.#deps.store.releaseJob(job._id, this.owner, Date.now(), { unclaimed: true });
+          return;
+        }
+        this.#reading.add(job._id);
+        this.#launch(job, {});
+      }
+    } catch (error) {
+      this.#deps.logger.warn({ err: errorSummary(error) }, 'ingestion jobs: could not hand the PDF reader over');
+    } finally {
+      this.#schedule(0);
+    }
+  }
+
+  /** A PDF job's part in the reading steps (see extraction/pdf.ts and #resumePaused). */
+  #readerSteps(jobId: string, stopped: AbortSignal, timings: IngestionTimings): PdfSteps {
+    return {
+      othersWaiting: () => this.#pdfsWaiting.length > 0 || this.#paused.length > 0,
+      paused: () =>
+        new Promise<void>((resolve, reject) => {
+          this.#reading.delete(jobId);
+          this.#pauses += 1;
+          const entry = { id: jobId, resume: resolve, pause: this.#pauses };
+          const onStop = () => {
+            const index = this.#paused.indexOf(entry);
+            if (index >= 0) this.#paused.splice(index, 1);
+            reject(new Error('the PDF reading was stopped between two steps'));
+          };
+          if (stopped.aborted) return onStop();
+          this.#paused.push(entry);
+          stopped.addEventListener('abort', onStop, { once: true });
+          if (!this.#stopping) void this.#handOver();
+        }),
+      onStep: (heldMs) => {
+        timings.longest_step_ms = Math.max(timings.longest_step_ms ?? 0, heldMs);
+      },
+    };
+  }
+
+  #launch(
+    job: IngestJobRecord,
+    callbacks: { onLive?: (document: DocumentRecord) => void; onFailed?: (error: unknown) => void },
+    prepared?: Prepared,
+  ): void {
+    let stopReason: StopReason | null = null;
+    // Aborted when the job is stopped (shutdown, a lost lease, a deleted document): a PDF being read is killed then,
+    // rather than holding the reader until its time is up.
+    const stopped = new AbortController();
+    const stopWith = (reason: StopReason) => {
+      stopReason ??= reason;
+      stopped.abort();
+    };
+    // Until when this process surely holds the lease: the lease_until it last wrote (the claim's, then each renewal's,
+    // from the time the renewal was sent). Past it a claimer may take the job (claimMarginMs later), and on FerretDB
+    // v1 a renewal racing that claim can both "succeed": so the holder fences itself instead of trusting its writes.
+    let leaseValidUntil = job.lease_until ?? 0;
+    const leaseLapsed = () => Date.now() > leaseValidUntil;
+    const checkpoint = () => {
+      if (!stopReason && leaseLapsed()) stopReason = 'lease-lost';
+      if (stopReason) throw new JobStopped(stopReason);
+    };
+    // The holder's writes to its job record (renewals, the swap, a release) one at a time: FerretDB v1 writes back
+    // the whole record it read, so a renewal overlapping the swap would put the swapped fields back.
+    let writes: Promise<unknown> = Promise.resolve();
+    const held: HeldWrites = (write) => {
+      const next = writes.then(write);
+      writes = next.catch(() => undefined);
+      return next;
+    };
+    const renewEvery = Math.max(250, Math.floor(this.settings.leaseMs / 3));
+    let renewing = false;
+    const renewal = setInterval(() => {
+      if (renewing) return;
+      renewing = true;
+      let sentAt = 0;
+      held(() => {
+        sentAt = Date.now();
+        return this.#deps.store.renewLease(job._id, this.owner, sentAt, sentAt + this.settings.leaseMs);
+      })
+        .then(
+          (stillHeld) => {
+            if (!stillHeld) stopWith('lease-lost');
+            else leaseValidUntil = Math.max(leaseValidUntil, sentAt + this.settings.leaseMs);
+          },
+          (error: unknown) => this.#deps.logger.warn({ err: errorSummary(error), documentId: job._id }, 'ingestion jobs: could not renew a lease'),
+        )
+        .finally(() => (renewing = false));
+    }, renewEvery);
+    renewal.unref();
+
+    const fromQueue = prepared === undefined && callbacks.onLive === undefined;
+    const done = (async () => {
+      try {
+        const onExtracted = () => {
+          // The reader is free: the next PDF may be claimed now, and this job counts in the slots from here on.
+          if (this.#reading.delete(job._id) && !this.#stopping) this.#schedule(0);
+        };
+        // Its wait ends as it is taken (a PDF is claimed only with a reader free). A retry's includes its back-off.
+        const timings: IngestionTimings = { queue_wait_ms: Date.now() - job.created_at.getTime() };
+        await executeJob({
+          deps: this.#deps,
+          job,
+          owner: this.owner,
+          checkpoint,
+          stopped: stopped.signal,
+          held,
+          onLive: (document) => callbacks.onLive?.(document),
+          onExtracted,
+          readerSteps: this.#readerSteps(job._id, stopped.signal, timings),
+          timings,
+          prepared,
+        });
+      } catch (error) {
+        // Failed past its lease: another process may be running the job, so this one records nothing of it.
+        const fenced = !(error instanceof JobStopped || error instanceof JobCancelled) && leaseLapsed();
+        await this.#settleFailure(job, fenced ? new JobStopped('lease-lost') : error, callbacks.onFailed, held);
+      } finally {
+        clearInterval(renewal);
+        this.#running.delete(job._id);
+        this.#reading.delete(job._id);
+        if (this.#own && (await this.#deps.store.findJob(job._id).catch(() => null)) === null) this.#own.delete(job._id);
+        // A queued job's slot is free: look for the next one now. (A request's own job took no slot.)
+        if (!this.#stopping && fromQueue) this.#schedule(0);
+      }
+    })();
+    this.#running.set(job._id, { stop: stopWith, done });
+  }
+
+  async #settleFailure(job: IngestJobRecord, error: unknown, onFailed: ((error: unknown) => void) | undefined, held: HeldWrites): Promise<void> {
+    const { store, logger } = this.#deps;
+    try {
+      if (error instanceof JobStopped) {
+        if (error.reason === 'shutdown') {
+          // The waiting request hears "stored, another instance finishes it": async from now on (see releaseJob).
+          await held(() => store.releaseJob(job._id, this.owner, Date.now(), { async: true }));
+          onFailed?.(stoppingError(job._id));
+        } else {
+          // Someone else holds it now, or it was deleted (the deleter removed the document; remove what we wrote
+          // since) — or another process finished it meanwhile: then the version is live and its chunks stay.
+          if ((await store.findJob(job._id)) === null) await removeVersionChunksUnlessLive(this.#deps, job);
+          onFailed?.(await goneError(this.#deps, job, false));
+        }
+        return;
+      }
+      if (error instanceof JobCancelled) {
+        onFailed?.(await goneError(this.#deps, job, error.knowledgeBaseGone));
+        return;
+      }
+      if (!(error instanceof ApiError)) logger.error({ err: errorSummary(error), documentId: job._id }, 'ingestion job failed');
+      if (error instanceof SearchIndexReadOnlyError) {
+        // A full disk is not the document's fault and may last hours. The job waits, queued, without using up an
+        // attempt (the runner claims nothing while the block is on), keeping what it indexed: OpenSearch refuses
+        // deletions under the block too, and the version stays hidden while its job exists; the next run writes the
+        // same chunk ids again. A request waiting on it hears so (as at shutdown: the document is stored).
+        this.#deps.metrics?.countUpstreamError(error.upstream);
+        // Only a version still being built is `queued`: after the swap (retire phase) it is live and the document
+        // ready, and only the removal of the replaced version's chunks waits for the block.
+        if (job.phase === 'build') await store.setDocumentProgress(job._id, 'queued', null);
+        // A waiting request is told its document is stored and queued: async from now on, so a later transient
+        // failure retries it instead of removing the document as all-or-nothing (failJob).
+        await held(() => store.releaseJob(job._id, this.owner, Date.now() + retryDelayMs(1), { unclaimed: true, async: true }));
+        this.#own?.add(job._id);
+        logger.warn({ err: errorSummary(error), documentId: job._id }, 'ingestion job waits: the search index is read-only');
+        onFailed?.(new SearchIndexReadOnlyError(error.block, job._id));
+        return;
+      }
+      const retried = job.mode === 'async' && isTransient(error) && job.attempts < this.settings.maxAttempts;
+      if (error instanceof UpstreamUnavailableError && (retried || !onFailed)) this.#deps.metrics?.countUpstreamError(error.upstream);
+      if (retried) {
+        await store.setDocumentProgress(job._id, 'queued', null);
+        await held(() => store.releaseJob(job._id, this.owner, Date.now() + retryDelayMs(job.attempts)));
+        logger.warn({ err: errorSummary(error), documentId: job._id, attempts: job.attempts }, 'ingestion job will be retried');
+        return;
+      }
+      await failJob(this.#deps, job, error);
+      onFailed?.(error);
+    } catch (settleError) {
+      // The stores are failing too: the job keeps its record and lease, which lapses; the next holder settles it.
+      logger.error({ err: errorSummary(settleError), documentId: job._id }, 'ingestion jobs: could not record the end of a job; its lease will lapse and it runs again');
+      onFailed?.(error instanceof JobStopped ? new ServiceStoppingError('the service is shutting down; retry the request') : error);
+    }
+  }
+}

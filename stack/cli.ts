@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadConfig, type Config } from '../service/config.ts';
-import { ProvisionError, provisionAll, provisionBrowser, provisionSchemathesis, stackPathsFor, type StackPaths } from './provision.ts';
+import { ProvisionError, provisionAll, provisionBrowser, provisionEmbedder, provisionSchemathesis, stackPathsFor, type StackPaths } from './provision.ts';
 import {
   busyPorts,
   ferretdbSpec,
@@ -174,12 +174,15 @@ function splitTestArguments(args: string[]): [options: string[], files: string[]
   return [args.filter((arg) => arg.startsWith('-')), args.filter((arg) => !arg.startsWith('-'))];
 }
 
-async function runUnitTier(files: string[], options: string[]): Promise<number> {
+async function runUnitTier(paths: StackPaths, files: string[], options: string[]): Promise<number> {
   // A count guard: an empty list would make ava fall back to every test file, the stack tier included.
   if (files.length === 0) {
     console.error('[kbqa] no unit test files found under test/unit/');
     return 1;
   }
+  // The embedder's model is a file, not a server: the answerer's and the model pool's unit tests read it. On a fresh
+  // clone it is extracted here (once, cached in .local/models), before any server would be provisioned.
+  provisionEmbedder(paths);
   console.log(`[kbqa] unit tier: ${files.length} test files, no server (the stores' addresses point at a closed port)`);
   return runForeground(process.execPath, [join('node_modules', 'ava', 'entrypoints', 'cli.mjs'), ...options, ...files], unitTierEnvironment(process.env));
 }
@@ -213,9 +216,9 @@ async function main(): Promise<number> {
     case 'lint':
       return lint(rest);
     case 'test:unit': {
-      // Never provisions nor starts the stack: the unit tier needs no server (stack/testTiers.ts).
+      // Never starts the stack: the unit tier needs no server (stack/testTiers.ts), only the embedder's model file.
       const [options, files] = splitTestArguments(rest);
-      return runUnitTier(files.length > 0 ? files : unitTierFiles(process.cwd()), options);
+      return runUnitTier(paths, files.length > 0 ? files : unitTierFiles(process.cwd()), options);
     }
     case 'test': {
       const linted = await lint();
@@ -224,11 +227,11 @@ async function main(): Promise<number> {
         return linted;
       }
       const [options, files] = splitTestArguments(rest);
-      if (onlyUnitFiles(files)) return runUnitTier(files, options);
+      if (onlyUnitFiles(files)) return runUnitTier(paths, files, options);
       // Both tiers, once each: the unit tier first (seconds, no server), so a broken pure function fails the run
       // before the stack is started.
       if (files.length === 0) {
-        const unit = await runUnitTier(unitTierFiles(process.cwd()), options);
+        const unit = await runUnitTier(paths, unitTierFiles(process.cwd()), options);
         if (unit !== 0) {
           console.error('[kbqa] the stack tier was not run: the unit tier must pass first (npm run test:unit runs it alone).');
           return unit;

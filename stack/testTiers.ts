@@ -1,5 +1,5 @@
 // The two tiers of the test suite. The unit tier (test/unit/) is pure logic: it needs no server, so `npm run
-// test:unit` runs it in seconds without provisioning or starting anything, with the stores' addresses pointed at a
+// test:unit` runs it in seconds starting nothing (it only extracts the embedder's model file on a fresh clone), with the stores' addresses pointed at a
 // closed port (a unit test that reached for OpenSearch or MongoDB fails at once instead of passing against a stack
 // someone left running). The stack tier is every other test file, against the real OpenSearch, FerretDB and Chromium.
 import { readdirSync } from 'node:fs';

@@ -49,7 +49,11 @@ export function processMemory(pid: number): { rssMb: number; peakMb: number } | 
   }
 }
 
-export async function startApi(options: { root: string; env: NodeJS.ProcessEnv; readyTimeoutMs?: number }): Promise<ApiProcess> {
+export async function startApi(options: {
+  root: string;
+  env: NodeJS.ProcessEnv;
+  readyTimeoutMs?: number;
+}): Promise<ApiProcess> {
   const host = '127.0.0.1';
   const port = await freePort(host);
   const child: ChildProcess = spawn(process.execPath, [join(options.root, 'service', 'main.ts')], {
@@ -103,7 +107,9 @@ export async function startApi(options: { root: string; env: NodeJS.ProcessEnv; 
     async stop() {
       if (exited) return;
       child.kill('SIGTERM');
-      const timeout = new Promise<'timeout'>((resolveTimeout) => setTimeout(() => resolveTimeout('timeout'), 8000).unref());
+      const timeout = new Promise<'timeout'>((resolveTimeout) =>
+        setTimeout(() => resolveTimeout('timeout'), 8000).unref(),
+      );
       if ((await Promise.race([exitPromise, timeout])) === 'timeout' && !exited) {
         child.kill('SIGKILL');
         await exitPromise;
@@ -129,7 +135,9 @@ export async function startApi(options: { root: string; env: NodeJS.ProcessEnv; 
     }
     if (Date.now() > deadline) {
       api.kill();
-      throw new Error(`the API did not become ready within ${(options.readyTimeoutMs ?? 180_000) / 1000} s:\n${tail()}`);
+      throw new Error(
+        `the API did not become ready within ${(options.readyTimeoutMs ?? 180_000) / 1000} s:\n${tail()}`,
+      );
     }
     await new Promise((resolveWait) => setTimeout(resolveWait, 250));
   }

@@ -14,7 +14,11 @@ export async function renderSvg(spec: TopLevelSpec): Promise<string> {
 const SCHEMA = 'https://vega.github.io/schema/vega-lite/v6.json';
 const FONT = { config: { font: 'Helvetica, Arial, sans-serif', view: { stroke: null } } } as const;
 
-export function ndcgChart(dataset: string, modes: Array<{ mode: string; ndcg_at_10: number }>, subtitle: string): TopLevelSpec {
+export function ndcgChart(
+  dataset: string,
+  modes: Array<{ mode: string; ndcg_at_10: number }>,
+  subtitle: string,
+): TopLevelSpec {
   return {
     $schema: SCHEMA,
     title: { text: `${dataset} nDCG@10 by retrieval mode`, subtitle },
@@ -27,14 +31,20 @@ export function ndcgChart(dataset: string, modes: Array<{ mode: string; ndcg_at_
     },
     layer: [
       { mark: { type: 'bar', color: '#4c78a8' } },
-      { mark: { type: 'text', dy: -8 }, encoding: { text: { field: 'ndcg_at_10', type: 'quantitative', format: '.3f' } } },
+      {
+        mark: { type: 'text', dy: -8 },
+        encoding: { text: { field: 'ndcg_at_10', type: 'quantitative', format: '.3f' } },
+      },
     ],
     ...FONT,
   };
 }
 
 /** Grouped bars: p50/p90/p95/p99 per run, with the sequential targets as rules. */
-export function latencyPercentilesChart(rows: Array<{ run: string; percentile: string; ms: number }>, subtitle: string): TopLevelSpec {
+export function latencyPercentilesChart(
+  rows: Array<{ run: string; percentile: string; ms: number }>,
+  subtitle: string,
+): TopLevelSpec {
   return {
     $schema: SCHEMA,
     title: { text: 'Query latency percentiles (POST /api/v1/query)', subtitle },
@@ -45,7 +55,13 @@ export function latencyPercentilesChart(rows: Array<{ run: string; percentile: s
       {
         mark: 'bar',
         encoding: {
-          x: { field: 'percentile', type: 'nominal', sort: ['p50', 'p90', 'p95', 'p99'], title: null, axis: { labelAngle: 0 } },
+          x: {
+            field: 'percentile',
+            type: 'nominal',
+            sort: ['p50', 'p90', 'p95', 'p99'],
+            title: null,
+            axis: { labelAngle: 0 },
+          },
           xOffset: { field: 'run', type: 'nominal' },
           y: { field: 'ms', type: 'quantitative', title: 'latency (ms)' },
           color: { field: 'run', type: 'nominal', title: 'run', legend: { orient: 'top' } },
@@ -85,7 +101,10 @@ export function latencyHistogramChart(samples: Array<{ run: string; ms: number }
   };
 }
 
-export function scaleChart(rows: Array<{ chunks: string; percentile: string; ms: number }>, subtitle: string): TopLevelSpec {
+export function scaleChart(
+  rows: Array<{ chunks: string; percentile: string; ms: number }>,
+  subtitle: string,
+): TopLevelSpec {
   return {
     $schema: SCHEMA,
     title: { text: 'Latency vs. KB size (perturbed copies of real chunks)', subtitle },
@@ -129,7 +148,10 @@ export function ingestChart(rows: Array<{ run: string; chunks_per_s: number }>, 
     },
     layer: [
       { mark: { type: 'bar', color: '#54a24b' } },
-      { mark: { type: 'text', dy: -8 }, encoding: { text: { field: 'chunks_per_s', type: 'quantitative', format: '.1f' } } },
+      {
+        mark: { type: 'text', dy: -8 },
+        encoding: { text: { field: 'chunks_per_s', type: 'quantitative', format: '.1f' } },
+      },
     ],
     ...FONT,
   };

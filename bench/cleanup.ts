@@ -18,7 +18,15 @@ export const toCleanUp: {
   benchDatabase: { url: string; name: string; timeoutMs: number } | null;
   /** Set by Ctrl-C (SIGINT) or SIGTERM: a phase failing under the clean-up is not news. */
   interrupted: boolean;
-} = { api: null, store: null, search: null, rag: null, createdKnowledgeBases: [], benchDatabase: null, interrupted: false };
+} = {
+  api: null,
+  store: null,
+  search: null,
+  rag: null,
+  createdKnowledgeBases: [],
+  benchDatabase: null,
+  interrupted: false,
+};
 
 let cleanupPromise: Promise<void> | null = null;
 export function cleanup(): Promise<void> {

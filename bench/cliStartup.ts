@@ -107,7 +107,15 @@ export async function measureCliStartup(options: {
   const { root, env, email } = options;
   const loadAverage = os.loadavg().map((value) => round(value, 2));
   const help = ['bin/kbqa.mjs', '--help'];
-  const keysCreate = (run: number) => ['bin/kbqa.mjs', 'keys', 'create', '--email', email, '--name', `bench-cli-${run}`];
+  const keysCreate = (run: number) => [
+    'bin/kbqa.mjs',
+    'keys',
+    'create',
+    '--email',
+    email,
+    '--name',
+    `bench-cli-${run}`,
+  ];
   const helpRuns: number[] = [];
   const keysRuns: number[] = [];
   for (let run = 0; run < options.warmup + options.runs; run += 1) {
@@ -119,12 +127,13 @@ export async function measureCliStartup(options: {
   }
   const helpTraced = await runTraced(help, { cwd: root, env });
   const keysTraced = await runTraced(keysCreate(options.warmup + options.runs), { cwd: root, env });
-  if (helpTraced.code !== 0 || keysTraced.code !== 0) throw new Error(`a traced kbqa run failed: ${helpTraced.stderr}${keysTraced.stderr}`);
+  if (helpTraced.code !== 0 || keysTraced.code !== 0)
+    throw new Error(`a traced kbqa run failed: ${helpTraced.stderr}${keysTraced.stderr}`);
   const result: CliStartupResult = {
     method:
       `Each command run as a fresh process (\`${process.execPath} bin/kbqa.mjs …\`, cwd the project), --help and keys create alternately, ` +
       `${options.warmup} warm-up run(s) of each first, then ${options.runs} measured: wall time from spawn until the process exited and closed ` +
-      'its output. keys create makes a real key for a user of the bench\'s own database (opening the store included). Module counts ' +
+      "its output. keys create makes a real key for a user of the bench's own database (opening the store included). Module counts " +
       'from one more run of each with a module-load hook (test/helpers/moduleTraceHook.ts).',
     node: process.version,
     runs: options.runs,
@@ -143,13 +152,20 @@ export async function measureCliStartup(options: {
         const ms = await timedRun(machine, help, root, env);
         if (run >= options.warmup) runs.push(ms);
       }
-      result.machine_node = { path: machine, version, help_runs_ms: runs.map((ms) => round(ms, 0)), help_median_ms: round(median(runs), 0) };
+      result.machine_node = {
+        path: machine,
+        version,
+        help_runs_ms: runs.map((ms) => round(ms, 0)),
+        help_median_ms: round(median(runs), 0),
+      };
     }
   }
   options.log(
     `cli: kbqa --help median ${result.help.median_ms} ms (${result.help.modules} modules), keys create median ${result.keys_create.median_ms} ms ` +
       `(${result.keys_create.modules} modules; heavy: ${result.keys_create.heavy_packages.join(', ') || 'none'}) on Node ${result.node}` +
-      (result.machine_node ? `; --help via the machine's Node ${result.machine_node.version}: ${result.machine_node.help_median_ms} ms` : ''),
+      (result.machine_node
+        ? `; --help via the machine's Node ${result.machine_node.version}: ${result.machine_node.help_median_ms} ms`
+        : ''),
   );
   return result;
 }
@@ -157,7 +173,7 @@ export async function measureCliStartup(options: {
 /** The section of the bench report. */
 export function renderCliStartup(cli: CliStartupResult | { error: string } | undefined): string[] {
   if (!cli) return [];
-  const lines = ['', '## The `kbqa` command\'s start-up', ''];
+  const lines = ['', "## The `kbqa` command's start-up", ''];
   if ('error' in cli) return [...lines, `**The phase failed:** ${cli.error}`];
   lines.push(
     cli.method,
@@ -168,7 +184,9 @@ export function renderCliStartup(cli: CliStartupResult | { error: string } | und
     '|---|---:|---:|---|---:|---:|---|',
   );
   for (const row of [cli.help, cli.keys_create]) {
-    lines.push(`| \`kbqa ${row.command}\` | ${row.median_ms} | ${row.min_ms} – ${row.max_ms} | ${row.runs_ms.join(', ')} | ${row.modules} | ${row.packages} | ${row.heavy_packages.join(', ') || 'none'} |`);
+    lines.push(
+      `| \`kbqa ${row.command}\` | ${row.median_ms} | ${row.min_ms} – ${row.max_ms} | ${row.runs_ms.join(', ')} | ${row.modules} | ${row.packages} | ${row.heavy_packages.join(', ') || 'none'} |`,
+    );
   }
   if (cli.machine_node) {
     const node = cli.machine_node;

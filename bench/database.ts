@@ -8,7 +8,12 @@ import { MongoClient } from 'mongodb';
 export function benchDatabaseName(stamp: string): string {
   let compact = '';
   for (const character of stamp) {
-    if ((character >= '0' && character <= '9') || (character >= 'A' && character <= 'Z') || (character >= 'a' && character <= 'z')) compact += character;
+    if (
+      (character >= '0' && character <= '9') ||
+      (character >= 'A' && character <= 'Z') ||
+      (character >= 'a' && character <= 'z')
+    )
+      compact += character;
   }
   return `kbqa_bench_${compact}`;
 }

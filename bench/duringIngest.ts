@@ -58,10 +58,20 @@ interface DocumentView {
   error?: string;
 }
 
-async function apiCall<T>(url: string, apiKey: string, method: 'GET' | 'POST', body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: T }> {
+async function apiCall<T>(
+  url: string,
+  apiKey: string,
+  method: 'GET' | 'POST',
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: T }> {
   const response = await fetch(url, {
     method,
-    headers: { authorization: `Bearer ${apiKey}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    headers: {
+      authorization: `Bearer ${apiKey}`,
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...headers,
+    },
     body: body !== undefined ? JSON.stringify(body) : undefined,
   });
   return { status: response.status, body: (await response.json()) as T };
@@ -76,7 +86,12 @@ export async function queriesDuringIngest(options: {
   timeoutMs?: number;
   log: (message: string) => void;
 }): Promise<DuringIngestResult> {
-  const idle = await runSequentialQueries({ url: options.url, apiKey: options.apiKey, bodies: options.bodies, warmup: 10 });
+  const idle = await runSequentialQueries({
+    url: options.url,
+    apiKey: options.apiKey,
+    bodies: options.bodies,
+    warmup: 10,
+  });
   options.log(`  idle: ${idle.queries} queries, p50 ${idle.latency.p50_ms} ms, p95 ${idle.latency.p95_ms} ms`);
 
   const started = performance.now();
@@ -88,10 +103,14 @@ export async function queriesDuringIngest(options: {
     { prefer: 'respond-async' },
   );
   if (created.status !== 202 || !created.body.document) {
-    throw new Error(`POST /api/v1/documents with Prefer: respond-async answered ${created.status}: ${created.body.error?.message ?? JSON.stringify(created.body).slice(0, 200)}`);
+    throw new Error(
+      `POST /api/v1/documents with Prefer: respond-async answered ${created.status}: ${created.body.error?.message ?? JSON.stringify(created.body).slice(0, 200)}`,
+    );
   }
   const documentId = created.body.document.id;
-  options.log(`  ${options.document.bytes} bytes queued as document ${documentId} (202 after ${round(performance.now() - started, 0)} ms)`);
+  options.log(
+    `  ${options.document.bytes} bytes queued as document ${documentId} (202 after ${round(performance.now() - started, 0)} ms)`,
+  );
 
   let latest: DocumentView = created.body.document;
   let finishedAt = 0;
@@ -100,10 +119,17 @@ export async function queriesDuringIngest(options: {
   const poller = (async () => {
     while (inFlight()) {
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-      const polled = await apiCall<{ document: DocumentView }>(`${options.url}/api/v1/documents/${documentId}`, options.apiKey, 'GET');
+      const polled = await apiCall<{ document: DocumentView }>(
+        `${options.url}/api/v1/documents/${documentId}`,
+        options.apiKey,
+        'GET',
+      );
       if (polled.status === 200) latest = polled.body.document;
       if (!inFlight()) finishedAt = performance.now();
-      else if (performance.now() > deadline) throw new Error(`document ${documentId} still ${latest.status} after ${(options.timeoutMs ?? 20 * 60_000) / 1000} s`);
+      else if (performance.now() > deadline)
+        throw new Error(
+          `document ${documentId} still ${latest.status} after ${(options.timeoutMs ?? 20 * 60_000) / 1000} s`,
+        );
     }
     if (finishedAt === 0) finishedAt = performance.now();
   })();
@@ -121,7 +147,9 @@ export async function queriesDuringIngest(options: {
   await poller;
   const seconds = (finishedAt - started) / 1000;
   const chunks = latest.chunks ?? 0;
-  options.log(`  document ${latest.status}: ${chunks} chunks in ${round(seconds, 1)} s; ${during.queries} queries meanwhile, p50 ${during.latency.p50_ms} ms, p95 ${during.latency.p95_ms} ms`);
+  options.log(
+    `  document ${latest.status}: ${chunks} chunks in ${round(seconds, 1)} s; ${during.queries} queries meanwhile, p50 ${during.latency.p50_ms} ms, p95 ${during.latency.p95_ms} ms`,
+  );
   return {
     knowledge_base_id: options.knowledgeBaseId,
     document: {

@@ -26,7 +26,10 @@ interface PrimaryStats {
 }
 
 export async function chunkIndexStats(search: SearchIndex): Promise<ChunkIndexStats> {
-  const response = await search.request<{ _all: { primaries: PrimaryStats } }>('GET', `/${CHUNKS_ALIAS}/_stats/docs,refresh,segments,merge`);
+  const response = await search.request<{ _all: { primaries: PrimaryStats } }>(
+    'GET',
+    `/${CHUNKS_ALIAS}/_stats/docs,refresh,segments,merge`,
+  );
   const primaries = response._all.primaries;
   return {
     documents: primaries.docs?.count ?? 0,
@@ -58,12 +61,16 @@ export type ChunkIndexDelta = ReturnType<typeof statsDelta>;
  * writes leaves merges behind; waiting charges their CPU to the phase that caused them, and keeps them from
  * slowing the next phase's queries.
  */
-export async function waitForMerges(search: SearchIndex, limitMs = 60_000): Promise<{ seconds: number; settled: boolean }> {
+export async function waitForMerges(
+  search: SearchIndex,
+  limitMs = 60_000,
+): Promise<{ seconds: number; settled: boolean }> {
   const started = performance.now();
   for (;;) {
     const stats = await chunkIndexStats(search);
     if (stats.merges_running === 0) return { seconds: round((performance.now() - started) / 1000, 2), settled: true };
-    if (performance.now() - started > limitMs) return { seconds: round((performance.now() - started) / 1000, 2), settled: false };
+    if (performance.now() - started > limitMs)
+      return { seconds: round((performance.now() - started) / 1000, 2), settled: false };
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
@@ -118,7 +125,8 @@ export async function measureOpenSearchWork<T>(
       cpu_ms: cpuMs,
       cpu_ms_per_chunk: perChunk(cpuMs),
       idle_cpu_percent: idle,
-      net_cpu_ms_per_chunk: cpuMs === null || idle === null ? null : perChunk(Math.max(0, cpuMs - (idle / 100) * spanSeconds * 1000)),
+      net_cpu_ms_per_chunk:
+        cpuMs === null || idle === null ? null : perChunk(Math.max(0, cpuMs - (idle / 100) * spanSeconds * 1000)),
       merge_wait_seconds: merges.seconds,
       merges_settled: merges.settled,
       index: statsDelta(before, after),

@@ -85,7 +85,9 @@ export async function rawEmbedderThroughput(
   pool: { concurrency: number; threadsPerWorker: number },
 ): Promise<RawEmbedRun> {
   const splitStarted = performance.now();
-  const prepared: Array<{ title: string; segments: Awaited<ReturnType<Rag['split']>>['segments'] }> = new Array(documents.length);
+  const prepared: Array<{ title: string; segments: Awaited<ReturnType<Rag['split']>>['segments'] }> = new Array(
+    documents.length,
+  );
   await forEachConcurrently(documents, pool.concurrency, async (document, index) => {
     let { segments } = await rag.split(document.content, document.filename);
     if (segments.length === 0) ({ segments } = await rag.split(document.content, ''));

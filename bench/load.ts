@@ -76,9 +76,10 @@ export async function runLoad(options: {
   const result = await instance;
   const seconds = (performance.now() - started) / 1000;
   const completed = result.latency.totalCount;
-  const stagesP50 = stages.size > 0
-    ? Object.fromEntries([...stages].map(([stage, values]) => [stage, summarize(values).p50_ms]))
-    : undefined;
+  const stagesP50 =
+    stages.size > 0
+      ? Object.fromEntries([...stages].map(([stage, values]) => [stage, summarize(values).p50_ms]))
+      : undefined;
   return {
     connections: options.connections,
     requests: completed,
@@ -89,7 +90,12 @@ export async function runLoad(options: {
     seconds: round(seconds, 2),
     requests_per_s: round(completed / seconds, 1),
     latency: summarize(latencies),
-    autocannon: { p50_ms: result.latency.p50, p90_ms: result.latency.p90, p99_ms: result.latency.p99, average_rps: result.requests.average },
+    autocannon: {
+      p50_ms: result.latency.p50,
+      p90_ms: result.latency.p90,
+      p99_ms: result.latency.p99,
+      average_rps: result.requests.average,
+    },
     ...(stagesP50 ? { stages_p50_ms: stagesP50 } : {}),
     latencies_ms: latencies.map((value) => round(value, 2)),
   };

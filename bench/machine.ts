@@ -28,7 +28,10 @@ function osName(): string {
 }
 
 export async function describeMachine(search: SearchIndex, mongoUrl: string, timeoutMs: number): Promise<MachineInfo> {
-  const root = await search.request<{ version: { number: string; lucene_version: string; distribution?: string } }>('GET', '/');
+  const root = await search.request<{ version: { number: string; lucene_version: string; distribution?: string } }>(
+    'GET',
+    '/',
+  );
   const mongo = new MongoClient(mongoUrl, { serverSelectionTimeoutMS: timeoutMs });
   let buildInfo: { version?: string; ferretdbVersion?: string } = {};
   try {

@@ -26,9 +26,102 @@ export interface AcknowledgedDocument {
 
 // Enough adjectives, objects and places that two documents rarely share the phrase a question asks about: the
 // dense side cannot tell record codes apart, so near-duplicates would compete with the right document.
-const ADJECTIVES = ['amber', 'brass', 'cedar', 'copper', 'crimson', 'dented', 'enamel', 'faded', 'gilded', 'granite', 'hazel', 'indigo', 'ivory', 'jade', 'lacquered', 'linen', 'maple', 'nickel', 'oaken', 'olive', 'pewter', 'quilted', 'rusted', 'saffron', 'scarlet', 'silver', 'slate', 'tarnished', 'velvet', 'walnut'];
-const OBJECTS = ['compass', 'kettle', 'ledger', 'whistle', 'map', 'lantern', 'prism', 'blanket', 'sextant', 'telescope', 'anchor', 'barometer', 'bell', 'chronometer', 'flag', 'harpoon', 'hourglass', 'inkwell', 'jug', 'key', 'lamp', 'mirror', 'net', 'oar', 'padlock', 'quadrant', 'rope', 'sail', 'satchel', 'spyglass', 'teapot', 'trunk', 'umbrella', 'violin', 'wheel', 'chart', 'saddle', 'helmet', 'globe', 'clock'];
-const PLACES = ['cabinet', 'locker', 'drawer', 'crate', 'shelf', 'chest', 'vault', 'cupboard', 'bin', 'rack', 'safe', 'hold', 'attic', 'cellar', 'pantry', 'kiosk', 'hangar', 'stall', 'booth', 'annex'];
+const ADJECTIVES = [
+  'amber',
+  'brass',
+  'cedar',
+  'copper',
+  'crimson',
+  'dented',
+  'enamel',
+  'faded',
+  'gilded',
+  'granite',
+  'hazel',
+  'indigo',
+  'ivory',
+  'jade',
+  'lacquered',
+  'linen',
+  'maple',
+  'nickel',
+  'oaken',
+  'olive',
+  'pewter',
+  'quilted',
+  'rusted',
+  'saffron',
+  'scarlet',
+  'silver',
+  'slate',
+  'tarnished',
+  'velvet',
+  'walnut',
+];
+const OBJECTS = [
+  'compass',
+  'kettle',
+  'ledger',
+  'whistle',
+  'map',
+  'lantern',
+  'prism',
+  'blanket',
+  'sextant',
+  'telescope',
+  'anchor',
+  'barometer',
+  'bell',
+  'chronometer',
+  'flag',
+  'harpoon',
+  'hourglass',
+  'inkwell',
+  'jug',
+  'key',
+  'lamp',
+  'mirror',
+  'net',
+  'oar',
+  'padlock',
+  'quadrant',
+  'rope',
+  'sail',
+  'satchel',
+  'spyglass',
+  'teapot',
+  'trunk',
+  'umbrella',
+  'violin',
+  'wheel',
+  'chart',
+  'saddle',
+  'helmet',
+  'globe',
+  'clock',
+];
+const PLACES = [
+  'cabinet',
+  'locker',
+  'drawer',
+  'crate',
+  'shelf',
+  'chest',
+  'vault',
+  'cupboard',
+  'bin',
+  'rack',
+  'safe',
+  'hold',
+  'attic',
+  'cellar',
+  'pantry',
+  'kiosk',
+  'hangar',
+  'stall',
+  'booth',
+  'annex',
+];
 const FILLER = [
   'The harbour office keeps an inventory of every item that passes through the customs shed.',
   'Each record is checked twice a year by the quartermaster and the duty clerk together.',
@@ -45,7 +138,11 @@ export function uniqueDocument(): { filename: string; content: string; question:
   const number = 100 + (randomBytes(2).readUInt16BE() % 900);
   const sentence = `Inventory record ${code}: the ${object} is kept in ${place} ${number}.`;
   const content = `# Record ${code}\n\n${FILLER[0]} ${sentence} ${FILLER[1 + (number % 3)]}\n`;
-  return { filename: `record-${code}.md`, content, question: `Where is the ${object} of inventory record ${code} kept?` };
+  return {
+    filename: `record-${code}.md`,
+    content,
+    question: `Where is the ${object} of inventory record ${code} kept?`,
+  };
 }
 
 export interface MixedLoadOptions {
@@ -90,7 +187,11 @@ export async function callApi(
   try {
     const response = await fetch(`${url}${path}`, {
       method,
-      headers: { authorization: `Bearer ${apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      headers: {
+        authorization: `Bearer ${apiKey}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(timeoutMs),
     });
@@ -110,8 +211,14 @@ export async function callApi(
       message: envelope.error?.message,
     };
   } catch (error) {
-    const name = error instanceof Error ? (error.name === 'TimeoutError' ? 'timeout' : (error.cause as Error | undefined)?.name ?? error.name) : 'error';
-    const message = error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error);
+    const name =
+      error instanceof Error
+        ? error.name === 'TimeoutError'
+          ? 'timeout'
+          : ((error.cause as Error | undefined)?.name ?? error.name)
+        : 'error';
+    const message =
+      error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error);
     return { status: 0, body: null, ms: performance.now() - started, code: name, message };
   }
 }
@@ -124,7 +231,9 @@ export function startMixedLoad(options: MixedLoadOptions): MixedLoad {
   let stopping = false;
 
   const ask = async () => {
-    const pool = acknowledged.filter((document) => document.status === 201 || Date.now() - document.acknowledgedAt > 10_000);
+    const pool = acknowledged.filter(
+      (document) => document.status === 201 || Date.now() - document.acknowledgedAt > 10_000,
+    );
     const target = pool.length > 0 ? pool[Math.floor(Math.random() * pool.length)] : null;
     const startedAt = Date.now();
     const answer = await callApi(
@@ -132,10 +241,20 @@ export function startMixedLoad(options: MixedLoadOptions): MixedLoad {
       options.apiKey,
       'POST',
       '/api/v1/query',
-      { query: target?.question ?? 'Where is the brass compass kept?', knowledge_base_ids: target ? [target.knowledgeBaseId] : options.knowledgeBaseIds },
+      {
+        query: target?.question ?? 'Where is the brass compass kept?',
+        knowledge_base_ids: target ? [target.knowledgeBaseId] : options.knowledgeBaseIds,
+      },
       options.requestTimeoutMs,
     );
-    records.push({ kind: 'query', startedAt, ms: answer.ms, status: answer.status, code: answer.code, message: answer.message });
+    records.push({
+      kind: 'query',
+      startedAt,
+      ms: answer.ms,
+      status: answer.status,
+      code: answer.code,
+      message: answer.message,
+    });
   };
 
   const ingest = async () => {
@@ -152,11 +271,24 @@ export function startMixedLoad(options: MixedLoadOptions): MixedLoad {
       options.requestTimeoutMs,
       asynchronous ? { prefer: 'respond-async' } : {},
     );
-    records.push({ kind: 'ingest', startedAt, ms: answer.ms, status: answer.status, code: answer.code, message: answer.message });
+    records.push({
+      kind: 'ingest',
+      startedAt,
+      ms: answer.ms,
+      status: answer.status,
+      code: answer.code,
+      message: answer.message,
+    });
     if (answer.status === 201 || answer.status === 202) {
       const id = (answer.body as { document?: { id?: string } }).document?.id;
       if (typeof id === 'string') {
-        acknowledged.push({ id, knowledgeBaseId, question: document.question, acknowledgedAt: Date.now(), status: answer.status });
+        acknowledged.push({
+          id,
+          knowledgeBaseId,
+          question: document.question,
+          acknowledgedAt: Date.now(),
+          status: answer.status,
+        });
       }
     }
   };
@@ -174,7 +306,8 @@ export function startMixedLoad(options: MixedLoadOptions): MixedLoad {
     records,
     acknowledged,
     async settled(time) {
-      while (inFlightSince.some((since) => since !== null && since < time)) await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+      while (inFlightSince.some((since) => since !== null && since < time))
+        await new Promise((resolveWait) => setTimeout(resolveWait, 100));
     },
     async stop() {
       stopping = true;

@@ -86,20 +86,31 @@ export const options = {
   queries: positive(args.queries, quick ? 100 : 300, 'queries'),
   loadAmount: positive(args['load-amount'], quick ? 200 : 600, 'load-amount'),
   loadConnections: 8,
-  scaleSteps: (args['scale-steps'] ?? (quick ? '2000,10000' : '10000,100000')).split(',').map((step) => positive(step.trim(), 0, 'scale-steps')),
+  scaleSteps: (args['scale-steps'] ?? (quick ? '2000,10000' : '10000,100000'))
+    .split(',')
+    .map((step) => positive(step.trim(), 0, 'scale-steps')),
   scaleQueries: positive(args['scale-queries'], quick ? 50 : 100, 'scale-queries'),
   authSeconds: positive(args['auth-seconds'], quick ? 3 : 10, 'auth-seconds'),
   authConnections: 32,
   // The API process and the raw-embedder baseline get the same pool, whatever the environment says.
-  modelWorkers: positive(args['model-workers'] ?? (Number(process.env.KBQA_MODEL_WORKERS) > 0 ? process.env.KBQA_MODEL_WORKERS : undefined), os.availableParallelism(), 'model-workers'),
-  embedThreads: positive(args['embed-threads'] ?? (Number(process.env.KBQA_EMBED_THREADS) > 0 ? process.env.KBQA_EMBED_THREADS : undefined), 1, 'embed-threads'),
+  modelWorkers: positive(
+    args['model-workers'] ?? (Number(process.env.KBQA_MODEL_WORKERS) > 0 ? process.env.KBQA_MODEL_WORKERS : undefined),
+    os.availableParallelism(),
+    'model-workers',
+  ),
+  embedThreads: positive(
+    args['embed-threads'] ?? (Number(process.env.KBQA_EMBED_THREADS) > 0 ? process.env.KBQA_EMBED_THREADS : undefined),
+    1,
+    'embed-threads',
+  ),
   refreshChunks: positive(args['refresh-chunks'], quick ? 300 : 2000, 'refresh-chunks'),
   bigDocumentMiB: positiveNumber(args['big-doc-mib'], quick ? 0.5 : 5, 'big-doc-mib'),
   groupCommitMs: (args['group-commit-ms'] ?? '250')
     .split(',')
     .map((interval) => Number(interval.trim()))
     .filter((interval) => {
-      if (!Number.isInteger(interval) || interval < 0) throw new Error('--group-commit-ms takes integers ≥ 0, comma-separated');
+      if (!Number.isInteger(interval) || interval < 0)
+        throw new Error('--group-commit-ms takes integers ≥ 0, comma-separated');
       return interval > 0;
     }),
   duringQueries: positive(args['during-queries'], quick ? 50 : 100, 'during-queries'),

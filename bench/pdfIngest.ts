@@ -109,15 +109,19 @@ async function followDocument(
   let untilEmbeddingMs: number | null = null;
   let pages: number | null = null;
   while (true) {
-    if (document.status === 'failed') throw new Error(`document ${document.id} failed: ${document.error ?? 'no error given'}`);
+    if (document.status === 'failed')
+      throw new Error(`document ${document.id} failed: ${document.error ?? 'no error given'}`);
     if (document.progress?.pages) pages = document.progress.pages.total;
-    if (untilEmbeddingMs === null && document.status === 'processing' && (document.progress?.total ?? 0) > 0) untilEmbeddingMs = Date.now() - started;
+    if (untilEmbeddingMs === null && document.status === 'processing' && (document.progress?.total ?? 0) > 0)
+      untilEmbeddingMs = Date.now() - started;
     if (document.status === 'ready') return { document, polledMs: Date.now() - started, untilEmbeddingMs, pages };
-    if (Date.now() - started > timeoutMs) throw new Error(`document ${document.id} still ${document.status} after ${timeoutMs / 1000} s`);
+    if (Date.now() - started > timeoutMs)
+      throw new Error(`document ${document.id} still ${document.status} after ${timeoutMs / 1000} s`);
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     const response = await fetch(documentUrl, { headers });
     const body = await readJson<{ document?: DocumentView; error?: { message?: string } }>(response);
-    if (response.status !== 200 || !body.document) throw new Error(`GET ${documentUrl} answered ${response.status}: ${body.error?.message ?? ''}`);
+    if (response.status !== 200 || !body.document)
+      throw new Error(`GET ${documentUrl} answered ${response.status}: ${body.error?.message ?? ''}`);
     document = body.document;
   }
 }
@@ -149,20 +153,47 @@ function timing(
   };
 }
 
-async function ingestPdf(url: string, session: WebSession, knowledgeBaseId: string, pdf: Uint8Array, timeoutMs: number, warmup: boolean): Promise<IngestTiming> {
+async function ingestPdf(
+  url: string,
+  session: WebSession,
+  knowledgeBaseId: string,
+  pdf: Uint8Array,
+  timeoutMs: number,
+  warmup: boolean,
+): Promise<IngestTiming> {
   const form = new FormData();
   form.append('file', new Blob([new Uint8Array(pdf)], { type: 'application/pdf' }), 'same.pdf');
   const headers = { cookie: session.cookie, 'x-csrf-token': session.csrfToken };
   const started = Date.now();
-  const response = await fetch(`${url}/api/web/knowledge-bases/${knowledgeBaseId}/uploads`, { method: 'POST', headers, body: form });
+  const response = await fetch(`${url}/api/web/knowledge-bases/${knowledgeBaseId}/uploads`, {
+    method: 'POST',
+    headers,
+    body: form,
+  });
   const acceptedMs = Date.now() - started;
   const body = await readJson<{ document?: DocumentView; error?: { message?: string } }>(response);
-  if (response.status !== 202 || !body.document) throw new Error(`PDF upload answered ${response.status}: ${body.error?.message ?? JSON.stringify(body).slice(0, 200)}`);
-  const followed = await followDocument(`${url}/api/web/documents/${body.document.id}`, { cookie: session.cookie }, body.document, started, timeoutMs);
+  if (response.status !== 202 || !body.document)
+    throw new Error(
+      `PDF upload answered ${response.status}: ${body.error?.message ?? JSON.stringify(body).slice(0, 200)}`,
+    );
+  const followed = await followDocument(
+    `${url}/api/web/documents/${body.document.id}`,
+    { cookie: session.cookie },
+    body.document,
+    started,
+    timeoutMs,
+  );
   return timing('pdf', knowledgeBaseId, started, acceptedMs, followed, warmup);
 }
 
-async function ingestText(url: string, apiKey: string, knowledgeBaseId: string, content: string, timeoutMs: number, warmup: boolean): Promise<IngestTiming> {
+async function ingestText(
+  url: string,
+  apiKey: string,
+  knowledgeBaseId: string,
+  content: string,
+  timeoutMs: number,
+  warmup: boolean,
+): Promise<IngestTiming> {
   const headers = { authorization: `Bearer ${apiKey}` };
   const started = Date.now();
   const response = await fetch(`${url}/api/v1/documents`, {
@@ -172,15 +203,26 @@ async function ingestText(url: string, apiKey: string, knowledgeBaseId: string, 
   });
   const acceptedMs = Date.now() - started;
   const body = await readJson<{ document?: DocumentView; error?: { message?: string } }>(response);
-  if (response.status !== 202 || !body.document) throw new Error(`POST /api/v1/documents answered ${response.status}: ${body.error?.message ?? JSON.stringify(body).slice(0, 200)}`);
-  const followed = await followDocument(`${url}/api/v1/documents/${body.document.id}`, headers, body.document, started, timeoutMs);
+  if (response.status !== 202 || !body.document)
+    throw new Error(
+      `POST /api/v1/documents answered ${response.status}: ${body.error?.message ?? JSON.stringify(body).slice(0, 200)}`,
+    );
+  const followed = await followDocument(
+    `${url}/api/v1/documents/${body.document.id}`,
+    headers,
+    body.document,
+    started,
+    timeoutMs,
+  );
   return timing('text', knowledgeBaseId, started, acceptedMs, followed, warmup);
 }
 
 function side(timings: IngestTiming[], bytes: number): PdfIngestSide {
   const ms = timings.map((run) => run.ms);
   const medianMs = median(ms);
-  const untilEmbedding = timings.map((run) => run.until_embedding_ms).filter((value): value is number => value !== null);
+  const untilEmbedding = timings
+    .map((run) => run.until_embedding_ms)
+    .filter((value): value is number => value !== null);
   // The same document every run: the counts are the same (the last run's, should they ever differ).
   const last = timings[timings.length - 1];
   return {
@@ -216,9 +258,10 @@ export async function comparePdfAndText(options: {
   const all: IngestTiming[] = [];
   const once = async (kind: IngestTiming['kind'], label: string, warmup: boolean) => {
     const knowledgeBaseId = await options.newKnowledgeBase(`bench-pdf-${label}`);
-    const run = kind === 'pdf'
-      ? await ingestPdf(url, session, knowledgeBaseId, fixture.pdf, timeoutMs, warmup)
-      : await ingestText(url, apiKey, knowledgeBaseId, fixture.text, timeoutMs, warmup);
+    const run =
+      kind === 'pdf'
+        ? await ingestPdf(url, session, knowledgeBaseId, fixture.pdf, timeoutMs, warmup)
+        : await ingestText(url, apiKey, knowledgeBaseId, fixture.text, timeoutMs, warmup);
     all.push(run);
     log(
       `  ${label}: ${kind} ready in ${run.ms} ms (polled ${run.polled_ms}; embedding from ${run.until_embedding_ms ?? 'n/a'} ms; 202 after ${run.accepted_ms} ms), ` +
@@ -235,9 +278,18 @@ export async function comparePdfAndText(options: {
     for (const kind of order) await once(kind, `run ${index + 1} ${kind}`, false);
   }
   const measured = all.filter((run) => !run.warmup);
-  const pdf = side(measured.filter((run) => run.kind === 'pdf'), fixture.pdf.byteLength);
-  const text = side(measured.filter((run) => run.kind === 'text'), Buffer.byteLength(fixture.text, 'utf8'));
-  const extraction = pdf.median_until_embedding_ms !== null && text.median_until_embedding_ms !== null ? pdf.median_until_embedding_ms - text.median_until_embedding_ms : null;
+  const pdf = side(
+    measured.filter((run) => run.kind === 'pdf'),
+    fixture.pdf.byteLength,
+  );
+  const text = side(
+    measured.filter((run) => run.kind === 'text'),
+    Buffer.byteLength(fixture.text, 'utf8'),
+  );
+  const extraction =
+    pdf.median_until_embedding_ms !== null && text.median_until_embedding_ms !== null
+      ? pdf.median_until_embedding_ms - text.median_until_embedding_ms
+      : null;
   const method =
     `hundredPageTextPdf() (test/fixtures/pdfs.ts): ${fixture.pages.length} pages, ${(fixture.pdf.byteLength / 1024).toFixed(0)} KiB as PDF, ` +
     `${(Buffer.byteLength(fixture.text, 'utf8') / 1024).toFixed(0)} KiB as plain text (the same paragraphs). The PDF through the web app's upload ` +

@@ -43,7 +43,11 @@ export interface PhaseResources {
   cpu_ms: Record<string, number>;
 }
 
-export function startPhase(api: ApiProcess, canResetPeak: boolean, stack: Record<string, number>): () => PhaseResources {
+export function startPhase(
+  api: ApiProcess,
+  canResetPeak: boolean,
+  stack: Record<string, number>,
+): () => PhaseResources {
   if (canResetPeak) api.resetPeak();
   const stopSampling = api.sampleRss();
   const pids: Record<string, number> = { api: api.pid, ...stack };

@@ -18,12 +18,17 @@ import { measureOpenSearchWork, type OpenSearchWork } from './indexStats.ts';
 import { copyOfChunk, templateDocuments } from './scale.ts';
 import { round, summarize } from './stats.ts';
 
-export type RefreshPolicy = { kind: 'refresh=true' } | { kind: 'refresh=wait_for' } | { kind: 'group commit'; intervalMs: number };
+export type RefreshPolicy =
+  { kind: 'refresh=true' } | { kind: 'refresh=wait_for' } | { kind: 'group commit'; intervalMs: number };
 
 /** The three ways, group commit at the service's interval and at each extra one. */
 export function refreshPolicies(serviceIntervalMs: number, extraIntervalsMs: number[]): RefreshPolicy[] {
   const intervals = [serviceIntervalMs, ...extraIntervalsMs.filter((interval) => interval !== serviceIntervalMs)];
-  return [{ kind: 'refresh=true' }, { kind: 'refresh=wait_for' }, ...intervals.map((intervalMs) => ({ kind: 'group commit' as const, intervalMs }))];
+  return [
+    { kind: 'refresh=true' },
+    { kind: 'refresh=wait_for' },
+    ...intervals.map((intervalMs) => ({ kind: 'group commit' as const, intervalMs })),
+  ];
 }
 
 export function policyName(policy: RefreshPolicy): string {
@@ -60,7 +65,10 @@ export interface RefreshPolicyComparison {
  * exporting it, or an indexChunks option for the refresh parameter, would remove this copy).
  */
 function bulkLines(chunks: ChunkDocument[]): unknown[] {
-  return chunks.flatMap((chunk) => [{ index: { _index: CHUNKS_ALIAS, _id: chunk.chunk_id } }, { ...chunk, embedding_b64: encodeEmbedding(chunk.embedding) }]);
+  return chunks.flatMap((chunk) => [
+    { index: { _index: CHUNKS_ALIAS, _id: chunk.chunk_id } },
+    { ...chunk, embedding_b64: encodeEmbedding(chunk.embedding) },
+  ]);
 }
 
 /** `chunks` chunks in documents shaped like the templates' (cycling through them), for one KB. */
@@ -72,7 +80,9 @@ function documentsFor(templates: ChunkDocument[][], knowledgeBaseId: string, chu
     const template = templates[serial % templates.length].slice(0, chunks - made);
     const documentId = randomUUID();
     documents.push(
-      template.map((chunk, index) => copyOfChunk(chunk, { knowledgeBaseId, documentId, index, filename: `refresh-${serial}.txt`, createdAt })),
+      template.map((chunk, index) =>
+        copyOfChunk(chunk, { knowledgeBaseId, documentId, index, filename: `refresh-${serial}.txt`, createdAt }),
+      ),
     );
     made += template.length;
   }
@@ -111,7 +121,10 @@ export async function compareRefreshPolicies(options: {
   const runs: RefreshPolicyRun[] = [];
   for (const [position, policy] of options.policies.entries()) {
     const serviceSetting = policy.kind === 'group commit' && policy.intervalMs === options.refreshIntervalMs;
-    const search = policy.kind === 'group commit' && !serviceSetting ? options.withRefreshInterval(policy.intervalMs) : options.search;
+    const search =
+      policy.kind === 'group commit' && !serviceSetting
+        ? options.withRefreshInterval(policy.intervalMs)
+        : options.search;
     try {
       const knowledgeBaseId = options.knowledgeBaseIds[position];
       const documents = documentsFor(templates, knowledgeBaseId, options.chunks);
@@ -162,8 +175,8 @@ export async function compareRefreshPolicies(options: {
       `${options.chunks} chunks per policy: perturbed copies of the real chunks of the concurrency-4 ingest KB, grouped as their documents are ` +
       `(${round(options.chunks / runs[0].documents, 1)} chunks per document on average), each policy into its own KB, ${options.concurrency} documents in flight, ` +
       'one bulk request per document. Only the bench process talks to OpenSearch on purpose (no API, no embedder). ' +
-      'Before each policy the bench waits until no merge runs and samples OpenSearch\'s idle CPU for 3 s; OpenSearch CPU then runs from the first bulk ' +
-      'until no merge runs any more; refreshes (except the refresher\'s own count), merges and segments are index-wide ' +
+      "Before each policy the bench waits until no merge runs and samples OpenSearch's idle CPU for 3 s; OpenSearch CPU then runs from the first bulk " +
+      "until no merge runs any more; refreshes (except the refresher's own count), merges and segments are index-wide " +
       '`_stats` (primaries) deltas over the same span, so another client of the shared stack shows up in them too.',
     concurrency: options.concurrency,
     refresh_interval_ms: options.refreshIntervalMs,

@@ -1,5 +1,10 @@
 // The run's JSON shape, its targets, and the markdown summary.
-import { CLI_HELP_TARGET_MS, CLI_KEYS_CREATE_TARGET_MS, renderCliStartup, type CliStartupResult } from './cliStartup.ts';
+import {
+  CLI_HELP_TARGET_MS,
+  CLI_KEYS_CREATE_TARGET_MS,
+  renderCliStartup,
+  type CliStartupResult,
+} from './cliStartup.ts';
 import type { DuringIngestResult } from './duringIngest.ts';
 import type { LoadResult } from './load.ts';
 import type { MachineInfo } from './machine.ts';
@@ -115,16 +120,30 @@ const fmt = (value: number | null | undefined, digits = 1) =>
 const digitsFor = (unit: string) => (unit === '×' ? 2 : unit === '' ? 0 : 1);
 
 /** The ingest run at concurrency 4 (the one the ratio and the OpenSearch CPU target are about). */
-export const ingestAt = (result: Pick<BenchResult, 'ingest'>, concurrency: number) => result.ingest?.api.find((run) => run.concurrency === concurrency);
+export const ingestAt = (result: Pick<BenchResult, 'ingest'>, concurrency: number) =>
+  result.ingest?.api.find((run) => run.concurrency === concurrency);
 
 /** The PDF-vs-text comparison when it ran and succeeded. */
 const pdfComparison = (result: Pick<BenchResult, 'pdf_ingest'>): PdfIngestResult | null =>
   result.pdf_ingest && !('error' in result.pdf_ingest) ? result.pdf_ingest : null;
 
 export function buildTargets(result: Omit<BenchResult, 'targets' | 'charts' | 'finished_at'>): Target[] {
-  const target = (id: string, label: string, value: number | null, unit: string, comparison: Target['comparison'], threshold: number): Target => {
+  const target = (
+    id: string,
+    label: string,
+    value: number | null,
+    unit: string,
+    comparison: Target['comparison'],
+    threshold: number,
+  ): Target => {
     const known = value !== null && Number.isFinite(value);
-    const pass = !known ? null : comparison === '≥' ? value >= threshold : comparison === '≤' ? value <= threshold : value === threshold;
+    const pass = !known
+      ? null
+      : comparison === '≥'
+        ? value >= threshold
+        : comparison === '≤'
+          ? value <= threshold
+          : value === threshold;
     let missBy: string | null = null;
     if (known && pass === false) {
       const gap = Math.abs(value - threshold);
@@ -132,7 +151,17 @@ export function buildTargets(result: Omit<BenchResult, 'targets' | 'charts' | 'f
       missBy = `${comparison === '≥' ? 'short by' : 'over by'} ${gap.toFixed(digitsFor(unit))}${unit ? ` ${unit}` : ''}${relative}`;
     }
     const thresholdText = `${comparison} ${threshold}${unit && unit !== '×' ? ` ${unit}` : ''}`;
-    return { id, label, value: known ? value : null, unit, comparison, threshold, target: thresholdText, pass, miss_by: missBy };
+    return {
+      id,
+      label,
+      value: known ? value : null,
+      unit,
+      comparison,
+      threshold,
+      target: thresholdText,
+      pass,
+      miss_by: missBy,
+    };
   };
   const targets: Target[] = [];
   // A run of one phase (--only) judges only what it measured; a whole run judges every target (n/a when a phase failed).
@@ -140,14 +169,37 @@ export function buildTargets(result: Omit<BenchResult, 'targets' | 'charts' | 'f
   if (whole || result.only === 'pdf') {
     const pdf = pdfComparison(result);
     const pages = pdf ? `${pdf.pages}-page` : '100-page';
-    targets.push(target('pdf_ingest_ratio', `Ingest: ${pages} text PDF (web upload, extraction + embedding) ÷ the same text as plain text, median time to ready`, pdf ? pdf.ratio : null, '×', '≤', PDF_RATIO_TARGET));
+    targets.push(
+      target(
+        'pdf_ingest_ratio',
+        `Ingest: ${pages} text PDF (web upload, extraction + embedding) ÷ the same text as plain text, median time to ready`,
+        pdf ? pdf.ratio : null,
+        '×',
+        '≤',
+        PDF_RATIO_TARGET,
+      ),
+    );
   }
   if (whole || result.only === 'cli') {
     const cli = result.cli_startup && !('error' in result.cli_startup) ? result.cli_startup : null;
     const runs = cli ? `median of ${cli.runs}` : 'median';
     targets.push(
-      target('cli_help_ms', `CLI: \`kbqa --help\`, fresh process, ${runs}`, cli ? cli.help.median_ms : null, 'ms', '≤', CLI_HELP_TARGET_MS),
-      target('cli_keys_create_ms', `CLI: \`kbqa keys create\`, fresh process, ${runs}`, cli ? cli.keys_create.median_ms : null, 'ms', '≤', CLI_KEYS_CREATE_TARGET_MS),
+      target(
+        'cli_help_ms',
+        `CLI: \`kbqa --help\`, fresh process, ${runs}`,
+        cli ? cli.help.median_ms : null,
+        'ms',
+        '≤',
+        CLI_HELP_TARGET_MS,
+      ),
+      target(
+        'cli_keys_create_ms',
+        `CLI: \`kbqa keys create\`, fresh process, ${runs}`,
+        cli ? cli.keys_create.median_ms : null,
+        'ms',
+        '≤',
+        CLI_KEYS_CREATE_TARGET_MS,
+      ),
     );
   }
   if (!whole || !result.ingest || !result.query || !result.scale || !result.auth) return targets;
@@ -156,25 +208,84 @@ export function buildTargets(result: Omit<BenchResult, 'targets' | 'charts' | 'f
   const auth = 'error' in result.auth && result.auth.error ? null : (result.auth as LoadResult);
   const scaleSteps = result.scale.steps;
   const thousands = (chunks: number) => `${Math.round(chunks / 1000)}k`;
-  const scaleLabel = scaleSteps.length >= 2 ? `${thousands(scaleSteps[scaleSteps.length - 1].chunks)} ÷ ${thousands(scaleSteps[0].chunks)} chunks` : 'ratio';
+  const scaleLabel =
+    scaleSteps.length >= 2
+      ? `${thousands(scaleSteps[scaleSteps.length - 1].chunks)} ÷ ${thousands(scaleSteps[0].chunks)} chunks`
+      : 'ratio';
   const during = 'error' in result.query.during_ingest ? null : result.query.during_ingest;
   const duringMiB = during ? `${(during.document.bytes / 1024 / 1024).toFixed(1)} MiB` : 'big';
   const queriesFailed = conc.non_2xx + conc.errors > 0;
   const phaseTargets = targets.splice(0);
   return [
-    target('ingest_ratio', `Ingest: API at concurrency 4 ÷ raw embedder at 4, same pool (${result.ingest.raw_embedder.workers} workers)`, result.ingest.api4_to_raw_ratio, '×', '≥', 0.85),
-    target('opensearch_cpu_per_chunk', 'Ingest: OpenSearch CPU per ingested chunk (API, concurrency 4)', ingestAt(result, 4)?.opensearch?.cpu_ms_per_chunk ?? null, 'ms', '≤', 4),
+    target(
+      'ingest_ratio',
+      `Ingest: API at concurrency 4 ÷ raw embedder at 4, same pool (${result.ingest.raw_embedder.workers} workers)`,
+      result.ingest.api4_to_raw_ratio,
+      '×',
+      '≥',
+      0.85,
+    ),
+    target(
+      'opensearch_cpu_per_chunk',
+      'Ingest: OpenSearch CPU per ingested chunk (API, concurrency 4)',
+      ingestAt(result, 4)?.opensearch?.cpu_ms_per_chunk ?? null,
+      'ms',
+      '≤',
+      4,
+    ),
     ...phaseTargets,
-    target('query_throughput_ratio', `Query: throughput at ${conc.connections} connections ÷ sequential`, queriesFailed ? null : result.query.throughput_ratio, '×', '≥', 1.7),
-    target('query_qps_c8', `Query: throughput at ${conc.connections} connections`, queriesFailed ? null : conc.requests_per_s, 'q/s', '≥', 45),
+    target(
+      'query_throughput_ratio',
+      `Query: throughput at ${conc.connections} connections ÷ sequential`,
+      queriesFailed ? null : result.query.throughput_ratio,
+      '×',
+      '≥',
+      1.7,
+    ),
+    target(
+      'query_qps_c8',
+      `Query: throughput at ${conc.connections} connections`,
+      queriesFailed ? null : conc.requests_per_s,
+      'q/s',
+      '≥',
+      45,
+    ),
     target('query_p50', 'Query: p50, sequential', seq.p50_ms, 'ms', '≤', 30),
-    target('scale_search_ratio', `Search stage p50 (hybridSearch direct): ${scaleLabel}`, result.scale.search_stage_p50_ratio ?? null, '×', '≤', 1.5),
-    target('p95_during_ingest', `Query p95 while a ${duringMiB} document ingests ÷ idle p95`, during ? during.p95_ratio : null, '×', '≤', 2),
+    target(
+      'scale_search_ratio',
+      `Search stage p50 (hybridSearch direct): ${scaleLabel}`,
+      result.scale.search_stage_p50_ratio ?? null,
+      '×',
+      '≤',
+      1.5,
+    ),
+    target(
+      'p95_during_ingest',
+      `Query p95 while a ${duringMiB} document ingests ÷ idle p95`,
+      during ? during.p95_ratio : null,
+      '×',
+      '≤',
+      2,
+    ),
     target('api_peak_rss', 'API peak RSS (all workers, any phase)', result.resources.api_peak_rss_mb, 'MB', '≤', 700),
     // Earlier targets that still stand.
     target('query_p95', 'Query: p95, sequential', seq.p95_ms, 'ms', '≤', 120),
-    target('auth_rps', 'Auth path (GET /me, 32 conn.): throughput', auth ? auth.requests_per_s : null, 'req/s', '≥', 1500),
-    target('auth_non2xx', 'Auth path: non-2xx + errors', auth ? auth.non_2xx + auth.errors + auth.timeouts : null, '', '=', 0),
+    target(
+      'auth_rps',
+      'Auth path (GET /me, 32 conn.): throughput',
+      auth ? auth.requests_per_s : null,
+      'req/s',
+      '≥',
+      1500,
+    ),
+    target(
+      'auth_non2xx',
+      'Auth path: non-2xx + errors',
+      auth ? auth.non_2xx + auth.errors + auth.timeouts : null,
+      '',
+      '=',
+      0,
+    ),
   ];
 }
 
@@ -204,12 +315,12 @@ export function renderMarkdown(result: BenchResult): string {
     `Command: \`npm run bench${flags.length > 0 ? ` -- ${flags.join(' ')}` : ''}\` · one run, ${((Date.parse(result.finished_at) - Date.parse(result.started_at)) / 1000).toFixed(0)} s · raw data: [${result.stamp}.json](${result.stamp}.json)`,
     '',
     `- **Own database:** the bench and its API process used a fresh MongoDB database, \`${result.database}\`, on the configured server`,
-    '  (`KBQA_MONGODB_URL` with its database name replaced), dropped at the end: FerretDB\'s SQLite backend scans whole tables even for',
+    "  (`KBQA_MONGODB_URL` with its database name replaced), dropped at the end: FerretDB's SQLite backend scans whole tables even for",
     '  _id lookups, so the shared `kbqa` database, grown by every test run, would slow every request of the bench.',
     `- **Model pool:** the API process${result.ingest ? ' and the raw-embedder baseline both' : ''} ran \`KBQA_MODEL_WORKERS=${o.model_workers}\` worker threads with`,
     `  \`KBQA_EMBED_THREADS=${o.embed_threads}\` ONNX intra-op thread(s) each, \`KBQA_EMBED_BATCH_SIZE=${o.embed_batch_size}\` passages per task;`,
     `  \`KBQA_REFRESH_INTERVAL_MS=${o.refresh_interval_ms}\` (group-commit refresher).`,
-    '- **Shared stack:** OpenSearch and FerretDB are the machine\'s shared servers; their CPU and the chunk index\'s `_stats` include',
+    "- **Shared stack:** OpenSearch and FerretDB are the machine's shared servers; their CPU and the chunk index's `_stats` include",
     '  whatever other clients did meanwhile.',
     '',
     '## Machine',
@@ -241,7 +352,9 @@ export function renderMarkdown(result: BenchResult): string {
     '|---|---:|---|---|---|',
   );
   for (const t of result.targets) {
-    push(`| ${t.label} | ${fmt(t.value, digitsFor(t.unit))}${t.unit && t.value !== null ? ` ${t.unit}` : ''} | ${t.target} | ${mark(t.pass)} | ${t.miss_by ?? ''} |`);
+    push(
+      `| ${t.label} | ${fmt(t.value, digitsFor(t.unit))}${t.unit && t.value !== null ? ` ${t.unit}` : ''} | ${t.target} | ${mark(t.pass)} | ${t.miss_by ?? ''} |`,
+    );
   }
 
   const pdf = result.pdf_ingest;
@@ -256,7 +369,10 @@ export function renderMarkdown(result: BenchResult): string {
         '| path | runs | bytes | chunks indexed (split) | median ms to ready | min – max | polled median | until embedding (median ms) | 202 after (median ms) | chunks/s | ms per chunk |',
         '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
       );
-      for (const [name, run] of [['PDF, web upload', pdf.pdf], ['plain text, /api/v1', pdf.text]] as const) {
+      for (const [name, run] of [
+        ['PDF, web upload', pdf.pdf],
+        ['plain text, /api/v1', pdf.text],
+      ] as const) {
         push(
           `| ${name} | ${run.runs} | ${run.bytes} | ${run.chunks} (${run.total_chunks}) | ${fmt(run.median_ms, 0)} | ${fmt(run.min_ms, 0)} – ${fmt(run.max_ms, 0)} | ${fmt(run.median_polled_ms, 0)} | ${fmt(run.median_until_embedding_ms, 0)} | ${fmt(run.median_accepted_ms, 0)} | ${fmt(run.chunks_per_s)} | ${fmt(run.ms_per_chunk, 2)} |`,
         );
@@ -275,7 +391,9 @@ export function renderMarkdown(result: BenchResult): string {
       pdf.runs.forEach((run, index) => {
         if (!run.warmup) measured += 1;
         const label = run.warmup ? `warm-up ${Math.floor(index / 2) + 1}` : `${Math.ceil(measured / 2)}`;
-        push(`| ${label} | ${run.kind} | ${run.ms} | ${run.polled_ms} | ${run.until_embedding_ms ?? 'n/a'} | ${run.accepted_ms} | ${run.chunks} | ${run.pages ?? '—'} |`);
+        push(
+          `| ${label} | ${run.kind} | ${run.ms} | ${run.polled_ms} | ${run.until_embedding_ms ?? 'n/a'} | ${run.accepted_ms} | ${run.chunks} | ${run.pages ?? '—'} |`,
+        );
       });
     }
   }
@@ -306,14 +424,18 @@ export function renderMarkdown(result: BenchResult): string {
       `with ${raw.concurrency} documents\' \`embedSegments\` in flight at once, as the API\'s ${raw.concurrency} concurrent ingests keep its pool busy. Splitting those documents`,
       `(through the same pool, ${raw.concurrency} at a time) took ${fmt(raw.split_seconds, 2)} s and is not in the raw figure; the API\'s figure includes its splitting.`,
       '',
-      'OpenSearch CPU per chunk (the judged figure): OpenSearch\'s utime + stime from the first request of the run until no merge ran any',
+      "OpenSearch CPU per chunk (the judged figure): OpenSearch's utime + stime from the first request of the run until no merge ran any",
       'more after its last (the merges a run leaves behind are its cost), ÷ the chunks ingested. "Net of idle" subtracts OpenSearch\'s idle',
       'rate (sampled for 3 s just before, with the bench and its API quiet) over the same span: on a shared, busy stack it is the better',
-      'estimate of the ingest\'s own cost. Refreshes (external: requested and scheduled, index.refresh_interval 1 s), merges and segments:',
-      'the chunk index\'s `_stats` (primaries) over the same span, other clients\' included.',
+      "estimate of the ingest's own cost. Refreshes (external: requested and scheduled, index.refresh_interval 1 s), merges and segments:",
+      "the chunk index's `_stats` (primaries) over the same span, other clients' included.",
     );
     for (const run of ing.api) {
-      if (run.opensearch && !run.opensearch.merges_settled) push('', `(concurrency ${run.concurrency}: merges were still running after ${run.opensearch.merge_wait_seconds} s; its CPU figure stops there.)`);
+      if (run.opensearch && !run.opensearch.merges_settled)
+        push(
+          '',
+          `(concurrency ${run.concurrency}: merges were still running after ${run.opensearch.merge_wait_seconds} s; its CPU figure stops there.)`,
+        );
     }
   }
 
@@ -335,14 +457,17 @@ export function renderMarkdown(result: BenchResult): string {
           run.group_commit_refreshes !== undefined
             ? `no refresh per bulk + ${run.policy}${run.service_setting ? ' (the service: KBQA_REFRESH_INTERVAL_MS)' : ''}`
             : `\`${run.policy}\` on each document\'s bulk`;
-        const refreshes = run.group_commit_refreshes !== undefined ? `${run.group_commit_refreshes} by the refresher (index: ${os.index.external_refreshes})` : `${os.index.external_refreshes}`;
+        const refreshes =
+          run.group_commit_refreshes !== undefined
+            ? `${run.group_commit_refreshes} by the refresher (index: ${os.index.external_refreshes})`
+            : `${os.index.external_refreshes}`;
         push(
           `| ${policy} | ${run.documents} | ${run.chunks} | ${fmt(run.seconds, 2)} | ${fmt(run.chunks_per_s)} | ${fmt(run.document_p50_ms)} / ${fmt(run.document_p95_ms)} | ${fmt(os.cpu_ms_per_chunk, 2)} | ${fmt(os.net_cpu_ms_per_chunk, 2)} (${fmt(os.idle_cpu_percent)} %) | ${refreshes} | ${os.index.merges} (${os.index.merge_ms}) | ${os.index.segments_before} → ${os.index.segments_after} |`,
         );
       }
       push(
         '',
-        'Refreshes are the index\'s external refreshes over the span (requested and scheduled ones, other clients\' included), or the',
+        "Refreshes are the index's external refreshes over the span (requested and scheduled ones, other clients' included), or the",
         'bench refresher\'s exact count. "Net of idle" subtracts OpenSearch\'s idle rate, sampled for 3 s just before, over the span.',
       );
     }
@@ -406,13 +531,21 @@ export function renderMarkdown(result: BenchResult): string {
         '| run | queries | failures | p50 | p90 | p95 | p99 | max (ms) | Server-Timing p50 / p95 (ms) |',
         '|---|---:|---:|---:|---:|---:|---:|---:|---|',
       );
-      for (const [name, run] of [['idle', during.idle], ['during the ingest', during.during]] as const) {
-        const stages = Object.entries(run.stages).map(([stage, timing]) => `${stage} ${fmt(timing.p50_ms)} / ${fmt(timing.p95_ms)}`).join(', ');
+      for (const [name, run] of [
+        ['idle', during.idle],
+        ['during the ingest', during.during],
+      ] as const) {
+        const stages = Object.entries(run.stages)
+          .map(([stage, timing]) => `${stage} ${fmt(timing.p50_ms)} / ${fmt(timing.p95_ms)}`)
+          .join(', ');
         push(
           `| ${name} | ${run.queries} | ${run.failures} | ${fmt(run.latency.p50_ms)} | ${fmt(run.latency.p90_ms)} | ${fmt(run.latency.p95_ms)} | ${fmt(run.latency.p99_ms)} | ${fmt(run.latency.max_ms)} | ${stages} |`,
         );
       }
-      push('', `p95 during ÷ idle = **${fmt(during.p95_ratio, 2)}** (target ≤ 2); p50 during ÷ idle = ${fmt(during.p50_ratio, 2)}.`);
+      push(
+        '',
+        `p95 during ÷ idle = **${fmt(during.p95_ratio, 2)}** (target ≤ 2); p50 during ÷ idle = ${fmt(during.p50_ratio, 2)}.`,
+      );
     }
   }
 
@@ -484,10 +617,14 @@ export function renderMarkdown(result: BenchResult): string {
         '|---|---:|---:|---:|---:|',
       );
       for (const [mode, metrics] of Object.entries(e.modes)) {
-        push(`| ${mode} | ${fmt(metrics.ndcg_at_10, 3)} | ${fmt(metrics.recall_at_10, 3)} | ${fmt(metrics.recall_at_50, 3)} | ${fmt(metrics.mrr_at_10, 3)} |`);
+        push(
+          `| ${mode} | ${fmt(metrics.ndcg_at_10, 3)} | ${fmt(metrics.recall_at_10, 3)} | ${fmt(metrics.recall_at_50, 3)} | ${fmt(metrics.mrr_at_10, 3)} |`,
+        );
       }
     } else {
-      push('No `bench/results/eval-*.json` was present, so no nDCG figures: run `npx kbqa eval beir ../shared/datasets/scifact --ablate` first.');
+      push(
+        'No `bench/results/eval-*.json` was present, so no nDCG figures: run `npx kbqa eval beir ../shared/datasets/scifact --ablate` first.',
+      );
     }
   }
 

@@ -20,7 +20,15 @@ import { createUser } from '../service/commands/accounts.ts';
 import { CHUNKS_ALIAS } from '../service/search/assets.ts';
 import { openStore } from '../service/store/index.ts';
 import { startApi, type ApiProcess } from './apiProcess.ts';
-import { callApi, countStatuses, recordsBetween, startMixedLoad, type AcknowledgedDocument, type MixedLoad, type RequestRecord } from './mixedLoad.ts';
+import {
+  callApi,
+  countStatuses,
+  recordsBetween,
+  startMixedLoad,
+  type AcknowledgedDocument,
+  type MixedLoad,
+  type RequestRecord,
+} from './mixedLoad.ts';
 import { startStackInstance } from './stackInstance.ts';
 import { round, summarize } from './stats.ts';
 import { workerPids } from './workers.ts';
@@ -41,7 +49,9 @@ const { values: args } = parseArgs({
   },
 });
 if (args.help) {
-  console.log('usage: npm run resilience [-- --connections 8 --baseline-seconds 40 --node-down-seconds 20 --ferretdb-down-seconds 10 --block-seconds 20 --heap 512m --keep-stack]');
+  console.log(
+    'usage: npm run resilience [-- --connections 8 --baseline-seconds 40 --node-down-seconds 20 --ferretdb-down-seconds 10 --block-seconds 20 --heap 512m --keep-stack]',
+  );
   process.exit(0);
 }
 
@@ -137,7 +147,15 @@ async function main(): Promise<number> {
       knowledgeBaseIds.push((created.body as { knowledge_base: { id: string } }).knowledge_base.id);
     }
 
-    load = startMixedLoad({ url: api.url, apiKey: key, knowledgeBaseIds, connections: CONNECTIONS, ingestShare: 0.25, asyncShare: 0.3, requestTimeoutMs: REQUEST_TIMEOUT_MS });
+    load = startMixedLoad({
+      url: api.url,
+      apiKey: key,
+      knowledgeBaseIds,
+      connections: CONNECTIONS,
+      ingestShare: 0.25,
+      asyncShare: 0.3,
+      requestTimeoutMs: REQUEST_TIMEOUT_MS,
+    });
     const mark = () => Date.now();
 
     // Baseline.
@@ -147,12 +165,17 @@ async function main(): Promise<number> {
     windows.push({ fault: 'baseline', from: baselineFrom, to: baselineTo, notes: [] });
     await load.settled(baselineTo);
     const baseline = recordsBetween(load.records, baselineFrom, baselineTo);
-    check('baseline', 'every request succeeds', baseline.every((record) => record.status >= 200 && record.status < 300), describeStatuses(baseline));
+    check(
+      'baseline',
+      'every request succeeds',
+      baseline.every((record) => record.status >= 200 && record.status < 300),
+      describeStatuses(baseline),
+    );
 
     for (const role of ['data node', 'cluster-manager'] as const) {
       const fault = `kill -9 OpenSearch ${role}`;
       const manager = await stack.clusterManagerIndex();
-      const victim = role === 'cluster-manager' ? manager : [0, 1, 2].find((index) => index !== manager) ?? 0;
+      const victim = role === 'cluster-manager' ? manager : ([0, 1, 2].find((index) => index !== manager) ?? 0);
       const from = mark();
       stack.killNode(victim);
       log(`${fault}: node ${victim + 1} killed (cluster-manager was node ${manager + 1})`);
@@ -176,8 +199,18 @@ async function main(): Promise<number> {
       });
       await load.settled(to);
       const queries = recordsBetween(load.records, from, to).filter((record) => record.kind === 'query');
-      check(fault, '0 failed queries (after the client retries)', queries.every((record) => record.status === 200), `${queries.length} queries: ${describeStatuses(queries)}`);
-      check(fault, 'the cluster is green again after the node restarts', (await stack.health()) === 'green', `green ${round(greenAfter / 1000)} s after the restart`);
+      check(
+        fault,
+        '0 failed queries (after the client retries)',
+        queries.every((record) => record.status === 200),
+        `${queries.length} queries: ${describeStatuses(queries)}`,
+      );
+      check(
+        fault,
+        'the cluster is green again after the node restarts',
+        (await stack.health()) === 'green',
+        `green ${round(greenAfter / 1000)} s after the restart`,
+      );
     }
 
     {
@@ -196,18 +229,46 @@ async function main(): Promise<number> {
       });
       await sleep(5_000);
       const to = mark();
-      windows.push({ fault, from, to, notes: [`down ${round((restartedAt - from) / 1000)} s`, `API answering ${round(recovered / 1000)} s after the restart`] });
+      windows.push({
+        fault,
+        from,
+        to,
+        notes: [
+          `down ${round((restartedAt - from) / 1000)} s`,
+          `API answering ${round(recovered / 1000)} s after the restart`,
+        ],
+      });
       await load.settled(to);
       const during = recordsBetween(load.records, from, to);
       const bad = during.filter((record) => !((record.status >= 200 && record.status < 300) || record.status === 503));
-      check(fault, 'requests in the window get 2xx or 503 (never 500, never no answer)', bad.length === 0, `${during.length} requests: ${describeStatuses(during)}`);
+      check(
+        fault,
+        'requests in the window get 2xx or 503 (never 500, never no answer)',
+        bad.length === 0,
+        `${during.length} requests: ${describeStatuses(during)}`,
+      );
       const slowest = Math.max(0, ...during.map((record) => record.ms));
       const bound = MONGODB_TIMEOUT_MS + OPENSEARCH_TIMEOUT_MS + 5_000;
-      check(fault, `no request hangs beyond the timeouts (${bound / 1000} s)`, slowest < bound, `slowest ${round(slowest)} ms`);
+      check(
+        fault,
+        `no request hangs beyond the timeouts (${bound / 1000} s)`,
+        slowest < bound,
+        `slowest ${round(slowest)} ms`,
+      );
       const unavailable = during.filter((record) => record.status === 503);
-      check(fault, '503s carry the envelope code', unavailable.every((record) => record.code === 'server_error'), `${unavailable.length} × 503, codes ${[...new Set(unavailable.map((record) => record.code))].join(', ') || 'none'}`);
+      check(
+        fault,
+        '503s carry the envelope code',
+        unavailable.every((record) => record.code === 'server_error'),
+        `${unavailable.length} × 503, codes ${[...new Set(unavailable.map((record) => record.code))].join(', ') || 'none'}`,
+      );
       const workersAfter = workerPids(api.pid);
-      check(fault, 'the API recovers without a restart', workersBefore.join(',') === workersAfter.join(','), `workers before ${workersBefore.join(', ')}, after ${workersAfter.join(', ')}`);
+      check(
+        fault,
+        'the API recovers without a restart',
+        workersBefore.join(',') === workersAfter.join(','),
+        `workers before ${workersBefore.join(', ')}, after ${workersAfter.join(', ')}`,
+      );
     }
 
     {
@@ -215,11 +276,24 @@ async function main(): Promise<number> {
       // Larger documents, queued, so that a process holds ingestion jobs when it is killed.
       const queued: AcknowledgedDocument[] = [];
       for (let index = 0; index < 4; index += 1) {
-        const filler = Array.from({ length: 60 }, (_unused, line) => `Paragraph ${line} of the harbour almanac describes tides, moorings and the weather of a season.`).join('\n\n');
+        const filler = Array.from(
+          { length: 60 },
+          (_unused, line) =>
+            `Paragraph ${line} of the harbour almanac describes tides, moorings and the weather of a season.`,
+        ).join('\n\n');
         const volume = `av${Date.now().toString(36)}${index}`;
         const unique = `Almanac volume ${volume} records that the lighthouse keeper logged ${index + 3} storms.`;
-        const created = await callApi(api.url, key, 'POST', '/api/v1/documents', { kb_id: knowledgeBaseIds[0], filename: `almanac-${volume}.md`, content: `${filler}\n\n${unique}\n` }, REQUEST_TIMEOUT_MS, { prefer: 'respond-async' });
-        if (created.status !== 202) throw new Error(`queueing an almanac: ${created.status} ${JSON.stringify(created.body)}`);
+        const created = await callApi(
+          api.url,
+          key,
+          'POST',
+          '/api/v1/documents',
+          { kb_id: knowledgeBaseIds[0], filename: `almanac-${volume}.md`, content: `${filler}\n\n${unique}\n` },
+          REQUEST_TIMEOUT_MS,
+          { prefer: 'respond-async' },
+        );
+        if (created.status !== 202)
+          throw new Error(`queueing an almanac: ${created.status} ${JSON.stringify(created.body)}`);
         const document: AcknowledgedDocument = {
           id: (created.body as { document: { id: string } }).document.id,
           knowledgeBaseId: knowledgeBaseIds[0],
@@ -230,7 +304,11 @@ async function main(): Promise<number> {
         queued.push(document);
         load.acknowledged.push(document);
       }
-      const holder = await waitForJobHolder(stack.mongodbUrl, workerPids(api.pid), queued.map((document) => document.id));
+      const holder = await waitForJobHolder(
+        stack.mongodbUrl,
+        workerPids(api.pid),
+        queued.map((document) => document.id),
+      );
       const from = mark();
       process.kill(holder.pid, 'SIGKILL');
       log(`${fault}: worker ${holder.pid} killed while holding ${holder.jobs} of the queued documents' jobs`);
@@ -241,7 +319,9 @@ async function main(): Promise<number> {
       });
       const apiUrl = api.url;
       const finished = await within(180_000, async () => {
-        const states = await Promise.all(queued.map((document) => callApi(apiUrl, key, 'GET', `/api/v1/documents/${document.id}`, undefined, 10_000)));
+        const states = await Promise.all(
+          queued.map((document) => callApi(apiUrl, key, 'GET', `/api/v1/documents/${document.id}`, undefined, 10_000)),
+        );
         return states.every((state) => documentStatus(state.body) === 'ready');
       });
       const to = mark();
@@ -249,16 +329,39 @@ async function main(): Promise<number> {
         fault,
         from,
         to,
-        notes: [`worker ${holder.pid} held ${holder.jobs} job(s)`, replaced === null ? 'not replaced within 60 s' : `replaced ${round(replaced / 1000)} s later`, finished === null ? 'its documents not ready within 180 s' : `its documents ready ${round(finished / 1000)} s after the kill`],
+        notes: [
+          `worker ${holder.pid} held ${holder.jobs} job(s)`,
+          replaced === null ? 'not replaced within 60 s' : `replaced ${round(replaced / 1000)} s later`,
+          finished === null
+            ? 'its documents not ready within 180 s'
+            : `its documents ready ${round(finished / 1000)} s after the kill`,
+        ],
       });
       await load.settled(to);
-      check(fault, 'the primary replaces the killed process', replaced !== null, replaced === null ? 'still not replaced after 60 s' : `replaced ${round(replaced / 1000)} s after the kill`);
+      check(
+        fault,
+        'the primary replaces the killed process',
+        replaced !== null,
+        replaced === null ? 'still not replaced after 60 s' : `replaced ${round(replaced / 1000)} s after the kill`,
+      );
       // The killed process is gone, so documents whose jobs it held and that end ready were finished by another.
-      check(fault, 'its ingestion jobs finish in another process', finished !== null && !workerPids(apiPid).includes(holder.pid), finished === null ? 'not all ready within 180 s' : `${holder.jobs} of its jobs among ${queued.length} queued documents, all ready ${round(finished / 1000)} s after the kill`);
+      check(
+        fault,
+        'its ingestion jobs finish in another process',
+        finished !== null && !workerPids(apiPid).includes(holder.pid),
+        finished === null
+          ? 'not all ready within 180 s'
+          : `${holder.jobs} of its jobs among ${queued.length} queued documents, all ready ${round(finished / 1000)} s after the kill`,
+      );
       const during = recordsBetween(load.records, from, to);
       const cut = during.filter((record) => record.status === 0 && record.code !== 'timeout');
       const otherBad = during.filter((record) => record.status !== 0 && !(record.status >= 200 && record.status < 300));
-      check(fault, 'no error answers; only the killed process’s open requests are cut', otherBad.length === 0 && cut.every((record) => record.startedAt <= from + 1_000), `${during.length} requests: ${describeStatuses(during)}`);
+      check(
+        fault,
+        'no error answers; only the killed process’s open requests are cut',
+        otherBad.length === 0 && cut.every((record) => record.startedAt <= from + 1_000),
+        `${during.length} requests: ${describeStatuses(during)}`,
+      );
     }
 
     {
@@ -271,25 +374,63 @@ async function main(): Promise<number> {
       await stack.setReadOnlyBlock(false);
       const apiUrl = api.url;
       const recovered = await within(60_000, async () => {
-        const probe = await callApi(apiUrl, key, 'POST', '/api/v1/documents', { kb_id: knowledgeBaseIds[1], filename: `after-block-${Date.now()}.md`, content: 'The block was lifted and the harbour office ingests again.\n' }, REQUEST_TIMEOUT_MS);
+        const probe = await callApi(
+          apiUrl,
+          key,
+          'POST',
+          '/api/v1/documents',
+          {
+            kb_id: knowledgeBaseIds[1],
+            filename: `after-block-${Date.now()}.md`,
+            content: 'The block was lifted and the harbour office ingests again.\n',
+          },
+          REQUEST_TIMEOUT_MS,
+        );
         return probe.status === 201;
       });
       const to = mark();
-      windows.push({ fault, from, to, notes: [`blocked ${round((liftedAt - from) / 1000)} s`, recovered === null ? 'no ingest answered 201 within 60 s of the lift' : `ingest answering 201 ${round(recovered / 1000)} s after the lift`] });
+      windows.push({
+        fault,
+        from,
+        to,
+        notes: [
+          `blocked ${round((liftedAt - from) / 1000)} s`,
+          recovered === null
+            ? 'no ingest answered 201 within 60 s of the lift'
+            : `ingest answering 201 ${round(recovered / 1000)} s after the lift`,
+        ],
+      });
       await load.settled(to);
       // Each process reads the block at most a second late: from two seconds after it was set, every ingest is refused.
       const blocked = recordsBetween(load.records, from + 2_000, liftedAt);
       const ingests = blocked.filter((record) => record.kind === 'ingest');
       const queries = blocked.filter((record) => record.kind === 'query');
       const refused = ingests.filter((record) => record.status === 503 && (record.message ?? '').includes('read-only'));
-      check(fault, 'ingest answers 503 saying the index is read-only', ingests.length > 0 && refused.length === ingests.length, `${ingests.length} ingests: ${describeStatuses(ingests)}; message: ${refused[0]?.message ?? '(none)'}`);
-      check(fault, 'queries keep working', queries.length > 0 && queries.every((record) => record.status === 200), `${queries.length} queries: ${describeStatuses(queries)}`);
-      check(fault, 'ingest recovers when the block is lifted', recovered !== null, recovered === null ? 'no 201 within 60 s of the lift' : `201 ${round(recovered / 1000)} s after the lift`);
+      check(
+        fault,
+        'ingest answers 503 saying the index is read-only',
+        ingests.length > 0 && refused.length === ingests.length,
+        `${ingests.length} ingests: ${describeStatuses(ingests)}; message: ${refused[0]?.message ?? '(none)'}`,
+      );
+      check(
+        fault,
+        'queries keep working',
+        queries.length > 0 && queries.every((record) => record.status === 200),
+        `${queries.length} queries: ${describeStatuses(queries)}`,
+      );
+      check(
+        fault,
+        'ingest recovers when the block is lifted',
+        recovered !== null,
+        recovered === null ? 'no 201 within 60 s of the lift' : `201 ${round(recovered / 1000)} s after the lift`,
+      );
     }
 
     await load.stop();
     const acknowledged = load.acknowledged;
-    log(`load stopped: ${load.records.length} requests, ${acknowledged.length} acknowledged documents; waiting for them to be ready`);
+    log(
+      `load stopped: ${load.records.length} requests, ${acknowledged.length} acknowledged documents; waiting for them to be ready`,
+    );
     const apiUrl = api.url;
     const states = new Map<string, string>();
     await waitFor('every acknowledged document ready', 300_000, async () => {
@@ -301,32 +442,62 @@ async function main(): Promise<number> {
       return [...states.values()].every((state) => state === 'ready' || state === 'failed');
     }).catch(() => 0);
     const notReady = acknowledged.filter((document) => states.get(document.id) !== 'ready');
-    check('afterwards', '0 acknowledged documents lost (every one ready)', notReady.length === 0, `${acknowledged.length} acknowledged, not ready: ${notReady.map((document) => `${document.id} (${states.get(document.id)})`).join(', ') || 'none'}`);
+    check(
+      'afterwards',
+      '0 acknowledged documents lost (every one ready)',
+      notReady.length === 0,
+      `${acknowledged.length} acknowledged, not ready: ${notReady.map((document) => `${document.id} (${states.get(document.id)})`).join(', ') || 'none'}`,
+    );
 
     const unanswered: string[] = [];
     for (let start = 0; start < acknowledged.length; start += 4) {
       await Promise.all(
         acknowledged.slice(start, start + 4).map(async (document) => {
-          const answer = await callApi(apiUrl, key, 'POST', '/api/v1/query', { query: document.question, knowledge_base_ids: [document.knowledgeBaseId] }, REQUEST_TIMEOUT_MS);
-          const cited = ((answer.body as { citations?: Array<{ document_id: string }> } | null)?.citations ?? []).some((citation) => citation.document_id === document.id);
+          const answer = await callApi(
+            apiUrl,
+            key,
+            'POST',
+            '/api/v1/query',
+            { query: document.question, knowledge_base_ids: [document.knowledgeBaseId] },
+            REQUEST_TIMEOUT_MS,
+          );
+          const cited = ((answer.body as { citations?: Array<{ document_id: string }> } | null)?.citations ?? []).some(
+            (citation) => citation.document_id === document.id,
+          );
           if (answer.status !== 200 || !cited) {
             const body = answer.body as { answer?: string; citations?: Array<{ document_id: string }> } | null;
-            unanswered.push(`${document.id} (${answer.status}: "${document.question}" → "${(body?.answer ?? '').slice(0, 120)}", cited ${(body?.citations ?? []).map((citation) => citation.document_id.slice(0, 8)).join(' ')})`);
+            unanswered.push(
+              `${document.id} (${answer.status}: "${document.question}" → "${(body?.answer ?? '').slice(0, 120)}", cited ${(body?.citations ?? []).map((citation) => citation.document_id.slice(0, 8)).join(' ')})`,
+            );
           }
         }),
       );
     }
-    check('afterwards', 'every acknowledged document answers a question about its own sentence (cited)', unanswered.length === 0, `${acknowledged.length - unanswered.length} of ${acknowledged.length}${unanswered.length ? `; not: ${unanswered.slice(0, 5).join('; ')}` : ''}`);
+    check(
+      'afterwards',
+      'every acknowledged document answers a question about its own sentence (cited)',
+      unanswered.length === 0,
+      `${acknowledged.length - unanswered.length} of ${acknowledged.length}${unanswered.length ? `; not: ${unanswered.slice(0, 5).join('; ')}` : ''}`,
+    );
 
     check('afterwards', 'the cluster is green', (await stack.health()) === 'green', await stack.health());
-    const doctor = spawnSync(process.execPath, [join(ROOT, 'service', 'cli', 'kbqa.ts'), 'doctor', '--grace', '0s', '--json'], { env: { ...apiEnv, KBQA_LOG_LEVEL: 'silent' }, encoding: 'utf8' });
+    const doctor = spawnSync(
+      process.execPath,
+      [join(ROOT, 'service', 'cli', 'kbqa.ts'), 'doctor', '--grace', '0s', '--json'],
+      { env: { ...apiEnv, KBQA_LOG_LEVEL: 'silent' }, encoding: 'utf8' },
+    );
     let doctorClean = false;
     try {
       doctorClean = (JSON.parse(doctor.stdout) as { clean?: boolean }).clean === true;
     } catch {
       /* reported below */
     }
-    check('afterwards', 'kbqa doctor is clean (nothing orphaned or half-written)', doctorClean, doctorClean ? 'clean' : `${doctor.stdout.slice(0, 600)} ${doctor.stderr.slice(0, 300)}`);
+    check(
+      'afterwards',
+      'kbqa doctor is clean (nothing orphaned or half-written)',
+      doctorClean,
+      doctorClean ? 'clean' : `${doctor.stdout.slice(0, 600)} ${doctor.stderr.slice(0, 300)}`,
+    );
 
     writeReport(stamp, began, load.records, acknowledged.length);
   } finally {
@@ -342,14 +513,22 @@ function documentStatus(body: unknown): string | undefined {
 }
 
 /** Waits until a worker holds one of these documents' jobs; returns that worker's pid (job owners are `host:pid:id`). */
-async function waitForJobHolder(mongodbUrl: string, workers: number[], documentIds: string[]): Promise<{ pid: number; jobs: number }> {
+async function waitForJobHolder(
+  mongodbUrl: string,
+  workers: number[],
+  documentIds: string[],
+): Promise<{ pid: number; jobs: number }> {
   const client = new MongoClient(mongodbUrl, { serverSelectionTimeoutMS: 5_000 });
   try {
     await client.connect();
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
       // A job's _id is its document's id.
-      const jobs = await client.db().collection<{ _id: string; lease_owner: string | null; lease_until: number | null }>('ingest_jobs').find({ _id: { $in: documentIds } }).toArray();
+      const jobs = await client
+        .db()
+        .collection<{ _id: string; lease_owner: string | null; lease_until: number | null }>('ingest_jobs')
+        .find({ _id: { $in: documentIds } })
+        .toArray();
       const held = new Map<number, number>();
       for (const job of jobs) {
         if (!job.lease_owner || (job.lease_until ?? 0) < Date.now()) continue;
@@ -368,7 +547,13 @@ async function waitForJobHolder(mongodbUrl: string, workers: number[], documentI
 
 function writeReport(stamp: string, began: number, records: RequestRecord[], acknowledged: number): void {
   const baseline = windows.find((window) => window.fault === 'baseline');
-  const baselineP99 = baseline ? summarize(recordsBetween(records, baseline.from, baseline.to).filter((record) => record.kind === 'query' && record.status === 200).map((record) => record.ms)).p99_ms : Number.NaN;
+  const baselineP99 = baseline
+    ? summarize(
+        recordsBetween(records, baseline.from, baseline.to)
+          .filter((record) => record.kind === 'query' && record.status === 200)
+          .map((record) => record.ms),
+      ).p99_ms
+    : Number.NaN;
   const lines = [
     `# Resilience run ${stamp}`,
     '',
@@ -378,7 +563,10 @@ function writeReport(stamp: string, began: number, records: RequestRecord[], ack
     '',
     '| fault | assertion | result | detail |',
     '|---|---|---|---|',
-    ...assertions.map((assertion) => `| ${assertion.fault} | ${assertion.what} | ${assertion.passed ? 'PASS' : '**FAIL**'} | ${assertion.detail.replaceAll('|', '\\|')} |`),
+    ...assertions.map(
+      (assertion) =>
+        `| ${assertion.fault} | ${assertion.what} | ${assertion.passed ? 'PASS' : '**FAIL**'} | ${assertion.detail.replaceAll('|', '\\|')} |`,
+    ),
     '',
     '## Windows',
     '',
@@ -398,7 +586,10 @@ function writeReport(stamp: string, began: number, records: RequestRecord[], ack
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   const file = join(ROOT, 'bench', 'results', `resilience-${stamp}.md`);
   writeFileSync(file, `${lines.join('\n')}\n`);
-  writeFileSync(file.replace(/\.md$/, '.json'), `${JSON.stringify({ stamp, assertions, windows, requests: records.length, acknowledged }, null, 2)}\n`);
+  writeFileSync(
+    file.replace(/\.md$/, '.json'),
+    `${JSON.stringify({ stamp, assertions, windows, requests: records.length, acknowledged }, null, 2)}\n`,
+  );
   log(`report: ${file}`);
 }
 
@@ -409,4 +600,3 @@ main().then(
     process.exit(1);
   },
 );
-

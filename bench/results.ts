@@ -2,7 +2,14 @@
 // targets table on stdout, and the newest `kbqa eval beir` result it reports beside its own figures.
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ingestChart, latencyHistogramChart, latencyPercentilesChart, ndcgChart, renderSvg, scaleChart } from './charts.ts';
+import {
+  ingestChart,
+  latencyHistogramChart,
+  latencyPercentilesChart,
+  ndcgChart,
+  renderSvg,
+  scaleChart,
+} from './charts.ts';
 import type { IngestRun, RawEmbedRun } from './ingest.ts';
 import type { LoadResult } from './load.ts';
 import { options, quick, resultsDir } from './options.ts';
@@ -24,7 +31,14 @@ export function newestEvalResult(): EvalSummary | null {
     try {
       const parsed = JSON.parse(readFileSync(join(resultsDir, name), 'utf8')) as Omit<EvalSummary, 'file'>;
       if (parsed.modes && Object.keys(parsed.modes).length > 0) {
-        return { file: name, dataset: parsed.dataset, documents: parsed.documents, queries: parsed.queries, finished_at: parsed.finished_at, modes: parsed.modes };
+        return {
+          file: name,
+          dataset: parsed.dataset,
+          documents: parsed.documents,
+          queries: parsed.queries,
+          finished_at: parsed.finished_at,
+          modes: parsed.modes,
+        };
       }
     } catch {
       // a half-written or foreign file: try the next one
@@ -37,7 +51,10 @@ export function newestEvalResult(): EvalSummary | null {
  * Renders the charts and writes <stamp>.{json,md}, and latest.{json,md} for a whole run (a run of one phase, --only,
  * leaves latest.* to the last whole run: docs/quality-and-speed.md links it for every figure); prints the targets table.
  */
-export async function writeResults(result: BenchResult, charts: Array<[string, Parameters<typeof renderSvg>[0]]>): Promise<void> {
+export async function writeResults(
+  result: BenchResult,
+  charts: Array<[string, Parameters<typeof renderSvg>[0]]>,
+): Promise<void> {
   mkdirSync(resultsDir, { recursive: true });
   for (const [name, spec] of charts) {
     const file = `${result.stamp}-${name}.svg`;
@@ -58,14 +75,18 @@ export async function writeResults(result: BenchResult, charts: Array<[string, P
     writeFileSync(join(resultsDir, 'latest.json'), json);
     writeFileSync(join(resultsDir, 'latest.md'), markdown);
   }
-  log(`wrote bench/results/${result.stamp}.{json,md}${result.only ? ' (latest.* left to the last whole run)' : ', latest.{json,md}'} and ${Object.keys(result.charts).length} charts`);
+  log(
+    `wrote bench/results/${result.stamp}.{json,md}${result.only ? ' (latest.* left to the last whole run)' : ', latest.{json,md}'} and ${Object.keys(result.charts).length} charts`,
+  );
 
   console.log('');
   console.log('| figure | measured | target | result |');
   console.log('|---|---:|---|---|');
   for (const t of result.targets) {
     const value = t.value === null ? 'n/a' : `${t.value}${t.unit ? ` ${t.unit}` : ''}`;
-    console.log(`| ${t.label} | ${value} | ${t.target} | ${t.pass === null ? '—' : t.pass ? 'PASS' : `MISS, ${t.miss_by}`} |`);
+    console.log(
+      `| ${t.label} | ${value} | ${t.target} | ${t.pass === null ? '—' : t.pass ? 'PASS' : `MISS, ${t.miss_by}`} |`,
+    );
   }
   console.log('');
 }
@@ -74,7 +95,13 @@ export async function writeResults(result: BenchResult, charts: Array<[string, P
 export function reportCharts(
   bench: Pick<BenchRun, 'stamp' | 'machine'>,
   result: BenchResult,
-  measured: { sequential: SequentialResult; concurrent: LoadResult; ingestRuns: IngestRun[]; raw: RawEmbedRun; scale: NonNullable<BenchResult['scale']> },
+  measured: {
+    sequential: SequentialResult;
+    concurrent: LoadResult;
+    ingestRuns: IngestRun[];
+    raw: RawEmbedRun;
+    scale: NonNullable<BenchResult['scale']>;
+  },
 ): Charts {
   const { stamp, machine } = bench;
   const { sequential, concurrent, ingestRuns, raw, scale } = measured;
@@ -84,8 +111,16 @@ export function reportCharts(
       'latency',
       latencyPercentilesChart(
         [
-          ...(['p50', 'p90', 'p95', 'p99'] as const).map((p) => ({ run: 'sequential', percentile: p, ms: sequential.latency[`${p}_ms`] })),
-          ...(['p50', 'p90', 'p95', 'p99'] as const).map((p) => ({ run: `${options.loadConnections} connections`, percentile: p, ms: concurrent.latency[`${p}_ms`] })),
+          ...(['p50', 'p90', 'p95', 'p99'] as const).map((p) => ({
+            run: 'sequential',
+            percentile: p,
+            ms: sequential.latency[`${p}_ms`],
+          })),
+          ...(['p50', 'p90', 'p95', 'p99'] as const).map((p) => ({
+            run: `${options.loadConnections} connections`,
+            percentile: p,
+            ms: concurrent.latency[`${p}_ms`],
+          })),
         ],
         subtitle,
       ),
@@ -120,7 +155,15 @@ export function reportCharts(
           return [
             { chunks: step.chunks.toLocaleString('en-US'), percentile: 'API p50', ms: step.queries.latency.p50_ms },
             { chunks: step.chunks.toLocaleString('en-US'), percentile: 'API p95', ms: step.queries.latency.p95_ms },
-            ...(stage ? [{ chunks: step.chunks.toLocaleString('en-US'), percentile: 'search stage p50', ms: stage.client_p50_ms }] : []),
+            ...(stage
+              ? [
+                  {
+                    chunks: step.chunks.toLocaleString('en-US'),
+                    percentile: 'search stage p50',
+                    ms: stage.client_p50_ms,
+                  },
+                ]
+              : []),
           ];
         }),
         `${subtitle} · synthetic (perturbed copies)`,

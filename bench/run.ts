@@ -36,14 +36,22 @@ async function main(): Promise<number> {
 
   const cliStartup = await cliStartupPhase(bench);
   if (only === 'cli') {
-    const partial: Omit<BenchResult, 'targets' | 'charts' | 'finished_at'> = { ...commonResult({}), cli_startup: cliStartup, eval: null };
+    const partial: Omit<BenchResult, 'targets' | 'charts' | 'finished_at'> = {
+      ...commonResult({}),
+      cli_startup: cliStartup,
+      eval: null,
+    };
     await writeResults({ ...partial, targets: buildTargets(partial), charts: {}, finished_at: '' }, []);
     return 0;
   }
 
   const pdfIngest = await pdfVsTextPhase(bench);
   if (only === 'pdf') {
-    const partial: Omit<BenchResult, 'targets' | 'charts' | 'finished_at'> = { ...commonResult({}), pdf_ingest: pdfIngest, eval: null };
+    const partial: Omit<BenchResult, 'targets' | 'charts' | 'finished_at'> = {
+      ...commonResult({}),
+      pdf_ingest: pdfIngest,
+      eval: null,
+    };
     await writeResults({ ...partial, targets: buildTargets(partial), charts: {}, finished_at: '' }, []);
     return 0;
   }
@@ -51,7 +59,11 @@ async function main(): Promise<number> {
   const { dataset, corpus, documents, testQueries } = await loadBenchDataset();
   const { ingestRuns, ingestPeakMb, queryRun, queryKnowledgeBaseId } = await ingestPhase(bench, documents);
   const { raw, ratio, scaleTexts, scaleVectors } = await rawEmbedderPhase(bench, documents, testQueries, queryRun);
-  const { queryBodies, sequential, concurrent, throughputRatio } = await queryPhase(bench, testQueries, queryKnowledgeBaseId);
+  const { queryBodies, sequential, concurrent, throughputRatio } = await queryPhase(
+    bench,
+    testQueries,
+    queryKnowledgeBaseId,
+  );
   const duringIngest = await duringIngestPhase(bench, corpus, queryBodies);
   // The real chunks of the concurrency-4 KB, vectors included: templates for the refresh policies and the scale KB.
   const templates = await readChunksOfKnowledgeBase(index, queryKnowledgeBaseId);
@@ -81,7 +93,13 @@ async function main(): Promise<number> {
     resources: { ...common.resources, ingest_peak_rss_mb: round(ingestPeakMb) },
     pdf_ingest: pdfIngest,
     cli_startup: cliStartup,
-    ingest: { dataset: dataset.name, documents: documents.length, api: ingestRuns, raw_embedder: raw, api4_to_raw_ratio: ratio },
+    ingest: {
+      dataset: dataset.name,
+      documents: documents.length,
+      api: ingestRuns,
+      raw_embedder: raw,
+      api4_to_raw_ratio: ratio,
+    },
     refresh_policies: refreshPolicies,
     query: {
       knowledge_base_id: queryKnowledgeBaseId,
@@ -97,7 +115,10 @@ async function main(): Promise<number> {
   };
   const result: BenchResult = { ...partial, targets: buildTargets(partial), charts: {}, finished_at: '' };
 
-  await writeResults(result, reportCharts({ stamp, machine }, result, { sequential, concurrent, ingestRuns, raw, scale }));
+  await writeResults(
+    result,
+    reportCharts({ stamp, machine }, result, { sequential, concurrent, ingestRuns, raw, scale }),
+  );
   return 0;
 }
 

@@ -32,7 +32,9 @@ type QueryBody = { query: string; knowledge_base_ids: string[] };
 export async function cliStartupPhase(bench: BenchRun): Promise<BenchResult['cli_startup']> {
   const { benchEnv, email, phase } = bench;
   try {
-    return await phase('cli start-up (API idle)', () => measureCliStartup({ root, env: benchEnv, email, runs: 5, warmup: 1, log }));
+    return await phase('cli start-up (API idle)', () =>
+      measureCliStartup({ root, env: benchEnv, email, runs: 5, warmup: 1, log }),
+    );
   } catch (error) {
     log(`cli start-up phase failed: ${failure(error)}`);
     if (only === 'cli') throw error;
@@ -48,7 +50,9 @@ export async function pdfVsTextPhase(bench: BenchRun): Promise<NonNullable<Bench
     try {
       const fixture = await hundredPageTextPdf();
       const session = await signInToWebApp(runningApi.url, email, password);
-      log(`pdf vs text: ${fixture.pages.length}-page PDF (${(fixture.pdf.byteLength / 1024).toFixed(0)} KiB) via the web upload vs the same text (${(Buffer.byteLength(fixture.text, 'utf8') / 1024).toFixed(0)} KiB) via /api/v1; ${options.pdfWarmup} warm-up + ${options.pdfRuns} measured of each, alternating, each into a fresh KB`);
+      log(
+        `pdf vs text: ${fixture.pages.length}-page PDF (${(fixture.pdf.byteLength / 1024).toFixed(0)} KiB) via the web upload vs the same text (${(Buffer.byteLength(fixture.text, 'utf8') / 1024).toFixed(0)} KiB) via /api/v1; ${options.pdfWarmup} warm-up + ${options.pdfRuns} measured of each, alternating, each into a fresh KB`,
+      );
       const compared = await phase('pdf vs text ingest', () =>
         comparePdfAndText({
           url: runningApi.url,
@@ -80,7 +84,8 @@ export async function pdfVsTextPhase(bench: BenchRun): Promise<NonNullable<Bench
     } finally {
       // Their chunks would only blur the phases after this one.
       let removed = 0;
-      for (const knowledgeBaseId of knowledgeBaseIds) removed += await index.deleteChunksOfKnowledgeBase(knowledgeBaseId);
+      for (const knowledgeBaseId of knowledgeBaseIds)
+        removed += await index.deleteChunksOfKnowledgeBase(knowledgeBaseId);
       if (removed > 0) {
         await waitForMerges(index);
         log(`pdf vs text: removed its ${removed} chunks`);
@@ -95,7 +100,9 @@ export async function loadBenchDataset() {
   const dataset = await loadBeirDataset(options.dataset, 'test');
   const corpus = dataset.corpus.map(corpusDocument).filter((document) => document.content.trim().length > 0);
   const documents: BenchDocument[] = corpus.slice(0, options.ingestDocs);
-  const testQueries = [...dataset.qrels.keys()].filter((id) => dataset.queries.has(id)).map((id) => dataset.queries.get(id) as string);
+  const testQueries = [...dataset.qrels.keys()]
+    .filter((id) => dataset.queries.has(id))
+    .map((id) => dataset.queries.get(id) as string);
   log(`dataset ${dataset.name}: ${documents.length} documents to ingest, ${testQueries.length} test queries`);
   return { dataset, corpus, documents, testQueries };
 }
@@ -111,7 +118,8 @@ export async function ingestPhase(bench: BenchRun, documents: BenchDocument[]) {
       measureOpenSearchWork(
         index,
         stack.opensearch,
-        () => ingestThroughApi(client, knowledgeBaseId, documents, concurrency, progress(`  ingest c${concurrency}`, 25)),
+        () =>
+          ingestThroughApi(client, knowledgeBaseId, documents, concurrency, progress(`  ingest c${concurrency}`, 25)),
         (ingested) => ingested.chunks,
       ),
     );
@@ -123,23 +131,37 @@ export async function ingestPhase(bench: BenchRun, documents: BenchDocument[]) {
     );
   }
   const ingestPeaks = ingestRuns.map((run) => phases[`ingest, concurrency ${run.concurrency}`]);
-  const ingestPeakMb = Math.max(...ingestPeaks.map((resources) => resources.api_peak_rss_mb ?? resources.api_sampled_max_rss_mb));
+  const ingestPeakMb = Math.max(
+    ...ingestPeaks.map((resources) => resources.api_peak_rss_mb ?? resources.api_sampled_max_rss_mb),
+  );
   const queryRun = ingestRuns[1];
   const queryKnowledgeBaseId = queryRun.knowledge_base_id;
   return { ingestRuns, ingestPeakMb, queryRun, queryKnowledgeBaseId };
 }
 
 /** The raw embedder on the same documents, in this process, API idle: a pool of the API's size, as busy. */
-export async function rawEmbedderPhase(bench: BenchRun, documents: BenchDocument[], testQueries: string[], queryRun: IngestRun) {
+export async function rawEmbedderPhase(
+  bench: BenchRun,
+  documents: BenchDocument[],
+  testQueries: string[],
+  queryRun: IngestRun,
+) {
   const { config, phase } = bench;
   const { loadRag } = await import('../service/rag/index.ts');
-  log(`raw embedder: loading a pool of ${config.embedder.workers} workers × ${config.embedder.threads} thread(s) in the bench process…`);
+  log(
+    `raw embedder: loading a pool of ${config.embedder.workers} workers × ${config.embedder.threads} thread(s) in the bench process…`,
+  );
   const loadedRag = await loadRag(config);
   toCleanUp.rag = loadedRag;
   const raw = await phase(`raw embedder, ${options.ingestConcurrency} documents in flight (API idle)`, () =>
-    rawEmbedderThroughput(loadedRag, documents, { concurrency: options.ingestConcurrency, threadsPerWorker: config.embedder.threads }),
+    rawEmbedderThroughput(loadedRag, documents, {
+      concurrency: options.ingestConcurrency,
+      threadsPerWorker: config.embedder.threads,
+    }),
   );
-  log(`raw embedder: ${raw.chunks_per_s} chunks/s (${raw.chunks} chunks in ${raw.seconds} s; splitting took ${raw.split_seconds} s)`);
+  log(
+    `raw embedder: ${raw.chunks_per_s} chunks/s (${raw.chunks} chunks in ${raw.seconds} s; splitting took ${raw.split_seconds} s)`,
+  );
   // The scale step's search-stage queries need the questions' vectors: the API's own query embedding.
   const scaleTexts = testQueries.slice(0, options.scaleQueries);
   const scaleVectors: SearchStageQuery[] = [];
@@ -154,24 +176,52 @@ export async function rawEmbedderPhase(bench: BenchRun, documents: BenchDocument
 /** Queries: sequential, then autocannon with 8 connections. */
 export async function queryPhase(bench: BenchRun, testQueries: string[], queryKnowledgeBaseId: string) {
   const { runningApi, apiKey, phase } = bench;
-  const queryBodies = testQueries.slice(0, options.queries).map((query) => ({ query, knowledge_base_ids: [queryKnowledgeBaseId] }));
+  const queryBodies = testQueries
+    .slice(0, options.queries)
+    .map((query) => ({ query, knowledge_base_ids: [queryKnowledgeBaseId] }));
   log(`query: ${queryBodies.length} queries sequentially against KB ${queryKnowledgeBaseId}`);
   const sequential = await phase('query, sequential', () =>
-    runSequentialQueries({ url: runningApi.url, apiKey, bodies: queryBodies, warmup: 10, onProgress: progress('  sequential', 25) }),
+    runSequentialQueries({
+      url: runningApi.url,
+      apiKey,
+      bodies: queryBodies,
+      warmup: 10,
+      onProgress: progress('  sequential', 25),
+    }),
   );
-  log(`sequential: p50 ${sequential.latency.p50_ms} ms, p95 ${sequential.latency.p95_ms} ms, p99 ${sequential.latency.p99_ms} ms; ${sequential.queries_per_s} q/s; stages p50 ${Object.entries(sequential.stages).map(([s, t]) => `${s} ${t.p50_ms}`).join(', ')}`);
+  log(
+    `sequential: p50 ${sequential.latency.p50_ms} ms, p95 ${sequential.latency.p95_ms} ms, p99 ${sequential.latency.p99_ms} ms; ${sequential.queries_per_s} q/s; stages p50 ${Object.entries(
+      sequential.stages,
+    )
+      .map(([s, t]) => `${s} ${t.p50_ms}`)
+      .join(', ')}`,
+  );
   const allBodies = testQueries.map((query) => JSON.stringify({ query, knowledge_base_ids: [queryKnowledgeBaseId] }));
   log(`query: autocannon, ${options.loadConnections} connections, ${options.loadAmount} requests`);
   const concurrent = await phase(`query, ${options.loadConnections} connections`, () =>
-    runLoad({ url: runningApi.url, apiKey, method: 'POST', path: '/api/v1/query', bodies: allBodies, connections: options.loadConnections, amount: options.loadAmount }),
+    runLoad({
+      url: runningApi.url,
+      apiKey,
+      method: 'POST',
+      path: '/api/v1/query',
+      bodies: allBodies,
+      connections: options.loadConnections,
+      amount: options.loadAmount,
+    }),
   );
   const throughputRatio = round(concurrent.requests_per_s / sequential.queries_per_s, 3);
-  log(`concurrency ${options.loadConnections}: ${concurrent.requests_per_s} queries/s (${throughputRatio} × sequential), p50 ${concurrent.latency.p50_ms} ms, p95 ${concurrent.latency.p95_ms} ms, p99 ${concurrent.latency.p99_ms} ms, non-2xx ${concurrent.non_2xx}, errors ${concurrent.errors}`);
+  log(
+    `concurrency ${options.loadConnections}: ${concurrent.requests_per_s} queries/s (${throughputRatio} × sequential), p50 ${concurrent.latency.p50_ms} ms, p95 ${concurrent.latency.p95_ms} ms, p99 ${concurrent.latency.p99_ms} ms, non-2xx ${concurrent.non_2xx}, errors ${concurrent.errors}`,
+  );
   return { queryBodies, sequential, concurrent, throughputRatio };
 }
 
 /** Query latency while a big document ingests (into a KB of its own; the queries stay on the query KB). */
-export async function duringIngestPhase(bench: BenchRun, corpus: BenchDocument[], queryBodies: QueryBody[]): Promise<NonNullable<BenchResult['query']>['during_ingest']> {
+export async function duringIngestPhase(
+  bench: BenchRun,
+  corpus: BenchDocument[],
+  queryBodies: QueryBody[],
+): Promise<NonNullable<BenchResult['query']>['during_ingest']> {
   const { config, index, runningApi, apiKey, newKnowledgeBase, phase } = bench;
   let duringIngest: NonNullable<BenchResult['query']>['during_ingest'];
   try {
@@ -180,11 +230,22 @@ export async function duringIngestPhase(bench: BenchRun, corpus: BenchDocument[]
       Math.min(Math.floor(options.bigDocumentMiB * 1024 * 1024), config.limits.maxContentBytes),
     );
     const bigKnowledgeBaseId = await newKnowledgeBase('bench-big-document');
-    log(`during ingest: ${options.duringQueries} sequential queries idle, then while a ${(big.bytes / 1024 / 1024).toFixed(2)} MiB document ingests into KB ${bigKnowledgeBaseId}`);
-    duringIngest = await phase(`query during a ${(big.bytes / 1024 / 1024).toFixed(1)} MiB ingest`, () =>
-      queriesDuringIngest({ url: runningApi.url, apiKey, knowledgeBaseId: bigKnowledgeBaseId, document: big, bodies: queryBodies.slice(0, options.duringQueries), log }),
+    log(
+      `during ingest: ${options.duringQueries} sequential queries idle, then while a ${(big.bytes / 1024 / 1024).toFixed(2)} MiB document ingests into KB ${bigKnowledgeBaseId}`,
     );
-    log(`during ingest: p95 ${duringIngest.during.latency.p95_ms} ms vs idle ${duringIngest.idle.latency.p95_ms} ms (× ${duringIngest.p95_ratio})`);
+    duringIngest = await phase(`query during a ${(big.bytes / 1024 / 1024).toFixed(1)} MiB ingest`, () =>
+      queriesDuringIngest({
+        url: runningApi.url,
+        apiKey,
+        knowledgeBaseId: bigKnowledgeBaseId,
+        document: big,
+        bodies: queryBodies.slice(0, options.duringQueries),
+        log,
+      }),
+    );
+    log(
+      `during ingest: p95 ${duringIngest.during.latency.p95_ms} ms vs idle ${duringIngest.idle.latency.p95_ms} ms (× ${duringIngest.p95_ratio})`,
+    );
     // Its thousands of chunks would only blur the phases after this one.
     const removed = await index.deleteChunksOfKnowledgeBase(bigKnowledgeBaseId);
     await waitForMerges(index);
@@ -197,14 +258,20 @@ export async function duringIngestPhase(bench: BenchRun, corpus: BenchDocument[]
 }
 
 /** Refresh policies: the same chunks bulk-indexed three ways, no API, no embedder. */
-export async function refreshPoliciesPhase(bench: BenchRun, templates: ChunkDocument[]): Promise<NonNullable<BenchResult['refresh_policies']>> {
+export async function refreshPoliciesPhase(
+  bench: BenchRun,
+  templates: ChunkDocument[],
+): Promise<NonNullable<BenchResult['refresh_policies']>> {
   const { config, index, searchOptions, stack, newKnowledgeBase, phase } = bench;
   let refreshPolicies: NonNullable<BenchResult['refresh_policies']>;
   try {
     const policies = refreshPoliciesFor(config.ingestion.refreshIntervalMs, options.groupCommitMs);
     const knowledgeBaseIds: string[] = [];
-    for (const [position] of policies.entries()) knowledgeBaseIds.push(await newKnowledgeBase(`bench-refresh-${position + 1}`));
-    log(`refresh policies: ${options.refreshChunks} chunks each, ${options.ingestConcurrency} documents in flight: ${policies.map(policyName).join('; ')}`);
+    for (const [position] of policies.entries())
+      knowledgeBaseIds.push(await newKnowledgeBase(`bench-refresh-${position + 1}`));
+    log(
+      `refresh policies: ${options.refreshChunks} chunks each, ${options.ingestConcurrency} documents in flight: ${policies.map(policyName).join('; ')}`,
+    );
     try {
       refreshPolicies = await phase('refresh policies (no API)', () =>
         compareRefreshPolicies({
@@ -232,19 +299,30 @@ export async function refreshPoliciesPhase(bench: BenchRun, templates: ChunkDocu
 }
 
 /** Scale: a dedicated KB grown with perturbed copies of the real chunks. */
-export async function scalePhase(bench: BenchRun, templates: ChunkDocument[], scaleTexts: string[], scaleVectors: SearchStageQuery[]): Promise<NonNullable<BenchResult['scale']>> {
+export async function scalePhase(
+  bench: BenchRun,
+  templates: ChunkDocument[],
+  scaleTexts: string[],
+  scaleVectors: SearchStageQuery[],
+): Promise<NonNullable<BenchResult['scale']>> {
   const { config, index, runningApi, apiKey, newKnowledgeBase, phase } = bench;
   const defaultMaxResults = queryBody([EXTRACTIVE_MODEL]).parse({ query: 'q' }).max_results;
   const scaleMethod =
     `Synthetic: the KB is filled with perturbed copies of the real chunks of the concurrency-4 ingest KB (each vector + N(0, ${SCALE_NOISE_SIGMA}²) ` +
-    'per dimension, re-normalised; same text; new chunk and document ids), bulk-loaded straight through the service\'s ' +
+    "per dimension, re-normalised; same text; new chunk and document ids), bulk-loaded straight through the service's " +
     'indexing code (search.indexChunks, 500 per request, 2 in flight, then one refreshChunks) — no embedder, ' +
-    'no API; then the bench waits until no merge runs. At each size: the search stage alone — the service\'s ' +
+    "no API; then the bench waits until no merge runs. At each size: the search stage alone — the service's " +
     `hybridSearch (service/search/retrieval.ts) called from the bench process with the API's parameters (size ${defaultMaxResults} = default ` +
     `max_results, depth ${HYBRID_DEPTH} = HYBRID_DEPTH, knowledge_base_ids = [scale KB], the question's vector from the API's query embedding), ` +
     `timed around the call and by OpenSearch's took, with variants that take it apart; then whole queries through the API. ` +
     `${options.scaleQueries} test queries, sequentially, each way.`;
-  const scale: NonNullable<BenchResult['scale']> = { method: scaleMethod, knowledge_base_id: '', templates: 0, steps: [], p50_ratio: null };
+  const scale: NonNullable<BenchResult['scale']> = {
+    method: scaleMethod,
+    knowledge_base_id: '',
+    templates: 0,
+    steps: [],
+    p50_ratio: null,
+  };
   try {
     const scaleKnowledgeBaseId = await newKnowledgeBase('bench-scale');
     scale.knowledge_base_id = scaleKnowledgeBaseId;
@@ -252,7 +330,9 @@ export async function scalePhase(bench: BenchRun, templates: ChunkDocument[], sc
     const scaleBodies = scaleTexts.map((query) => ({ query, knowledge_base_ids: [scaleKnowledgeBaseId] }));
     let loaded = 0;
     for (const target of options.scaleSteps) {
-      log(`scale: loading ${target - loaded} perturbed copies of ${templates.length} real chunks (KB → ${target} chunks)`);
+      log(
+        `scale: loading ${target - loaded} perturbed copies of ${templates.length} real chunks (KB → ${target} chunks)`,
+      );
       const report = progress('  scale load', 10);
       const fill = await phase(`scale: bulk load to ${target} chunks (no API)`, () =>
         loadPerturbedCopies(index, templates, scaleKnowledgeBaseId, loaded, target - loaded, (done, total, rate) =>
@@ -263,7 +343,9 @@ export async function scalePhase(bench: BenchRun, templates: ChunkDocument[], sc
       const merges = await waitForMerges(index, 180_000);
       const stats = await chunkIndexStats(index);
       const inKb = await index.countChunks({ knowledge_base_id: scaleKnowledgeBaseId });
-      log(`scale: ${fill.chunks} chunks loaded in ${fill.seconds} s (${fill.chunks_per_s}/s, refresh ${fill.refresh_seconds} s); merges ran ${merges.seconds} s more; KB holds ${inKb}; index ${stats.documents} chunks in ${stats.segments} segments`);
+      log(
+        `scale: ${fill.chunks} chunks loaded in ${fill.seconds} s (${fill.chunks_per_s}/s, refresh ${fill.refresh_seconds} s); merges ran ${merges.seconds} s more; KB holds ${inKb}; index ${stats.documents} chunks in ${stats.segments} segments`,
+      );
       let searchStage: ScaleStep['search_stage'] = null;
       try {
         searchStage = await phase(`scale: search stage at ${inKb} chunks (no API)`, () =>
@@ -278,7 +360,11 @@ export async function scalePhase(bench: BenchRun, templates: ChunkDocument[], sc
             warmup: 10,
           }),
         );
-        log(`scale @${inKb}: search stage ${Object.entries(searchStage.variants).map(([name, t]) => `${name} p50 ${t.client_p50_ms} ms (took ${t.took_p50_ms})`).join('; ')}`);
+        log(
+          `scale @${inKb}: search stage ${Object.entries(searchStage.variants)
+            .map(([name, t]) => `${name} p50 ${t.client_p50_ms} ms (took ${t.took_p50_ms})`)
+            .join('; ')}`,
+        );
       } catch (error) {
         log(`scale @${inKb}: the search-stage measurement failed: ${failure(error)}`);
       }
@@ -293,7 +379,9 @@ export async function scalePhase(bench: BenchRun, templates: ChunkDocument[], sc
         search_stage: searchStage,
         queries,
       } satisfies ScaleStep);
-      log(`scale @${inKb}: API p50 ${queries.latency.p50_ms} ms, p95 ${queries.latency.p95_ms} ms (Server-Timing search p50 ${queries.stages.search?.p50_ms} ms)`);
+      log(
+        `scale @${inKb}: API p50 ${queries.latency.p50_ms} ms, p95 ${queries.latency.p95_ms} ms (Server-Timing search p50 ${queries.stages.search?.p50_ms} ms)`,
+      );
     }
     if (scale.steps.length >= 2) {
       const first = scale.steps[0];
@@ -307,7 +395,9 @@ export async function scalePhase(bench: BenchRun, templates: ChunkDocument[], sc
         scale.search_stage_p50_ratio = round(lastStage.client_p50_ms / firstStage.client_p50_ms, 3);
         scale.search_stage_took_p50_ratio = round(lastStage.took_p50_ms / firstStage.took_p50_ms, 3);
       }
-      log(`scale: search stage p50 ratio ${scale.search_stage_p50_ratio ?? 'n/a'} (took: ${scale.search_stage_took_p50_ratio ?? 'n/a'}); through the API: whole query ${scale.p50_ratio}, Server-Timing search ${scale.search_p50_ratio}`);
+      log(
+        `scale: search stage p50 ratio ${scale.search_stage_p50_ratio ?? 'n/a'} (took: ${scale.search_stage_took_p50_ratio ?? 'n/a'}); through the API: whole query ${scale.p50_ratio}, Server-Timing search ${scale.search_p50_ratio}`,
+      );
     }
   } catch (error) {
     scale.error = failure(error);
@@ -323,10 +413,19 @@ export async function authPhase(bench: BenchRun): Promise<NonNullable<BenchResul
   try {
     log(`auth: autocannon GET /api/v1/me, ${options.authConnections} connections, ${options.authSeconds} s`);
     const result: LoadResult = await phase('auth: GET /me', () =>
-      runLoad({ url: runningApi.url, apiKey, method: 'GET', path: '/api/v1/me', connections: options.authConnections, durationSeconds: options.authSeconds }),
+      runLoad({
+        url: runningApi.url,
+        apiKey,
+        method: 'GET',
+        path: '/api/v1/me',
+        connections: options.authConnections,
+        durationSeconds: options.authSeconds,
+      }),
     );
     auth = { ...result, latencies_ms: [] };
-    log(`auth: ${result.requests_per_s} req/s, non-2xx ${result.non_2xx}, errors ${result.errors}, p50 ${result.latency.p50_ms} ms, p99 ${result.latency.p99_ms} ms`);
+    log(
+      `auth: ${result.requests_per_s} req/s, non-2xx ${result.non_2xx}, errors ${result.errors}, p50 ${result.latency.p50_ms} ms, p99 ${result.latency.p99_ms} ms`,
+    );
   } catch (error) {
     auth = { error: failure(error) };
     log(`auth step failed: ${auth.error}`);

@@ -12,10 +12,17 @@ const BATCH_SIZE = 500;
 const PARALLEL_BULKS = 2;
 
 /** The real chunks of a KB, vectors included (the templates the copies are made from). */
-export async function readChunksOfKnowledgeBase(search: SearchIndex, knowledgeBaseId: string): Promise<ChunkDocument[]> {
-  const response = await search.request<{ hits: { hits: Array<{ _source: ChunkDocument }> } }>('POST', `/${CHUNKS_ALIAS}/_search`, {
-    body: { size: 10_000, query: { term: { knowledge_base_id: knowledgeBaseId } }, sort: [{ chunk_id: 'asc' }] },
-  });
+export async function readChunksOfKnowledgeBase(
+  search: SearchIndex,
+  knowledgeBaseId: string,
+): Promise<ChunkDocument[]> {
+  const response = await search.request<{ hits: { hits: Array<{ _source: ChunkDocument }> } }>(
+    'POST',
+    `/${CHUNKS_ALIAS}/_search`,
+    {
+      body: { size: 10_000, query: { term: { knowledge_base_id: knowledgeBaseId } }, sort: [{ chunk_id: 'asc' }] },
+    },
+  );
   return response.hits.hits.map((hit) => hit._source);
 }
 
@@ -43,7 +50,9 @@ export function copyOfChunk(
     filename: target.filename,
     title: template.title,
     heading_path: template.heading_path ?? [],
-    chunk_index: target.index, page_start: null, page_end: null,
+    chunk_index: target.index,
+    page_start: null,
+    page_end: null,
     text: template.text,
     embedding: perturb(template.embedding),
     embedder: template.embedder,
@@ -52,7 +61,13 @@ export function copyOfChunk(
 }
 
 function copyOf(template: ChunkDocument, knowledgeBaseId: string, serial: number, createdAt: string): ChunkDocument {
-  return copyOfChunk(template, { knowledgeBaseId, documentId: randomUUID(), index: 0, filename: `scale-${serial}.txt`, createdAt });
+  return copyOfChunk(template, {
+    knowledgeBaseId,
+    documentId: randomUUID(),
+    index: 0,
+    filename: `scale-${serial}.txt`,
+    createdAt,
+  });
 }
 
 /** The templates grouped back into their documents, each in chunk order (the unit an ingestion indexes). */

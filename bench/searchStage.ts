@@ -56,9 +56,15 @@ export async function measureSearchStage(options: {
   depth: number;
   warmup?: number;
 }): Promise<SearchStageResult> {
-  const { client, lastTook } = tookRecording(createSearchClient({ nodes: [options.url], timeoutMs: options.timeoutMs }));
+  const { client, lastTook } = tookRecording(
+    createSearchClient({ nodes: [options.url], timeoutMs: options.timeoutMs }),
+  );
   const variants: Array<[string, (request: RetrievalRequest) => Promise<unknown>, number]> = [
-    [`hybrid (depth ${options.depth})`, (request) => hybridSearch(client, CHUNKS_ALIAS, request, options.rankConstant), options.depth],
+    [
+      `hybrid (depth ${options.depth})`,
+      (request) => hybridSearch(client, CHUNKS_ALIAS, request, options.rankConstant),
+      options.depth,
+    ],
     ['hybrid (depth 10)', (request) => hybridSearch(client, CHUNKS_ALIAS, request, options.rankConstant), 10],
     [`BM25 side alone`, (request) => lexicalSearch(client, CHUNKS_ALIAS, request), options.depth],
     [`k-NN side alone (k ${options.depth})`, (request) => vectorSearch(client, CHUNKS_ALIAS, request), options.depth],

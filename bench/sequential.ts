@@ -40,7 +40,12 @@ export async function runSequentialQueries(options: {
     const started = performance.now();
     const response = await fetch(endpoint, { method: 'POST', headers, body: JSON.stringify(body) });
     await response.arrayBuffer();
-    return { ms: performance.now() - started, ok: response.ok, status: response.status, timing: parseServerTiming(response.headers.get('server-timing')) };
+    return {
+      ms: performance.now() - started,
+      ok: response.ok,
+      status: response.status,
+      timing: parseServerTiming(response.headers.get('server-timing')),
+    };
   };
 
   // Warm-up (not measured): connections, JIT, OpenSearch caches for the index's structures.

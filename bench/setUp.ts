@@ -59,7 +59,9 @@ export async function setUp() {
   toCleanUp.search = search;
   const index = search;
   const machine = await describeMachine(search, config.mongodb.url, config.mongodb.timeoutMs);
-  log(`machine: ${machine.cores} cores, ${machine.memory_gib} GiB, Node ${machine.node}, ${machine.opensearch}, FerretDB ${machine.ferretdb}, load ${machine.load_average_at_start.join('/')}`);
+  log(
+    `machine: ${machine.cores} cores, ${machine.memory_gib} GiB, Node ${machine.node}, ${machine.opensearch}, FerretDB ${machine.ferretdb}, load ${machine.load_average_at_start.join('/')}`,
+  );
 
   // One user: an API key for /api/v1, a password for the web app's sign-in (PDFs enter only through its upload).
   const email = `bench-${Date.now()}-${process.pid}@bench.kbqa.test`;
@@ -74,16 +76,22 @@ export async function setUp() {
   const startupMemory = api.memory();
   const startupPeak = startupMemory ? round(startupMemory.peakMb) : null;
   const canResetPeak = api.resetPeak();
-  log(`API ready at ${api.url} (pid ${api.pid}); peak RSS ${canResetPeak ? 'reset per phase (clear_refs)' : 'since start (clear_refs refused)'}`);
+  log(
+    `API ready at ${api.url} (pid ${api.pid}); peak RSS ${canResetPeak ? 'reset per phase (clear_refs)' : 'since start (clear_refs refused)'}`,
+  );
   const client = createKbqaClient(api.url, apiKey);
   const newKnowledgeBase = async (name: string) => {
-    const created = await client.createKnowledgeBase(`${name} ${stamp}`, 'created by npm run bench; removed at the end');
+    const created = await client.createKnowledgeBase(
+      `${name} ${stamp}`,
+      'created by npm run bench; removed at the end',
+    );
     toCleanUp.createdKnowledgeBases.push(created.id);
     return created.id;
   };
   const phases: Record<string, PhaseResources> = {};
   const stack = stackPids(config.localDir);
-  if (stack.opensearch === undefined) log('OpenSearch\'s pid is unknown (.local/run/opensearch.pid): no OpenSearch CPU figures');
+  if (stack.opensearch === undefined)
+    log("OpenSearch's pid is unknown (.local/run/opensearch.pid): no OpenSearch CPU figures");
   const runningApi = api;
   const phase = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
     const end = startPhase(runningApi, canResetPeak, stack);
@@ -91,8 +99,12 @@ export async function setUp() {
       return await work();
     } finally {
       phases[name] = end();
-      const cpu = Object.entries(phases[name].cpu_percent).map(([process, percent]) => `${process} ${percent}%`).join(', ');
-      log(`  [${name}] ${phases[name].seconds} s; API peak RSS ${phases[name].api_peak_rss_mb} MB; CPU (% of one core): ${cpu}`);
+      const cpu = Object.entries(phases[name].cpu_percent)
+        .map(([process, percent]) => `${process} ${percent}%`)
+        .join(', ');
+      log(
+        `  [${name}] ${phases[name].seconds} s; API peak RSS ${phases[name].api_peak_rss_mb} MB; CPU (% of one core): ${cpu}`,
+      );
     }
   };
   const peakOfRun = () => {
@@ -108,7 +120,7 @@ export async function setUp() {
       ? 'API peak RSS is VmHWM from /proc/<pid>/status (the whole process: the main thread and every model worker thread), reset (clear_refs) at the start of each phase; VmRSS is also sampled every 200 ms. '
       : 'API peak RSS is VmHWM from /proc/<pid>/status (the whole process: the main thread and every model worker thread) since the process started (clear_refs was refused); VmRSS is also sampled every 200 ms. ') +
     `CPU is utime + stime from /proc/<pid>/stat over the phase, in % of one core (the machine has ${machine.cores}); ` +
-    '`bench` is this process (clients, autocannon, the raw embedder\'s pool). OpenSearch and FerretDB are the shared stack: ' +
+    "`bench` is this process (clients, autocannon, the raw embedder's pool). OpenSearch and FerretDB are the shared stack: " +
     'their CPU includes whatever other clients asked of them during the phase.';
   /** The fields every run's result has, whichever phases ran. */
   const commonResult = (extraOptions: BenchResult['options']) => {
@@ -139,5 +151,24 @@ export async function setUp() {
       },
     };
   };
-  return { startedAt, stamp, databaseName, benchEnv, config, searchOptions, index, machine, email, password, apiKey, runningApi, client, newKnowledgeBase, stack, phases, phase, commonResult };
+  return {
+    startedAt,
+    stamp,
+    databaseName,
+    benchEnv,
+    config,
+    searchOptions,
+    index,
+    machine,
+    email,
+    password,
+    apiKey,
+    runningApi,
+    client,
+    newKnowledgeBase,
+    stack,
+    phases,
+    phase,
+    commonResult,
+  };
 }

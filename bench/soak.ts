@@ -53,7 +53,9 @@ interface MinuteSample {
 
 async function main(): Promise<number> {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  console.log(`[soak] ${MINUTES} min, ${CONNECTIONS} connections, ${PROCESSES} API processes; starting a stack of its own`);
+  console.log(
+    `[soak] ${MINUTES} min, ${CONNECTIONS} connections, ${PROCESSES} API processes; starting a stack of its own`,
+  );
   const stack = await startStackInstance({ name: 'soak', nodes: 1, heap: args.heap });
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -74,16 +76,32 @@ async function main(): Promise<number> {
       if (created.status !== 201) throw new Error(`creating a KB: ${created.status}`);
       knowledgeBaseIds.push((created.body as { knowledge_base: { id: string } }).knowledge_base.id);
     }
-    const load = startMixedLoad({ url: api.url, apiKey: key, knowledgeBaseIds, connections: CONNECTIONS, ingestShare: 0.2, asyncShare: 0.2, requestTimeoutMs: 30_000 });
+    const load = startMixedLoad({
+      url: api.url,
+      apiKey: key,
+      knowledgeBaseIds,
+      connections: CONNECTIONS,
+      ingestShare: 0.2,
+      asyncShare: 0.2,
+      requestTimeoutMs: 30_000,
+    });
     const began = Date.now();
     for (let minute = 1; minute <= MINUTES; minute += 1) {
       const from = began + (minute - 1) * 60_000;
       const to = began + minute * 60_000;
       await new Promise((resolveWait) => setTimeout(resolveWait, Math.max(0, to - Date.now())));
       const within = recordsBetween(load.records, from, to);
-      const pids = { primary: api.pid, ...Object.fromEntries(workerPids(api.pid).map((pid, index) => [`worker ${index + 1}`, pid])) };
-      const heap = await stack.opensearch<{ nodes: Record<string, { jvm: { mem: { heap_used_in_bytes: number } } }> }>('GET', '/_nodes/stats/jvm');
-      const segments = await stack.opensearch<{ _all: { total: { segments: { count: number } }; primaries: { docs: { count: number } } } }>('GET', '/kbqa-chunks/_stats/segments,docs');
+      const pids = {
+        primary: api.pid,
+        ...Object.fromEntries(workerPids(api.pid).map((pid, index) => [`worker ${index + 1}`, pid])),
+      };
+      const heap = await stack.opensearch<{ nodes: Record<string, { jvm: { mem: { heap_used_in_bytes: number } } }> }>(
+        'GET',
+        '/_nodes/stats/jvm',
+      );
+      const segments = await stack.opensearch<{
+        _all: { total: { segments: { count: number } }; primaries: { docs: { count: number } } };
+      }>('GET', '/kbqa-chunks/_stats/segments,docs');
       const latencies = within.map((record) => record.ms);
       const sample: MinuteSample = {
         minute,
@@ -97,13 +115,22 @@ async function main(): Promise<number> {
         p99_ms: summarize(latencies).p99_ms,
         query_p99_ms: summarize(within.filter((record) => record.kind === 'query').map((record) => record.ms)).p99_ms,
         ingest_p99_ms: summarize(within.filter((record) => record.kind === 'ingest').map((record) => record.ms)).p99_ms,
-        rss_mb: Object.fromEntries(Object.entries(pids).map(([name, pid]) => [`${name} (${pid})`, round(processMemory(pid)?.rssMb ?? Number.NaN)])),
-        opensearch_heap_mb: round(Object.values(heap.nodes).reduce((sum, node) => sum + node.jvm.mem.heap_used_in_bytes, 0) / 1024 ** 2),
+        rss_mb: Object.fromEntries(
+          Object.entries(pids).map(([name, pid]) => [
+            `${name} (${pid})`,
+            round(processMemory(pid)?.rssMb ?? Number.NaN),
+          ]),
+        ),
+        opensearch_heap_mb: round(
+          Object.values(heap.nodes).reduce((sum, node) => sum + node.jvm.mem.heap_used_in_bytes, 0) / 1024 ** 2,
+        ),
         segments: segments._all.total.segments.count,
         chunks: segments._all.primaries.docs.count,
       };
       samples.push(sample);
-      console.log(`[soak] minute ${minute}: ${sample.requests} requests (${JSON.stringify(sample.statuses)}), p50 ${sample.p50_ms} ms, p99 ${sample.p99_ms} ms, RSS ${JSON.stringify(sample.rss_mb)}, heap ${sample.opensearch_heap_mb} MiB, ${sample.segments} segments`);
+      console.log(
+        `[soak] minute ${minute}: ${sample.requests} requests (${JSON.stringify(sample.statuses)}), p50 ${sample.p50_ms} ms, p99 ${sample.p99_ms} ms, RSS ${JSON.stringify(sample.rss_mb)}, heap ${sample.opensearch_heap_mb} MiB, ${sample.segments} segments`,
+      );
     }
     await load.stop();
     return writeReport(stamp, samples, load.acknowledged.length);
@@ -118,10 +145,20 @@ function writeReport(stamp: string, samples: MinuteSample[], acknowledged: numbe
   const first = samples[0];
   const last = samples[samples.length - 1];
   // Growth after the first minute: the last minute's RSS over the first minute's, per process.
-  const growth = processes.map((name) => ({ name, percent: round(((last.rss_mb[name] ?? Number.NaN) / first.rss_mb[name] - 1) * 100) }));
+  const growth = processes.map((name) => ({
+    name,
+    percent: round(((last.rss_mb[name] ?? Number.NaN) / first.rss_mb[name] - 1) * 100),
+  }));
   const serverErrors = samples.reduce((sum, sample) => sum + sample.server_errors, 0);
   // Nothing in the load is a bad request: a 4xx is as unexpected as a 5xx.
-  const clientErrors = samples.reduce((sum, sample) => sum + Object.entries(sample.statuses).filter(([status]) => status.startsWith('4')).reduce((count, [, n]) => count + n, 0), 0);
+  const clientErrors = samples.reduce(
+    (sum, sample) =>
+      sum +
+      Object.entries(sample.statuses)
+        .filter(([status]) => status.startsWith('4'))
+        .reduce((count, [, n]) => count + n, 0),
+    0,
+  );
   const noResponse = samples.reduce((sum, sample) => sum + sample.no_response, 0);
   const total = samples.reduce((sum, sample) => sum + sample.requests, 0);
   const rssOk = growth.every((entry) => Number.isFinite(entry.percent) && entry.percent < 10);
@@ -144,7 +181,10 @@ function writeReport(stamp: string, samples: MinuteSample[], acknowledged: numbe
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   const file = join(ROOT, 'bench', 'results', `soak-${stamp}.md`);
   writeFileSync(file, `${lines.join('\n')}\n`);
-  writeFileSync(file.replace(/\.md$/, '.json'), `${JSON.stringify({ stamp, minutes: MINUTES, connections: CONNECTIONS, processes: PROCESSES, samples, growth, serverErrors, clientErrors, noResponse }, null, 2)}\n`);
+  writeFileSync(
+    file.replace(/\.md$/, '.json'),
+    `${JSON.stringify({ stamp, minutes: MINUTES, connections: CONNECTIONS, processes: PROCESSES, samples, growth, serverErrors, clientErrors, noResponse }, null, 2)}\n`,
+  );
   console.log(`[soak] report: ${file}`);
   return serverErrors === 0 && clientErrors === 0 && noResponse === 0 && rssOk ? 0 : 1;
 }

@@ -93,7 +93,8 @@ export async function startStackInstance(options: StackInstanceOptions): Promise
           signal: AbortSignal.timeout(30_000),
         });
         const parsed = (await response.json()) as T;
-        if (!response.ok) throw new Error(`${method} ${path} → ${response.status}: ${JSON.stringify(parsed).slice(0, 300)}`);
+        if (!response.ok)
+          throw new Error(`${method} ${path} → ${response.status}: ${JSON.stringify(parsed).slice(0, 300)}`);
         return parsed;
       } catch (error) {
         lastError = error;
@@ -102,7 +103,10 @@ export async function startStackInstance(options: StackInstanceOptions): Promise
     throw lastError instanceof Error ? lastError : new Error(String(lastError));
   };
 
-  const upNodes = () => Array.from({ length: options.nodes }, (_unused, index) => index).filter((index) => openSearchNodePid(config, paths, index + 1) !== null).length;
+  const upNodes = () =>
+    Array.from({ length: options.nodes }, (_unused, index) => index).filter(
+      (index) => openSearchNodePid(config, paths, index + 1) !== null,
+    ).length;
 
   return {
     config,
@@ -111,7 +115,9 @@ export async function startStackInstance(options: StackInstanceOptions): Promise
     mongodbUrl: config.mongodb.url,
     async clusterManagerIndex() {
       const [manager] = await opensearch<Array<{ node: string }>>('GET', '/_cat/cluster_manager?format=json');
-      const index = Array.from({ length: options.nodes }, (_unused, node) => openSearchNodeName(config, node + 1)).indexOf(manager.node);
+      const index = Array.from({ length: options.nodes }, (_unused, node) =>
+        openSearchNodeName(config, node + 1),
+      ).indexOf(manager.node);
       if (index < 0) throw new Error(`the cluster-manager ${manager.node} is not one of this instance's nodes`);
       return index;
     },

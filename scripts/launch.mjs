@@ -25,7 +25,11 @@ if (dependenciesAreStale()) {
   const env = { ...process.env, ONNXRUNTIME_NODE_INSTALL: 'skip', ONNXRUNTIME_NODE_INSTALL_CUDA: 'skip' };
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   const hasLock = existsSync(join(root, 'package-lock.json'));
-  const result = spawnSync(npm, [hasLock ? 'ci' : 'install', '--no-audit', '--no-fund'], { cwd: root, env, stdio: 'inherit' });
+  const result = spawnSync(npm, [hasLock ? 'ci' : 'install', '--no-audit', '--no-fund'], {
+    cwd: root,
+    env,
+    stdio: 'inherit',
+  });
   if (result.status !== 0) {
     console.error('[kbqa] npm install failed; fix the error above and run the command again.');
     process.exit(result.status ?? 1);
@@ -33,6 +37,10 @@ if (dependenciesAreStale()) {
 }
 
 const env = { ...process.env, PATH: `${bin}${delimiter}${process.env.PATH ?? ''}` };
-const child = spawn(pinnedNode, [join(root, 'stack', 'cli.ts'), ...process.argv.slice(2)], { cwd: root, env, stdio: 'inherit' });
+const child = spawn(pinnedNode, [join(root, 'stack', 'cli.ts'), ...process.argv.slice(2)], {
+  cwd: root,
+  env,
+  stdio: 'inherit',
+});
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -36,13 +36,21 @@ interface Slot {
 export async function runPrimary(config: Config, logger: Logger): Promise<void> {
   // Structured clone over IPC: metric values such as NaN (an event-loop lag before its first sample) survive.
   cluster.setupPrimary({ serialization: 'advanced' });
-  const slots: Slot[] = Array.from({ length: config.apiProcesses }, () => ({ worker: null, listening: false, startedAt: 0, quickExits: 0, restart: undefined }));
+  const slots: Slot[] = Array.from({ length: config.apiProcesses }, () => ({
+    worker: null,
+    listening: false,
+    startedAt: 0,
+    quickExits: 0,
+    restart: undefined,
+  }));
   const listening = () => slots.flatMap((slot) => (slot.worker && slot.listening ? [slot.worker] : []));
 
   const metrics = createClusterMetrics(listening);
   // Before any process starts: a busy metrics port stops start-up, naming the variable that moves it.
   const metricsServer = config.metrics
-    ? await startMetricsServer(metrics, config.metrics, (error) => logger.error({ error: errorSummary(error) }, 'collecting metrics failed'))
+    ? await startMetricsServer(metrics, config.metrics, (error) =>
+        logger.error({ error: errorSummary(error) }, 'collecting metrics failed'),
+      )
     : null;
   if (metricsServer) logger.info(`kbqa metrics on ${metricsServer.url}/metrics (every API process's, aggregated)`);
 
@@ -118,7 +126,10 @@ export async function runPrimary(config: Config, logger: Logger): Promise<void> 
     worker.once('exit', (code, signal) => onExit(slot, worker, code, signal));
   };
 
-  logger.info({ processes: config.apiProcesses, modelWorkersEach: config.embedder.workers }, 'starting the API processes');
+  logger.info(
+    { processes: config.apiProcesses, modelWorkersEach: config.embedder.workers },
+    'starting the API processes',
+  );
   for (const slot of slots) fork(slot);
 
   process.on('SIGINT', () => stop('SIGINT', 0));

@@ -64,7 +64,11 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
 
 /** A known caller's JSON body: up to KBQA_MAX_BODY_BYTES once inflated, nested at most KBQA_MAX_JSON_DEPTH deep. */
 function callerJsonBody(deps: AppDeps) {
-  return jsonBody({ maxBytes: deps.config.limits.maxBodyBytes, maxDepth: deps.config.limits.maxJsonDepth, encodings: 'inflate' });
+  return jsonBody({
+    maxBytes: deps.config.limits.maxBodyBytes,
+    maxDepth: deps.config.limits.maxJsonDepth,
+    encodings: 'inflate',
+  });
 }
 
 /**
@@ -114,7 +118,14 @@ export function buildWebApiRouter(deps: AppDeps): Router<AppState> {
   web.use(anonymous.routes(), anonymous.allowedMethods({ throw: true }));
   web.use(requireSession());
   web.use(callerJsonBody(deps));
-  const webOnly = [webSessionRoutes(deps), apiKeyRoutes(deps), adminRoutes(deps), knowledgeBaseSharingRoutes(deps), uploadRoutes(deps), documentContentRoutes(deps)];
+  const webOnly = [
+    webSessionRoutes(deps),
+    apiKeyRoutes(deps),
+    adminRoutes(deps),
+    knowledgeBaseSharingRoutes(deps),
+    uploadRoutes(deps),
+    documentContentRoutes(deps),
+  ];
   for (const routes of [...webOnly, ...resourceRoutes(deps)]) {
     web.use(routes.routes(), routes.allowedMethods({ throw: true }));
   }

@@ -4,7 +4,18 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from './errors.ts';
-import { DEFAULT_HYBRID_TUNING, DEPTH_RANGE, FUSION_TECHNIQUES, SENTENCE_WEIGHT_RANGE, parseBm25Fields, parseWeights, tuningProblem, type Bm25Field, type FusionTechnique, type Parsed } from './hybridTuning.ts';
+import {
+  DEFAULT_HYBRID_TUNING,
+  DEPTH_RANGE,
+  FUSION_TECHNIQUES,
+  SENTENCE_WEIGHT_RANGE,
+  parseBm25Fields,
+  parseWeights,
+  tuningProblem,
+  type Bm25Field,
+  type FusionTechnique,
+  type Parsed,
+} from './hybridTuning.ts';
 
 const MiB = 1024 * 1024;
 
@@ -47,14 +58,19 @@ const environmentSchema = z.object({
   // Prometheus metrics (GET /metrics) on a listener of their own, never the API's port. An empty variable means
   // unset (the default, like every knob): `off` turns the listener off; 0 takes an ephemeral port.
   KBQA_METRICS_HOST: z.string().default('127.0.0.1'),
-  KBQA_METRICS_PORT: z.union([z.literal('off'), integer(9464, 0, 65535)], { error: 'a port (0 to 65535) or off' }).default(9464),
+  KBQA_METRICS_PORT: z
+    .union([z.literal('off'), integer(9464, 0, 65535)], { error: 'a port (0 to 65535) or off' })
+    .default(9464),
 
   // One URL, or every node of a cluster, comma-separated: reads that fail on one node are retried on another.
   KBQA_OPENSEARCH_URL: list('http://127.0.0.1:9200').pipe(z.array(z.string().url()).min(1, 'at least one URL')),
   // How many OpenSearch nodes the local stack starts (one cluster). With one URL above, node i listens on its port + i - 1.
   KBQA_OPENSEARCH_NODES: integer(1, 1, 9),
   // Heap per local node (-Xms/-Xmx).
-  KBQA_OPENSEARCH_HEAP: z.string().regex(/^\d+[mg]$/, 'like 1g or 512m').default('1g'),
+  KBQA_OPENSEARCH_HEAP: z
+    .string()
+    .regex(/^\d+[mg]$/, 'like 1g or 512m')
+    .default('1g'),
   KBQA_OPENSEARCH_TIMEOUT_MS: integer(10_000, 100, 600_000),
   // An existing cluster with the security plugin: HTTP basic credentials and the CA that signed its certificates.
   KBQA_OPENSEARCH_USERNAME: z.string().optional(),
@@ -68,7 +84,10 @@ const environmentSchema = z.object({
   KBQA_CHUNKS_REPLICAS: z.coerce.number().int().min(0).max(8).optional(),
   // The chunk index's alias. Another kbqa-chunks-<name> gives a deployment (or a test) an index of its own on a shared
   // cluster: kbqa-chunks-v1-<name>-<embedder>, still under the template's pattern and the kbqa-chunks* privileges.
-  KBQA_CHUNKS_ALIAS: z.string().regex(/^kbqa-chunks(?:-[a-z0-9]+)*$/, 'kbqa-chunks or kbqa-chunks-<name> (lower-case letters, digits, dashes)').default('kbqa-chunks'),
+  KBQA_CHUNKS_ALIAS: z
+    .string()
+    .regex(/^kbqa-chunks(?:-[a-z0-9]+)*$/, 'kbqa-chunks or kbqa-chunks-<name> (lower-case letters, digits, dashes)')
+    .default('kbqa-chunks'),
   // Where index-templates/, ingest-pipelines/ and search-pipelines/ are read from (a search engineer's edited copy,
   // a test's). Default: the repository's own.
   KBQA_SEARCH_ASSETS_DIR: z.string().optional(),
@@ -83,7 +102,11 @@ const environmentSchema = z.object({
   // Unset: each side as deep as the request (50 for every API query).
   KBQA_BM25_DEPTH: z.coerce.number().int().min(DEPTH_RANGE.min).max(DEPTH_RANGE.max).optional(),
   KBQA_KNN_DEPTH: z.coerce.number().int().min(DEPTH_RANGE.min).max(DEPTH_RANGE.max).optional(),
-  KBQA_SENTENCE_WEIGHT: number(DEFAULT_HYBRID_TUNING.sentenceWeight, SENTENCE_WEIGHT_RANGE.min, SENTENCE_WEIGHT_RANGE.max),
+  KBQA_SENTENCE_WEIGHT: number(
+    DEFAULT_HYBRID_TUNING.sentenceWeight,
+    SENTENCE_WEIGHT_RANGE.min,
+    SENTENCE_WEIGHT_RANGE.max,
+  ),
 
   KBQA_MONGODB_URL: z.string().default('mongodb://127.0.0.1:27017/kbqa'),
   KBQA_MONGODB_TIMEOUT_MS: integer(5_000, 100, 600_000),
@@ -271,7 +294,12 @@ export interface Config {
   limits: { maxBodyBytes: number; maxAnonymousBodyBytes: number; maxJsonDepth: number; maxContentBytes: number };
   pdf: { maxBytes: number; maxPages: number; timeoutMs: number; maxMemoryMb: number; stepMs: number };
   /** Per user: documents waiting for ingestion, documents and bytes stored; a failed upload's original kept this long. */
-  quotas: { maxQueuedDocuments: number; maxDocuments: number; maxStorageBytes: number; failedUploadRetentionMs: number };
+  quotas: {
+    maxQueuedDocuments: number;
+    maxDocuments: number;
+    maxStorageBytes: number;
+    failedUploadRetentionMs: number;
+  };
   web: {
     distDir: string;
     publicUrl: string;
@@ -332,7 +360,9 @@ function clusterUrls(listed: string[], nodes: number): string[] {
 
 export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config {
   // An empty variable means "not set" (docker-compose passes `${VAR:-}` through as "").
-  const present = Object.fromEntries(Object.entries(environment).filter(([, value]) => value !== undefined && value !== ''));
+  const present = Object.fromEntries(
+    Object.entries(environment).filter(([, value]) => value !== undefined && value !== ''),
+  );
   const parsed = environmentSchema.safeParse(present);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
@@ -342,16 +372,25 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   const localDir = resolve(env.KBQA_LOCAL_DIR);
   const stackDataDir = resolve(env.KBQA_STACK_DATA_DIR ?? localDir);
   const depthProblem = tuningProblem({ bm25Depth: env.KBQA_BM25_DEPTH ?? null, knnDepth: env.KBQA_KNN_DEPTH ?? null });
-  if (depthProblem) throw new ConfigError(`invalid configuration: KBQA_KNN_DEPTH must be at most KBQA_BM25_DEPTH: ${depthProblem}`);
-  if (env.KBQA_SENTENCE_VECTORS === 'off' && present.KBQA_SENTENCE_WEIGHT !== undefined && env.KBQA_SENTENCE_WEIGHT > 0) {
-    throw new ConfigError('invalid configuration: KBQA_SENTENCE_WEIGHT scores sentence vectors, which KBQA_SENTENCE_VECTORS=off leaves out: unset it or set it to 0');
+  if (depthProblem)
+    throw new ConfigError(`invalid configuration: KBQA_KNN_DEPTH must be at most KBQA_BM25_DEPTH: ${depthProblem}`);
+  if (
+    env.KBQA_SENTENCE_VECTORS === 'off' &&
+    present.KBQA_SENTENCE_WEIGHT !== undefined &&
+    env.KBQA_SENTENCE_WEIGHT > 0
+  ) {
+    throw new ConfigError(
+      'invalid configuration: KBQA_SENTENCE_WEIGHT scores sentence vectors, which KBQA_SENTENCE_VECTORS=off leaves out: unset it or set it to 0',
+    );
   }
   if (env.KBQA_CHUNK_OVERLAP_TOKENS >= env.KBQA_CHUNK_TOKENS) {
     throw new ConfigError('invalid configuration: KBQA_CHUNK_OVERLAP_TOKENS must be smaller than KBQA_CHUNK_TOKENS');
   }
 
   if ((env.KBQA_OPENSEARCH_USERNAME === undefined) !== (env.KBQA_OPENSEARCH_PASSWORD === undefined)) {
-    throw new ConfigError('invalid configuration: set both KBQA_OPENSEARCH_USERNAME and KBQA_OPENSEARCH_PASSWORD, or neither');
+    throw new ConfigError(
+      'invalid configuration: set both KBQA_OPENSEARCH_USERNAME and KBQA_OPENSEARCH_PASSWORD, or neither',
+    );
   }
   const opensearchUrls = clusterUrls(env.KBQA_OPENSEARCH_URL, env.KBQA_OPENSEARCH_NODES);
   const cluster = env.KBQA_OPENSEARCH_NODES > 1;
@@ -368,7 +407,9 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       : null;
   const available = [...(openai?.models ?? []), EXTRACTIVE_MODEL];
   if (env.KBQA_EMBEDDER === 'openai' && env.KBQA_OPENAI_BASE_URL === undefined) {
-    throw new ConfigError('invalid configuration: KBQA_EMBEDDER=openai needs KBQA_OPENAI_BASE_URL (the OpenAI-compatible endpoint, e.g. https://api.openai.com/v1)');
+    throw new ConfigError(
+      'invalid configuration: KBQA_EMBEDDER=openai needs KBQA_OPENAI_BASE_URL (the OpenAI-compatible endpoint, e.g. https://api.openai.com/v1)',
+    );
   }
   const embeddingModel = env.KBQA_OPENAI_EMBEDDING_MODEL ?? 'text-embedding-3-small';
   // The model's name becomes part of the chunk index's name, which needs a letter or digit of it.
@@ -376,7 +417,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     throw new ConfigError('invalid configuration: KBQA_OPENAI_EMBEDDING_MODEL must name a model (letters, digits)');
   }
   const openaiEmbedder =
-    env.KBQA_OPENAI_BASE_URL !== undefined && (env.KBQA_EMBEDDER === 'openai' || env.KBQA_OPENAI_EMBEDDING_MODEL !== undefined)
+    env.KBQA_OPENAI_BASE_URL !== undefined &&
+    (env.KBQA_EMBEDDER === 'openai' || env.KBQA_OPENAI_EMBEDDING_MODEL !== undefined)
       ? {
           baseUrl: env.KBQA_OPENAI_BASE_URL,
           apiKey: env.KBQA_OPENAI_API_KEY ?? 'not-needed',
@@ -433,7 +475,10 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       openai: openaiEmbedder,
       modelDir: resolve(env.KBQA_MODEL_DIR ?? `${localDir}/models/bge-small-en-v1.5-q`),
       batchSize: env.KBQA_EMBED_BATCH_SIZE,
-      workers: env.KBQA_MODEL_WORKERS > 0 ? env.KBQA_MODEL_WORKERS : Math.max(1, Math.floor(availableParallelism() / env.KBQA_API_PROCESSES)),
+      workers:
+        env.KBQA_MODEL_WORKERS > 0
+          ? env.KBQA_MODEL_WORKERS
+          : Math.max(1, Math.floor(availableParallelism() / env.KBQA_API_PROCESSES)),
       threads: env.KBQA_EMBED_THREADS,
     },
     ingestion: {
@@ -494,7 +539,10 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       reauthMs: env.KBQA_REAUTH_MINUTES * 60_000,
     },
     deletedRetentionMs: env.KBQA_DELETED_RETENTION_DAYS * 86_400_000,
-    knowledgeBases: { maxPerOwner: env.KBQA_MAX_KNOWLEDGE_BASES_PER_OWNER, maxSearchedPerQuery: env.KBQA_MAX_SEARCHED_KNOWLEDGE_BASES },
+    knowledgeBases: {
+      maxPerOwner: env.KBQA_MAX_KNOWLEDGE_BASES_PER_OWNER,
+      maxSearchedPerQuery: env.KBQA_MAX_SEARCHED_KNOWLEDGE_BASES,
+    },
     answerModels: { defaultModel, available, openai },
   };
 }

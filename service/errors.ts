@@ -132,7 +132,9 @@ export class QuotaExceededError extends ApiError {
   }
 
   static storage(limit: number, used: number, adding: number): QuotaExceededError {
-    return new QuotaExceededError(`storage quota exceeded: this needs ${adding} more bytes, ${used} of ${limit} bytes are in use; delete some documents first`);
+    return new QuotaExceededError(
+      `storage quota exceeded: this needs ${adding} more bytes, ${used} of ${limit} bytes are in use; delete some documents first`,
+    );
   }
 }
 
@@ -142,7 +144,10 @@ export class QuotaExceededError extends ApiError {
  */
 export class IngestionQueueFullError extends RateLimitedError {
   constructor(limit: number, waiting: number, retryAfterSeconds: number) {
-    super(`${waiting} documents of yours are waiting for ingestion (the limit is ${limit}); retry in ${retryAfterSeconds} s`, retryAfterSeconds);
+    super(
+      `${waiting} documents of yours are waiting for ingestion (the limit is ${limit}); retry in ${retryAfterSeconds} s`,
+      retryAfterSeconds,
+    );
   }
 }
 
@@ -205,7 +210,10 @@ export class PdfExtractionError extends BadRequestError {
   }
 
   static encrypted(): PdfExtractionError {
-    return new PdfExtractionError('encrypted', 'the PDF is password-protected (encrypted); remove the password and upload it again');
+    return new PdfExtractionError(
+      'encrypted',
+      'the PDF is password-protected (encrypted); remove the password and upload it again',
+    );
   }
 
   static corrupt(): PdfExtractionError {
@@ -217,11 +225,17 @@ export class PdfExtractionError extends BadRequestError {
   }
 
   static tooLarge(bytes: number, maxBytes: number): PdfExtractionError {
-    return new PdfExtractionError('too_large', `the PDF is ${formatBytes(bytes)}; the limit is ${formatBytes(maxBytes)}`);
+    return new PdfExtractionError(
+      'too_large',
+      `the PDF is ${formatBytes(bytes)}; the limit is ${formatBytes(maxBytes)}`,
+    );
   }
 
   static tooManyPages(pages: number, maxPages: number): PdfExtractionError {
-    return new PdfExtractionError('too_many_pages', `the PDF has ${numbers.format(pages)} pages; the limit is ${numbers.format(maxPages)}`);
+    return new PdfExtractionError(
+      'too_many_pages',
+      `the PDF has ${numbers.format(pages)} pages; the limit is ${numbers.format(maxPages)}`,
+    );
   }
 
   static outOfMemory(maxMemoryMb: number): PdfExtractionError {
@@ -291,7 +305,11 @@ export class SearchIndexReadOnlyError extends UpstreamUnavailableError {
 /** The API runs without a built web app (`web/dist`): pages cannot be served until it is built. */
 export class WebAppNotBuiltError extends ApiError {
   constructor() {
-    super(503, 'server_error', 'the web app is not built on this server: run `npm start` (it builds the app) or `npm run build:web`, then reload');
+    super(
+      503,
+      'server_error',
+      'the web app is not built on this server: run `npm start` (it builds the app) or `npm run build:web`, then reload',
+    );
   }
 }
 
@@ -372,7 +390,13 @@ export class ConfigError extends Error {}
  * What a log line may say about an error: its class, message and codes, never the request or response bodies that
  * client libraries attach (an OpenSearch error's meta carries the query and its vector, a failed bulk the text).
  */
-export function errorSummary(error: unknown): { name: string; message: string; code?: unknown; status?: unknown; upstream?: string } {
+export function errorSummary(error: unknown): {
+  name: string;
+  message: string;
+  code?: unknown;
+  status?: unknown;
+  upstream?: string;
+} {
   if (!(error instanceof Error)) return { name: typeof error, message: String(error).slice(0, 500) };
   const { code, status, statusCode } = error as { code?: unknown; status?: unknown; statusCode?: unknown };
   return {

@@ -94,13 +94,15 @@ export function parseWeights(text: string, separator: ',' | ':'): Parsed<[number
     return { problem: `"${text}" is not two weights [bm25${separator}knn], each from 0 to 1` };
   }
   // neural-search's own tolerance (ScoreCombinationUtil: 0.01); refused there at start-up or on every query otherwise.
-  if (Math.abs(numbers[0] + numbers[1] - 1) > 0.01) return { problem: `weights "${text}" must sum to 1 (neural-search refuses others)` };
+  if (Math.abs(numbers[0] + numbers[1] - 1) > 0.01)
+    return { problem: `weights "${text}" must sum to 1 (neural-search refuses others)` };
   return { value: [numbers[0], numbers[1]] };
 }
 
 export function parseInteger(text: string, range: { min: number; max: number }): Parsed<number> {
   const parsed = parseNumber(text, range);
-  if ('problem' in parsed || !Number.isInteger(parsed.value)) return { problem: `"${text}" is not a whole number from ${range.min} to ${range.max}` };
+  if ('problem' in parsed || !Number.isInteger(parsed.value))
+    return { problem: `"${text}" is not a whole number from ${range.min} to ${range.max}` };
   return parsed;
 }
 
@@ -124,7 +126,12 @@ export function parseBm25Fields(text: string, separator: ',' | ':'): Parsed<Bm25
     if (!(BM25_FIELD_NAMES as readonly string[]).includes(name)) {
       return { problem: `"${name}" is not a field BM25 can search (${BM25_FIELD_NAMES.join(', ')})` };
     }
-    if (!Number.isFinite(boost) || boost <= 0 || boost > 1000 || (caret !== -1 && item.slice(caret + 1).trim() === '')) {
+    if (
+      !Number.isFinite(boost) ||
+      boost <= 0 ||
+      boost > 1000 ||
+      (caret !== -1 && item.slice(caret + 1).trim() === '')
+    ) {
       return { problem: `"${item}": a boost is a number above 0 and at most 1000 (field^boost)` };
     }
     if (fields.some((field) => field.name === name)) return { problem: `"${name}" is listed twice` };

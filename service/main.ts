@@ -41,7 +41,12 @@ async function runApi(config: Config, logger: Logger): Promise<void> {
   // Never fixed at start-up (an index's analysis cannot change in place): said, and shown by /readyz.
   if (drift.length > 0) {
     const assets = search.indices.assets();
-    const command = resolvingCommand(drift, index, search.indices.indexNameFor(assets.version, rag.embedderName), assets);
+    const command = resolvingCommand(
+      drift,
+      index,
+      search.indices.indexNameFor(assets.version, rag.embedderName),
+      assets,
+    );
     logger.warn({ index, drift, command }, 'the chunk index differs from the search asset files');
   }
 
@@ -50,9 +55,12 @@ async function runApi(config: Config, logger: Logger): Promise<void> {
   metrics.collectFrom({ store, models: rag.models, jobs });
   if (cluster.isWorker) answerMetricsRequests(metrics);
   // Before the API listens: a busy metrics port stops start-up, naming the variable that moves it.
-  const metricsServer = config.metrics && cluster.isPrimary
-    ? await startMetricsServer(metrics, config.metrics, (error) => logger.error({ error: errorSummary(error) }, 'collecting metrics failed'))
-    : null;
+  const metricsServer =
+    config.metrics && cluster.isPrimary
+      ? await startMetricsServer(metrics, config.metrics, (error) =>
+          logger.error({ error: errorSummary(error) }, 'collecting metrics failed'),
+        )
+      : null;
   if (metricsServer) logger.info(`kbqa metrics on ${metricsServer.url}/metrics`);
   const app = buildApp({ config, logger, store, search, rag, jobs, metrics });
   const server = app.listen(config.port, config.host, () => {
@@ -88,7 +96,9 @@ async function runApi(config: Config, logger: Logger): Promise<void> {
       .then(() => new Promise((resolve) => server.close(() => resolve(undefined))))
       .finally(() => {
         server.closeAllConnections();
-        void Promise.allSettled([metricsServer?.close(), store.close(), search.close(), rag.close()]).then(() => process.exit(0));
+        void Promise.allSettled([metricsServer?.close(), store.close(), search.close(), rag.close()]).then(() =>
+          process.exit(0),
+        );
       });
   };
   process.on('SIGINT', () => shutdown('SIGINT'));

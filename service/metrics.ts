@@ -11,7 +11,17 @@
 // time from read-only getters (ingestion jobs from the store, worker pools): the store, search and rag layers never
 // import this module; they are asked when Prometheus asks.
 import type { Worker } from 'node:cluster';
-import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue, type MetricValueWithName } from 'prom-client';
+import {
+  AggregatorRegistry,
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  collectDefaultMetrics,
+  type MetricObjectWithValues,
+  type MetricValue,
+  type MetricValueWithName,
+} from 'prom-client';
 import type { PdfPoolStats } from './extraction/pdf.ts';
 import type { QueryTimings } from './queryTimings.ts';
 import type { ModelPoolStats } from './rag/modelPool.ts';
@@ -214,7 +224,11 @@ export function createMetrics(): Metrics {
         this.set(sources?.jobs.pdfPoolStats()?.[field] ?? 0);
       },
     });
-  pdfGauge('kbqa_pdf_pool_workers', 'PDFs the extraction pool may read at once, a process each (0 until the first PDF starts it).', 'workers');
+  pdfGauge(
+    'kbqa_pdf_pool_workers',
+    'PDFs the extraction pool may read at once, a process each (0 until the first PDF starts it).',
+    'workers',
+  );
   pdfGauge('kbqa_pdf_pool_busy_workers', 'PDF reader processes reading a PDF now.', 'busy');
   pdfGauge('kbqa_pdf_pool_queued_tasks', 'PDFs waiting for a reader process.', 'queued');
 
@@ -299,7 +313,10 @@ function sumCumulative(answers: MetricJson[][]): MetricJson[] {
       let sums = byName.get(metric.name);
       if (!sums) byName.set(metric.name, (sums = { metric, series: new Map() }));
       for (const value of metric.values) {
-        const key = JSON.stringify([(value as MetricValueWithName<string>).metricName ?? '', Object.entries(value.labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))]);
+        const key = JSON.stringify([
+          (value as MetricValueWithName<string>).metricName ?? '',
+          Object.entries(value.labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        ]);
         const sum = sums.series.get(key);
         sums.series.set(key, { ...value, value: (sum?.value ?? 0) + value.value });
       }
@@ -321,7 +338,10 @@ function sumCumulative(answers: MetricJson[][]): MetricJson[] {
  * histograms added to the retired total, which every later scrape adds in, and its gauges dropped. What a process
  * counted after its last answer is lost with it: the sums stop growing for a moment, they do not fall.
  */
-export function createClusterMetrics(processes: () => Worker[], { answerTimeoutMs = PROCESS_ANSWER_TIMEOUT_MS } = {}): ClusterMetrics {
+export function createClusterMetrics(
+  processes: () => Worker[],
+  { answerTimeoutMs = PROCESS_ANSWER_TIMEOUT_MS } = {},
+): ClusterMetrics {
   const registry = new Registry();
   const collectErrors = collectErrorsCounter();
   registry.registerMetric(collectErrors);
@@ -359,7 +379,8 @@ export function createClusterMetrics(processes: () => Worker[], { answerTimeoutM
         // Kept as it arrives, so that an exit later in this scrape retires these counts. Never for a dead process
         // (retireProcess has taken its last answer already), nor over a newer answer of a concurrent scrape.
         const kept = lastAnswers.get(worker.id);
-        if (metrics && !worker.isDead() && (!kept || kept.request < id)) lastAnswers.set(worker.id, { request: id, metrics });
+        if (metrics && !worker.isDead() && (!kept || kept.request < id))
+          lastAnswers.set(worker.id, { request: id, metrics });
         finish(metrics);
       };
       const onExit = () => finish(null);

@@ -4,7 +4,15 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadConfig, type Config } from '../service/config.ts';
-import { ProvisionError, provisionAll, provisionBrowser, provisionEmbedder, provisionSchemathesis, stackPathsFor, type StackPaths } from './provision.ts';
+import {
+  ProvisionError,
+  provisionAll,
+  provisionBrowser,
+  provisionEmbedder,
+  provisionSchemathesis,
+  stackPathsFor,
+  type StackPaths,
+} from './provision.ts';
 import {
   busyPorts,
   ferretdbSpec,
@@ -33,7 +41,8 @@ function takeNodesOption(args: string[]): string[] {
     const arg = args[index];
     if (arg === '--nodes' || arg.startsWith('--nodes=')) {
       const value = arg === '--nodes' ? args[(index += 1)] : arg.slice('--nodes='.length);
-      if (value === undefined || value === '') throw new ProvisionError('--nodes needs a number of OpenSearch nodes, like --nodes 3');
+      if (value === undefined || value === '')
+        throw new ProvisionError('--nodes needs a number of OpenSearch nodes, like --nodes 3');
       process.env.KBQA_OPENSEARCH_NODES = value;
     } else {
       rest.push(arg);
@@ -64,7 +73,9 @@ async function stackUp(config: Config, paths: StackPaths): Promise<string[]> {
     const spec = all[index];
     if (result.status === 'fulfilled') {
       if (result.value) started.push(spec.name);
-      console.log(`[kbqa] ${spec.name} ${result.value ? 'started' : 'already running'} on ${spec.host}:${spec.port} (log: ${spec.logFile})`);
+      console.log(
+        `[kbqa] ${spec.name} ${result.value ? 'started' : 'already running'} on ${spec.host}:${spec.port} (log: ${spec.logFile})`,
+      );
     } else {
       failures.push(result.reason instanceof Error ? result.reason.message : String(result.reason));
     }
@@ -101,16 +112,23 @@ async function stackStatus(config: Config, paths: StackPaths): Promise<boolean> 
     const health = url === undefined ? null : await openSearchClusterHealth(url);
     // A node that answers while its cluster lacks a node (or a primary) is up but not healthy.
     const state = healthy ? 'healthy ' : health ? 'degraded' : 'down    ';
-    const seen = health ? ` (${health.cluster_name}: ${health.status}, ${health.number_of_nodes} node${health.number_of_nodes === 1 ? '' : 's'})` : '';
-    console.log(`${spec.name.padEnd(width)}${state} ${spec.host}:${spec.port} ${pid ? `pid ${pid}` : health || healthy ? '(not started by kbqa)' : '(not running)'}${seen}`);
+    const seen = health
+      ? ` (${health.cluster_name}: ${health.status}, ${health.number_of_nodes} node${health.number_of_nodes === 1 ? '' : 's'})`
+      : '';
+    console.log(
+      `${spec.name.padEnd(width)}${state} ${spec.host}:${spec.port} ${pid ? `pid ${pid}` : health || healthy ? '(not started by kbqa)' : '(not running)'}${seen}`,
+    );
   }
   for (const name of others) {
     const pid = runningPid(paths, name);
     if (pid === null) continue;
-    console.log(`${name.padEnd(width)}running pid ${pid}, not part of this configuration (KBQA_OPENSEARCH_NODES=${config.opensearch.nodes}); stack:down stops it`);
+    console.log(
+      `${name.padEnd(width)}running pid ${pid}, not part of this configuration (KBQA_OPENSEARCH_NODES=${config.opensearch.nodes}); stack:down stops it`,
+    );
   }
   console.log(`${'.local/'.padEnd(width)}${formatBytes(directorySize(paths.localDir))} on disk`);
-  if (paths.instanceDir !== paths.localDir) console.log(`${paths.instanceDir} ${formatBytes(directorySize(paths.instanceDir))} on disk`);
+  if (paths.instanceDir !== paths.localDir)
+    console.log(`${paths.instanceDir} ${formatBytes(directorySize(paths.instanceDir))} on disk`);
   return allHealthy;
 }
 
@@ -145,7 +163,9 @@ function runForeground(command: string, args: string[], env: NodeJS.ProcessEnv =
  */
 function buildWeb(config: Config, options: { force?: boolean } = {}): void {
   if (config.web.distDir !== resolve(WEB_DIST)) {
-    console.log(`[kbqa] KBQA_WEB_DIST=${config.web.distDir}: serving that build as it is (the web build writes ${WEB_DIST} only)`);
+    console.log(
+      `[kbqa] KBQA_WEB_DIST=${config.web.distDir}: serving that build as it is (the web build writes ${WEB_DIST} only)`,
+    );
     return;
   }
   buildWebIfStale(process.cwd(), options);
@@ -166,7 +186,18 @@ async function lint(args: string[] = []): Promise<number> {
   } else {
     console.error(`[kbqa] lint could not run (eslint exited ${code}); see its message above.`);
   }
-  return code;
+  if (code !== 0) return code;
+  // The formatter (.prettierrc.json, 120 columns): the code as Prettier writes it, or the files it would change.
+  const formatted = await runForeground(process.execPath, [
+    join('node_modules', 'prettier', 'bin', 'prettier.cjs'),
+    '--check',
+    '--log-level=warn',
+    '.',
+  ]);
+  if (formatted === 0) console.log('[kbqa] format passed: the code is as Prettier writes it');
+  else
+    console.error('[kbqa] format failed: the files above are not as Prettier writes them; run npx prettier --write .');
+  return formatted;
 }
 
 /** ava's options (`--match=…`, `--serial`) and the test files named, apart. */
@@ -184,7 +215,11 @@ async function runUnitTier(paths: StackPaths, files: string[], options: string[]
   // clone it is extracted here (once, cached in .local/models), before any server would be provisioned.
   provisionEmbedder(paths);
   console.log(`[kbqa] unit tier: ${files.length} test files, no server (the stores' addresses point at a closed port)`);
-  return runForeground(process.execPath, [join('node_modules', 'ava', 'entrypoints', 'cli.mjs'), ...options, ...files], unitTierEnvironment(process.env));
+  return runForeground(
+    process.execPath,
+    [join('node_modules', 'ava', 'entrypoints', 'cli.mjs'), ...options, ...files],
+    unitTierEnvironment(process.env),
+  );
 }
 
 async function main(): Promise<number> {
@@ -208,7 +243,9 @@ async function main(): Promise<number> {
     case 'start': {
       buildWeb(config);
       const started = await stackUp(config, paths);
-      console.log(`[kbqa] API on http://${config.host}:${config.port} (Ctrl-C stops it${started.length ? ` and ${started.join(', ')}` : ''})`);
+      console.log(
+        `[kbqa] API on http://${config.host}:${config.port} (Ctrl-C stops it${started.length ? ` and ${started.join(', ')}` : ''})`,
+      );
       const code = await runForeground(process.execPath, [join('service', 'main.ts'), ...rest]);
       await stackDown(paths, started);
       return code;
@@ -233,7 +270,9 @@ async function main(): Promise<number> {
       if (files.length === 0) {
         const unit = await runUnitTier(paths, unitTierFiles(process.cwd()), options);
         if (unit !== 0) {
-          console.error('[kbqa] the stack tier was not run: the unit tier must pass first (npm run test:unit runs it alone).');
+          console.error(
+            '[kbqa] the stack tier was not run: the unit tier must pass first (npm run test:unit runs it alone).',
+          );
           return unit;
         }
       }
@@ -245,11 +284,15 @@ async function main(): Promise<number> {
       const schemathesis = provisionSchemathesis(config.localDir);
       const started = await stackUp(config, paths);
       console.log(`[kbqa] stack tier: ${stackFiles.length} test files`);
-      const code = await runForeground(process.execPath, [join('node_modules', 'ava', 'entrypoints', 'cli.mjs'), ...options, ...stackFiles], {
-        ...process.env,
-        KBQA_CHROMIUM: chromium,
-        KBQA_SCHEMATHESIS: schemathesis,
-      });
+      const code = await runForeground(
+        process.execPath,
+        [join('node_modules', 'ava', 'entrypoints', 'cli.mjs'), ...options, ...stackFiles],
+        {
+          ...process.env,
+          KBQA_CHROMIUM: chromium,
+          KBQA_SCHEMATHESIS: schemathesis,
+        },
+      );
       await stackDown(paths, started);
       return code;
     }
@@ -257,19 +300,32 @@ async function main(): Promise<number> {
       // The long Schemathesis run: the same test file as npm test's short run, with a bigger budget per operation.
       const schemathesis = provisionSchemathesis(config.localDir);
       const started = await stackUp(config, paths);
-      const code = await runForeground(process.execPath, [join('node_modules', 'ava', 'entrypoints', 'cli.mjs'), 'test/schemathesis.test.ts', '--timeout=60m'], {
-        ...process.env,
-        KBQA_SCHEMATHESIS: schemathesis,
-        KBQA_FUZZ_EXAMPLES: process.env.KBQA_FUZZ_EXAMPLES ?? '100',
-        KBQA_FUZZ_PHASES: process.env.KBQA_FUZZ_PHASES ?? 'examples,coverage,fuzzing,stateful',
-        ...Object.fromEntries(rest.filter((arg) => arg.startsWith('--seed=')).map((arg) => ['KBQA_FUZZ_SEED', arg.slice('--seed='.length)])),
-      });
+      const code = await runForeground(
+        process.execPath,
+        [join('node_modules', 'ava', 'entrypoints', 'cli.mjs'), 'test/schemathesis.test.ts', '--timeout=60m'],
+        {
+          ...process.env,
+          KBQA_SCHEMATHESIS: schemathesis,
+          KBQA_FUZZ_EXAMPLES: process.env.KBQA_FUZZ_EXAMPLES ?? '100',
+          KBQA_FUZZ_PHASES: process.env.KBQA_FUZZ_PHASES ?? 'examples,coverage,fuzzing,stateful',
+          ...Object.fromEntries(
+            rest
+              .filter((arg) => arg.startsWith('--seed='))
+              .map((arg) => ['KBQA_FUZZ_SEED', arg.slice('--seed='.length)]),
+          ),
+        },
+      );
       await stackDown(paths, started);
       return code;
     }
     case 'dev:web':
       // Vite's dev server with hot reload; it forwards /api, /healthz and /readyz to the API (run `npm start` too).
-      return runForeground(process.execPath, [join('node_modules', 'vite', 'bin', 'vite.js'), '--config', join('web', 'vite.config.ts'), ...rest]);
+      return runForeground(process.execPath, [
+        join('node_modules', 'vite', 'bin', 'vite.js'),
+        '--config',
+        join('web', 'vite.config.ts'),
+        ...rest,
+      ]);
     case 'resilience':
     case 'soak':
       // Each runs a stack of its own (bench/stackInstance.ts): the dev stack may run beside it, untouched.

@@ -4,7 +4,18 @@
 // local cluster of KBQA_OPENSEARCH_NODES nodes (`opensearch-1` …), each node a server of its own so that a script
 // can kill exactly one and start it again (startOpenSearchNode).
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createConnection } from 'node:net';
 import { dirname, join, parse } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -102,7 +113,9 @@ async function portState(spec: ServerSpec): Promise<PortState> {
  * node that cannot bind would otherwise leave the others waiting minutes for it.
  */
 export async function busyPorts(paths: StackPaths, specs: ServerSpec[]): Promise<string[]> {
-  const states = await Promise.all(specs.map((spec) => (runningPid(paths, spec.name) === null ? portState(spec) : null)));
+  const states = await Promise.all(
+    specs.map((spec) => (runningPid(paths, spec.name) === null ? portState(spec) : null)),
+  );
   return states.flatMap((state) => (state?.state === 'busy' ? [state.problem] : []));
 }
 
@@ -110,7 +123,9 @@ export async function busyPorts(paths: StackPaths, specs: ServerSpec[]): Promise
 export async function startServer(paths: StackPaths, spec: ServerSpec): Promise<boolean> {
   if (runningPid(paths, spec.name) !== null) {
     if (await waitHealthy(spec, spec.startTimeoutMs)) return false;
-    throw new ProvisionError(`${spec.name} runs (pid file ${pidFile(paths, spec.name)}) but does not answer; see ${spec.logFile}`);
+    throw new ProvisionError(
+      `${spec.name} runs (pid file ${pidFile(paths, spec.name)}) but does not answer; see ${spec.logFile}`,
+    );
   }
   const ports = await portState(spec);
   if (ports.state === 'busy') throw new ProvisionError(ports.problem);
@@ -129,7 +144,9 @@ export async function startServer(paths: StackPaths, spec: ServerSpec): Promise<
   const started = Date.now();
   while (Date.now() - started < spec.startTimeoutMs) {
     if (runningPid(paths, spec.name) === null) {
-      throw new ProvisionError(`${spec.name} exited during start-up; last lines of ${spec.logFile}:\n${logTail(spec.logFile)}`);
+      throw new ProvisionError(
+        `${spec.name} exited during start-up; last lines of ${spec.logFile}:\n${logTail(spec.logFile)}`,
+      );
     }
     if (await spec.healthy()) return true;
     await sleep(500);
@@ -199,9 +216,13 @@ function opensearchRunAs(directories: string[]): string[] {
   if (process.getuid?.() !== 0) return [];
   const exists = spawnSync('id', ['-u', OPENSEARCH_USER]).status === 0;
   if (!exists) {
-    const created = spawnSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', OPENSEARCH_USER], {
-      encoding: 'utf8',
-    });
+    const created = spawnSync(
+      'useradd',
+      ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', OPENSEARCH_USER],
+      {
+        encoding: 'utf8',
+      },
+    );
     if (created.status !== 0) throw new ProvisionError(`could not create user ${OPENSEARCH_USER}: ${created.stderr}`);
   }
   const uid = Number(spawnSync('id', ['-u', OPENSEARCH_USER], { encoding: 'utf8' }).stdout.trim());
@@ -222,7 +243,9 @@ function allowTraversal(directory: string): void {
   for (let current = dirname(directory); current !== root; current = dirname(current)) {
     const mode = statSync(current).mode;
     if ((mode & 0o001) === 0) {
-      console.log(`[kbqa] granting others execute (traverse) permission on ${current} so ${OPENSEARCH_USER} can reach its directories`);
+      console.log(
+        `[kbqa] granting others execute (traverse) permission on ${current} so ${OPENSEARCH_USER} can reach its directories`,
+      );
       chmodSync(current, mode | 0o001);
     }
   }
@@ -274,8 +297,14 @@ function hostAndPort(url: string): { host: string; port: number } {
 }
 
 /** Every node the local stack runs: one (`opensearch`), or a cluster of KBQA_OPENSEARCH_NODES (`opensearch-1` …). */
-export function openSearchNodeSpecs(config: Config, paths: StackPaths, options: OpenSearchNodeOptions = {}): OpenSearchNodeSpec[] {
-  return Array.from({ length: config.opensearch.nodes }, (_unused, index) => openSearchNodeSpec(config, paths, index + 1, options));
+export function openSearchNodeSpecs(
+  config: Config,
+  paths: StackPaths,
+  options: OpenSearchNodeOptions = {},
+): OpenSearchNodeSpec[] {
+  return Array.from({ length: config.opensearch.nodes }, (_unused, index) =>
+    openSearchNodeSpec(config, paths, index + 1, options),
+  );
 }
 
 /**
@@ -283,7 +312,12 @@ export function openSearchNodeSpecs(config: Config, paths: StackPaths, options: 
  * a cluster's node i listens on the i-th of config.opensearch.urls, keeps data/logs/tmp under opensearch-cluster/node-i,
  * and finds the others through every node's transport port. All share the distribution and path.repo.
  */
-export function openSearchNodeSpec(config: Config, paths: StackPaths, node: number, options: OpenSearchNodeOptions = {}): OpenSearchNodeSpec {
+export function openSearchNodeSpec(
+  config: Config,
+  paths: StackPaths,
+  node: number,
+  options: OpenSearchNodeOptions = {},
+): OpenSearchNodeSpec {
   const { nodes, urls, heap } = config.opensearch;
   if (!Number.isInteger(node) || node < 1 || node > nodes) {
     throw new RangeError(`OpenSearch node ${node} does not exist: the local stack runs nodes 1 to ${nodes}`);
@@ -371,7 +405,10 @@ export function openSearchNodeSpec(config: Config, paths: StackPaths, node: numb
       for (const directory of [dataDir, logDir, tmpDir, paths.snapshotDir]) mkdirSync(directory, { recursive: true });
       const javaHome = findOpenSearchJava();
       const runAs = opensearchRunAs([paths.opensearchHome, dataDir, logDir, tmpDir, paths.snapshotDir]);
-      const args = [join(paths.opensearchHome, 'bin', 'opensearch'), ...Object.entries(settings).map(([key, value]) => `-E${key}=${value}`)];
+      const args = [
+        join(paths.opensearchHome, 'bin', 'opensearch'),
+        ...Object.entries(settings).map(([key, value]) => `-E${key}=${value}`),
+      ];
       const [command, ...rest] = runAs.length > 0 ? [...runAs, ...args] : args;
       return {
         command,
@@ -392,12 +429,22 @@ export function openSearchNodeSpec(config: Config, paths: StackPaths, node: numb
 }
 
 /** Starts node `node` (1-based) unless it runs, and waits until it is healthy (has joined); true when it started it. */
-export function startOpenSearchNode(config: Config, paths: StackPaths, node: number, options: OpenSearchNodeOptions = {}): Promise<boolean> {
+export function startOpenSearchNode(
+  config: Config,
+  paths: StackPaths,
+  node: number,
+  options: OpenSearchNodeOptions = {},
+): Promise<boolean> {
   return startServer(paths, openSearchNodeSpec(config, paths, node, options));
 }
 
 /** Stops node `node` (SIGTERM, then SIGKILL after graceMs); false when kbqa was not running it. */
-export function stopOpenSearchNode(config: Config, paths: StackPaths, node: number, graceMs?: number): Promise<boolean> {
+export function stopOpenSearchNode(
+  config: Config,
+  paths: StackPaths,
+  node: number,
+  graceMs?: number,
+): Promise<boolean> {
   return stopServer(paths, openSearchNodeName(config, node), graceMs);
 }
 

@@ -90,7 +90,9 @@ function run(command: string, args: string[], options: { cwd?: string; env?: Nod
     maxBuffer: 64 * 1024 * 1024,
   });
   if (result.error && (result.error as NodeJS.ErrnoException).code === 'ENOENT') {
-    throw new ProvisionError(`\`${command}\` is not installed or not on PATH; install it (see README: what a machine needs)`);
+    throw new ProvisionError(
+      `\`${command}\` is not installed or not on PATH; install it (see README: what a machine needs)`,
+    );
   }
   if (result.status !== 0) {
     const output = `${result.stdout ?? ''}\n${result.stderr ?? ''}`.trim().split('\n').slice(-25).join('\n');
@@ -110,7 +112,13 @@ function mavenRepository(): string {
 
 /** Resolves one artifact from Maven Central into the local Maven repository and returns its file path. */
 function mavenArtifact(groupId: string, artifactId: string, version: string, packaging: string): string {
-  const file = join(mavenRepository(), ...groupId.split('.'), artifactId, version, `${artifactId}-${version}.${packaging}`);
+  const file = join(
+    mavenRepository(),
+    ...groupId.split('.'),
+    artifactId,
+    version,
+    `${artifactId}-${version}.${packaging}`,
+  );
   if (existsSync(file)) return file;
   requireCommand('mvn', 'install Maven 3 (apt-get install maven)');
   progress(`mvn: fetching ${groupId}:${artifactId}:${version}:${packaging}`);
@@ -143,7 +151,8 @@ export function findOpenSearchJava(): string {
   let best: { home: string; major: number } | null = null;
   for (const home of candidates) {
     const major = javaMajorVersion(home);
-    if (major !== null && major >= MINIMUM_OPENSEARCH_JAVA && (best === null || major > best.major)) best = { home, major };
+    if (major !== null && major >= MINIMUM_OPENSEARCH_JAVA && (best === null || major > best.major))
+      best = { home, major };
   }
   if (best === null) {
     throw new ProvisionError(
@@ -164,7 +173,9 @@ function javaMajorVersion(home: string): number | null {
 export function provisionOpenSearch(paths: StackPaths): void {
   const marker = join(paths.opensearchHome, '.kbqa-provisioned');
   if (existsSync(marker)) return;
-  progress(`provisioning OpenSearch ${OPENSEARCH_VERSION} with k-NN and neural-search from Maven Central (first run only)`);
+  progress(
+    `provisioning OpenSearch ${OPENSEARCH_VERSION} with k-NN and neural-search from Maven Central (first run only)`,
+  );
   const javaHome = findOpenSearchJava();
   const core = mavenArtifact('org.opensearch.distribution.integ-test-zip', 'opensearch', OPENSEARCH_VERSION, 'zip');
   const knn = mavenArtifact('org.opensearch.plugin', 'opensearch-knn', OPENSEARCH_PLUGIN_VERSION, 'zip');
@@ -202,7 +213,9 @@ export function provisionFerretDB(paths: StackPaths): void {
   // `go install …@version` stops on a deprecation look-up the module proxy refuses for this module, and a build of
   // the module as a dependency panics for want of its generated build/version/version.txt. So: download the exact
   // module version, copy it to a writable place, write that file, and build its cmd/ferretdb there.
-  const download = JSON.parse(run('go', ['mod', 'download', '-json', `github.com/FerretDB/FerretDB@${FERRETDB_VERSION}`])) as {
+  const download = JSON.parse(
+    run('go', ['mod', 'download', '-json', `github.com/FerretDB/FerretDB@${FERRETDB_VERSION}`]),
+  ) as {
     Dir?: string;
     Error?: string;
   };
@@ -259,7 +272,13 @@ export function provisionSchemathesis(localDir: string): string {
   rmSync(venv, { recursive: true, force: true });
   run('python3', ['-m', 'venv', venv]);
   try {
-    run(join(venv, 'bin', 'pip'), ['install', '--disable-pip-version-check', '--no-input', '--quiet', `schemathesis==${SCHEMATHESIS_VERSION}`]);
+    run(join(venv, 'bin', 'pip'), [
+      'install',
+      '--disable-pip-version-check',
+      '--no-input',
+      '--quiet',
+      `schemathesis==${SCHEMATHESIS_VERSION}`,
+    ]);
   } catch (error) {
     // A half-installed venv would pass the existence check next time; start over instead.
     rmSync(venv, { recursive: true, force: true });
@@ -299,14 +318,18 @@ export function provisionBrowser(options: BrowserProvisionOptions = {}): string 
   }
   if (exists(DEFAULT_CHROMIUM)) return DEFAULT_CHROMIUM;
   const isRoot = options.isRoot ?? process.getuid?.() === 0;
-  const hasAptGet = options.hasAptGet ?? spawnSync('sh', ['-c', 'command -v apt-get'], { encoding: 'utf8' }).status === 0;
+  const hasAptGet =
+    options.hasAptGet ?? spawnSync('sh', ['-c', 'command -v apt-get'], { encoding: 'utf8' }).status === 0;
   if (!isRoot || !hasAptGet) {
-    throw new ProvisionError(`Chromium, which the browser tests drive, is missing at ${DEFAULT_CHROMIUM}: ${CHROMIUM_HINT}`);
+    throw new ProvisionError(
+      `Chromium, which the browser tests drive, is missing at ${DEFAULT_CHROMIUM}: ${CHROMIUM_HINT}`,
+    );
   }
   const runCommand = options.run ?? ((command, args, runOptions) => void run(command, args, runOptions));
   const log = options.log ?? progress;
   const aptEnv = { ...env, DEBIAN_FRONTEND: 'noninteractive' };
-  const install = () => runCommand('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], { env: aptEnv });
+  const install = () =>
+    runCommand('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], { env: aptEnv });
   log('installing Chromium for the browser tests with apt-get (first run only)');
   try {
     install();
@@ -322,7 +345,9 @@ export function provisionBrowser(options: BrowserProvisionOptions = {}): string 
     }
   }
   if (!exists(DEFAULT_CHROMIUM)) {
-    throw new ProvisionError(`apt-get installed chromium but ${DEFAULT_CHROMIUM} is missing: set KBQA_CHROMIUM to its binary`);
+    throw new ProvisionError(
+      `apt-get installed chromium but ${DEFAULT_CHROMIUM} is missing: set KBQA_CHROMIUM to its binary`,
+    );
   }
   return DEFAULT_CHROMIUM;
 }

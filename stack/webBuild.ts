@@ -8,7 +8,14 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { join, relative, resolve, sep } from 'node:path';
 
 /** What a build is made from, relative to the repository root: files, or directories taken whole. */
-export const WEB_BUILD_INPUTS = ['web/index.html', 'web/vite.config.ts', 'web/tsconfig.json', 'web/src', 'web/public', 'package-lock.json'];
+export const WEB_BUILD_INPUTS = [
+  'web/index.html',
+  'web/vite.config.ts',
+  'web/tsconfig.json',
+  'web/src',
+  'web/public',
+  'package-lock.json',
+];
 /** Where the build goes: always the repository's own web/dist, which the API serves unless KBQA_WEB_DIST says otherwise. */
 export const WEB_DIST = join('web', 'dist');
 export const BUILD_HASH_FILE = '.build-hash';
@@ -42,7 +49,10 @@ export type WebBuildOutcome = 'built' | 'up-to-date' | 'no-sources';
  * Runs `vite build` into root/web/dist when root/web/dist/index.html is missing or .build-hash differs from the
  * sources' hash (or when forced), then records the hash. A failed build leaves no hash, so the next run builds again.
  */
-export function buildWebIfStale(root: string, options: { force?: boolean; log?: (line: string) => void } = {}): WebBuildOutcome {
+export function buildWebIfStale(
+  root: string,
+  options: { force?: boolean; log?: (line: string) => void } = {},
+): WebBuildOutcome {
   const log = options.log ?? ((line: string) => console.log(`[kbqa] ${line}`));
   const config = join(root, 'web', 'vite.config.ts');
   if (!existsSync(join(root, 'web', 'index.html')) || !existsSync(config)) {
@@ -57,20 +67,35 @@ export function buildWebIfStale(root: string, options: { force?: boolean; log?: 
     log('web app up to date');
     return 'up-to-date';
   }
-  const why = options.force ? 'rebuilding the web app (--force)' : builtHash === null ? 'building the web app' : 'web app sources changed: building it';
+  const why = options.force
+    ? 'rebuilding the web app (--force)'
+    : builtHash === null
+      ? 'building the web app'
+      : 'web app sources changed: building it';
   log(`${why} (vite)…`);
   const began = Date.now();
   // The output directory is named here, not left to the Vite config, so the build lands where this check looks.
   const result = spawnSync(
     process.execPath,
-    [join(root, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', config, '--outDir', dist, '--emptyOutDir'],
+    [
+      join(root, 'node_modules', 'vite', 'bin', 'vite.js'),
+      'build',
+      '--config',
+      config,
+      '--outDir',
+      dist,
+      '--emptyOutDir',
+    ],
     { cwd: root, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'production' } },
   );
   if (result.error) throw new WebBuildError(`could not run vite: ${result.error.message}`);
   if (result.status !== 0) {
-    throw new WebBuildError(`web app build failed (vite exited ${result.status ?? result.signal}); see its output above`);
+    throw new WebBuildError(
+      `web app build failed (vite exited ${result.status ?? result.signal}); see its output above`,
+    );
   }
-  if (!existsSync(join(dist, 'index.html'))) throw new WebBuildError(`vite reported success but ${join(dist, 'index.html')} is missing`);
+  if (!existsSync(join(dist, 'index.html')))
+    throw new WebBuildError(`vite reported success but ${join(dist, 'index.html')} is missing`);
   writeFileSync(hashFile, `${sourceHash}\n`);
   log(`web app built in ${((Date.now() - began) / 1000).toFixed(1)} s`);
   return 'built';

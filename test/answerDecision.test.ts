@@ -35,61 +35,77 @@ async function seeded(app: TestApp) {
 }
 
 async function ask(app: TestApp, key: string, kb: string, question: string) {
-  const response = await app.call('POST', '/api/v1/query', { key, body: { query: question, knowledge_base_ids: [kb] } });
+  const response = await app.call('POST', '/api/v1/query', {
+    key,
+    body: { query: question, knowledge_base_ids: [kb] },
+  });
   if (response.status !== 200) throw new Error(`${question}: ${response.status} ${JSON.stringify(response.body)}`);
   return response.body as { answer: string; citations: unknown[] };
 }
 
-test.serial('an on-topic question asking for a kind of fact no passage holds gets "nothing"; the answerable ones their fact', async (t) => {
-  const { app } = t.context;
-  const { user, kb } = await seeded(app);
-  // A KB of the visitor notes alone: no price anywhere in it.
-  const notes = await createKb(app, user.key, 'visitor notes');
-  await ingest(app, user.key, notes, 'skerry-island.md', ISLAND);
-  for (const question of ['How much does it cost to camp on Skerry Island?', 'How much is the fine for lighting a fire on Skerry Island?']) {
-    const body = await ask(app, user.key, notes, question);
-    t.is(body.answer, NOTHING_RELEVANT_ANSWER, `${question} → ${body.answer}`);
-    t.deepEqual(body.citations, [], question);
-  }
-  // On topic, near in words, and unanswered by both documents: each fails one of the answer's constraints.
-  for (const question of [
-    'How many people live on Skerry Island?', // the numbers there measure or bound ("4 km", "under twelve")
-    'Who is the harbour master of Skerry Island?', // no sentence names the role
-    'How deep is the harbour at Skerry Island?', // no depth of the harbour
-    'What is the phone number of the shop on Skerry Island?', // no number to ring
-    'What time does the ferry leave on Fridays?', // Fridays are not named
-  ]) {
-    const body = await ask(app, user.key, kb, question);
-    t.is(body.answer, NOTHING_RELEVANT_ANSWER, `${question} → ${body.answer}`);
-    t.deepEqual(body.citations, [], question);
-  }
-  for (const [question, fact] of [
-    ['What time does the shop on Skerry Island open?', '09:00'],
-    ['How far is the lighthouse from the pier?', '4 km'],
-    ['How much is an adult return ticket?', '12 euros'],
-    ['Where can I camp on Skerry Island?', 'behind the chapel'],
-  ]) {
-    const body = await ask(app, user.key, kb, question);
-    t.true(body.answer.includes(fact), `${question} → ${body.answer}`);
-    t.true(body.citations.length > 0, question);
-  }
-});
+test.serial(
+  'an on-topic question asking for a kind of fact no passage holds gets "nothing"; the answerable ones their fact',
+  async (t) => {
+    const { app } = t.context;
+    const { user, kb } = await seeded(app);
+    // A KB of the visitor notes alone: no price anywhere in it.
+    const notes = await createKb(app, user.key, 'visitor notes');
+    await ingest(app, user.key, notes, 'skerry-island.md', ISLAND);
+    for (const question of [
+      'How much does it cost to camp on Skerry Island?',
+      'How much is the fine for lighting a fire on Skerry Island?',
+    ]) {
+      const body = await ask(app, user.key, notes, question);
+      t.is(body.answer, NOTHING_RELEVANT_ANSWER, `${question} → ${body.answer}`);
+      t.deepEqual(body.citations, [], question);
+    }
+    // On topic, near in words, and unanswered by both documents: each fails one of the answer's constraints.
+    for (const question of [
+      'How many people live on Skerry Island?', // the numbers there measure or bound ("4 km", "under twelve")
+      'Who is the harbour master of Skerry Island?', // no sentence names the role
+      'How deep is the harbour at Skerry Island?', // no depth of the harbour
+      'What is the phone number of the shop on Skerry Island?', // no number to ring
+      'What time does the ferry leave on Fridays?', // Fridays are not named
+    ]) {
+      const body = await ask(app, user.key, kb, question);
+      t.is(body.answer, NOTHING_RELEVANT_ANSWER, `${question} → ${body.answer}`);
+      t.deepEqual(body.citations, [], question);
+    }
+    for (const [question, fact] of [
+      ['What time does the shop on Skerry Island open?', '09:00'],
+      ['How far is the lighthouse from the pier?', '4 km'],
+      ['How much is an adult return ticket?', '12 euros'],
+      ['Where can I camp on Skerry Island?', 'behind the chapel'],
+    ]) {
+      const body = await ask(app, user.key, kb, question);
+      t.true(body.answer.includes(fact), `${question} → ${body.answer}`);
+      t.true(body.citations.length > 0, question);
+    }
+  },
+);
 
-test.serial('a query runs no model inference beyond the question: the answer reads the stored sentence vectors', async (t) => {
-  const { app } = t.context;
-  const { user, kb } = await seeded(app);
-  const models = app.deps.rag.models;
-  const calls = { query: 0, sentences: 0, passages: 0 };
-  const original = { embedQuery: models.embedQuery, embedSentences: models.embedSentences, embedPassages: models.embedPassages };
-  models.embedQuery = (text) => ((calls.query += 1), original.embedQuery(text));
-  models.embedSentences = (texts) => ((calls.sentences += texts.length), original.embedSentences(texts));
-  models.embedPassages = (texts) => ((calls.passages += texts.length), original.embedPassages(texts));
-  try {
-    const body = await ask(app, user.key, kb, 'How far is the lighthouse from the pier?');
-    t.true(body.answer.includes('4 km'), body.answer);
-  } finally {
-    Object.assign(models, original);
-  }
-  t.true(calls.query > 0, 'the question is embedded');
-  t.deepEqual({ sentences: calls.sentences, passages: calls.passages }, { sentences: 0, passages: 0 });
-});
+test.serial(
+  'a query runs no model inference beyond the question: the answer reads the stored sentence vectors',
+  async (t) => {
+    const { app } = t.context;
+    const { user, kb } = await seeded(app);
+    const models = app.deps.rag.models;
+    const calls = { query: 0, sentences: 0, passages: 0 };
+    const original = {
+      embedQuery: models.embedQuery,
+      embedSentences: models.embedSentences,
+      embedPassages: models.embedPassages,
+    };
+    models.embedQuery = (text) => ((calls.query += 1), original.embedQuery(text));
+    models.embedSentences = (texts) => ((calls.sentences += texts.length), original.embedSentences(texts));
+    models.embedPassages = (texts) => ((calls.passages += texts.length), original.embedPassages(texts));
+    try {
+      const body = await ask(app, user.key, kb, 'How far is the lighthouse from the pier?');
+      t.true(body.answer.includes('4 km'), body.answer);
+    } finally {
+      Object.assign(models, original);
+    }
+    t.true(calls.query > 0, 'the question is embedded');
+    t.deepEqual({ sentences: calls.sentences, passages: calls.passages }, { sentences: 0, passages: 0 });
+  },
+);

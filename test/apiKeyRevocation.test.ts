@@ -18,7 +18,10 @@ async function keyWorks(app: TestApp, key: string): Promise<boolean> {
 /** A user with a password and two API keys (made as `kbqa keys create` makes them). */
 async function userWithKeys(app: TestApp) {
   const user = await makeWebUser(app.deps.store, { label: 'keys' });
-  const keys = [(await createApiKey(app.deps.store, user.email, 'ci')).key, (await createApiKey(app.deps.store, user.email, 'laptop')).key];
+  const keys = [
+    (await createApiKey(app.deps.store, user.email, 'ci')).key,
+    (await createApiKey(app.deps.store, user.email, 'laptop')).key,
+  ];
   return { user, keys };
 }
 
@@ -47,10 +50,17 @@ test('creating a key needs the password unless the session signed in within KBQA
     t.is(refused.status, 403);
     t.is(refused.body.error.code, 'forbidden');
     t.regex(refused.body.error.message, /^password: enter your password to create an API key/);
-    const wrong = await browser.call('POST', '/api/web/api-keys', { body: { name: 'guess', password: 'not the password at all' } });
+    const wrong = await browser.call('POST', '/api/web/api-keys', {
+      body: { name: 'guess', password: 'not the password at all' },
+    });
     t.deepEqual([wrong.status, wrong.body.error.message], [400, 'password: is incorrect']);
-    t.deepEqual((await browser.call('GET', '/api/web/api-keys')).body.api_keys.map((key: { name: string }) => key.name), ['fresh sign-in']);
-    const created = await browser.call('POST', '/api/web/api-keys', { body: { name: 'with password', password: TEST_PASSWORD } });
+    t.deepEqual(
+      (await browser.call('GET', '/api/web/api-keys')).body.api_keys.map((key: { name: string }) => key.name),
+      ['fresh sign-in'],
+    );
+    const created = await browser.call('POST', '/api/web/api-keys', {
+      body: { name: 'with password', password: TEST_PASSWORD },
+    });
     t.is(created.status, 201);
     t.true(await keyWorks(app, created.body.key));
   } finally {
@@ -67,11 +77,19 @@ test('a reset link revokes every API key of the user by default; revoke_api_keys
     body: { token: await resetToken(app, user.id, 'reset'), password: 'a fresh passphrase after the scare' },
   });
   t.is(reset.status, 200);
-  t.deepEqual([await keyWorks(app, keys[0]), await keyWorks(app, keys[1])], [false, false], 'no key of the user survives the reset');
+  t.deepEqual(
+    [await keyWorks(app, keys[0]), await keyWorks(app, keys[1])],
+    [false, false],
+    'no key of the user survives the reset',
+  );
 
   const kept = (await createApiKey(app.deps.store, user.email, 'after the reset')).key;
   const keeping = await new WebClient(app.baseUrl).call('POST', '/api/web/password-links/use', {
-    body: { token: await resetToken(app, user.id, 'reset'), password: 'another fresh passphrase', revoke_api_keys: false },
+    body: {
+      token: await resetToken(app, user.id, 'reset'),
+      password: 'another fresh passphrase',
+      revoke_api_keys: false,
+    },
   });
   t.is(keeping.status, 200);
   t.true(await keyWorks(app, kept), 'asked to keep them, the keys keep working');

@@ -46,7 +46,12 @@ const ENDPOINTS: Endpoint[] = [
     okStatus: 201,
   },
   { name: 'GET /knowledge-bases/{id}', method: 'GET', path: (id) => `/api/v1/knowledge-bases/${id}`, okStatus: 200 },
-  { name: 'DELETE /knowledge-bases/{id}', method: 'DELETE', path: (id) => `/api/v1/knowledge-bases/${id}`, okStatus: 200 },
+  {
+    name: 'DELETE /knowledge-bases/{id}',
+    method: 'DELETE',
+    path: (id) => `/api/v1/knowledge-bases/${id}`,
+    okStatus: 200,
+  },
   {
     name: 'GET /knowledge-bases/{id}/documents',
     method: 'GET',
@@ -60,13 +65,22 @@ const ENDPOINTS: Endpoint[] = [
     body: (id) => ({ kb_id: id, filename: 'auth.txt', content: 'Authentication probes use this short document.' }),
     okStatus: 201,
   },
-  { name: 'POST /query', method: 'POST', path: () => '/api/v1/query', body: () => ({ query: 'what is an auth probe?' }), okStatus: 200 },
+  {
+    name: 'POST /query',
+    method: 'POST',
+    path: () => '/api/v1/query',
+    body: () => ({ query: 'what is an auth probe?' }),
+    okStatus: 200,
+  },
 ];
 
 /** Authorization header values that must all be refused. `null` sends no header at all. */
 const BAD_KEY_STATES: Array<{ name: string; header: (context: Context) => string | null }> = [
   { name: 'missing header', header: () => null },
-  { name: 'wrong scheme (Basic credentials)', header: () => `Basic ${Buffer.from('user:password').toString('base64')}` },
+  {
+    name: 'wrong scheme (Basic credentials)',
+    header: () => `Basic ${Buffer.from('user:password').toString('base64')}`,
+  },
   { name: 'wrong scheme (Basic + a valid key)', header: (context) => `Basic ${context.owner.key}` },
   { name: 'no scheme (bare valid key)', header: (context) => context.owner.key },
   { name: 'malformed (kbqa_live_short)', header: () => 'Bearer kbqa_live_short' },
@@ -81,7 +95,14 @@ test.before(async (t) => {
   const { app } = t.context;
   const owner = await makeUser(app.deps.store, { label: 'auth-owner' });
   const user = await app.deps.store.findUserById(owner.id);
-  const target = (await createKnowledgeBase(app.deps.store, user!, { name: 'auth target' }, app.deps.config.knowledgeBases.maxPerOwner))._id;
+  const target = (
+    await createKnowledgeBase(
+      app.deps.store,
+      user!,
+      { name: 'auth target' },
+      app.deps.config.knowledgeBases.maxPerOwner,
+    )
+  )._id;
   const revoked = await makeUser(app.deps.store, { label: 'auth-revoked' });
   const before = await app.call('GET', '/api/v1/me', { key: revoked.key });
   await revokeApiKey(app.deps.store, revoked.keyId);
@@ -113,7 +134,14 @@ for (const endpoint of ENDPOINTS) {
     const { app, owner } = t.context;
     const user = await app.deps.store.findUserById(owner.id);
     // Each test gets its own KB, so the DELETE case does not disturb the others.
-    const kb = (await createKnowledgeBase(app.deps.store, user!, { name: `valid ${endpoint.name}` }, app.deps.config.knowledgeBases.maxPerOwner))._id;
+    const kb = (
+      await createKnowledgeBase(
+        app.deps.store,
+        user!,
+        { name: `valid ${endpoint.name}` },
+        app.deps.config.knowledgeBases.maxPerOwner,
+      )
+    )._id;
     const response = await callWithHeader(app, endpoint, kb, `Bearer ${owner.key}`);
     t.is(response.status, endpoint.okStatus, JSON.stringify(response.body));
     t.is(typeof response.body, 'object');
@@ -136,7 +164,10 @@ test('the revoked key worked before revocation', (t) => {
 test('a rejected POST with a revoked key creates nothing for its user', async (t) => {
   const { app, revoked } = t.context;
   const before = await app.deps.store.listKnowledgeBasesOwnedBy(revoked.id);
-  const response = await app.call('POST', '/api/v1/knowledge-bases', { key: revoked.key, body: { name: 'must not exist' } });
+  const response = await app.call('POST', '/api/v1/knowledge-bases', {
+    key: revoked.key,
+    body: { name: 'must not exist' },
+  });
   t.is(response.status, 401);
   const after = await app.deps.store.listKnowledgeBasesOwnedBy(revoked.id);
   t.is(after.length, before.length);
@@ -169,9 +200,15 @@ test('the key never appears in any response (body or headers), success or failur
   const { app } = t.context;
   const user = await makeUser(app.deps.store, { label: 'auth-leak' });
   const digest = createHash('sha256').update(user.key).digest('hex');
-  const ownKb = (await app.call('POST', '/api/v1/knowledge-bases', { key: user.key, body: { name: 'leak check' } })).body
-    .knowledge_base.id as string;
-  const requests: Array<{ method: string; path: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }> = [];
+  const ownKb = (await app.call('POST', '/api/v1/knowledge-bases', { key: user.key, body: { name: 'leak check' } }))
+    .body.knowledge_base.id as string;
+  const requests: Array<{
+    method: string;
+    path: string;
+    body?: unknown;
+    rawBody?: string;
+    headers?: Record<string, string>;
+  }> = [];
   for (const endpoint of ENDPOINTS) {
     for (const kbId of [user.defaultKnowledgeBaseId, ownKb, randomUUID()]) {
       requests.push({ method: endpoint.method, path: endpoint.path(kbId), body: endpoint.body?.(kbId) });
@@ -180,12 +217,22 @@ test('the key never appears in any response (body or headers), success or failur
   requests.push(
     { method: 'POST', path: '/api/v1/knowledge-bases', body: { name: user.key } },
     { method: 'POST', path: '/api/v1/knowledge-bases', body: { name: 42 } },
-    { method: 'POST', path: '/api/v1/knowledge-bases', rawBody: '{broken', headers: { 'content-type': 'application/json' } },
+    {
+      method: 'POST',
+      path: '/api/v1/knowledge-bases',
+      rawBody: '{broken',
+      headers: { 'content-type': 'application/json' },
+    },
     { method: 'GET', path: '/api/v1/no-such-route' },
     { method: 'DELETE', path: `/api/v1/knowledge-bases/${ownKb}?permanent=true` },
   );
   for (const request of requests) {
-    const response = await app.call(request.method, request.path, { key: user.key, body: request.body, rawBody: request.rawBody, headers: request.headers });
+    const response = await app.call(request.method, request.path, {
+      key: user.key,
+      body: request.body,
+      rawBody: request.rawBody,
+      headers: request.headers,
+    });
     const text = JSON.stringify(response.body) ?? '';
     // The one request that sends the key as a KB name legitimately gets it back as the name; nothing else may.
     const echoedName = response.status === 201 && response.body?.knowledge_base?.name === user.key;
@@ -207,10 +254,21 @@ test('keys are stored as a SHA-256 digest and a masked form, never in the clear'
   const user = await makeUser(app.deps.store, { label: 'auth-stored' });
   const record = await app.deps.store.findApiKeyById(user.keyId);
   t.truthy(record);
-  t.deepEqual(Object.keys(record!).sort(), ['_id', 'created_at', 'id', 'masked', 'name', 'organisation_id', 'revoked_at', 'user_email', 'user_id']);
+  t.deepEqual(Object.keys(record!).sort(), [
+    '_id',
+    'created_at',
+    'id',
+    'masked',
+    'name',
+    'organisation_id',
+    'revoked_at',
+    'user_email',
+    'user_id',
+  ]);
   for (const [field, value] of Object.entries(record!)) {
     t.not(value, user.key, `field ${field} holds the key`);
-    if (typeof value === 'string') t.false(value.includes(user.key.slice('kbqa_live_'.length)), `field ${field} holds the secret`);
+    if (typeof value === 'string')
+      t.false(value.includes(user.key.slice('kbqa_live_'.length)), `field ${field} holds the secret`);
   }
   // The digest is the record's _id: authentication is one primary-key lookup.
   t.is(record!._id, createHash('sha256').update(user.key, 'utf8').digest('hex'));
@@ -234,7 +292,11 @@ test('generated keys are distinct and well-formed', (t) => {
 });
 
 async function cli(...args: string[]): Promise<string> {
-  const { stdout } = await run(process.execPath, ['bin/kbqa.mjs', ...args], { cwd: ROOT, env: process.env, timeout: 120_000 });
+  const { stdout } = await run(process.execPath, ['bin/kbqa.mjs', ...args], {
+    cwd: ROOT,
+    env: process.env,
+    timeout: 120_000,
+  });
   return stdout;
 }
 
@@ -244,7 +306,14 @@ test('CLI: keys create prints {id,key,name} once; keys list never shows the key;
   const { app } = t.context;
   const email = uniqueEmail('auth-cli');
   const created = lastJsonLine(await cli('users', 'create', '--email', email, '--json'));
-  t.deepEqual(Object.keys(created).sort(), ['default_knowledge_base_id', 'email', 'id', 'is_admin', 'password_link', 'password_link_expires_at']);
+  t.deepEqual(Object.keys(created).sort(), [
+    'default_knowledge_base_id',
+    'email',
+    'id',
+    'is_admin',
+    'password_link',
+    'password_link_expires_at',
+  ]);
   t.is(created.email, email);
 
   const issued = lastJsonLine(await cli('keys', 'create', '--email', email, '--name', 'ci', '--json'));

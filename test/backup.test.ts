@@ -50,7 +50,8 @@ const run = promisify(execFile);
 /** An HTTP port for the scratch node whose transport port (HTTP + 100) is free too. */
 async function freeOpenSearchPort(): Promise<number> {
   for (let port = 9290; port < 9300; port += 1) {
-    if (!(await portAnswers('127.0.0.1', port)) && !(await portAnswers('127.0.0.1', port + TRANSPORT_PORT_OFFSET))) return port;
+    if (!(await portAnswers('127.0.0.1', port)) && !(await portAnswers('127.0.0.1', port + TRANSPORT_PORT_OFFSET)))
+      return port;
   }
   throw new Error('no free port for a scratch OpenSearch node in 9290-9299 (and +100)');
 }
@@ -84,11 +85,17 @@ test.after.always(async (t) => {
 });
 
 /** The kbqa command against the scratch stack: its exit code, stdout and stderr (never throws on a failure exit). */
-async function kbqa(t: ExecutionContext<Context>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function kbqa(
+  t: ExecutionContext<Context>,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return kbqaWith(t.context.env, ...args);
 }
 
-async function kbqaWith(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function kbqaWith(
+  env: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, ['bin/kbqa.mjs', ...args], {
       cwd: ROOT,
@@ -107,10 +114,19 @@ async function kbqaWith(env: Record<string, string>, ...args: string[]): Promise
 const lastJsonLine = (stdout: string): any => JSON.parse(stdout.trim().split('\n').at(-1)!);
 
 /** A request to the scratch node, failing loudly on anything but the accepted statuses. */
-async function opensearch(t: ExecutionContext<Context>, method: string, path: string, accept: number[] = [200]): Promise<any> {
-  const response = await fetch(`${t.context.env.KBQA_OPENSEARCH_URL}${path}`, { method, signal: AbortSignal.timeout(30_000) });
+async function opensearch(
+  t: ExecutionContext<Context>,
+  method: string,
+  path: string,
+  accept: number[] = [200],
+): Promise<any> {
+  const response = await fetch(`${t.context.env.KBQA_OPENSEARCH_URL}${path}`, {
+    method,
+    signal: AbortSignal.timeout(30_000),
+  });
   const body = await response.json().catch(() => null);
-  if (!accept.includes(response.status)) throw new Error(`${method} ${path} → ${response.status} ${JSON.stringify(body)}`);
+  if (!accept.includes(response.status))
+    throw new Error(`${method} ${path} → ${response.status} ${JSON.stringify(body)}`);
   return body;
 }
 
@@ -120,22 +136,44 @@ async function opensearch(t: ExecutionContext<Context>, method: string, path: st
  */
 async function wipe(t: ExecutionContext<Context>): Promise<void> {
   await dropDatabase(t.context.env.KBQA_MONGODB_URL);
-  const indices = (await opensearch(t, 'GET', '/_cat/indices?format=json&h=index&expand_wildcards=all')) as Array<{ index: string }>;
-  for (const { index } of indices) if (!index.startsWith('.')) await opensearch(t, 'DELETE', `/${encodeURIComponent(index)}`);
+  const indices = (await opensearch(t, 'GET', '/_cat/indices?format=json&h=index&expand_wildcards=all')) as Array<{
+    index: string;
+  }>;
+  for (const { index } of indices)
+    if (!index.startsWith('.')) await opensearch(t, 'DELETE', `/${encodeURIComponent(index)}`);
   const templates = (await opensearch(t, 'GET', '/_index_template')) as { index_templates: Array<{ name: string }> };
   for (const { name } of templates.index_templates) await opensearch(t, 'DELETE', `/_index_template/${name}`);
-  for (const name of Object.keys(await opensearch(t, 'GET', '/_ingest/pipeline', [200, 404]) ?? {})) await opensearch(t, 'DELETE', `/_ingest/pipeline/${name}`);
-  for (const name of Object.keys(await opensearch(t, 'GET', '/_search/pipeline', [200, 404]) ?? {})) await opensearch(t, 'DELETE', `/_search/pipeline/${name}`);
-  for (const name of Object.keys(await opensearch(t, 'GET', '/_snapshot'))) await opensearch(t, 'DELETE', `/_snapshot/${name}`);
+  for (const name of Object.keys((await opensearch(t, 'GET', '/_ingest/pipeline', [200, 404])) ?? {}))
+    await opensearch(t, 'DELETE', `/_ingest/pipeline/${name}`);
+  for (const name of Object.keys((await opensearch(t, 'GET', '/_search/pipeline', [200, 404])) ?? {}))
+    await opensearch(t, 'DELETE', `/_search/pipeline/${name}`);
+  for (const name of Object.keys(await opensearch(t, 'GET', '/_snapshot')))
+    await opensearch(t, 'DELETE', `/_snapshot/${name}`);
   const snapshotDir = t.context.config.opensearch.snapshotDir;
   for (const entry of readdirSync(snapshotDir)) rmSync(join(snapshotDir, entry), { recursive: true, force: true });
-  t.is((await opensearch(t, 'GET', '/_cat/indices?format=json&h=index')).filter((row: { index: string }) => !row.index.startsWith('.')).length, 0);
+  t.is(
+    (await opensearch(t, 'GET', '/_cat/indices?format=json&h=index')).filter(
+      (row: { index: string }) => !row.index.startsWith('.'),
+    ).length,
+    0,
+  );
   t.is((await opensearch(t, 'GET', '/_alias/kbqa-chunks', [404])).status, 404, 'no chunk alias after the wipe');
 }
 
 /** A question about one document's own sentence: answered from it, citing it. */
-async function assertAnswers(t: ExecutionContext<Context>, app: TestApp, key: string, kbId: string, documentId: string, question: string, expected: RegExp) {
-  const response = await app.call('POST', '/api/v1/query', { key, body: { query: question, knowledge_base_ids: [kbId] } });
+async function assertAnswers(
+  t: ExecutionContext<Context>,
+  app: TestApp,
+  key: string,
+  kbId: string,
+  documentId: string,
+  question: string,
+  expected: RegExp,
+) {
+  const response = await app.call('POST', '/api/v1/query', {
+    key,
+    body: { query: question, knowledge_base_ids: [kbId] },
+  });
   t.is(response.status, 200, JSON.stringify(response.body));
   const cited = (response.body.citations as Array<{ document_id: string }>).map((citation) => citation.document_id);
   t.true(cited.includes(documentId), `${question} cites ${documentId}: ${JSON.stringify(response.body.citations)}`);
@@ -155,7 +193,8 @@ async function settled(browser: WebClient, documentId: string): Promise<{ status
   for (;;) {
     const { body } = await browser.call('GET', `/api/web/documents/${documentId}`);
     if (body.document.status === 'ready' || body.document.status === 'failed') return body.document;
-    if (Date.now() > deadline) throw new Error(`document ${documentId} did not settle: ${JSON.stringify(body.document)}`);
+    if (Date.now() > deadline)
+      throw new Error(`document ${documentId} did not settle: ${JSON.stringify(body.document)}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
@@ -165,7 +204,8 @@ const mode = (path: string) => statSync(path).mode & 0o777;
 const SENTENCES = {
   lighthouse: {
     filename: 'lighthouse.md',
-    content: "# Keeper's log\n\nThe Varrow Point lighthouse keeper winds the clockwork lens every four hours through the night.",
+    content:
+      "# Keeper's log\n\nThe Varrow Point lighthouse keeper winds the clockwork lens every four hours through the night.",
     question: 'How often does the Varrow Point lighthouse keeper wind the clockwork lens?',
     expected: /four hours/,
   },
@@ -189,130 +229,177 @@ const SENTENCES = {
   },
 };
 
-test.serial('kbqa backup create → wipe → kbqa backup restore: every document listed under its id and answerable, the key and password work, the PDF intact', async (t) => {
-  const { env } = t.context;
-  const backupDir = join(t.context.tempDir, 'backups', 'first');
-  const app = await startTestApp(env);
-  let sourceChunks: number;
-  let owner: Awaited<ReturnType<typeof makeWebUser>> & { key: string };
-  let revokedKey: string;
-  const ids: Record<keyof typeof SENTENCES, string> = { lighthouse: '', bakery: '', orchard: '', ferry: '' };
-  let kitchenKb: string;
-  let pdfBytes: Uint8Array;
-  try {
-    const webUser = await makeWebUser(app.deps.store, { label: 'backup' });
-    owner = { ...webUser, key: (await createApiKey(app.deps.store, webUser.email, 'kept')).key };
-    const revoked = await createApiKey(app.deps.store, webUser.email, 'revoked');
-    await revokeApiKey(app.deps.store, revoked.record.id);
-    revokedKey = revoked.key;
-    kitchenKb = await createKb(app, owner.key, 'kitchen');
-    for (const name of ['lighthouse', 'orchard'] as const) {
-      ids[name] = (await ingest(app, owner.key, owner.defaultKnowledgeBaseId, SENTENCES[name].filename, SENTENCES[name].content)).id;
+test.serial(
+  'kbqa backup create → wipe → kbqa backup restore: every document listed under its id and answerable, the key and password work, the PDF intact',
+  async (t) => {
+    const { env } = t.context;
+    const backupDir = join(t.context.tempDir, 'backups', 'first');
+    const app = await startTestApp(env);
+    let sourceChunks: number;
+    let owner: Awaited<ReturnType<typeof makeWebUser>> & { key: string };
+    let revokedKey: string;
+    const ids: Record<keyof typeof SENTENCES, string> = { lighthouse: '', bakery: '', orchard: '', ferry: '' };
+    let kitchenKb: string;
+    let pdfBytes: Uint8Array;
+    try {
+      const webUser = await makeWebUser(app.deps.store, { label: 'backup' });
+      owner = { ...webUser, key: (await createApiKey(app.deps.store, webUser.email, 'kept')).key };
+      const revoked = await createApiKey(app.deps.store, webUser.email, 'revoked');
+      await revokeApiKey(app.deps.store, revoked.record.id);
+      revokedKey = revoked.key;
+      kitchenKb = await createKb(app, owner.key, 'kitchen');
+      for (const name of ['lighthouse', 'orchard'] as const) {
+        ids[name] = (
+          await ingest(app, owner.key, owner.defaultKnowledgeBaseId, SENTENCES[name].filename, SENTENCES[name].content)
+        ).id;
+      }
+      ids.bakery = (await ingest(app, owner.key, kitchenKb, SENTENCES.bakery.filename, SENTENCES.bakery.content)).id;
+      // The PDF: its original in GridFS, its text extracted by a job (a web session, which the backup leaves out).
+      pdfBytes = await textPdf([[SENTENCES.ferry.content]]);
+      const browser = new WebClient(app.baseUrl);
+      await browser.signIn(owner.email, TEST_PASSWORD);
+      const form = new FormData();
+      form.append('file', new Blob([Buffer.from(pdfBytes)], { type: 'application/pdf' }), SENTENCES.ferry.filename);
+      const uploaded = await fetch(`${app.baseUrl}/api/web/knowledge-bases/${owner.defaultKnowledgeBaseId}/uploads`, {
+        method: 'POST',
+        headers: { cookie: browser.cookie ?? '', 'x-csrf-token': browser.csrfToken ?? '' },
+        body: form,
+      });
+      t.is(uploaded.status, 202);
+      ids.ferry = ((await uploaded.json()) as { document: { id: string } }).document.id;
+      t.is((await settled(browser, ids.ferry)).status, 'ready');
+      sourceChunks = await app.deps.search.countChunks();
+      t.true(sourceChunks >= 4);
+    } finally {
+      await app.close();
     }
-    ids.bakery = (await ingest(app, owner.key, kitchenKb, SENTENCES.bakery.filename, SENTENCES.bakery.content)).id;
-    // The PDF: its original in GridFS, its text extracted by a job (a web session, which the backup leaves out).
-    pdfBytes = await textPdf([[SENTENCES.ferry.content]]);
-    const browser = new WebClient(app.baseUrl);
-    await browser.signIn(owner.email, TEST_PASSWORD);
-    const form = new FormData();
-    form.append('file', new Blob([Buffer.from(pdfBytes)], { type: 'application/pdf' }), SENTENCES.ferry.filename);
-    const uploaded = await fetch(`${app.baseUrl}/api/web/knowledge-bases/${owner.defaultKnowledgeBaseId}/uploads`, {
-      method: 'POST',
-      headers: { cookie: browser.cookie ?? '', 'x-csrf-token': browser.csrfToken ?? '' },
-      body: form,
+
+    const created = await kbqa(t, 'backup', 'create', backupDir, '--json');
+    t.is(created.code, 0, created.stderr);
+    const manifest = lastJsonLine(created.stdout) as BackupManifest;
+    t.is(manifest.format, 'kbqa-backup');
+    t.deepEqual(manifest.opensearch.indices, [`kbqa-chunks-v${CURRENT}-bge-small-en-v1.5`]);
+    t.is(manifest.opensearch.embedder.name, 'bge-small-en-v1.5');
+    const collections = new Map<string, BackupManifest['mongo']['collections'][number]>(
+      manifest.mongo.collections.map((collection) => [collection.name, collection]),
+    );
+    t.is(collections.get('documents')?.documents, 4);
+    t.is(collections.get('users')?.documents, 1);
+    t.is(collections.get('api_keys')?.documents, 2);
+    t.is(collections.get('document_files.files')?.documents, 1, 'the PDF original');
+    t.true((collections.get('document_files.chunks')?.documents ?? 0) >= 1);
+    t.false(collections.has('sessions'), 'web sessions are left out');
+    t.true(manifest.mongo.skipped.includes('sessions'));
+    t.true(
+      Date.parse(manifest.opensearch.finished_at) <= Date.parse(manifest.mongo.started_at),
+      'the snapshot, then the records',
+    );
+    // The export holds password hashes and key digests: the directory and every file are the owner's only.
+    t.is(mode(backupDir), 0o700);
+    t.is(mode(join(backupDir, 'manifest.json')), 0o600);
+    for (const file of [...manifest.opensearch.files, ...manifest.mongo.collections])
+      t.is(mode(join(backupDir, file.path)), 0o600, file.path);
+    t.true(manifest.opensearch.files.length > 0);
+    // The snapshot repository was only the way into DIR: nothing of it is left in the snapshot directory.
+    t.deepEqual(readdirSync(t.context.config.opensearch.snapshotDir), []);
+
+    const again = await kbqa(t, 'backup', 'create', backupDir);
+    t.is(again.code, 1);
+    t.regex(again.stderr, /is not empty: a backup goes into a new or empty directory/);
+
+    await wipe(t);
+
+    // A damaged copy is refused before anything is written.
+    const damagedDir = join(t.context.tempDir, 'backups', 'damaged');
+    cpSync(backupDir, damagedDir, { recursive: true });
+    const usersFile = join(damagedDir, collections.get('users')!.path);
+    writeFileSync(usersFile, readFileSync(usersFile, 'utf8').replace('"email":"', '"email":"x'));
+    const refused = await kbqa(t, 'backup', 'restore', damagedDir);
+    t.is(refused.code, 1);
+    t.regex(
+      refused.stderr,
+      /is damaged \(nothing was restored\): mongo\/users\.jsonl: (its SHA-256 differs|\d+ bytes)/,
+    );
+
+    const restored = await kbqa(t, 'backup', 'restore', backupDir, '--json');
+    t.is(restored.code, 0, restored.stderr);
+    const summary = lastJsonLine(restored.stdout) as RestoreSummary;
+    t.like(summary, {
+      documents: 4,
+      knowledge_bases: 2,
+      users: 1,
+      documents_rebuilt: 0,
+      chunks_removed: 0,
+      documents_with_chunks_removed: 0,
+      consistent: true,
+      remaining: null,
     });
-    t.is(uploaded.status, 202);
-    ids.ferry = ((await uploaded.json()) as { document: { id: string } }).document.id;
-    t.is((await settled(browser, ids.ferry)).status, 'ready');
-    sourceChunks = await app.deps.search.countChunks();
-    t.true(sourceChunks >= 4);
-  } finally {
-    await app.close();
-  }
+    t.is(summary.chunks_restored, sourceChunks!);
+    t.is(summary.chunks, sourceChunks!);
+    t.is(summary.collections.documents, 4);
 
-  const created = await kbqa(t, 'backup', 'create', backupDir, '--json');
-  t.is(created.code, 0, created.stderr);
-  const manifest = lastJsonLine(created.stdout) as BackupManifest;
-  t.is(manifest.format, 'kbqa-backup');
-  t.deepEqual(manifest.opensearch.indices, [`kbqa-chunks-v${CURRENT}-bge-small-en-v1.5`]);
-  t.is(manifest.opensearch.embedder.name, 'bge-small-en-v1.5');
-  const collections = new Map<string, BackupManifest['mongo']['collections'][number]>(manifest.mongo.collections.map((collection) => [collection.name, collection]));
-  t.is(collections.get('documents')?.documents, 4);
-  t.is(collections.get('users')?.documents, 1);
-  t.is(collections.get('api_keys')?.documents, 2);
-  t.is(collections.get('document_files.files')?.documents, 1, 'the PDF original');
-  t.true((collections.get('document_files.chunks')?.documents ?? 0) >= 1);
-  t.false(collections.has('sessions'), 'web sessions are left out');
-  t.true(manifest.mongo.skipped.includes('sessions'));
-  t.true(Date.parse(manifest.opensearch.finished_at) <= Date.parse(manifest.mongo.started_at), 'the snapshot, then the records');
-  // The export holds password hashes and key digests: the directory and every file are the owner's only.
-  t.is(mode(backupDir), 0o700);
-  t.is(mode(join(backupDir, 'manifest.json')), 0o600);
-  for (const file of [...manifest.opensearch.files, ...manifest.mongo.collections]) t.is(mode(join(backupDir, file.path)), 0o600, file.path);
-  t.true(manifest.opensearch.files.length > 0);
-  // The snapshot repository was only the way into DIR: nothing of it is left in the snapshot directory.
-  t.deepEqual(readdirSync(t.context.config.opensearch.snapshotDir), []);
+    // A second restore onto the restored stack is refused: it is not empty.
+    const onto = await kbqa(t, 'backup', 'restore', backupDir);
+    t.is(onto.code, 1);
+    t.regex(
+      onto.stderr,
+      /the target is not empty \(MongoDB database kbqa_backup_\w+ holds records in .*users.*; OpenSearch index kbqa-chunks-v\d+-bge-small-en-v1\.5 holds \d+ chunk\(s\)\)/,
+    );
 
-  const again = await kbqa(t, 'backup', 'create', backupDir);
-  t.is(again.code, 1);
-  t.regex(again.stderr, /is not empty: a backup goes into a new or empty directory/);
-
-  await wipe(t);
-
-  // A damaged copy is refused before anything is written.
-  const damagedDir = join(t.context.tempDir, 'backups', 'damaged');
-  cpSync(backupDir, damagedDir, { recursive: true });
-  const usersFile = join(damagedDir, collections.get('users')!.path);
-  writeFileSync(usersFile, readFileSync(usersFile, 'utf8').replace('"email":"', '"email":"x'));
-  const refused = await kbqa(t, 'backup', 'restore', damagedDir);
-  t.is(refused.code, 1);
-  t.regex(refused.stderr, /is damaged \(nothing was restored\): mongo\/users\.jsonl: (its SHA-256 differs|\d+ bytes)/);
-
-  const restored = await kbqa(t, 'backup', 'restore', backupDir, '--json');
-  t.is(restored.code, 0, restored.stderr);
-  const summary = lastJsonLine(restored.stdout) as RestoreSummary;
-  t.like(summary, { documents: 4, knowledge_bases: 2, users: 1, documents_rebuilt: 0, chunks_removed: 0, documents_with_chunks_removed: 0, consistent: true, remaining: null });
-  t.is(summary.chunks_restored, sourceChunks!);
-  t.is(summary.chunks, sourceChunks!);
-  t.is(summary.collections.documents, 4);
-
-  // A second restore onto the restored stack is refused: it is not empty.
-  const onto = await kbqa(t, 'backup', 'restore', backupDir);
-  t.is(onto.code, 1);
-  t.regex(onto.stderr, /the target is not empty \(MongoDB database kbqa_backup_\w+ holds records in .*users.*; OpenSearch index kbqa-chunks-v\d+-bge-small-en-v1\.5 holds \d+ chunk\(s\)\)/);
-
-  const restoredApp = await startTestApp(env);
-  try {
-    t.deepEqual(await listedIds(restoredApp, owner!.key, owner!.defaultKnowledgeBaseId), [ids.lighthouse, ids.orchard, ids.ferry].sort());
-    t.deepEqual(await listedIds(restoredApp, owner!.key, kitchenKb!), [ids.bakery]);
-    for (const name of Object.keys(SENTENCES) as Array<keyof typeof SENTENCES>) {
-      const kb = name === 'bakery' ? kitchenKb! : owner!.defaultKnowledgeBaseId;
-      await assertAnswers(t, restoredApp, owner!.key, kb, ids[name], SENTENCES[name].question, SENTENCES[name].expected);
+    const restoredApp = await startTestApp(env);
+    try {
+      t.deepEqual(
+        await listedIds(restoredApp, owner!.key, owner!.defaultKnowledgeBaseId),
+        [ids.lighthouse, ids.orchard, ids.ferry].sort(),
+      );
+      t.deepEqual(await listedIds(restoredApp, owner!.key, kitchenKb!), [ids.bakery]);
+      for (const name of Object.keys(SENTENCES) as Array<keyof typeof SENTENCES>) {
+        const kb = name === 'bakery' ? kitchenKb! : owner!.defaultKnowledgeBaseId;
+        await assertAnswers(
+          t,
+          restoredApp,
+          owner!.key,
+          kb,
+          ids[name],
+          SENTENCES[name].question,
+          SENTENCES[name].expected,
+        );
+      }
+      t.is(
+        (await restoredApp.call('GET', '/api/v1/knowledge-bases', { key: revokedKey! })).status,
+        401,
+        'a revoked key stays revoked',
+      );
+      // The password (its hash came back) signs in; the PDF's original comes back byte for byte.
+      const browser = new WebClient(restoredApp.baseUrl);
+      await browser.signIn(owner!.email, TEST_PASSWORD);
+      const file = await fetch(`${restoredApp.baseUrl}/api/web/documents/${ids.ferry}/file`, {
+        headers: { cookie: browser.cookie ?? '' },
+      });
+      t.is(file.status, 200);
+      t.deepEqual(Buffer.from(await file.arrayBuffer()), Buffer.from(pdfBytes!));
+      t.true((await runDoctor(restoredApp.deps, { graceMs: 0 })).clean);
+    } finally {
+      await restoredApp.close();
     }
-    t.is((await restoredApp.call('GET', '/api/v1/knowledge-bases', { key: revokedKey! })).status, 401, 'a revoked key stays revoked');
-    // The password (its hash came back) signs in; the PDF's original comes back byte for byte.
-    const browser = new WebClient(restoredApp.baseUrl);
-    await browser.signIn(owner!.email, TEST_PASSWORD);
-    const file = await fetch(`${restoredApp.baseUrl}/api/web/documents/${ids.ferry}/file`, { headers: { cookie: browser.cookie ?? '' } });
-    t.is(file.status, 200);
-    t.deepEqual(Buffer.from(await file.arrayBuffer()), Buffer.from(pdfBytes!));
-    t.true((await runDoctor(restoredApp.deps, { graceMs: 0 })).clean);
-  } finally {
-    await restoredApp.close();
-  }
-});
+  },
+);
 
 /** A manifest edited to reach outside kbqa's data is refused by the check, before anything is written. */
 async function refusesCraftedManifests(t: ExecutionContext<Context>, backupDir: string): Promise<void> {
   const manifest = JSON.parse(readFileSync(join(backupDir, 'manifest.json'), 'utf8')) as BackupManifest;
   const crafted = [
-    { change: (m: any) => (m.opensearch.indices = ['customer-orders']), refused: /opensearch\.indices\.0: not a kbqa chunk index/ },
+    {
+      change: (m: any) => (m.opensearch.indices = ['customer-orders']),
+      refused: /opensearch\.indices\.0: not a kbqa chunk index/,
+    },
     { change: (m: any) => (m.mongo.collections[0].name = 'sessions'), refused: /mongo\.collections\.0\.name/ },
     { change: (m: any) => m.mongo.collections.push(m.mongo.collections[0]), refused: /a collection is listed twice/ },
     // Checked on the normalized path, which is the one a restore would copy from.
     {
       change: (m: any) => (m.opensearch.files[0].path = `opensearch/../${m.mongo.collections[0].path}`),
-      refused: /is damaged \(nothing was restored\): opensearch\/\.\.\/mongo\/\S+: not a path inside the backup's opensearch\//,
+      refused:
+        /is damaged \(nothing was restored\): opensearch\/\.\.\/mongo\/\S+: not a path inside the backup's opensearch\//,
     },
   ];
   for (const [n, { change, refused }] of crafted.entries()) {
@@ -342,13 +429,26 @@ async function failedRestoreLeavesNothing(t: ExecutionContext<Context>, backupDi
   const { config } = t.context;
   const store = await openStore(config.mongodb.url, config.mongodb.timeoutMs);
   const search = openConfiguredSearchIndex(config, BGE_SMALL_EN);
-  const api = createServer((request, response) => response.end(JSON.stringify(request.url === '/healthz' ? { status: 'ok' } : {})));
+  const api = createServer((request, response) =>
+    response.end(JSON.stringify(request.url === '/healthz' ? { status: 'ok' } : {})),
+  );
   try {
     const { index } = await search.applyAssets();
-    const deps: RestoreDeps = { store, search, config, embedder: BGE_SMALL_EN, documentDeps: () => Promise.reject(new Error('not reached')) };
+    const deps: RestoreDeps = {
+      store,
+      search,
+      config,
+      embedder: BGE_SMALL_EN,
+      documentDeps: () => Promise.reject(new Error('not reached')),
+    };
     const target = async () => ({
       records: await store.nonEmptyCollections([...BACKUP_COLLECTIONS]),
-      indices: ((await opensearch(t, 'GET', '/_cat/indices?format=json&h=index,docs.count')) as Array<{ index: string; 'docs.count': string }>)
+      indices: (
+        (await opensearch(t, 'GET', '/_cat/indices?format=json&h=index,docs.count')) as Array<{
+          index: string;
+          'docs.count': string;
+        }>
+      )
         .filter((row) => !row.index.startsWith('.'))
         .map((row) => `${row.index}:${row['docs.count']}`),
       repositories: Object.keys(await opensearch(t, 'GET', '/_snapshot')),
@@ -359,7 +459,9 @@ async function failedRestoreLeavesNothing(t: ExecutionContext<Context>, backupDi
 
     await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
     const live = { ...config, host: '127.0.0.1', port: (api.address() as AddressInfo).port };
-    const refused = await t.throwsAsync(restoreBackup({ ...deps, config: live }, backupDir), { instanceOf: BackupError });
+    const refused = await t.throwsAsync(restoreBackup({ ...deps, config: live }, backupDir), {
+      instanceOf: BackupError,
+    });
     t.regex(refused?.message ?? '', /a kbqa API answers at http:\/\/127\.0\.0\.1:\d+\/healthz: stop every API process/);
     t.deepEqual(await target(), before, 'refused before writing anything');
 
@@ -376,7 +478,10 @@ async function failedRestoreLeavesNothing(t: ExecutionContext<Context>, backupDi
     );
     t.regex(failed?.message ?? '', /^the restore failed: injected failure\. Nothing of the backup was left behind/);
     // Imported jobs wait for the restore's release: an API running meanwhile could not take them.
-    t.true(held.every((notBefore) => notBefore === Number.MAX_SAFE_INTEGER), JSON.stringify(held));
+    t.true(
+      held.every((notBefore) => notBefore === Number.MAX_SAFE_INTEGER),
+      JSON.stringify(held),
+    );
     t.deepEqual(await target(), before, 'the target is as it was');
   } finally {
     api.close();
@@ -384,130 +489,218 @@ async function failedRestoreLeavesNothing(t: ExecutionContext<Context>, backupDi
   }
 }
 
-test.serial('halves from different instants: restore rebuilds the chunks the snapshot missed and removes those no record claims', async (t) => {
-  const { env } = t.context;
-  await wipe(t);
-  const backupDir = join(t.context.tempDir, 'backups', 'skewed');
-  const app = await startTestApp(env);
-  const user = await makeUser(app.deps.store, { label: 'skew' });
-  const kb = user.defaultKnowledgeBaseId;
-  let kept: string;
-  let deleted: string;
-  let replaced: string;
-  let late: string;
-  let deletedChunks: number;
-  try {
-    kept = (await ingest(app, user.key, kb, 'kept.md', 'The Harrowgate choir rehearses its winter carols in the old tram depot.')).id;
-    const deletedDocument = await ingest(app, user.key, kb, 'deleted.txt', 'The Penwick quarry ships its slate north on flat barges each Tuesday.');
-    deleted = deletedDocument.id;
-    deletedChunks = deletedDocument.chunks;
-    replaced = (await ingest(app, user.key, kb, 'replaced.md', 'The Lorn Valley dairy churns its butter by hand on Fridays.')).id;
-    const manifest = await createBackup(
-      { store: app.deps.store, search: app.deps.search, config: app.deps.config, embedder: app.deps.rag.embedder },
-      backupDir,
-      {
-        // Between the snapshot and the records export, as live writes would: one document replaced, one new, one gone.
-        afterSnapshot: async () => {
-          const put = await app.call('PUT', `/api/v1/documents/${replaced}`, {
-            key: user.key,
-            body: { content: 'The Lorn Valley dairy now churns its butter with a water wheel on Mondays.' },
-          });
-          t.is(put.status, 201, JSON.stringify(put.body));
-          late = (await ingest(app, user.key, kb, 'late.md', 'The Brisk Hollow observatory opens its dome to visitors on moonless nights.')).id;
-          t.is((await app.call('DELETE', `/api/v1/documents/${deleted}`, { key: user.key })).status, 200);
+test.serial(
+  'halves from different instants: restore rebuilds the chunks the snapshot missed and removes those no record claims',
+  async (t) => {
+    const { env } = t.context;
+    await wipe(t);
+    const backupDir = join(t.context.tempDir, 'backups', 'skewed');
+    const app = await startTestApp(env);
+    const user = await makeUser(app.deps.store, { label: 'skew' });
+    const kb = user.defaultKnowledgeBaseId;
+    let kept: string;
+    let deleted: string;
+    let replaced: string;
+    let late: string;
+    let deletedChunks: number;
+    try {
+      kept = (
+        await ingest(
+          app,
+          user.key,
+          kb,
+          'kept.md',
+          'The Harrowgate choir rehearses its winter carols in the old tram depot.',
+        )
+      ).id;
+      const deletedDocument = await ingest(
+        app,
+        user.key,
+        kb,
+        'deleted.txt',
+        'The Penwick quarry ships its slate north on flat barges each Tuesday.',
+      );
+      deleted = deletedDocument.id;
+      deletedChunks = deletedDocument.chunks;
+      replaced = (
+        await ingest(app, user.key, kb, 'replaced.md', 'The Lorn Valley dairy churns its butter by hand on Fridays.')
+      ).id;
+      const manifest = await createBackup(
+        { store: app.deps.store, search: app.deps.search, config: app.deps.config, embedder: app.deps.rag.embedder },
+        backupDir,
+        {
+          // Between the snapshot and the records export, as live writes would: one document replaced, one new, one gone.
+          afterSnapshot: async () => {
+            const put = await app.call('PUT', `/api/v1/documents/${replaced}`, {
+              key: user.key,
+              body: { content: 'The Lorn Valley dairy now churns its butter with a water wheel on Mondays.' },
+            });
+            t.is(put.status, 201, JSON.stringify(put.body));
+            late = (
+              await ingest(
+                app,
+                user.key,
+                kb,
+                'late.md',
+                'The Brisk Hollow observatory opens its dome to visitors on moonless nights.',
+              )
+            ).id;
+            t.is((await app.call('DELETE', `/api/v1/documents/${deleted}`, { key: user.key })).status, 200);
+          },
         },
-      },
+      );
+      t.is(manifest.mongo.collections.find((collection) => collection.name === 'documents')?.documents, 3);
+    } finally {
+      await app.close();
+    }
+
+    await wipe(t);
+    await refusesCraftedManifests(t, backupDir);
+    await failedRestoreLeavesNothing(t, backupDir);
+    const restored = await kbqa(t, 'backup', 'restore', backupDir, '--json');
+    t.is(restored.code, 0, restored.stderr);
+    const summary = lastJsonLine(restored.stdout) as RestoreSummary;
+    t.is(summary.documents, 3);
+    t.true(summary.consistent, summary.remaining ?? '');
+    // The late document and the replacement's new version were not in the snapshot: rebuilt from the stored texts.
+    t.is(summary.documents_rebuilt, 2, JSON.stringify(summary));
+    // The deleted document's chunks were: removed (the replaced version's too, by its retire job or the reconcile).
+    t.is(summary.documents_with_chunks_removed, 1);
+    t.true(summary.chunks_removed >= deletedChunks!);
+
+    const restoredApp = await startTestApp(env);
+    try {
+      t.deepEqual(await listedIds(restoredApp, user.key, kb), [kept!, replaced!, late!].sort());
+      await assertAnswers(
+        t,
+        restoredApp,
+        user.key,
+        kb,
+        kept!,
+        'Where does the Harrowgate choir rehearse its winter carols?',
+        /tram depot/,
+      );
+      await assertAnswers(
+        t,
+        restoredApp,
+        user.key,
+        kb,
+        late!,
+        'When does the Brisk Hollow observatory open its dome to visitors?',
+        /moonless nights/,
+      );
+      await assertAnswers(
+        t,
+        restoredApp,
+        user.key,
+        kb,
+        replaced!,
+        'How does the Lorn Valley dairy churn its butter?',
+        /water wheel/,
+      );
+      const { search, store } = restoredApp.deps;
+      t.is(await search.countChunks({ document_id: deleted! }), 0, 'no chunk of the deleted document');
+      const replacedRecord = await store.findDocument(replaced!);
+      t.is(
+        await search.countChunks({ document_id: replaced! }),
+        replacedRecord!.chunks,
+        'only the live version of the replaced document',
+      );
+      const search2 = await restoredApp.call('POST', '/api/v1/query', {
+        key: user.key,
+        body: {
+          query: 'Which day does the Lorn Valley dairy churn butter by hand?',
+          knowledge_base_ids: [kb],
+          include_chunks: true,
+        },
+      });
+      t.false(
+        (search2.body.chunks as Array<{ text: string }>).some((chunk) => chunk.text.includes('by hand on Fridays')),
+        'the replaced text is gone',
+      );
+      t.true((await runDoctor(restoredApp.deps, { graceMs: 0 })).clean);
+    } finally {
+      await restoredApp.close();
+    }
+    t.deepEqual(readdirSync(t.context.config.opensearch.snapshotDir), [], 'no restore repository left behind');
+  },
+);
+
+test.serial(
+  'a backup after a migration: the live v2 index (not the kept v1) is snapshotted, restored behind the alias, and answers',
+  async (t) => {
+    await wipe(t);
+    // The asset files of this test: the current version first (named v1 here), then the next (v2: the same analysis, so
+    // the migration copies by _reindex).
+    const assetsDir = join(t.context.tempDir, 'assets');
+    for (const folder of ['index-templates', 'ingest-pipelines', 'search-pipelines'])
+      cpSync(join(ROOT, folder), join(assetsDir, folder), { recursive: true });
+    const env = { ...t.context.env, KBQA_SEARCH_ASSETS_DIR: assetsDir };
+    const v1 = `kbqa-chunks-v${CURRENT}-bge-small-en-v1.5`;
+    const v2 = `kbqa-chunks-v${CURRENT + 1}-bge-small-en-v1.5`;
+    const backupDir = join(t.context.tempDir, 'backups', 'migrated');
+    let app = await startTestApp(env);
+    let user: Awaited<ReturnType<typeof makeUser>>;
+    let documentId: string;
+    try {
+      user = await makeUser(app.deps.store, { label: 'migrated' });
+      documentId = (
+        await ingest(app, user.key, user.defaultKnowledgeBaseId, SENTENCES.orchard.filename, SENTENCES.orchard.content)
+      ).id;
+    } finally {
+      await app.close();
+    }
+    const template = JSON.parse(
+      readFileSync(join(assetsDir, 'index-templates', `kbqa-chunks.v${CURRENT}.json`), 'utf8'),
     );
-    t.is(manifest.mongo.collections.find((collection) => collection.name === 'documents')?.documents, 3);
-  } finally {
-    await app.close();
-  }
+    writeFileSync(
+      join(assetsDir, 'index-templates', `kbqa-chunks.v${CURRENT + 1}.json`),
+      JSON.stringify({ ...template, version: CURRENT + 1 }),
+    );
+    app = await startTestApp(env);
+    try {
+      const migrated = await migrateIndex(
+        { store: app.deps.store, search: app.deps.search, rag: app.deps.rag, config: app.deps.config },
+        { catchUpDelayMs: 2_500 },
+      );
+      t.like(migrated, { outcome: 'migrated', from: v1, to: v2 });
+    } finally {
+      await app.close();
+    }
 
-  await wipe(t);
-  await refusesCraftedManifests(t, backupDir);
-  await failedRestoreLeavesNothing(t, backupDir);
-  const restored = await kbqa(t, 'backup', 'restore', backupDir, '--json');
-  t.is(restored.code, 0, restored.stderr);
-  const summary = lastJsonLine(restored.stdout) as RestoreSummary;
-  t.is(summary.documents, 3);
-  t.true(summary.consistent, summary.remaining ?? '');
-  // The late document and the replacement's new version were not in the snapshot: rebuilt from the stored texts.
-  t.is(summary.documents_rebuilt, 2, JSON.stringify(summary));
-  // The deleted document's chunks were: removed (the replaced version's too, by its retire job or the reconcile).
-  t.is(summary.documents_with_chunks_removed, 1);
-  t.true(summary.chunks_removed >= deletedChunks!);
+    const created = await kbqaWith(env, 'backup', 'create', backupDir, '--json');
+    t.is(created.code, 0, created.stderr);
+    const manifest = lastJsonLine(created.stdout) as BackupManifest;
+    t.deepEqual(manifest.opensearch.indices, [v2], 'only the index the alias points to');
+    t.deepEqual(manifest.opensearch.left_out, [v1], 'the kept one is named as left out');
+    t.is(manifest.opensearch.index_template, `kbqa-chunks-v${CURRENT + 1}`);
+    t.true(created.stderr.includes(`not in the backup: ${v1} (kept beside the alias by a migration`), created.stderr);
 
-  const restoredApp = await startTestApp(env);
-  try {
-    t.deepEqual(await listedIds(restoredApp, user.key, kb), [kept!, replaced!, late!].sort());
-    await assertAnswers(t, restoredApp, user.key, kb, kept!, 'Where does the Harrowgate choir rehearse its winter carols?', /tram depot/);
-    await assertAnswers(t, restoredApp, user.key, kb, late!, 'When does the Brisk Hollow observatory open its dome to visitors?', /moonless nights/);
-    await assertAnswers(t, restoredApp, user.key, kb, replaced!, 'How does the Lorn Valley dairy churn its butter?', /water wheel/);
-    const { search, store } = restoredApp.deps;
-    t.is(await search.countChunks({ document_id: deleted! }), 0, 'no chunk of the deleted document');
-    const replacedRecord = await store.findDocument(replaced!);
-    t.is(await search.countChunks({ document_id: replaced! }), replacedRecord!.chunks, 'only the live version of the replaced document');
-    const search2 = await restoredApp.call('POST', '/api/v1/query', {
-      key: user.key,
-      body: { query: 'Which day does the Lorn Valley dairy churn butter by hand?', knowledge_base_ids: [kb], include_chunks: true },
-    });
-    t.false((search2.body.chunks as Array<{ text: string }>).some((chunk) => chunk.text.includes('by hand on Fridays')), 'the replaced text is gone');
-    t.true((await runDoctor(restoredApp.deps, { graceMs: 0 })).clean);
-  } finally {
-    await restoredApp.close();
-  }
-  t.deepEqual(readdirSync(t.context.config.opensearch.snapshotDir), [], 'no restore repository left behind');
-});
+    await wipe(t);
+    const restored = await kbqaWith(env, 'backup', 'restore', backupDir, '--json');
+    t.is(restored.code, 0, restored.stderr);
+    t.like(lastJsonLine(restored.stdout) as RestoreSummary, { documents: 1, documents_rebuilt: 0, consistent: true });
+    t.deepEqual(
+      Object.keys(await opensearch(t, 'GET', '/_alias/kbqa-chunks')),
+      [v2],
+      'the alias came back with its index',
+    );
 
-test.serial('a backup after a migration: the live v2 index (not the kept v1) is snapshotted, restored behind the alias, and answers', async (t) => {
-  await wipe(t);
-  // The asset files of this test: the current version first (named v1 here), then the next (v2: the same analysis, so
-  // the migration copies by _reindex).
-  const assetsDir = join(t.context.tempDir, 'assets');
-  for (const folder of ['index-templates', 'ingest-pipelines', 'search-pipelines']) cpSync(join(ROOT, folder), join(assetsDir, folder), { recursive: true });
-  const env = { ...t.context.env, KBQA_SEARCH_ASSETS_DIR: assetsDir };
-  const v1 = `kbqa-chunks-v${CURRENT}-bge-small-en-v1.5`;
-  const v2 = `kbqa-chunks-v${CURRENT + 1}-bge-small-en-v1.5`;
-  const backupDir = join(t.context.tempDir, 'backups', 'migrated');
-  let app = await startTestApp(env);
-  let user: Awaited<ReturnType<typeof makeUser>>;
-  let documentId: string;
-  try {
-    user = await makeUser(app.deps.store, { label: 'migrated' });
-    documentId = (await ingest(app, user.key, user.defaultKnowledgeBaseId, SENTENCES.orchard.filename, SENTENCES.orchard.content)).id;
-  } finally {
-    await app.close();
-  }
-  const template = JSON.parse(readFileSync(join(assetsDir, 'index-templates', `kbqa-chunks.v${CURRENT}.json`), 'utf8'));
-  writeFileSync(join(assetsDir, 'index-templates', `kbqa-chunks.v${CURRENT + 1}.json`), JSON.stringify({ ...template, version: CURRENT + 1 }));
-  app = await startTestApp(env);
-  try {
-    const migrated = await migrateIndex({ store: app.deps.store, search: app.deps.search, rag: app.deps.rag, config: app.deps.config }, { catchUpDelayMs: 2_500 });
-    t.like(migrated, { outcome: 'migrated', from: v1, to: v2 });
-  } finally {
-    await app.close();
-  }
-
-  const created = await kbqaWith(env, 'backup', 'create', backupDir, '--json');
-  t.is(created.code, 0, created.stderr);
-  const manifest = lastJsonLine(created.stdout) as BackupManifest;
-  t.deepEqual(manifest.opensearch.indices, [v2], 'only the index the alias points to');
-  t.deepEqual(manifest.opensearch.left_out, [v1], 'the kept one is named as left out');
-  t.is(manifest.opensearch.index_template, `kbqa-chunks-v${CURRENT + 1}`);
-  t.true(created.stderr.includes(`not in the backup: ${v1} (kept beside the alias by a migration`), created.stderr);
-
-  await wipe(t);
-  const restored = await kbqaWith(env, 'backup', 'restore', backupDir, '--json');
-  t.is(restored.code, 0, restored.stderr);
-  t.like(lastJsonLine(restored.stdout) as RestoreSummary, { documents: 1, documents_rebuilt: 0, consistent: true });
-  t.deepEqual(Object.keys(await opensearch(t, 'GET', '/_alias/kbqa-chunks')), [v2], 'the alias came back with its index');
-
-  const restoredApp = await startTestApp(env);
-  try {
-    await assertAnswers(t, restoredApp, user!.key, user!.defaultKnowledgeBaseId, documentId!, SENTENCES.orchard.question, SENTENCES.orchard.expected);
-    t.deepEqual((await restoredApp.deps.search.searchIndexDetail()).drift, [], 'v2 is what the files say');
-    t.true((await runDoctor(restoredApp.deps, { graceMs: 0 })).clean);
-  } finally {
-    await restoredApp.close();
-  }
-});
+    const restoredApp = await startTestApp(env);
+    try {
+      await assertAnswers(
+        t,
+        restoredApp,
+        user!.key,
+        user!.defaultKnowledgeBaseId,
+        documentId!,
+        SENTENCES.orchard.question,
+        SENTENCES.orchard.expected,
+      );
+      t.deepEqual((await restoredApp.deps.search.searchIndexDetail()).drift, [], 'v2 is what the files say');
+      t.true((await runDoctor(restoredApp.deps, { graceMs: 0 })).clean);
+    } finally {
+      await restoredApp.close();
+    }
+  },
+);

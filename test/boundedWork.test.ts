@@ -17,7 +17,9 @@ test('a 1 MB document of 200 "words" of 5,000 characters becomes chunks of at mo
   const { app, user } = t.context;
   const maxChars = app.deps.config.chunking.maxChars;
   const kb = await createKb(app, user.key, 'long words');
-  const words = Array.from({ length: 200 }, (_, index) => `${String.fromCharCode(97 + (index % 26))}${index}`.padEnd(5000, String.fromCharCode(97 + ((index * 7) % 26))));
+  const words = Array.from({ length: 200 }, (_, index) =>
+    `${String.fromCharCode(97 + (index % 26))}${index}`.padEnd(5000, String.fromCharCode(97 + ((index * 7) % 26))),
+  );
   const content = words.join(' ');
   t.true(content.length >= 1_000_000);
   const document = await ingest(app, user.key, kb, 'words.txt', content);
@@ -72,21 +74,37 @@ test('a query naming 100 knowledge bases resolves them in one store round trip, 
   ids.push(user.defaultKnowledgeBaseId);
   // Resolving the 100 ids is one round trip to the store, not one per id.
   const commands: string[] = [];
-  const counted = await openStore(app.deps.config.mongodb.url, app.deps.config.mongodb.timeoutMs, { onCommand: (name) => commands.push(name) });
+  const counted = await openStore(app.deps.config.mongodb.url, app.deps.config.mongodb.timeoutMs, {
+    onCommand: (name) => commands.push(name),
+  });
   try {
     commands.length = 0;
-    const resolved = await resolveSearchedKnowledgeBases(counted, { _id: user.id, email: user.email, organisation_id: null }, ids, 100);
+    const resolved = await resolveSearchedKnowledgeBases(
+      counted,
+      { _id: user.id, email: user.email, organisation_id: null },
+      ids,
+      100,
+    );
     t.is(resolved.length, 100);
     t.deepEqual(commands, ['find'], `store commands: ${commands.join(', ')}`);
   } finally {
     await counted.close();
   }
-  const response = await app.call('POST', '/api/v1/query', { key: user.key, body: { query: 'anything at all', knowledge_base_ids: ids } });
+  const response = await app.call('POST', '/api/v1/query', {
+    key: user.key,
+    body: { query: 'anything at all', knowledge_base_ids: ids },
+  });
   t.is(response.status, 200, JSON.stringify(response.body));
   t.is(response.body.knowledge_base_ids.length, 100);
   // One unreachable id among them: 403 naming it.
   const stranger = await makeUser(app.deps.store, { label: 'bounded-stranger' });
-  const denied = await app.call('POST', '/api/v1/query', { key: user.key, body: { query: 'anything', knowledge_base_ids: [...ids.slice(0, 50), stranger.defaultKnowledgeBaseId, ...ids.slice(50, 99)] } });
+  const denied = await app.call('POST', '/api/v1/query', {
+    key: user.key,
+    body: {
+      query: 'anything',
+      knowledge_base_ids: [...ids.slice(0, 50), stranger.defaultKnowledgeBaseId, ...ids.slice(50, 99)],
+    },
+  });
   t.is(denied.status, 403);
   t.is(denied.body.error.message, `API key lacks access to knowledge base ${stranger.defaultKnowledgeBaseId}`);
 });

@@ -23,9 +23,10 @@ test.after.always(async (t) => {
   await t.context.store?.close();
 });
 
-const heavyAmong = (modules: string[]) => packagesOf(modules).filter((name) => (HEAVY_PACKAGES as readonly string[]).includes(name));
+const heavyAmong = (modules: string[]) =>
+  packagesOf(modules).filter((name) => (HEAVY_PACKAGES as readonly string[]).includes(name));
 
-test('kbqa --help prints the usage and loads no package, in the launcher\'s own process', async (t) => {
+test("kbqa --help prints the usage and loads no package, in the launcher's own process", async (t) => {
   const run = await runTraced(['bin/kbqa.mjs', '--help'], { cwd: ROOT });
   t.is(run.code, 0, run.stderr);
   t.true(run.stdout.startsWith('usage: kbqa <command>'), run.stdout);
@@ -44,7 +45,10 @@ test('a mistyped command is a usage error before anything is loaded', async (t) 
 
 test('kbqa keys create loads the MongoDB driver, not the models, PDF reading or the OpenSearch client', async (t) => {
   const user = await makeUser(t.context.store, { label: 'cli-startup' });
-  const run = await runTraced(['bin/kbqa.mjs', 'keys', 'create', '--email', user.email, '--name', 'startup', '--json'], { cwd: ROOT });
+  const run = await runTraced(
+    ['bin/kbqa.mjs', 'keys', 'create', '--email', user.email, '--name', 'startup', '--json'],
+    { cwd: ROOT },
+  );
   t.is(run.code, 0, run.stderr);
   const created = JSON.parse(run.stdout) as { id: string; key: string; name: string };
   t.regex(created.key, /^kbqa_live_[0-9A-Za-z]{40}$/);
@@ -73,5 +77,5 @@ test('every command the usage names has an entry in the command table, and every
     t.is(typeof (await load()), 'function', name);
   }
   t.is(commandFor('keys', 'craete'), null);
-  t.is(commandFor('constructor', ''), null, 'only the table\'s own names');
+  t.is(commandFor('constructor', ''), null, "only the table's own names");
 });

@@ -53,7 +53,14 @@ The compost bins are turned every second Saturday. Never add meat, dairy or dise
 `;
 
 function longPlainText(): string {
-  const topics = ['lighthouse keepers', 'glacier surveys', 'river ferries', 'mountain huts', 'desert wells', 'salt marshes'];
+  const topics = [
+    'lighthouse keepers',
+    'glacier surveys',
+    'river ferries',
+    'mountain huts',
+    'desert wells',
+    'salt marshes',
+  ];
   const paragraphs: string[] = [];
   for (let index = 0; index < 48; index += 1) {
     const topic = topics[index % topics.length];
@@ -101,7 +108,13 @@ test('ingest → list → query round trip: shapes, title, source, chunk count, 
   t.is(listed.body.documents.length, 1);
   const item = listed.body.documents[0];
   t.deepEqual(sortedKeys(item), LIST_ITEM_FIELDS);
-  t.deepEqual(item, { id: document.id, filename: 'quokka-census.md', title: 'quokka-census', source: 'api', created_at: item.created_at });
+  t.deepEqual(item, {
+    id: document.id,
+    filename: 'quokka-census.md',
+    title: 'quokka-census',
+    source: 'api',
+    created_at: item.created_at,
+  });
   t.regex(item.created_at, ISO_UTC);
   const createdAt = Date.parse(item.created_at);
   t.true(createdAt >= before - 1000 && createdAt <= Date.now() + 1000, `created_at ${item.created_at} is now`);
@@ -109,7 +122,11 @@ test('ingest → list → query round trip: shapes, title, source, chunk count, 
   // Searchable as soon as 201 returned (no sleep, no refresh).
   const query = await app.call('POST', '/api/v1/query', {
     key: user.key,
-    body: { query: 'When is the quokka colony on Rottnest Island counted?', knowledge_base_ids: [kb], include_chunks: true },
+    body: {
+      query: 'When is the quokka colony on Rottnest Island counted?',
+      knowledge_base_ids: [kb],
+      include_chunks: true,
+    },
   });
   t.is(query.status, 200, JSON.stringify(query.body));
   t.is(query.body.chunks.length, 1);
@@ -196,13 +213,20 @@ test('long plain text: several chunks, no heading path', async (t) => {
   }
   // Together the chunks cover every entry of the log.
   const joined = chunks.map((chunk) => chunk.text).join('\n');
-  for (let entry = 1; entry <= 48; entry += 1) t.true(joined.includes(`Entry ${entry} of the field log`), `entry ${entry}`);
+  for (let entry = 1; entry <= 48; entry += 1)
+    t.true(joined.includes(`Entry ${entry} of the field log`), `entry ${entry}`);
 });
 
 test('plain-text filenames are not cut at markdown headings', async (t) => {
   const { app } = t.context;
   const user = await makeUser(app.deps.store);
-  const document = await ingest(app, user.key, user.defaultKnowledgeBaseId, 'hashes.txt', '# Not a heading\n\nJust text that starts with a hash.');
+  const document = await ingest(
+    app,
+    user.key,
+    user.defaultKnowledgeBaseId,
+    'hashes.txt',
+    '# Not a heading\n\nJust text that starts with a hash.',
+  );
   t.is(document.chunks, 1);
   const chunks = await allChunks(app, user.key, user.defaultKnowledgeBaseId, 'hash text');
   t.deepEqual(chunks[0].heading_path, []);
@@ -325,7 +349,10 @@ test('400: content over KBQA_MAX_CONTENT_BYTES (counted in UTF-8 bytes)', async 
     t.is(exactly1000.status, 201, JSON.stringify(exactly1000.body));
 
     const listed = await documentsOf(small, user.key, kb);
-    t.deepEqual(listed.body.documents.map((item: { filename: string }) => item.filename).sort(), ['exact.txt', 'thousand.txt']);
+    t.deepEqual(listed.body.documents.map((item: { filename: string }) => item.filename).sort(), [
+      'exact.txt',
+      'thousand.txt',
+    ]);
   } finally {
     await small.close();
   }
@@ -384,7 +411,11 @@ test('403: any kb_id the caller does not own, visible or not, existing or not', 
   const expectForbidden = async (name: string, kbId: string) => {
     const response = await post(kbId);
     t.is(response.status, 403, `${name}: ${JSON.stringify(response.body)}`);
-    t.deepEqual(response.body, { error: { code: 'forbidden', message: `API key lacks access to knowledge base ${kbId}` } }, name);
+    t.deepEqual(
+      response.body,
+      { error: { code: 'forbidden', message: `API key lacks access to knowledge base ${kbId}` } },
+      name,
+    );
   };
 
   await expectForbidden('viewer-shared KB', cast.viewerKb);
@@ -409,7 +440,13 @@ test('403: any kb_id the caller does not own, visible or not, existing or not', 
 test('GET documents: 200 for every role, 404 for invisible, unknown and soft-deleted KBs', async (t) => {
   const { app } = t.context;
   const cast = await castOfKnowledgeBases(app);
-  const seeded = await ingest(app, cast.other.key, cast.viewerKb, 'shared.md', 'A shared note about the harbour ferry timetable.');
+  const seeded = await ingest(
+    app,
+    cast.other.key,
+    cast.viewerKb,
+    'shared.md',
+    'A shared note about the harbour ferry timetable.',
+  );
   await ingest(app, cast.other.key, cast.orgKb, 'org.md', 'An organisation note about parking permits.');
   await ingest(app, cast.other.key, cast.libraryKb, 'library.md', 'A library note about the reading room hours.');
 
@@ -468,7 +505,10 @@ test('document_count in GET /knowledge-bases counts the documents', async (t) =>
   t.is(await countOf(kb), 3);
   t.is(await countOf(user.defaultKnowledgeBaseId), 0, 'other KBs are unaffected');
   // A rejected ingest does not count.
-  const rejected = await app.call('POST', '/api/v1/documents', { key: user.key, body: { kb_id: kb, filename: 'x.pdf', content: 'x' } });
+  const rejected = await app.call('POST', '/api/v1/documents', {
+    key: user.key,
+    body: { kb_id: kb, filename: 'x.pdf', content: 'x' },
+  });
   t.is(rejected.status, 400);
   t.is(await countOf(kb), 3);
 });
@@ -485,10 +525,16 @@ test('documents list: newest first, limit/cursor paging', async (t) => {
 
   const all = await documentsOf(app, user.key, kb);
   t.is(all.status, 200);
-  t.deepEqual(all.body.documents.map((item: { id: string }) => item.id), newestFirst);
+  t.deepEqual(
+    all.body.documents.map((item: { id: string }) => item.id),
+    newestFirst,
+  );
   t.false('next_cursor' in all.body, 'no next_cursor without limit');
   const times = all.body.documents.map((item: { created_at: string }) => Date.parse(item.created_at));
-  t.deepEqual(times, [...times].sort((a, b) => b - a));
+  t.deepEqual(
+    times,
+    [...times].sort((a, b) => b - a),
+  );
 
   const seen: string[] = [];
   let cursor: string | null = null;

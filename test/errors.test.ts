@@ -25,7 +25,12 @@ test.before(async (t) => {
 });
 
 /** The envelope and nothing else: { error: { code, message } } with a non-empty message. */
-function assertEnvelope(t: any, response: { status: number; body: any; headers: Headers }, status: number, code: string) {
+function assertEnvelope(
+  t: any,
+  response: { status: number; body: any; headers: Headers },
+  status: number,
+  code: string,
+) {
   t.is(response.status, status, JSON.stringify(response.body));
   t.deepEqual(Object.keys(response.body ?? {}), ['error']);
   t.deepEqual(Object.keys(response.body.error).sort(), ['code', 'message']);
@@ -57,7 +62,8 @@ function rawRequest(
             /* asserted by the caller */
           }
           const headers = new Headers();
-          for (const [name, value] of Object.entries(res.headers)) if (typeof value === 'string') headers.set(name, value);
+          for (const [name, value] of Object.entries(res.headers))
+            if (typeof value === 'string') headers.set(name, value);
           resolve({ status: res.statusCode ?? 0, body, headers });
         });
       },
@@ -85,7 +91,10 @@ for (const [method, path] of [
   for (const withKey of [true, false]) {
     test(`unknown route ${method} ${path} (${withKey ? 'with' : 'without'} key) → 404 not_found envelope`, async (t) => {
       const { app, user } = t.context;
-      const response = await app.call(method, path, { key: withKey ? user.key : null, body: method === 'POST' ? { a: 1 } : undefined });
+      const response = await app.call(method, path, {
+        key: withKey ? user.key : null,
+        body: method === 'POST' ? { a: 1 } : undefined,
+      });
       assertEnvelope(t, response, 404, 'not_found');
     });
   }
@@ -110,12 +119,25 @@ test('wrong method on a known path → 404/405 with the envelope, never 5xx', as
 
 // ── malformed bodies ─────────────────────────────────────────────────────────────────────────────────────────────
 
-const MALFORMED_JSON = ['{', '{"name":}', "{'name':'single quotes'}", '{"name":"x",}', '{"name":"x"} trailing', '{"name":"x"', '{"name":"\\q"}', '\u00ff\u00fe'];
+const MALFORMED_JSON = [
+  '{',
+  '{"name":}',
+  "{'name':'single quotes'}",
+  '{"name":"x",}',
+  '{"name":"x"} trailing',
+  '{"name":"x"',
+  '{"name":"\\q"}',
+  '\u00ff\u00fe',
+];
 for (const path of ['/api/v1/knowledge-bases', '/api/v1/documents', '/api/v1/query']) {
   for (const [index, raw] of MALFORMED_JSON.entries()) {
     test(`malformed JSON #${index} to POST ${path} → 400 "body: malformed JSON"`, async (t) => {
       const { app, user } = t.context;
-      const response = await app.call('POST', path, { key: user.key, rawBody: raw, headers: { 'content-type': 'application/json' } });
+      const response = await app.call('POST', path, {
+        key: user.key,
+        rawBody: raw,
+        headers: { 'content-type': 'application/json' },
+      });
       assertEnvelope(t, response, 400, 'bad_request');
       t.is(response.body.error.message, 'body: malformed JSON');
     });
@@ -126,7 +148,11 @@ test('JSON that is not an object (array, string, number, null, empty) → 400 ba
   const { app, user } = t.context;
   for (const raw of ['[]', '[{"name":"x"}]', '"name"', '42', 'null', 'true', '']) {
     for (const path of ['/api/v1/knowledge-bases', '/api/v1/documents', '/api/v1/query']) {
-      const response = await app.call('POST', path, { key: user.key, rawBody: raw, headers: { 'content-type': 'application/json' } });
+      const response = await app.call('POST', path, {
+        key: user.key,
+        rawBody: raw,
+        headers: { 'content-type': 'application/json' },
+      });
       assertEnvelope(t, response, 400, 'bad_request');
     }
   }
@@ -188,12 +214,23 @@ test('body over KBQA_MAX_BODY_BYTES → 413 payload_too_large on every endpoint 
     const chunked = await rawRequest(small.baseUrl, {
       method: 'POST',
       path: '/api/v1/knowledge-bases',
-      headers: { authorization: `Bearer ${user.key}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
-      chunks: [Buffer.from('{"name":"chunked","description":"'), ...Array.from({ length: 8 }, () => Buffer.from('y'.repeat(512))), Buffer.from('"}')],
+      headers: {
+        authorization: `Bearer ${user.key}`,
+        'content-type': 'application/json',
+        'transfer-encoding': 'chunked',
+      },
+      chunks: [
+        Buffer.from('{"name":"chunked","description":"'),
+        ...Array.from({ length: 8 }, () => Buffer.from('y'.repeat(512))),
+        Buffer.from('"}'),
+      ],
     });
     assertEnvelope(t, chunked, 413, 'payload_too_large');
     // Just under the limit is parsed normally.
-    const fits = await small.call('POST', '/api/v1/knowledge-bases', { key: user.key, body: { name: 'fits', description: 'z'.repeat(1900) } });
+    const fits = await small.call('POST', '/api/v1/knowledge-bases', {
+      key: user.key,
+      body: { name: 'fits', description: 'z'.repeat(1900) },
+    });
     t.is(fits.status, 201);
     // No key: refused before the body is read.
     const anonymous = await small.call('POST', '/api/v1/knowledge-bases', { body: { name: 'big', description: big } });
@@ -209,7 +246,11 @@ test('the default limit is 10 MiB: 10 MiB + 1 byte → 413', async (t) => {
   const suffix = '"}';
   const rawBody = prefix + 'h'.repeat(10 * MiB + 1 - prefix.length - suffix.length) + suffix;
   t.is(Buffer.byteLength(rawBody), 10 * MiB + 1);
-  const response = await app.call('POST', '/api/v1/knowledge-bases', { key: user.key, rawBody, headers: { 'content-type': 'application/json' } });
+  const response = await app.call('POST', '/api/v1/knowledge-bases', {
+    key: user.key,
+    rawBody,
+    headers: { 'content-type': 'application/json' },
+  });
   assertEnvelope(t, response, 413, 'payload_too_large');
   t.is(response.body.error.message, `request body exceeds the limit of ${10 * MiB} bytes`);
 });
@@ -265,13 +306,18 @@ test('an unexpected failure (store client closed under the app) → server_error
       ['GET', '/api/v1/knowledge-bases', undefined],
       ['POST', '/api/v1/knowledge-bases', { name: 'x' }],
     ] as const) {
-      const response = await broken.call(method, path, { key: user.key, body, headers: { 'x-request-id': 'trace-500' } });
+      const response = await broken.call(method, path, {
+        key: user.key,
+        body,
+        headers: { 'x-request-id': 'trace-500' },
+      });
       t.true(response.status === 500 || response.status === 503, `${method} ${path} → ${response.status}`);
       assertEnvelope(t, response, response.status, 'server_error');
       t.is(response.headers.get('x-request-id'), 'trace-500');
       if (response.status === 500) t.is(response.body.error.message, 'internal error (request id trace-500)');
       const text = JSON.stringify(response.body);
-      for (const leak of ['    at ', 'Mongo', 'node_modules', '/work/', '.ts:', 'stack']) t.false(text.includes(leak), `leaks ${leak}`);
+      for (const leak of ['    at ', 'Mongo', 'node_modules', '/work/', '.ts:', 'stack'])
+        t.false(text.includes(leak), `leaks ${leak}`);
     }
   } finally {
     await broken.close();
@@ -296,7 +342,10 @@ async function startAppBehindRelay() {
   const { logger, lines } = capturingLogger();
   // 2 s, not less: under the whole suite on two cores, a reconnection's handshake alone can take longer than 300 ms.
   const app = await startTestApp(
-    { KBQA_MONGODB_URL: `mongodb://127.0.0.1:${relay.port}/kbqa?directConnection=true`, KBQA_MONGODB_TIMEOUT_MS: '2000' },
+    {
+      KBQA_MONGODB_URL: `mongodb://127.0.0.1:${relay.port}/kbqa?directConnection=true`,
+      KBQA_MONGODB_TIMEOUT_MS: '2000',
+    },
     { logger },
   );
   return { relay, app, lines };
@@ -316,7 +365,11 @@ async function assertRecovers(t: any, app: TestApp, key: string, lines: string[]
     last = { status: response.status, body: response.body };
     if (last.status !== 200) await sleep(250);
   }
-  const lastCause = lines.slice(loggedBefore).filter((line) => /"upstream unavailable"|"mongodb monitoring restarted/.test(line)).at(-1) ?? 'no store error logged since';
+  const lastCause =
+    lines
+      .slice(loggedBefore)
+      .filter((line) => /"upstream unavailable"|"mongodb monitoring restarted/.test(line))
+      .at(-1) ?? 'no store error logged since';
   t.is(last.status, 200, `${Date.now() - restored} ms ${label}: ${JSON.stringify(last.body)}; ${lastCause}`);
 }
 

@@ -32,67 +32,92 @@ test.after.always(async (t) => {
   rmSync(t.context.out, { recursive: true, force: true });
 });
 
-test.serial('eval answers on a subset: both KBs filled, every question asked of each, scored, JSON and markdown written', async (t) => {
-  const out = join(t.context.out, 'answers.json');
-  const result: AnswerEvalResult = await runAnswerEval({
-    directory: BENCH,
-    url: t.context.app.baseUrl,
-    apiKey: t.context.key,
-    password: t.context.password,
-    split: 'report',
-    limit: 2,
-    out,
-    quiet: true,
-  });
-  t.context.knowledgeBaseIds.push(result.knowledge_bases.pdf, result.knowledge_bases.markdown);
-  t.log(formatAnswerTable(result));
-  t.not(result.knowledge_bases.pdf, result.knowledge_bases.markdown);
-  t.is(result.questions.length, 12, '6 questions (2 of each kind) asked of each of the 2 KBs');
-  t.deepEqual(result.documents.filter((document) => document.kind === 'pdf').map((document) => document.pages), [4, 9]);
-  for (const kb of ['pdf', 'markdown'] as const) {
-    const summary = result.summary.report[kb];
-    t.is(summary.questions, 6, kb);
-    t.is(summary.refused.off_topic.of, 2, kb);
-    t.is(summary.refused.unanswerable.of, 2, kb);
-    t.is(summary.gold_fact.pdf.of, 2, `${kb}: the first two report questions are the handbook's`);
-    t.true(summary.latency_ms.p50 !== null && summary.latency_ms.p95 !== null && summary.latency_ms.p50 <= summary.latency_ms.p95, kb);
-  }
-  const answerable = result.questions.filter((outcome) => outcome.kind === 'answerable');
-  for (const outcome of answerable) {
-    t.is(typeof outcome.holds_gold, 'boolean', outcome.id);
-    t.is(typeof outcome.first_citation_right, 'boolean', outcome.id);
-    t.is(outcome.page_right === null, outcome.knowledge_base === 'markdown', `${outcome.id}: a page is judged for PDFs only`);
-    // Every citation resolves to a benchmark document: the KBs hold nothing else.
-    t.true(outcome.cited.every((cited) => cited.document !== null), outcome.id);
-  }
-  // The PDFs were read: a PDF answer cites a passage with pages; its twin's never has any.
-  t.true(answerable.some((outcome) => outcome.knowledge_base === 'pdf' && outcome.cited[0]?.pages !== null));
-  t.true(answerable.filter((outcome) => outcome.knowledge_base === 'markdown').every((outcome) => outcome.cited.every((cited) => cited.pages === null)));
-  // Off-topic questions are refused today (their best passages stay under the relevance floor).
-  t.is(result.summary.report.pdf.refused.off_topic.hits, 2);
+test.serial(
+  'eval answers on a subset: both KBs filled, every question asked of each, scored, JSON and markdown written',
+  async (t) => {
+    const out = join(t.context.out, 'answers.json');
+    const result: AnswerEvalResult = await runAnswerEval({
+      directory: BENCH,
+      url: t.context.app.baseUrl,
+      apiKey: t.context.key,
+      password: t.context.password,
+      split: 'report',
+      limit: 2,
+      out,
+      quiet: true,
+    });
+    t.context.knowledgeBaseIds.push(result.knowledge_bases.pdf, result.knowledge_bases.markdown);
+    t.log(formatAnswerTable(result));
+    t.not(result.knowledge_bases.pdf, result.knowledge_bases.markdown);
+    t.is(result.questions.length, 12, '6 questions (2 of each kind) asked of each of the 2 KBs');
+    t.deepEqual(
+      result.documents.filter((document) => document.kind === 'pdf').map((document) => document.pages),
+      [4, 9],
+    );
+    for (const kb of ['pdf', 'markdown'] as const) {
+      const summary = result.summary.report[kb];
+      t.is(summary.questions, 6, kb);
+      t.is(summary.refused.off_topic.of, 2, kb);
+      t.is(summary.refused.unanswerable.of, 2, kb);
+      t.is(summary.gold_fact.pdf.of, 2, `${kb}: the first two report questions are the handbook's`);
+      t.true(
+        summary.latency_ms.p50 !== null &&
+          summary.latency_ms.p95 !== null &&
+          summary.latency_ms.p50 <= summary.latency_ms.p95,
+        kb,
+      );
+    }
+    const answerable = result.questions.filter((outcome) => outcome.kind === 'answerable');
+    for (const outcome of answerable) {
+      t.is(typeof outcome.holds_gold, 'boolean', outcome.id);
+      t.is(typeof outcome.first_citation_right, 'boolean', outcome.id);
+      t.is(
+        outcome.page_right === null,
+        outcome.knowledge_base === 'markdown',
+        `${outcome.id}: a page is judged for PDFs only`,
+      );
+      // Every citation resolves to a benchmark document: the KBs hold nothing else.
+      t.true(
+        outcome.cited.every((cited) => cited.document !== null),
+        outcome.id,
+      );
+    }
+    // The PDFs were read: a PDF answer cites a passage with pages; its twin's never has any.
+    t.true(answerable.some((outcome) => outcome.knowledge_base === 'pdf' && outcome.cited[0]?.pages !== null));
+    t.true(
+      answerable
+        .filter((outcome) => outcome.knowledge_base === 'markdown')
+        .every((outcome) => outcome.cited.every((cited) => cited.pages === null)),
+    );
+    // Off-topic questions are refused today (their best passages stay under the relevance floor).
+    t.is(result.summary.report.pdf.refused.off_topic.hits, 2);
 
-  t.true(existsSync(out));
-  const written = JSON.parse(readFileSync(out, 'utf8')) as AnswerEvalResult;
-  t.is(written.kind, 'answers');
-  t.is(written.questions.length, 12);
-  const markdown = readFileSync(join(t.context.out, 'answers.md'), 'utf8');
-  t.true(markdown.includes('| split | KB | gold fact: PDF docs |'));
-  t.true(markdown.includes('| report | PDFs |') && markdown.includes('| report | markdown twins |'));
-});
+    t.true(existsSync(out));
+    const written = JSON.parse(readFileSync(out, 'utf8')) as AnswerEvalResult;
+    t.is(written.kind, 'answers');
+    t.is(written.questions.length, 12);
+    const markdown = readFileSync(join(t.context.out, 'answers.md'), 'utf8');
+    t.true(markdown.includes('| split | KB | gold fact: PDF docs |'));
+    t.true(markdown.includes('| report | PDFs |') && markdown.includes('| report | markdown twins |'));
+  },
+);
 
-test.serial('eval answers without the web password, or with an unknown split, exits 2 saying what is missing', async (t) => {
-  const errors: string[] = [];
-  const original = console.error;
-  const password = process.env.KBQA_EVAL_PASSWORD;
-  console.error = (...parts: unknown[]) => errors.push(parts.map(String).join(' '));
-  delete process.env.KBQA_EVAL_PASSWORD;
-  try {
-    t.is(await runEvalCommand('answers', [BENCH], { 'api-key': t.context.key, url: t.context.app.baseUrl }), 2);
-    t.regex(errors.join('\n'), /KBQA_EVAL_PASSWORD/);
-    t.is(await runEvalCommand('answers', [BENCH], { split: 'test' }), 2);
-    t.regex(errors.join('\n'), /--split report\|tune\|all/);
-  } finally {
-    console.error = original;
-    if (password !== undefined) process.env.KBQA_EVAL_PASSWORD = password;
-  }
-});
+test.serial(
+  'eval answers without the web password, or with an unknown split, exits 2 saying what is missing',
+  async (t) => {
+    const errors: string[] = [];
+    const original = console.error;
+    const password = process.env.KBQA_EVAL_PASSWORD;
+    console.error = (...parts: unknown[]) => errors.push(parts.map(String).join(' '));
+    delete process.env.KBQA_EVAL_PASSWORD;
+    try {
+      t.is(await runEvalCommand('answers', [BENCH], { 'api-key': t.context.key, url: t.context.app.baseUrl }), 2);
+      t.regex(errors.join('\n'), /KBQA_EVAL_PASSWORD/);
+      t.is(await runEvalCommand('answers', [BENCH], { split: 'test' }), 2);
+      t.regex(errors.join('\n'), /--split report\|tune\|all/);
+    } finally {
+      console.error = original;
+      if (password !== undefined) process.env.KBQA_EVAL_PASSWORD = password;
+    }
+  },
+);

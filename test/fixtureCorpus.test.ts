@@ -72,7 +72,12 @@ test('fixture corpus: the first citation is the expected document for every ques
       hits += 1;
       continue;
     }
-    const chunks = body.chunks as Array<{ title: string; bm25_rank: number | null; vector_rank: number | null; similarity: number }>;
+    const chunks = body.chunks as Array<{
+      title: string;
+      bm25_rank: number | null;
+      vector_rank: number | null;
+      similarity: number;
+    }>;
     const position = chunks.findIndex((chunk) => chunk.title === expected);
     misses.push({
       question: item.question,
@@ -87,16 +92,25 @@ test('fixture corpus: the first citation is the expected document for every ques
               similarity: chunks[position].similarity,
             }
           : null,
-      top: chunks.slice(0, 3).map(({ title, bm25_rank, vector_rank, similarity }) => ({ title, bm25_rank, vector_rank, similarity })),
+      top: chunks
+        .slice(0, 3)
+        .map(({ title, bm25_rank, vector_rank, similarity }) => ({ title, bm25_rank, vector_rank, similarity })),
       answer: body.answer,
     });
   }
 
   const rate = hits / questions.length;
-  t.log(`first-citation hit rate: ${hits}/${questions.length} = ${(rate * 100).toFixed(1)}% (required ${REQUIRED_HIT_RATE * 100}%)`);
-  t.log(`answers containing every answer term: ${termHits}/${questions.length} = ${((termHits / questions.length) * 100).toFixed(1)}%`);
+  t.log(
+    `first-citation hit rate: ${hits}/${questions.length} = ${(rate * 100).toFixed(1)}% (required ${REQUIRED_HIT_RATE * 100}%)`,
+  );
+  t.log(
+    `answers containing every answer term: ${termHits}/${questions.length} = ${((termHits / questions.length) * 100).toFixed(1)}%`,
+  );
   for (const miss of misses) t.log(`miss: ${JSON.stringify(miss)}`);
   for (const termMiss of termMisses) t.log(`answer lacks an answer term: ${termMiss}`);
   t.true(rate >= REQUIRED_HIT_RATE, `hit rate ${(rate * 100).toFixed(1)}% is below ${REQUIRED_HIT_RATE * 100}%`);
-  t.true(termHits >= REQUIRED_TERM_HITS, `${termHits} answers hold every answer term, fewer than ${REQUIRED_TERM_HITS}`);
+  t.true(
+    termHits >= REQUIRED_TERM_HITS,
+    `${termHits} answers hold every answer term, fewer than ${REQUIRED_TERM_HITS}`,
+  );
 });

@@ -14,13 +14,15 @@ test.before(async (t) => {
   try {
     t.context.usersAtStart = await client.db().collection('users').countDocuments();
     const { databases } = await client.db().admin().listDatabases();
-    t.context.databaseListed = databases.some((database) => database.name === new URL(t.context.databaseUrl).pathname.slice(1));
+    t.context.databaseListed = databases.some(
+      (database) => database.name === new URL(t.context.databaseUrl).pathname.slice(1),
+    );
   } finally {
     await client.close();
   }
 });
 
-test('the app runs on a database of the file\'s own, named for the file, not the stack\'s shared one', (t) => {
+test("the app runs on a database of the file's own, named for the file, not the stack's shared one", (t) => {
   const { app, databaseUrl } = t.context;
   t.is(app.databaseUrl, databaseUrl);
   t.not(databaseUrl, SHARED_DATABASE_URL);
@@ -28,11 +30,11 @@ test('the app runs on a database of the file\'s own, named for the file, not the
   t.is(process.env.KBQA_MONGODB_URL, databaseUrl);
 });
 
-test('the database is empty when the file starts: no other file\'s users are in it', (t) => {
+test("the database is empty when the file starts: no other file's users are in it", (t) => {
   t.is(t.context.usersAtStart, 0);
 });
 
-test('another app the file starts shares the file\'s database', async (t) => {
+test("another app the file starts shares the file's database", async (t) => {
   const user = await makeUser(t.context.app.deps.store, { label: 'harness' });
   const other = await startTestApp();
   try {

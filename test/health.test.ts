@@ -23,9 +23,10 @@ test('readyz is 200 with every component ok against the real stack', async (t) =
 });
 
 test('readyz is 503 naming opensearch when OpenSearch is unreachable', async (t) => {
-  const app = await startTestApp({ KBQA_OPENSEARCH_URL: 'http://127.0.0.1:1', KBQA_OPENSEARCH_TIMEOUT_MS: '500' }).catch(
-    (error: unknown) => error,
-  );
+  const app = await startTestApp({
+    KBQA_OPENSEARCH_URL: 'http://127.0.0.1:1',
+    KBQA_OPENSEARCH_TIMEOUT_MS: '500',
+  }).catch((error: unknown) => error);
   // Bootstrap applies assets, so an app cannot even start without OpenSearch: that is the first guarantee.
   t.true(app instanceof Error, 'start-up fails without OpenSearch');
 });
@@ -35,7 +36,10 @@ test('readyz turns 503 naming opensearch when OpenSearch goes away after start-u
   // Cutting a relay in front of the real OpenSearch stands in for "OpenSearch went away" (connections accepted and
   // closed at once; a refused port is searchClientNodes.test.ts's).
   const forwarder = await startTcpRelay({ host: opensearch.hostname, port: Number(opensearch.port) });
-  const app = await startTestApp({ KBQA_OPENSEARCH_URL: `http://127.0.0.1:${forwarder.port}`, KBQA_OPENSEARCH_TIMEOUT_MS: '1000' });
+  const app = await startTestApp({
+    KBQA_OPENSEARCH_URL: `http://127.0.0.1:${forwarder.port}`,
+    KBQA_OPENSEARCH_TIMEOUT_MS: '1000',
+  });
   try {
     t.is((await app.call('GET', '/readyz')).status, 200);
     forwarder.cut();
@@ -66,7 +70,7 @@ test('readyz is 503 naming the embedder when it cannot run an inference; the rea
     t.is(response.status, 503);
     t.regex(response.body.error.message, /embedder/);
     t.deepEqual(response.body.components, { opensearch: 'ok', mongodb: 'ok', embedder: 'unavailable', splitter: 'ok' });
-    t.false(JSON.stringify(response.body).includes('injected'), 'the dependency\'s message stays on the server');
+    t.false(JSON.stringify(response.body).includes('injected'), "the dependency's message stays on the server");
     const warnings = lines.map((line) => JSON.parse(line)).filter((entry) => entry.msg === 'not ready');
     t.is(warnings.length, 1);
     t.is(warnings[0].level, 40, 'logged at warn');
@@ -87,7 +91,10 @@ test('readyz: concurrent callers share one probe, and its result answers for REA
   };
   try {
     const responses = await Promise.all(Array.from({ length: 20 }, () => app.call('GET', '/readyz')));
-    t.deepEqual(responses.map((response) => response.status), Array(20).fill(200));
+    t.deepEqual(
+      responses.map((response) => response.status),
+      Array(20).fill(200),
+    );
     t.is(probes, 1, 'twenty parallel calls, one embedder inference');
     t.is((await app.call('GET', '/readyz')).status, 200);
     t.is(probes, 1, 'a call within the window reuses the result');

@@ -47,7 +47,10 @@ async function clusterState(app: TestApp, alias: string): Promise<unknown> {
   const settings = await app.deps.search.request<Record<string, unknown>>('GET', `/${index}/_settings`);
   const mappings = await app.deps.search.request<Record<string, unknown>>('GET', `/${index}/_mapping`);
   const aliases = await app.deps.search.request<Record<string, unknown>>('GET', `/_alias/${alias}`);
-  const template = await app.deps.search.request<Record<string, unknown>>('GET', `/_index_template/kbqa-chunks-v${version}${alias.slice(CHUNKS_ALIAS.length)}`);
+  const template = await app.deps.search.request<Record<string, unknown>>(
+    'GET',
+    `/_index_template/kbqa-chunks-v${version}${alias.slice(CHUNKS_ALIAS.length)}`,
+  );
   return { settings, mappings, aliases, template };
 }
 
@@ -59,9 +62,16 @@ test.serial('a clean alias: no drift in status nor /readyz', async (t) => {
   t.is(status.target as string | null, status.live);
   t.deepEqual(status.drift, []);
   t.is(status.command, null);
-  t.deepEqual(status.indices.map((entry) => [entry.index, entry.live, entry.template_version, entry.embedder, entry.migration_state]), [
-    [app.deps.search.indexName, true, version, app.deps.rag.embedder.modelName, 'live'],
-  ]);
+  t.deepEqual(
+    status.indices.map((entry) => [
+      entry.index,
+      entry.live,
+      entry.template_version,
+      entry.embedder,
+      entry.migration_state,
+    ]),
+    [[app.deps.search.indexName, true, version, app.deps.rag.embedder.modelName, 'live']],
+  );
   t.is(status.pipelines.ingest, 'kbqa-chunks-v1');
   t.regex(formatIndexStatus(status), /no drift/);
   const ready = await app.call('GET', '/readyz');
@@ -70,63 +80,75 @@ test.serial('a clean alias: no drift in status nor /readyz', async (t) => {
   t.deepEqual(ready.body.search_index, { drift: [], command: null });
 });
 
-test.serial('an analysis edited in place: status and /readyz report it with the command, and status changes nothing', async (t) => {
-  const { app, alias, assetsDir } = t.context;
-  const original = readFileSync(templateFile(assetsDir), 'utf8');
-  const edited = JSON.parse(original);
-  edited.template.settings.analysis.filter.english_stemmer.language = 'light_english';
-  writeFileSync(templateFile(assetsDir), JSON.stringify(edited, null, 2));
-  try {
-    const before = await clusterState(app, alias);
-    const status = await indexStatus({ search: app.deps.search, embedder: app.deps.rag.embedder });
-    const kinds = status.drift.map((entry) => entry.kind).sort();
-    t.deepEqual(kinds, ['analysis', 'index_template']);
-    const analysis = status.drift.find((entry) => entry.kind === 'analysis')!;
-    t.is(analysis.asset, `index-templates/kbqa-chunks.v${version}.json`);
-    t.regex(analysis.detail, /english_stemmer\.language: cluster english, file light_english/);
-    // Edited in place: the live index is this version's, so the way out is a new version, then a migration.
-    t.is(status.command, `copy index-templates/kbqa-chunks.v${version}.json to index-templates/kbqa-chunks.v${next}.json, then kbqa index migrate`);
-    t.regex(formatIndexStatus(status), /kbqa index migrate/);
-    t.deepEqual(await clusterState(app, alias), before, 'status read only');
+test.serial(
+  'an analysis edited in place: status and /readyz report it with the command, and status changes nothing',
+  async (t) => {
+    const { app, alias, assetsDir } = t.context;
+    const original = readFileSync(templateFile(assetsDir), 'utf8');
+    const edited = JSON.parse(original);
+    edited.template.settings.analysis.filter.english_stemmer.language = 'light_english';
+    writeFileSync(templateFile(assetsDir), JSON.stringify(edited, null, 2));
+    try {
+      const before = await clusterState(app, alias);
+      const status = await indexStatus({ search: app.deps.search, embedder: app.deps.rag.embedder });
+      const kinds = status.drift.map((entry) => entry.kind).sort();
+      t.deepEqual(kinds, ['analysis', 'index_template']);
+      const analysis = status.drift.find((entry) => entry.kind === 'analysis')!;
+      t.is(analysis.asset, `index-templates/kbqa-chunks.v${version}.json`);
+      t.regex(analysis.detail, /english_stemmer\.language: cluster english, file light_english/);
+      // Edited in place: the live index is this version's, so the way out is a new version, then a migration.
+      t.is(
+        status.command,
+        `copy index-templates/kbqa-chunks.v${version}.json to index-templates/kbqa-chunks.v${next}.json, then kbqa index migrate`,
+      );
+      t.regex(formatIndexStatus(status), /kbqa index migrate/);
+      t.deepEqual(await clusterState(app, alias), before, 'status read only');
 
-    // /readyz: still ready, with the drift as detail (its probe caches drift for a few seconds).
-    const deadline = Date.now() + 20_000;
-    let ready = await app.call('GET', '/readyz');
-    while ((ready.body.search_index?.drift?.length ?? 0) === 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      ready = await app.call('GET', '/readyz');
+      // /readyz: still ready, with the drift as detail (its probe caches drift for a few seconds).
+      const deadline = Date.now() + 20_000;
+      let ready = await app.call('GET', '/readyz');
+      while ((ready.body.search_index?.drift?.length ?? 0) === 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        ready = await app.call('GET', '/readyz');
+      }
+      t.is(ready.status, 200);
+      t.is(ready.body.status, 'ready');
+      t.deepEqual(ready.body.components, { opensearch: 'ok', mongodb: 'ok', embedder: 'ok', splitter: 'ok' });
+      t.deepEqual([...ready.body.search_index.drift].sort(), ['analysis', 'index_template']);
+      // The same command as `kbqa index status`: edited in place, a plain migrate would find nothing to do.
+      t.is(ready.body.search_index.command, status.command);
+      t.is(
+        ready.body.search_index.command,
+        `copy index-templates/kbqa-chunks.v${version}.json to index-templates/kbqa-chunks.v${next}.json, then kbqa index migrate`,
+      );
+      t.false(JSON.stringify(ready.body).includes(alias), 'no index or alias name');
+      t.false(JSON.stringify(ready.body).includes('english_stemmer'), 'no analysis diff');
+
+      // Start-up with the edited file keeps the index as it is (no analysis change) and reports the same drift.
+      const applied = await app.deps.search.applyAssets();
+      t.true(applied.drift.some((entry) => entry.kind === 'analysis'));
+      const settings = await app.deps.search.request<
+        Record<string, { settings: { index: { analysis: { filter: { english_stemmer: { language: string } } } } } }>
+      >('GET', `/${applied.index}/_settings`);
+      t.is(settings[applied.index].settings.index.analysis.filter.english_stemmer.language, 'english');
+    } finally {
+      writeFileSync(templateFile(assetsDir), original);
+      await app.deps.search.applyAssets();
     }
-    t.is(ready.status, 200);
-    t.is(ready.body.status, 'ready');
-    t.deepEqual(ready.body.components, { opensearch: 'ok', mongodb: 'ok', embedder: 'ok', splitter: 'ok' });
-    t.deepEqual([...ready.body.search_index.drift].sort(), ['analysis', 'index_template']);
-    // The same command as `kbqa index status`: edited in place, a plain migrate would find nothing to do.
-    t.is(ready.body.search_index.command, status.command);
-    t.is(ready.body.search_index.command, `copy index-templates/kbqa-chunks.v${version}.json to index-templates/kbqa-chunks.v${next}.json, then kbqa index migrate`);
-    t.false(JSON.stringify(ready.body).includes(alias), 'no index or alias name');
-    t.false(JSON.stringify(ready.body).includes('english_stemmer'), 'no analysis diff');
-
-    // Start-up with the edited file keeps the index as it is (no analysis change) and reports the same drift.
-    const applied = await app.deps.search.applyAssets();
-    t.true(applied.drift.some((entry) => entry.kind === 'analysis'));
-    const settings = await app.deps.search.request<Record<string, { settings: { index: { analysis: { filter: { english_stemmer: { language: string } } } } } }>>(
-      'GET',
-      `/${applied.index}/_settings`,
-    );
-    t.is(settings[applied.index].settings.index.analysis.filter.english_stemmer.language, 'english');
-  } finally {
-    writeFileSync(templateFile(assetsDir), original);
-    await app.deps.search.applyAssets();
-  }
-});
+  },
+);
 
 test.serial('the CLI: kbqa index status --json exits 0 and names the alias', async (t) => {
   const { alias, assetsDir } = t.context;
-  const run = spawnSync(join(repositoryRoot, 'node_modules/.bin/node'), [join(repositoryRoot, 'service/cli/kbqa.ts'), 'index', 'status', '--json'], {
-    env: { ...process.env, KBQA_CHUNKS_ALIAS: alias, KBQA_SEARCH_ASSETS_DIR: assetsDir, KBQA_LOG_LEVEL: 'silent' },
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
+  const run = spawnSync(
+    join(repositoryRoot, 'node_modules/.bin/node'),
+    [join(repositoryRoot, 'service/cli/kbqa.ts'), 'index', 'status', '--json'],
+    {
+      env: { ...process.env, KBQA_CHUNKS_ALIAS: alias, KBQA_SEARCH_ASSETS_DIR: assetsDir, KBQA_LOG_LEVEL: 'silent' },
+      encoding: 'utf8',
+      timeout: 120_000,
+    },
+  );
   t.is(run.status, 0, run.stderr);
   const status = JSON.parse(run.stdout);
   t.is(status.alias, alias);

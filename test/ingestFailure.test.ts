@@ -105,111 +105,158 @@ async function ingestWhileReplaced<T extends object, K extends keyof T>(
   const original = object[method];
   object[method] = replacement;
   try {
-    return await app.call('POST', '/api/v1/documents', { key, body: { kb_id: kb, filename: 'storm-drill.md', content: CONTENT } });
+    return await app.call('POST', '/api/v1/documents', {
+      key,
+      body: { kb_id: kb, filename: 'storm-drill.md', content: CONTENT },
+    });
   } finally {
     object[method] = original;
   }
 }
 
-test.serial('MongoDB fails after the chunks were indexed: 503 naming the metadata store, the chunks are removed', async (t) => {
-  const { proxied, direct, user } = t.context;
-  const kb = await createKb(proxied, user.key, 'store fault');
-  let attempts = 0;
-  let chunksWhenInsertFailed = -1;
-  const response = await ingestWhileReplaced(proxied, user.key, kb, proxied.deps.store, 'setDocumentReady', async (id) => {
-    attempts += 1;
-    chunksWhenInsertFailed = await direct.deps.search.countChunks({ document_id: id });
-    throw new UpstreamUnavailableError('mongodb', 'the metadata store is unavailable; retry later');
-  });
-  t.is(attempts, 1);
-  t.true(chunksWhenInsertFailed > 0, 'the chunks really were in OpenSearch when the store write failed');
-  t.is(response.status, 503, JSON.stringify(response.body));
-  t.deepEqual(response.body, { error: STORE_UNAVAILABLE }, 'the failing component is named, not OpenSearch');
-  await assertNothingStored(t, kb);
-});
+test.serial(
+  'MongoDB fails after the chunks were indexed: 503 naming the metadata store, the chunks are removed',
+  async (t) => {
+    const { proxied, direct, user } = t.context;
+    const kb = await createKb(proxied, user.key, 'store fault');
+    let attempts = 0;
+    let chunksWhenInsertFailed = -1;
+    const response = await ingestWhileReplaced(
+      proxied,
+      user.key,
+      kb,
+      proxied.deps.store,
+      'setDocumentReady',
+      async (id) => {
+        attempts += 1;
+        chunksWhenInsertFailed = await direct.deps.search.countChunks({ document_id: id });
+        throw new UpstreamUnavailableError('mongodb', 'the metadata store is unavailable; retry later');
+      },
+    );
+    t.is(attempts, 1);
+    t.true(chunksWhenInsertFailed > 0, 'the chunks really were in OpenSearch when the store write failed');
+    t.is(response.status, 503, JSON.stringify(response.body));
+    t.deepEqual(response.body, { error: STORE_UNAVAILABLE }, 'the failing component is named, not OpenSearch');
+    await assertNothingStored(t, kb);
+  },
+);
 
-test.serial('the store write succeeds but its acknowledgement is lost: 503, the record and the chunks are removed', async (t) => {
-  const { proxied, user } = t.context;
-  const kb = await createKb(proxied, user.key, 'lost ack');
-  const store = proxied.deps.store;
-  const original = store.setDocumentReady;
-  const response = await ingestWhileReplaced(proxied, user.key, kb, store, 'setDocumentReady', async (...args) => {
-    await original(...args);
-    throw new UpstreamUnavailableError('mongodb', 'the metadata store is unavailable; retry later');
-  });
-  t.is(response.status, 503, JSON.stringify(response.body));
-  t.deepEqual(response.body, { error: STORE_UNAVAILABLE });
-  await assertNothingStored(t, kb);
-});
+test.serial(
+  'the store write succeeds but its acknowledgement is lost: 503, the record and the chunks are removed',
+  async (t) => {
+    const { proxied, user } = t.context;
+    const kb = await createKb(proxied, user.key, 'lost ack');
+    const store = proxied.deps.store;
+    const original = store.setDocumentReady;
+    const response = await ingestWhileReplaced(proxied, user.key, kb, store, 'setDocumentReady', async (...args) => {
+      await original(...args);
+      throw new UpstreamUnavailableError('mongodb', 'the metadata store is unavailable; retry later');
+    });
+    t.is(response.status, 503, JSON.stringify(response.body));
+    t.deepEqual(response.body, { error: STORE_UNAVAILABLE });
+    await assertNothingStored(t, kb);
+  },
+);
 
-test.serial('a deterministic failure is not 503: a defect answers 500 with the request id, and nothing is stored', async (t) => {
-  const { proxied, user } = t.context;
-  const kb = await createKb(proxied, user.key, 'defect');
-  const response = await ingestWhileReplaced(proxied, user.key, kb, proxied.deps.store, 'setDocumentReady', async () => {
-    throw new TypeError('injected: a bug, which a retry would only repeat');
-  });
-  t.is(response.status, 500, JSON.stringify(response.body));
-  t.is(response.body.error.code, 'server_error');
-  t.regex(response.body.error.message, /^internal error \(request id [\w-]+\)$/);
-  await assertNothingStored(t, kb);
-});
+test.serial(
+  'a deterministic failure is not 503: a defect answers 500 with the request id, and nothing is stored',
+  async (t) => {
+    const { proxied, user } = t.context;
+    const kb = await createKb(proxied, user.key, 'defect');
+    const response = await ingestWhileReplaced(
+      proxied,
+      user.key,
+      kb,
+      proxied.deps.store,
+      'setDocumentReady',
+      async () => {
+        throw new TypeError('injected: a bug, which a retry would only repeat');
+      },
+    );
+    t.is(response.status, 500, JSON.stringify(response.body));
+    t.is(response.body.error.code, 'server_error');
+    t.regex(response.body.error.message, /^internal error \(request id [\w-]+\)$/);
+    await assertNothingStored(t, kb);
+  },
+);
 
 test.serial('embedding fails: 503 server_error and nothing is written', async (t) => {
   const { proxied, proxy, user } = t.context;
   const kb = await createKb(proxied, user.key, 'embedder fault');
   // The ONNX embedder itself fails (rag.embedSegments classifies its failures).
   const seenBefore = proxy.seen.length;
-  const response = await ingestWhileReplaced(proxied, user.key, kb, proxied.deps.rag.models, 'embedPassages', async () => {
-    throw new Error('injected: the embedder crashed');
-  });
+  const response = await ingestWhileReplaced(
+    proxied,
+    user.key,
+    kb,
+    proxied.deps.rag.models,
+    'embedPassages',
+    async () => {
+      throw new Error('injected: the embedder crashed');
+    },
+  );
   t.is(response.status, 503, JSON.stringify(response.body));
   t.deepEqual(response.body, { error: { code: 'server_error', message: 'the embedder is unavailable; retry later' } });
   t.false(proxy.seen.slice(seenBefore).includes('POST /_bulk'), 'nothing was sent to OpenSearch');
   await assertNothingStored(t, kb);
 });
 
-test.serial('OpenSearch down: POST /query and POST /documents answer 503 server_error, nothing is stored', async (t) => {
-  // An app whose OpenSearch goes away entirely: its proxy stops listening, so every connection is refused, exactly
-  // like KBQA_OPENSEARCH_URL=http://127.0.0.1:1 (startTestApp needs a live OpenSearch to install its assets).
-  const { direct, user } = t.context;
-  const vanishing = await startFaultyProxy();
-  const app = await startTestApp({ KBQA_OPENSEARCH_URL: vanishing.url });
-  try {
-    const kb = await createKb(app, user.key, 'search down');
-    await ingest(app, user.key, kb, 'before.md', 'Written while OpenSearch was still up: the storm drill is on Fridays.');
-    await vanishing.close();
+test.serial(
+  'OpenSearch down: POST /query and POST /documents answer 503 server_error, nothing is stored',
+  async (t) => {
+    // An app whose OpenSearch goes away entirely: its proxy stops listening, so every connection is refused, exactly
+    // like KBQA_OPENSEARCH_URL=http://127.0.0.1:1 (startTestApp needs a live OpenSearch to install its assets).
+    const { direct, user } = t.context;
+    const vanishing = await startFaultyProxy();
+    const app = await startTestApp({ KBQA_OPENSEARCH_URL: vanishing.url });
+    try {
+      const kb = await createKb(app, user.key, 'search down');
+      await ingest(
+        app,
+        user.key,
+        kb,
+        'before.md',
+        'Written while OpenSearch was still up: the storm drill is on Fridays.',
+      );
+      await vanishing.close();
 
-    const started = Date.now();
-    const query = await app.call('POST', '/api/v1/query', {
-      key: user.key,
-      body: { query: 'When is the storm drill?', knowledge_base_ids: [kb] },
-    });
-    t.is(query.status, 503, JSON.stringify(query.body));
-    t.deepEqual(query.body, { error: { code: 'server_error', message: 'the search engine is unavailable; retry later' } });
-    t.true(Date.now() - started < 15_000, 'refused connections fail fast');
+      const started = Date.now();
+      const query = await app.call('POST', '/api/v1/query', {
+        key: user.key,
+        body: { query: 'When is the storm drill?', knowledge_base_ids: [kb] },
+      });
+      t.is(query.status, 503, JSON.stringify(query.body));
+      t.deepEqual(query.body, {
+        error: { code: 'server_error', message: 'the search engine is unavailable; retry later' },
+      });
+      t.true(Date.now() - started < 15_000, 'refused connections fail fast');
 
-    const unrestricted = await app.call('POST', '/api/v1/query', { key: user.key, body: { query: 'When is the storm drill?' } });
-    t.is(unrestricted.status, 503);
-    t.is(unrestricted.body.error.code, 'server_error');
+      const unrestricted = await app.call('POST', '/api/v1/query', {
+        key: user.key,
+        body: { query: 'When is the storm drill?' },
+      });
+      t.is(unrestricted.status, 503);
+      t.is(unrestricted.body.error.code, 'server_error');
 
-    const ingestResponse = await app.call('POST', '/api/v1/documents', {
-      key: user.key,
-      body: { kb_id: kb, filename: 'after.md', content: 'Written while OpenSearch was down.' },
-    });
-    t.is(ingestResponse.status, 503, JSON.stringify(ingestResponse.body));
-    t.is(ingestResponse.body.error.code, 'server_error');
-    const records = (await direct.deps.store.listDocuments(kb, {})).items;
-    t.deepEqual(
-      records.map((record) => record.filename),
-      ['before.md'],
-      'the failed ingest left no record',
-    );
-    t.is(await direct.deps.search.countChunks({ knowledge_base_id: kb }), 1);
+      const ingestResponse = await app.call('POST', '/api/v1/documents', {
+        key: user.key,
+        body: { kb_id: kb, filename: 'after.md', content: 'Written while OpenSearch was down.' },
+      });
+      t.is(ingestResponse.status, 503, JSON.stringify(ingestResponse.body));
+      t.is(ingestResponse.body.error.code, 'server_error');
+      const records = (await direct.deps.store.listDocuments(kb, {})).items;
+      t.deepEqual(
+        records.map((record) => record.filename),
+        ['before.md'],
+        'the failed ingest left no record',
+      );
+      t.is(await direct.deps.search.countChunks({ knowledge_base_id: kb }), 1);
 
-    // Reads that need only the store keep working.
-    const listed = await app.call('GET', `/api/v1/knowledge-bases/${kb}/documents`, { key: user.key });
-    t.is(listed.status, 200);
-  } finally {
-    await app.close();
-  }
-});
+      // Reads that need only the store keep working.
+      const listed = await app.call('GET', `/api/v1/knowledge-bases/${kb}/documents`, { key: user.key });
+      t.is(listed.status, 200);
+    } finally {
+      await app.close();
+    }
+  },
+);

@@ -36,18 +36,24 @@ test("four hog PDFs of one user: another user's queued text document is ready wh
     t.is(uploaded.status, 202);
     hogs.push(uploaded.body.document.id);
   }
-  const statusOf = async (id: string) => (await browser.call('GET', `/api/web/documents/${id}`)).body.document.status as string;
+  const statusOf = async (id: string) =>
+    (await browser.call('GET', `/api/web/documents/${id}`)).body.document.status as string;
   // The runner has taken a hog (its reader is reading it) before the other user's document is queued. Read from the
   // job's lease, not the status: a hog reads ~8 s a page, and on a loaded machine its first page (which turns the
   // status to processing) may never finish within its budget.
-  const leased = async () => (await Promise.all(hogs.map((id) => app.deps.store.findJob(id)))).some((job) => job?.lease_owner != null);
+  const leased = async () =>
+    (await Promise.all(hogs.map((id) => app.deps.store.findJob(id)))).some((job) => job?.lease_owner != null);
   t.true(await watch(leased, (taken) => taken, 60_000), 'the runner took a hog within 60 s');
 
   const other = await makeUser(app.deps.store, { label: 'patient' });
   const queued = await app.call('POST', '/api/v1/documents', {
     key: other.key,
     headers: { prefer: 'respond-async' },
-    body: { kb_id: other.defaultKnowledgeBaseId, filename: 'notes.md', content: 'The harbour opens at six. Ferries leave on the hour.' },
+    body: {
+      kb_id: other.defaultKnowledgeBaseId,
+      filename: 'notes.md',
+      content: 'The harbour opens at six. Ferries leave on the hour.',
+    },
   });
   t.is(queued.status, 202, JSON.stringify(queued.body));
   const queuedAt = Date.now();
@@ -56,7 +62,8 @@ test("four hog PDFs of one user: another user's queued text document is ready wh
   const inFlight = hogs.filter((_, index) => !settled(atQueue[index]));
   t.true(inFlight.length > 0, `hogs in flight when the text document was queued: ${atQueue.join(', ')}`);
   const otherId: string = queued.body.document.id;
-  const otherStatus = async () => (await app.call('GET', `/api/v1/documents/${otherId}`, { key: other.key })).body.document.status as string;
+  const otherStatus = async () =>
+    (await app.call('GET', `/api/v1/documents/${otherId}`, { key: other.key })).body.document.status as string;
 
   // Whichever settles first: the text document, or any hog in flight when it was queued (on the old runner, the
   // first hog at its 120 s limit, its slot the first to free).
@@ -66,9 +73,15 @@ test("four hog PDFs of one user: another user's queued text document is ready wh
       ({ text, hogs: statuses }) => settled(text) || statuses.some(settled),
       180_000,
     );
-    t.log(`seen ${((Date.now() - queuedAt) / 1000).toFixed(1)} s after queueing: the text document ${seen.text}; the hogs ${seen.hogs.join(', ')}`);
+    t.log(
+      `seen ${((Date.now() - queuedAt) / 1000).toFixed(1)} s after queueing: the text document ${seen.text}; the hogs ${seen.hogs.join(', ')}`,
+    );
     t.is(seen.text, 'ready', `the text document: ${seen.text}; the hogs: ${seen.hogs.join(', ')}`);
-    t.deepEqual(seen.hogs.filter(settled), [], `no hog in flight at queueing settled before the text document was ready: ${seen.hogs.join(', ')}`);
+    t.deepEqual(
+      seen.hogs.filter(settled),
+      [],
+      `no hog in flight at queueing settled before the text document was ready: ${seen.hogs.join(', ')}`,
+    );
   } finally {
     // The hogs go (their reader is killed when the app closes, after this test).
     for (const id of hogs) await browser.call('DELETE', `/api/web/documents/${id}`);

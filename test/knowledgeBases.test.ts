@@ -26,7 +26,8 @@ const test = testWithApp<Omit<Context, 'app'>>({
   // Their chunks leave the shared index with them.
   beforeClose: async (t) => {
     const { app, libraryKbs } = t.context;
-    for (const id of libraryKbs ?? []) await purgeKnowledgeBase(app.deps.store, app.deps.search, id).catch(() => undefined);
+    for (const id of libraryKbs ?? [])
+      await purgeKnowledgeBase(app.deps.store, app.deps.search, id).catch(() => undefined);
   },
 });
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -62,22 +63,25 @@ async function addDocument(app: TestApp, knowledgeBaseId: string, filename = 'no
   const id = randomUUID();
   const text = `A note about ${filename} kept in knowledge base ${knowledgeBaseId}.`;
   const created = new Date();
-  await store.insertDocument({
-    _id: id,
-    knowledge_base_id: knowledgeBaseId,
-    filename,
-    title: filename.replace(/\.[^.]+$/, ''),
-    source: 'api',
-    chunks: 1,
-    total_chunks: 1,
-    created_at: created,
-    updated_at: created,
-    status: 'ready',
-    version: 1,
-    live_version: 1,
-    progress: null,
-    error: null,
-  }, text);
+  await store.insertDocument(
+    {
+      _id: id,
+      knowledge_base_id: knowledgeBaseId,
+      filename,
+      title: filename.replace(/\.[^.]+$/, ''),
+      source: 'api',
+      chunks: 1,
+      total_chunks: 1,
+      created_at: created,
+      updated_at: created,
+      status: 'ready',
+      version: 1,
+      live_version: 1,
+      progress: null,
+      error: null,
+    },
+    text,
+  );
   if (recordOnly) return id;
   const [embedding] = await rag.models.embedPassages([text]);
   await search.indexChunks([
@@ -89,7 +93,9 @@ async function addDocument(app: TestApp, knowledgeBaseId: string, filename = 'no
       filename,
       title: filename.replace(/\.[^.]+$/, ''),
       heading_path: [],
-      chunk_index: 0, page_start: null, page_end: null,
+      chunk_index: 0,
+      page_start: null,
+      page_end: null,
       text,
       embedding,
       embedder: rag.embedder.modelName,
@@ -125,7 +131,8 @@ test.before(async (t) => {
   const kbs = {} as Record<KbName, string>;
   for (const name of KB_NAMES) {
     kbs[name] = (await createKb(app, users.owner, { name: `roles ${name}`, description: `the ${name} KB` })).id;
-    for (let index = 0; index < DOCUMENTS_IN[name]; index++) await addDocument(app, kbs[name], `${name}-${index}.md`, true);
+    for (let index = 0; index < DOCUMENTS_IN[name]; index++)
+      await addDocument(app, kbs[name], `${name}-${index}.md`, true);
   }
   await shareKnowledgeBase(store, kbs.shared, { email: users.viewer.email }, true);
   await shareKnowledgeBase(store, kbs.shared, { organisation }, true);
@@ -167,7 +174,9 @@ for (const kbName of KB_NAMES) {
       const response = await app.call('GET', `/api/v1/knowledge-bases/${kbs[kbName]}`, { key: users[who].key });
       if (role === null) {
         t.is(response.status, 404);
-        t.deepEqual(response.body, { error: { code: 'not_found', message: `knowledge base ${kbs[kbName]} not found` } });
+        t.deepEqual(response.body, {
+          error: { code: 'not_found', message: `knowledge base ${kbs[kbName]} not found` },
+        });
         return;
       }
       t.is(response.status, 200);
@@ -184,7 +193,9 @@ for (const kbName of KB_NAMES) {
 
     test(`documents list: ${label} → ${role === null ? '404' : '200'}`, async (t) => {
       const { app, users, kbs } = t.context;
-      const response = await app.call('GET', `/api/v1/knowledge-bases/${kbs[kbName]}/documents`, { key: users[who].key });
+      const response = await app.call('GET', `/api/v1/knowledge-bases/${kbs[kbName]}/documents`, {
+        key: users[who].key,
+      });
       if (role === null) {
         t.is(response.status, 404);
         t.is(response.body?.error?.code, 'not_found');
@@ -208,7 +219,9 @@ for (const kbName of KB_NAMES) {
             t.deepEqual(response.body, { error: { code: 'not_found', message: `knowledge base ${id} not found` } });
           } else {
             t.is(response.status, 403);
-            t.deepEqual(response.body, { error: { code: 'forbidden', message: `API key lacks access to knowledge base ${id}` } });
+            t.deepEqual(response.body, {
+              error: { code: 'forbidden', message: `API key lacks access to knowledge base ${id}` },
+            });
           }
           const record = await app.deps.store.findKnowledgeBaseIncludingDeleted(id);
           t.is(record?.deleted_at, null);
@@ -301,7 +314,8 @@ test('pagination: limit=2 pages newest-first through next_cursor, no duplicates,
   for (let index = 1; index < all.length; index++) {
     const [previous, current] = [all[index - 1], all[index]];
     t.true(
-      previous.created_at > current.created_at || (previous.created_at === current.created_at && previous.id > current.id),
+      previous.created_at > current.created_at ||
+        (previous.created_at === current.created_at && previous.id > current.id),
       `${previous.id} (${previous.created_at}) before ${current.id} (${current.created_at})`,
     );
   }
@@ -312,19 +326,27 @@ test('pagination: limit=2 pages newest-first through next_cursor, no duplicates,
   // Without limit: the whole list, and no next_cursor key at all.
   const whole = await app.call('GET', '/api/v1/knowledge-bases', { key: user.key });
   t.deepEqual(Object.keys(whole.body), ['knowledge_bases']);
-  t.deepEqual(whole.body.knowledge_bases.filter((item: any) => item.role === 'owner').map((item: any) => item.id), owned);
+  t.deepEqual(
+    whole.body.knowledge_bases.filter((item: any) => item.role === 'owner').map((item: any) => item.id),
+    owned,
+  );
 
   // limit=1000 fits everything on one page.
   const big = await app.call('GET', '/api/v1/knowledge-bases?limit=1000', { key: user.key });
   t.is(big.status, 200);
   t.is(big.body.next_cursor, null);
-  t.deepEqual(big.body.knowledge_bases.filter((item: any) => item.role === 'owner').map((item: any) => item.id), owned);
+  t.deepEqual(
+    big.body.knowledge_bases.filter((item: any) => item.role === 'owner').map((item: any) => item.id),
+    owned,
+  );
 });
 
 for (const limit of ['0', '1001', 'abc', '-1', '1.5', '', '1e2', '2x']) {
   test(`pagination: limit=${JSON.stringify(limit)} → 400 bad_request`, async (t) => {
     const { app, users } = t.context;
-    const response = await app.call('GET', `/api/v1/knowledge-bases?limit=${encodeURIComponent(limit)}`, { key: users.owner.key });
+    const response = await app.call('GET', `/api/v1/knowledge-bases?limit=${encodeURIComponent(limit)}`, {
+      key: users.owner.key,
+    });
     t.is(response.status, 400);
     t.is(response.body.error.code, 'bad_request');
     t.regex(response.body.error.message, /^limit: /);
@@ -343,7 +365,9 @@ const GARBAGE_CURSORS = [
 for (const [index, cursor] of GARBAGE_CURSORS.entries()) {
   test(`pagination: garbage cursor #${index} → 400 bad_request`, async (t) => {
     const { app, users } = t.context;
-    const response = await app.call('GET', `/api/v1/knowledge-bases?limit=2&cursor=${encodeURIComponent(cursor)}`, { key: users.owner.key });
+    const response = await app.call('GET', `/api/v1/knowledge-bases?limit=2&cursor=${encodeURIComponent(cursor)}`, {
+      key: users.owner.key,
+    });
     t.is(response.status, 400, JSON.stringify(response.body));
     t.is(response.body.error.code, 'bad_request');
     t.regex(response.body.error.message, /^cursor: /);
@@ -354,7 +378,10 @@ for (const [index, cursor] of GARBAGE_CURSORS.entries()) {
 
 test('create: 201 with exactly {id,name,description,is_default,created_at}; name trimmed; description defaults to ""', async (t) => {
   const { app, users } = t.context;
-  const response = await app.call('POST', '/api/v1/knowledge-bases', { key: users.owner.key, body: { name: '  Trimmed name \t' } });
+  const response = await app.call('POST', '/api/v1/knowledge-bases', {
+    key: users.owner.key,
+    body: { name: '  Trimmed name \t' },
+  });
   t.is(response.status, 201);
   t.deepEqual(Object.keys(response.body), ['knowledge_base']);
   const kb = response.body.knowledge_base;
@@ -372,23 +399,38 @@ test('create: 201 with exactly {id,name,description,is_default,created_at}; name
 
 test('create: name of 200 characters (also after trimming) is accepted; 201 is refused', async (t) => {
   const { app, users } = t.context;
-  const exact = await app.call('POST', '/api/v1/knowledge-bases', { key: users.owner.key, body: { name: 'n'.repeat(200) } });
+  const exact = await app.call('POST', '/api/v1/knowledge-bases', {
+    key: users.owner.key,
+    body: { name: 'n'.repeat(200) },
+  });
   t.is(exact.status, 201);
   t.is(exact.body.knowledge_base.name.length, 200);
-  const padded = await app.call('POST', '/api/v1/knowledge-bases', { key: users.owner.key, body: { name: `  ${'p'.repeat(200)}  ` } });
+  const padded = await app.call('POST', '/api/v1/knowledge-bases', {
+    key: users.owner.key,
+    body: { name: `  ${'p'.repeat(200)}  ` },
+  });
   t.is(padded.status, 201);
   t.is(padded.body.knowledge_base.name, 'p'.repeat(200));
-  const tooLong = await app.call('POST', '/api/v1/knowledge-bases', { key: users.owner.key, body: { name: 'n'.repeat(201) } });
+  const tooLong = await app.call('POST', '/api/v1/knowledge-bases', {
+    key: users.owner.key,
+    body: { name: 'n'.repeat(201) },
+  });
   t.is(tooLong.status, 400);
   t.deepEqual(tooLong.body, { error: { code: 'bad_request', message: 'name: must be 1–200 characters' } });
 });
 
 test('create: description of 2000 characters is accepted; 2001 is refused', async (t) => {
   const { app, users } = t.context;
-  const exact = await app.call('POST', '/api/v1/knowledge-bases', { key: users.owner.key, body: { name: 'd', description: 'd'.repeat(2000) } });
+  const exact = await app.call('POST', '/api/v1/knowledge-bases', {
+    key: users.owner.key,
+    body: { name: 'd', description: 'd'.repeat(2000) },
+  });
   t.is(exact.status, 201);
   t.is(exact.body.knowledge_base.description, 'd'.repeat(2000));
-  const tooLong = await app.call('POST', '/api/v1/knowledge-bases', { key: users.owner.key, body: { name: 'd', description: 'd'.repeat(2001) } });
+  const tooLong = await app.call('POST', '/api/v1/knowledge-bases', {
+    key: users.owner.key,
+    body: { name: 'd', description: 'd'.repeat(2001) },
+  });
   t.is(tooLong.status, 400);
   t.is(tooLong.body.error.code, 'bad_request');
   t.regex(tooLong.body.error.message, /^description: /);
@@ -465,10 +507,14 @@ test('create: missing, blank, wrong-typed or injected fields and non-object bodi
     t.is(response.status, 400, label);
     t.deepEqual(Object.keys(response.body ?? {}), ['error'], label);
     t.is(response.body?.error?.code, 'bad_request', label);
-    if (request.field) t.true(response.body.error.message.startsWith(`${request.field}: `), `${label}: ${response.body.error.message}`);
+    if (request.field)
+      t.true(response.body.error.message.startsWith(`${request.field}: `), `${label}: ${response.body.error.message}`);
   }
   const owned = await app.deps.store.listKnowledgeBasesOwnedBy(user.id);
-  t.deepEqual(owned.map((record) => record._id), [user.defaultKnowledgeBaseId]);
+  t.deepEqual(
+    owned.map((record) => record._id),
+    [user.defaultKnowledgeBaseId],
+  );
 });
 
 // ── the default KB ───────────────────────────────────────────────────────────────────────────────────────────────
@@ -524,9 +570,16 @@ test.serial('soft delete hides the KB from owner and viewer everywhere; restore 
 
   for (const who of ['owner', 'viewer'] as const) {
     const key = users[who].key;
-    t.is((await listAll(app, users[who])).find((item) => item.id === kb.id), undefined, `${who} list`);
+    t.is(
+      (await listAll(app, users[who])).find((item) => item.id === kb.id),
+      undefined,
+      `${who} list`,
+    );
     const paged = await app.call('GET', '/api/v1/knowledge-bases?limit=1000', { key });
-    t.false(paged.body.knowledge_bases.some((item: any) => item.id === kb.id), `${who} paged list`);
+    t.false(
+      paged.body.knowledge_bases.some((item: any) => item.id === kb.id),
+      `${who} paged list`,
+    );
     const get = await app.call('GET', `/api/v1/knowledge-bases/${kb.id}`, { key });
     t.is(get.status, 404, `${who} get`);
     t.is(get.body.error.code, 'not_found');
@@ -544,8 +597,14 @@ test.serial('soft delete hides the KB from owner and viewer everywhere; restore 
   t.is(restored._id, kb.id);
   t.is(restored.deleted_at, null);
 
-  t.deepEqual((await listAll(app, users.owner)).find((item) => item.id === kb.id), ownerItemBefore);
-  t.deepEqual((await listAll(app, users.viewer)).find((item) => item.id === kb.id), viewerItemBefore);
+  t.deepEqual(
+    (await listAll(app, users.owner)).find((item) => item.id === kb.id),
+    ownerItemBefore,
+  );
+  t.deepEqual(
+    (await listAll(app, users.viewer)).find((item) => item.id === kb.id),
+    viewerItemBefore,
+  );
   const viewerGetAfter = await app.call('GET', `/api/v1/knowledge-bases/${kb.id}`, { key: users.viewer.key });
   t.is(viewerGetAfter.status, 200);
   t.deepEqual(viewerGetAfter.body, viewerGetBefore);
@@ -564,7 +623,9 @@ test.serial('permanent delete: mode "hard"; KB record, documents and OpenSearch 
   const documentId = await addDocument(app, kb.id, 'gone.txt');
   t.is(await app.deps.search.countChunks({ knowledge_base_id: kb.id }), 1);
 
-  const response = await app.call('DELETE', `/api/v1/knowledge-bases/${kb.id}?permanent=true`, { key: users.owner.key });
+  const response = await app.call('DELETE', `/api/v1/knowledge-bases/${kb.id}?permanent=true`, {
+    key: users.owner.key,
+  });
   t.is(response.status, 200);
   t.deepEqual(response.body, { deleted: true, mode: 'hard' });
 
@@ -579,7 +640,9 @@ test.serial('?permanent=false is a soft delete; ?permanent=maybe/1/TRUE → 400 
   const { app, users } = t.context;
   const kb = await createKb(app, users.owner, { name: 'permanent flag' });
   for (const value of ['maybe', '1', 'TRUE', 'yes', '']) {
-    const response = await app.call('DELETE', `/api/v1/knowledge-bases/${kb.id}?permanent=${value}`, { key: users.owner.key });
+    const response = await app.call('DELETE', `/api/v1/knowledge-bases/${kb.id}?permanent=${value}`, {
+      key: users.owner.key,
+    });
     t.is(response.status, 400, value);
     t.is(response.body.error.code, 'bad_request');
     t.regex(response.body.error.message, /^permanent: /);
@@ -591,44 +654,53 @@ test.serial('?permanent=false is a soft delete; ?permanent=maybe/1/TRUE → 400 
 });
 
 async function cli(...args: string[]): Promise<any> {
-  const { stdout } = await run(process.execPath, ['bin/kbqa.mjs', ...args], { cwd: ROOT, env: process.env, timeout: 120_000 });
+  const { stdout } = await run(process.execPath, ['bin/kbqa.mjs', ...args], {
+    cwd: ROOT,
+    env: process.env,
+    timeout: 120_000,
+  });
   return JSON.parse(stdout.trim().split('\n').at(-1)!);
 }
 
-test.serial('CLI: kbs purge --older-than removes soft-deleted KBs past retention (record, documents, chunks) and nothing live', async (t) => {
-  const { app, users } = t.context;
-  const doomed = await createKb(app, users.owner, { name: 'purge me' });
-  const documentId = await addDocument(app, doomed.id, 'purged.txt');
-  const live = await createKb(app, users.owner, { name: 'keep me' });
-  t.deepEqual((await app.call('DELETE', `/api/v1/knowledge-bases/${doomed.id}`, { key: users.owner.key })).body, {
-    deleted: true,
-    mode: 'soft',
-  });
+test.serial(
+  'CLI: kbs purge --older-than removes soft-deleted KBs past retention (record, documents, chunks) and nothing live',
+  async (t) => {
+    const { app, users } = t.context;
+    const doomed = await createKb(app, users.owner, { name: 'purge me' });
+    const documentId = await addDocument(app, doomed.id, 'purged.txt');
+    const live = await createKb(app, users.owner, { name: 'keep me' });
+    t.deepEqual((await app.call('DELETE', `/api/v1/knowledge-bases/${doomed.id}`, { key: users.owner.key })).body, {
+      deleted: true,
+      mode: 'soft',
+    });
 
-  // Retention not yet reached: nothing of ours is purged.
-  const early = await cli('kbs', 'purge', '--older-than', '1d', '--json');
-  t.deepEqual(Object.keys(early), ['purged']);
-  t.false(early.purged.includes(doomed.id));
-  t.truthy(await app.deps.store.findKnowledgeBaseIncludingDeleted(doomed.id));
+    // Retention not yet reached: nothing of ours is purged.
+    const early = await cli('kbs', 'purge', '--older-than', '1d', '--json');
+    t.deepEqual(Object.keys(early), ['purged']);
+    t.false(early.purged.includes(doomed.id));
+    t.truthy(await app.deps.store.findKnowledgeBaseIncludingDeleted(doomed.id));
 
-  await sleep(5);
-  const purged = await cli('kbs', 'purge', '--older-than', '0s', '--json');
-  t.deepEqual(Object.keys(purged), ['purged']);
-  t.true(purged.purged.includes(doomed.id));
-  t.false(purged.purged.includes(live.id));
-  t.is(await app.deps.store.findKnowledgeBaseIncludingDeleted(doomed.id), null);
-  t.is(await app.deps.store.findDocument(documentId), null);
-  t.is(await app.deps.search.countChunks({ knowledge_base_id: doomed.id }), 0);
-  t.truthy(await app.deps.store.findLiveKnowledgeBase(live.id));
-  t.is((await app.call('GET', `/api/v1/knowledge-bases/${live.id}`, { key: users.owner.key })).status, 200);
-});
+    await sleep(5);
+    const purged = await cli('kbs', 'purge', '--older-than', '0s', '--json');
+    t.deepEqual(Object.keys(purged), ['purged']);
+    t.true(purged.purged.includes(doomed.id));
+    t.false(purged.purged.includes(live.id));
+    t.is(await app.deps.store.findKnowledgeBaseIncludingDeleted(doomed.id), null);
+    t.is(await app.deps.store.findDocument(documentId), null);
+    t.is(await app.deps.search.countChunks({ knowledge_base_id: doomed.id }), 0);
+    t.truthy(await app.deps.store.findLiveKnowledgeBase(live.id));
+    t.is((await app.call('GET', `/api/v1/knowledge-bases/${live.id}`, { key: users.owner.key })).status, 200);
+  },
+);
 
 test('joining an organisation reaches the keys the user already has: org-shared KBs appear as org-member at once', async (t) => {
   const { store } = t.context.app.deps;
   const organisation = await makeOrganisation(store);
   const owner = await makeUser(store, { label: 'org-owner' });
   const joiner = await makeUser(store, { label: 'org-joiner' });
-  const kb = (await t.context.app.call('POST', '/api/v1/knowledge-bases', { key: owner.key, body: { name: 'org shared' } })).body.knowledge_base;
+  const kb = (
+    await t.context.app.call('POST', '/api/v1/knowledge-bases', { key: owner.key, body: { name: 'org shared' } })
+  ).body.knowledge_base;
   await shareKnowledgeBase(store, kb.id, { organisation }, true);
   t.is((await t.context.app.call('GET', `/api/v1/knowledge-bases/${kb.id}`, { key: joiner.key })).status, 404);
 

@@ -28,25 +28,37 @@ test('a v1 index serves metadata filters until migrated to v2, whose copy conver
   t.timeout(300_000);
   const alias = `${CHUNKS_ALIAS}-mm${randomUUID().replaceAll('-', '').slice(0, 10)}`;
   const assetsDir = mkdtempSync(join(tmpdir(), 'kbqa-assets-'));
-  for (const folder of ['index-templates', 'ingest-pipelines', 'search-pipelines']) cpSync(join(repositoryRoot, folder), join(assetsDir, folder), { recursive: true });
+  for (const folder of ['index-templates', 'ingest-pipelines', 'search-pipelines'])
+    cpSync(join(repositoryRoot, folder), join(assetsDir, folder), { recursive: true });
   rmSync(join(assetsDir, 'index-templates', 'kbqa-chunks.v2.json'));
   let app: TestApp | undefined;
   try {
     app = await startTestApp({ KBQA_CHUNKS_ALIAS: alias, KBQA_SEARCH_ASSETS_DIR: assetsDir });
     const running = app;
-    const deps: IndexMigrationDeps = { store: app.deps.store, search: app.deps.search, rag: app.deps.rag, config: app.deps.config };
+    const deps: IndexMigrationDeps = {
+      store: app.deps.store,
+      search: app.deps.search,
+      rag: app.deps.rag,
+      config: app.deps.config,
+    };
     const v1 = app.deps.search.indexName;
     t.true(v1.startsWith('kbqa-chunks-v1-'), v1);
     const user = await makeUser(app.deps.store);
     const kb = await createKb(app, user.key, 'metadata migration');
     const names = new Map<string, string>();
     const ingest = async (name: string, metadata: Body) => {
-      const response = await running.call('POST', '/api/v1/documents', { key: user.key, body: { kb_id: kb, filename: `${name}.md`, content: `The ${name} note about harbour ferries.`, metadata } });
+      const response = await running.call('POST', '/api/v1/documents', {
+        key: user.key,
+        body: { kb_id: kb, filename: `${name}.md`, content: `The ${name} note about harbour ferries.`, metadata },
+      });
       t.is(response.status, 201, JSON.stringify(response.body));
       names.set(response.body.document.id, name);
     };
     const found = async (filters: Body) => {
-      const response = await running.call('POST', '/api/v1/search', { key: user.key, body: { query: 'harbour ferries', knowledge_base_ids: [kb], filters, mode: 'hybrid', max_results: 50 } });
+      const response = await running.call('POST', '/api/v1/search', {
+        key: user.key,
+        body: { query: 'harbour ferries', knowledge_base_ids: [kb], filters, mode: 'hybrid', max_results: 50 },
+      });
       t.is(response.status, 200, JSON.stringify(response.body));
       return (response.body.results as Body[]).map((chunk) => names.get(chunk.document_id)).sort();
     };
@@ -63,14 +75,22 @@ test('a v1 index serves metadata filters until migrated to v2, whose copy conver
       [{ $or: [{ team: 'beta' }, { ratio: { $gt: 0.5 } }] }, ['b', 'd']],
     ];
     const expect = async (where: string, present: string[]) => {
-      for (const [filter, expected] of filters) t.deepEqual(await found(filter), expected.filter((name) => present.includes(name)), `${where}: ${JSON.stringify(filter)}`);
+      for (const [filter, expected] of filters)
+        t.deepEqual(
+          await found(filter),
+          expected.filter((name) => present.includes(name)),
+          `${where}: ${JSON.stringify(filter)}`,
+        );
     };
     await ingest('a', { team: 'alpha', year: 2020, published: '2024-03-01', tags: ['x', 'y'], 'a.b': true });
     await ingest('b', { team: 'beta', year: 2025, ratio: 0.75 });
     await expect('v1', ['a', 'b']);
 
     // The upgrade: v2 is the current template. Start-up keeps the alias on v1 and reports the version as drift.
-    copyFileSync(join(repositoryRoot, 'index-templates', 'kbqa-chunks.v2.json'), join(assetsDir, 'index-templates', 'kbqa-chunks.v2.json'));
+    copyFileSync(
+      join(repositoryRoot, 'index-templates', 'kbqa-chunks.v2.json'),
+      join(assetsDir, 'index-templates', 'kbqa-chunks.v2.json'),
+    );
     await app.deps.search.applyAssets();
     t.is(app.deps.search.indexName, v1);
     t.true((await app.deps.search.indices.drift(v1, app.deps.rag.embedder)).some((entry) => entry.kind === 'version'));
@@ -84,9 +104,13 @@ test('a v1 index serves metadata filters until migrated to v2, whose copy conver
     app.deps.search.forgetServingIndex();
     await ingest('d', { year: -2.5, tags: ['z'], ratio: 1 });
     await expect('v2', ['a', 'b', 'c', 'd']);
-    const copied = await app.deps.search.request<{ hits: { hits: Array<{ _source: Body }> } }>('POST', `/${v2}/_search`, {
-      body: { query: { term: { filename: 'a.md' } }, _source: ['metadata', 'metadata_keys'] },
-    });
+    const copied = await app.deps.search.request<{ hits: { hits: Array<{ _source: Body }> } }>(
+      'POST',
+      `/${v2}/_search`,
+      {
+        body: { query: { term: { filename: 'a.md' } }, _source: ['metadata', 'metadata_keys'] },
+      },
+    );
     t.deepEqual(copied.hits.hits[0]._source, {
       metadata: {
         str: ['team=alpha', 'published=2024-03-01', 'tags=x', 'tags=y'],
@@ -97,7 +121,11 @@ test('a v1 index serves metadata filters until migrated to v2, whose copy conver
       metadata_keys: ['team', 'year', 'published', 'tags', 'a.b'],
     });
     const mapping = await app.deps.search.request<Record<string, { mappings: Body }>>('GET', `/${v2}/_mapping`);
-    t.deepEqual(Object.keys(mapping[v2].mappings.properties.metadata.properties).sort(), ['bool', 'date', 'num', 'str'], 'no key is a field of v2');
+    t.deepEqual(
+      Object.keys(mapping[v2].mappings.properties.metadata.properties).sort(),
+      ['bool', 'date', 'num', 'str'],
+      'no key is a field of v2',
+    );
 
     // Back to v1: its catch-up copies d from v2, converting the keywords back to typed fields.
     const rolledBack = await useIndex(deps, v1, { knowledgeBaseIds: [kb], catchUpDelayMs: 2_500 });

@@ -7,7 +7,13 @@ import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { loadConfig } from '../service/config.ts';
 import { createPdfExtractor } from '../service/extraction/pdf.ts';
 import { startMetricsServer, type MetricsServer } from '../service/http/metricsServer.ts';
-import { STORE_READ_TIMEOUT_MS, UNMATCHED_ROUTE, WEB_ROUTE, createMetrics, type MetricSources } from '../service/metrics.ts';
+import {
+  STORE_READ_TIMEOUT_MS,
+  UNMATCHED_ROUTE,
+  WEB_ROUTE,
+  createMetrics,
+  type MetricSources,
+} from '../service/metrics.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { startTestApp, testWithApp, type TestApp } from './helpers/app.ts';
 import { ingest } from './helpers/documentsApi.ts';
@@ -111,7 +117,12 @@ function parseExposition(text: string): Exposition {
     if (line.startsWith('#')) {
       const [hash, keyword, name, ...rest] = line.split(' ');
       const comment = hash === '#' && METRIC_NAME.test(name ?? '');
-      if (comment && keyword === 'TYPE' && rest.length === 1 && ['counter', 'gauge', 'histogram', 'summary', 'untyped'].includes(rest[0])) {
+      if (
+        comment &&
+        keyword === 'TYPE' &&
+        rest.length === 1 &&
+        ['counter', 'gauge', 'histogram', 'summary', 'untyped'].includes(rest[0])
+      ) {
         types.set(name, rest[0]);
       } else if (!(comment && keyword === 'HELP')) {
         malformed.push(line);
@@ -138,7 +149,11 @@ async function scrape(t: ExecutionContext<Context>, url = t.context.metrics.url)
  * A scrape once `ready` holds of it, or the last one after 5 s: a request is counted when its response has been
  * sent ('finish'), which the client may see a moment before the server does.
  */
-async function scrapeWhen(t: ExecutionContext<Context>, ready: (exposition: Exposition) => boolean, url = t.context.metrics.url): Promise<Exposition> {
+async function scrapeWhen(
+  t: ExecutionContext<Context>,
+  ready: (exposition: Exposition) => boolean,
+  url = t.context.metrics.url,
+): Promise<Exposition> {
   let exposition = await scrape(t, url);
   for (let tries = 0; tries < 50 && !ready(exposition); tries += 1) {
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -150,13 +165,17 @@ async function scrapeWhen(t: ExecutionContext<Context>, ready: (exposition: Expo
 /** The value of the one sample with exactly these labels (0 when absent: a counter not yet incremented). */
 function value(exposition: Exposition, name: string, labels: Record<string, string> = {}): number {
   const wanted = JSON.stringify(Object.entries(labels).sort());
-  const found = exposition.samples.filter((sample) => sample.name === name && JSON.stringify(Object.entries(sample.labels).sort()) === wanted);
+  const found = exposition.samples.filter(
+    (sample) => sample.name === name && JSON.stringify(Object.entries(sample.labels).sort()) === wanted,
+  );
   if (found.length > 1) throw new Error(`${found.length} samples of ${name} ${wanted}`);
   return found[0]?.value ?? 0;
 }
 
 function has(exposition: Exposition, name: string, labels: Record<string, string> = {}): boolean {
-  return exposition.samples.some((sample) => sample.name === name && Object.entries(labels).every(([key, wanted]) => sample.labels[key] === wanted));
+  return exposition.samples.some(
+    (sample) => sample.name === name && Object.entries(labels).every(([key, wanted]) => sample.labels[key] === wanted),
+  );
 }
 
 const UUID_ANYWHERE = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
@@ -198,8 +217,17 @@ test.serial('API calls are counted and timed by route template and status, never
   t.is((await app.call('GET', `/api/v1/documents/${missing}`, { key: user.key })).status, 404);
   // Refused by the authentication middleware, before the route runs: still labelled with the route's template.
   t.is((await app.call('GET', `/api/v1/documents/${missing}`)).status, 401);
-  const document = await ingest(app, user.key, user.defaultKnowledgeBaseId, 'tides.md', '# Tides\n\nThe harbour of Brindle Cove has two high tides a day, about 12 hours 25 minutes apart.');
-  const query = await app.call('POST', '/api/v1/query', { key: user.key, body: { query: 'How far apart are the high tides at Brindle Cove?' } });
+  const document = await ingest(
+    app,
+    user.key,
+    user.defaultKnowledgeBaseId,
+    'tides.md',
+    '# Tides\n\nThe harbour of Brindle Cove has two high tides a day, about 12 hours 25 minutes apart.',
+  );
+  const query = await app.call('POST', '/api/v1/query', {
+    key: user.key,
+    body: { query: 'How far apart are the high tides at Brindle Cove?' },
+  });
   t.is(query.status, 200, JSON.stringify(query.body));
   t.is((await app.call('GET', `/api/v1/no-such-resource/${missing}`, { key: user.key })).status, 404);
   t.is((await app.call('GET', '/healthz')).status, 200);
@@ -214,19 +242,38 @@ test.serial('API calls are counted and timed by route template and status, never
     ['GET', '/healthz', '200', 1],
   ];
   const counted = (exposition: Exposition) =>
-    expected.every(([method, route, status, count]) => value(exposition, 'kbqa_http_requests_total', { method, route, status }) - value(before, 'kbqa_http_requests_total', { method, route, status }) >= count);
+    expected.every(
+      ([method, route, status, count]) =>
+        value(exposition, 'kbqa_http_requests_total', { method, route, status }) -
+          value(before, 'kbqa_http_requests_total', { method, route, status }) >=
+        count,
+    );
   const after = await scrapeWhen(t, counted);
   for (const [method, route, status, count] of expected) {
     const labels = { method, route, status };
-    t.is(value(after, 'kbqa_http_requests_total', labels) - value(before, 'kbqa_http_requests_total', labels), count, `${method} ${route} ${status}`);
-    const observed = value(after, 'kbqa_http_request_duration_seconds_count', labels) - value(before, 'kbqa_http_request_duration_seconds_count', labels);
+    t.is(
+      value(after, 'kbqa_http_requests_total', labels) - value(before, 'kbqa_http_requests_total', labels),
+      count,
+      `${method} ${route} ${status}`,
+    );
+    const observed =
+      value(after, 'kbqa_http_request_duration_seconds_count', labels) -
+      value(before, 'kbqa_http_request_duration_seconds_count', labels);
     t.is(observed, count, `duration observations of ${method} ${route} ${status}`);
-    t.is(value(after, 'kbqa_http_request_duration_seconds_bucket', { ...labels, le: '+Inf' }), value(after, 'kbqa_http_request_duration_seconds_count', labels));
-    t.true(value(after, 'kbqa_http_request_duration_seconds_sum', labels) > value(before, 'kbqa_http_request_duration_seconds_sum', labels));
+    t.is(
+      value(after, 'kbqa_http_request_duration_seconds_bucket', { ...labels, le: '+Inf' }),
+      value(after, 'kbqa_http_request_duration_seconds_count', labels),
+    );
+    t.true(
+      value(after, 'kbqa_http_request_duration_seconds_sum', labels) >
+        value(before, 'kbqa_http_request_duration_seconds_sum', labels),
+    );
   }
 
   // Bounded labels: templates or the two fixed names, no ids anywhere.
-  const routes = new Set(after.samples.filter((sample) => sample.name.startsWith('kbqa_http_')).map((sample) => sample.labels.route));
+  const routes = new Set(
+    after.samples.filter((sample) => sample.name.startsWith('kbqa_http_')).map((sample) => sample.labels.route),
+  );
   for (const route of routes) t.true(route === WEB_ROUTE || route === UNMATCHED_ROUTE || route.startsWith('/'), route);
   for (const sample of after.samples) {
     for (const label of Object.values(sample.labels)) {
@@ -242,7 +289,11 @@ test.serial('the web app pages share one route label', async (t) => {
   const before = await scrape(t);
   const page = await t.context.app.call('GET', `/knowledge-bases/${randomUUID()}`);
   const labels = { method: 'GET', route: WEB_ROUTE, status: String(page.status) };
-  const after = await scrapeWhen(t, (exposition) => value(exposition, 'kbqa_http_requests_total', labels) > value(before, 'kbqa_http_requests_total', labels));
+  const after = await scrapeWhen(
+    t,
+    (exposition) =>
+      value(exposition, 'kbqa_http_requests_total', labels) > value(before, 'kbqa_http_requests_total', labels),
+  );
   t.is(value(after, 'kbqa_http_requests_total', labels) - value(before, 'kbqa_http_requests_total', labels), 1);
 });
 
@@ -258,7 +309,9 @@ test.serial('query stage durations are histograms by stage', async (t) => {
     t.is(count(after) - count(before), 1, stage);
     t.true(Math.abs(sum(after) - sum(before) - observed) < 1e-9, stage);
     // The observation lands in the first bucket at or above it, and every larger one.
-    const bucket = (le: string) => value(after, 'kbqa_query_stage_duration_seconds_bucket', { stage, le }) - value(before, 'kbqa_query_stage_duration_seconds_bucket', { stage, le });
+    const bucket = (le: string) =>
+      value(after, 'kbqa_query_stage_duration_seconds_bucket', { stage, le }) -
+      value(before, 'kbqa_query_stage_duration_seconds_bucket', { stage, le });
     t.is(bucket('0.01'), 0, stage);
     t.is(bucket('+Inf'), 1, stage);
   }
@@ -311,7 +364,10 @@ test.serial('ingestion jobs by state, the process defaults and the pools are rep
       const busy = value(exposition, 'kbqa_model_pool_busy_workers', { lane });
       t.true(busy >= 0 && busy <= workers, `${lane} busy ${busy}`);
       t.true(value(exposition, 'kbqa_model_pool_queued_tasks', { lane }) >= 0);
-      t.true(has(exposition, 'kbqa_model_pool_busy_workers', { lane }) && has(exposition, 'kbqa_model_pool_queued_tasks', { lane }));
+      t.true(
+        has(exposition, 'kbqa_model_pool_busy_workers', { lane }) &&
+          has(exposition, 'kbqa_model_pool_queued_tasks', { lane }),
+      );
     }
     // No PDF in this app yet: its extraction pool has not been started.
     t.is(value(exposition, 'kbqa_pdf_pool_workers'), 0);
@@ -346,7 +402,10 @@ test('a PDF extractor reports its pool: its workers, never more than them busy, 
   const font = await pdf.embedFont(StandardFonts.Helvetica);
   pdf.addPage().drawText('Metrics of a small PDF.', { x: 50, y: 700, size: 12, font });
   const bytes = await pdf.save();
-  const extractor = createPdfExtractor({ maxBytes: 1_000_000, maxPages: 10, timeoutMs: 30_000, maxMemoryMb: 1024 }, { workers: 1 });
+  const extractor = createPdfExtractor(
+    { maxBytes: 1_000_000, maxPages: 10, timeoutMs: 30_000, maxMemoryMb: 1024 },
+    { workers: 1 },
+  );
   try {
     t.deepEqual(extractor.stats?.(), { workers: 1, busy: 0, queued: 0 });
     const reads = [extractor.extract(bytes), extractor.extract(bytes), extractor.extract(bytes)];
@@ -361,12 +420,25 @@ test('a PDF extractor reports its pool: its workers, never more than them busy, 
 });
 
 test('a store that fails or hangs leaves the job gauges out of the scrape, counts an error, and reports the rest', async (t) => {
-  const models = { stats: () => ({ workers: 3, running: { interactive: 1, background: 2 }, queued: { interactive: 0, background: 5 } }) };
+  const models = {
+    stats: () => ({
+      workers: 3,
+      running: { interactive: 1, background: 2 },
+      queued: { interactive: 0, background: 5 },
+    }),
+  };
   const jobs = { runningJobs: () => ['a', 'b'], pdfPoolStats: () => ({ workers: 1, busy: 1, queued: 2 }) };
-  const failing: MetricSources = { store: { countJobsByState: () => Promise.reject(new Error('the metadata store is unavailable')) }, models, jobs };
+  const failing: MetricSources = {
+    store: { countJobsByState: () => Promise.reject(new Error('the metadata store is unavailable')) },
+    models,
+    jobs,
+  };
   const hanging: MetricSources = { store: { countJobsByState: () => new Promise(() => undefined) }, models, jobs };
 
-  for (const [name, sources] of [['failing', failing], ['hanging', hanging]] as const) {
+  for (const [name, sources] of [
+    ['failing', failing],
+    ['hanging', hanging],
+  ] as const) {
     const metrics = createMetrics();
     metrics.collectFrom(sources);
     const server = await startMetricsServer(metrics, { host: '127.0.0.1', port: 0 });
@@ -396,20 +468,29 @@ test('an OpenSearch outage is counted once per 503, and once per ingestion attem
   const { app: healthy } = t.context;
   const opensearch = new URL(loadConfig().opensearch.url);
   const relay = await startTcpRelay({ host: opensearch.hostname, port: Number(opensearch.port) });
-  const app = await startTestApp({ KBQA_OPENSEARCH_URL: `http://127.0.0.1:${relay.port}`, KBQA_OPENSEARCH_TIMEOUT_MS: '1000' });
+  const app = await startTestApp({
+    KBQA_OPENSEARCH_URL: `http://127.0.0.1:${relay.port}`,
+    KBQA_OPENSEARCH_TIMEOUT_MS: '1000',
+  });
   const server = await startMetricsServer(app.deps.metrics, { host: '127.0.0.1', port: 0 });
   const user = await makeUser(app.deps.store, { label: 'metrics-outage' });
   let queuedId: string | undefined;
   try {
     relay.cut();
-    const count = (exposition: Exposition) => value(exposition, 'kbqa_upstream_errors_total', { component: 'opensearch' });
+    const count = (exposition: Exposition) =>
+      value(exposition, 'kbqa_upstream_errors_total', { component: 'opensearch' });
     const first = await scrape(t, server.url);
     t.is(count(first), 0);
-    t.is(value(first, 'kbqa_upstream_errors_total', { component: 'mongodb' }), 0, 'every component reads 0 before its first error');
+    t.is(
+      value(first, 'kbqa_upstream_errors_total', { component: 'mongodb' }),
+      0,
+      'every component reads 0 before its first error',
+    );
 
     const query = await app.call('POST', '/api/v1/query', { key: user.key, body: { query: 'Is anybody there?' } });
     t.is(query.status, 503, JSON.stringify(query.body));
-    const answered503 = (exposition: Exposition) => value(exposition, 'kbqa_http_requests_total', { method: 'POST', route: '/api/v1/query', status: '503' });
+    const answered503 = (exposition: Exposition) =>
+      value(exposition, 'kbqa_http_requests_total', { method: 'POST', route: '/api/v1/query', status: '503' });
     const afterQuery = await scrapeWhen(t, (exposition) => answered503(exposition) >= 1, server.url);
     t.is(count(afterQuery), 1);
     t.is(answered503(afterQuery), 1);
@@ -417,7 +498,11 @@ test('an OpenSearch outage is counted once per 503, and once per ingestion attem
     // A request waiting for its document: its job fails on the outage and the request answers 503, counted once.
     const waited = await app.call('POST', '/api/v1/documents', {
       key: user.key,
-      body: { kb_id: user.defaultKnowledgeBaseId, filename: 'waited.md', content: '# Waited\n\nA document whose request waits for it.' },
+      body: {
+        kb_id: user.defaultKnowledgeBaseId,
+        filename: 'waited.md',
+        content: '# Waited\n\nA document whose request waits for it.',
+      },
     });
     t.is(waited.status, 503, JSON.stringify(waited.body));
     t.is(count(await scrape(t, server.url)), 2);
@@ -426,7 +511,11 @@ test('an OpenSearch outage is counted once per 503, and once per ingestion attem
     const queued = await app.call('POST', '/api/v1/documents', {
       key: user.key,
       headers: { prefer: 'respond-async' },
-      body: { kb_id: user.defaultKnowledgeBaseId, filename: 'queued.md', content: '# Queued\n\nA document nobody waits for.' },
+      body: {
+        kb_id: user.defaultKnowledgeBaseId,
+        filename: 'queued.md',
+        content: '# Queued\n\nA document nobody waits for.',
+      },
     });
     t.is(queued.status, 202, JSON.stringify(queued.body));
     queuedId = queued.body.document.id as string;
@@ -460,8 +549,15 @@ test('/metrics is served on its own port only', async (t) => {
 
 test('KBQA_METRICS_PORT and KBQA_METRICS_HOST configure the listener; off turns it off', (t) => {
   t.deepEqual(loadConfig({}).metrics, { host: '127.0.0.1', port: 9464 });
-  t.deepEqual(loadConfig({ KBQA_METRICS_PORT: '' }).metrics, { host: '127.0.0.1', port: 9464 }, 'empty means unset, as for every knob');
-  t.deepEqual(loadConfig({ KBQA_METRICS_PORT: '0', KBQA_METRICS_HOST: '0.0.0.0' }).metrics, { host: '0.0.0.0', port: 0 });
+  t.deepEqual(
+    loadConfig({ KBQA_METRICS_PORT: '' }).metrics,
+    { host: '127.0.0.1', port: 9464 },
+    'empty means unset, as for every knob',
+  );
+  t.deepEqual(loadConfig({ KBQA_METRICS_PORT: '0', KBQA_METRICS_HOST: '0.0.0.0' }).metrics, {
+    host: '0.0.0.0',
+    port: 0,
+  });
   t.is(loadConfig({ KBQA_METRICS_PORT: 'off' }).metrics, null);
   t.throws(() => loadConfig({ KBQA_METRICS_PORT: 'nine' }), { message: /KBQA_METRICS_PORT/ });
 });
@@ -471,7 +567,9 @@ test('a busy metrics port names the variable that moves it', async (t) => {
   const first = await startMetricsServer(metrics, { host: '127.0.0.1', port: 0 });
   try {
     const port = Number(new URL(first.url).port);
-    await t.throwsAsync(startMetricsServer(metrics, { host: '127.0.0.1', port }), { message: /busy.*KBQA_METRICS_PORT/ });
+    await t.throwsAsync(startMetricsServer(metrics, { host: '127.0.0.1', port }), {
+      message: /busy.*KBQA_METRICS_PORT/,
+    });
   } finally {
     await first.close();
   }

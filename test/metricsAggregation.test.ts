@@ -9,8 +9,21 @@
 //   across it never falls.
 import type { Worker } from 'node:cluster';
 import { EventEmitter } from 'node:events';
-import { answerMetricsRequests, createClusterMetrics, createMetrics, type MetricSources, type Metrics } from '../service/metrics.ts';
-import { freePort, getOnNewConnection, metricSamples, scrapeMetrics, startApiProcess, until } from './helpers/apiProcess.ts';
+import {
+  answerMetricsRequests,
+  createClusterMetrics,
+  createMetrics,
+  type MetricSources,
+  type Metrics,
+} from '../service/metrics.ts';
+import {
+  freePort,
+  getOnNewConnection,
+  metricSamples,
+  scrapeMetrics,
+  startApiProcess,
+  until,
+} from './helpers/apiProcess.ts';
 import { testWithDatabase } from './helpers/app.ts';
 
 // The file's own database (the harness's): the API child's job runner claims every claimable job in its database.
@@ -57,7 +70,13 @@ class StandIn {
     answerMetricsRequests(this.metrics, channel as unknown as NodeJS.Process);
     this.metrics.collectFrom({
       store: { countJobsByState: async () => ({ queued: 0, retry_wait: 0, running: 0 }) },
-      models: { stats: () => ({ workers: modelWorkers, running: { interactive: 0, background: 0 }, queued: { interactive: 0, background: 0 } }) },
+      models: {
+        stats: () => ({
+          workers: modelWorkers,
+          running: { interactive: 0, background: 0 },
+          queued: { interactive: 0, background: 0 },
+        }),
+      },
       jobs: { runningJobs: () => [], pdfPoolStats: () => null },
     } as MetricSources);
     this.worker = Object.assign(emitter, {
@@ -73,7 +92,8 @@ class StandIn {
 
   /** `count` answered /healthz requests of 0.1 s each, and one OpenSearch outage. */
   serve(count: number): void {
-    for (let index = 0; index < count; index++) this.metrics.observeRequest({ method: 'GET', route: '/healthz', status: 200, seconds: 0.1 });
+    for (let index = 0; index < count; index++)
+      this.metrics.observeRequest({ method: 'GET', route: '/healthz', status: 200, seconds: 0.1 });
     this.metrics.countUpstreamError('opensearch');
   }
 
@@ -208,7 +228,13 @@ test('KBQA_API_PROCESSES=2: a process SIGKILLed and replaced, and kbqa_http_requ
   const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   const listening: number[] = [];
   const api = await startApiProcess(
-    { KBQA_MONGODB_URL: t.context.databaseUrl, KBQA_API_PROCESSES: '2', KBQA_MODEL_WORKERS: '1', KBQA_METRICS_PORT: String(metricsPort), KBQA_LOG_LEVEL: 'info' },
+    {
+      KBQA_MONGODB_URL: t.context.databaseUrl,
+      KBQA_API_PROCESSES: '2',
+      KBQA_MODEL_WORKERS: '1',
+      KBQA_METRICS_PORT: String(metricsPort),
+      KBQA_LOG_LEVEL: 'info',
+    },
     120_000,
     (text) => {
       if (!text.includes('API process listening')) return;
@@ -227,7 +253,12 @@ test('KBQA_API_PROCESSES=2: a process SIGKILLed and replaced, and kbqa_http_requ
       }
     }
   });
-  const [victim] = await until('two API processes listening', 60_000, () => listening.length >= 2 && [...listening], api.tail);
+  const [victim] = await until(
+    'two API processes listening',
+    60_000,
+    () => listening.length >= 2 && [...listening],
+    api.tail,
+  );
 
   const statuses = await Promise.all(Array.from({ length: 24 }, () => getOnNewConnection(`${api.url}/healthz`)));
   t.deepEqual([...new Set(statuses)], [200]);
@@ -247,9 +278,16 @@ test('KBQA_API_PROCESSES=2: a process SIGKILLed and replaced, and kbqa_http_requ
   const first = await scrapeMetrics(metricsUrl);
   read.push(requestsIn(first));
   await until('a replacement listening', 60_000, () => listening.length >= 3, api.tail);
-  await until('the primary counting two processes again', 15_000, async () => metricSamples(await scrapeMetrics(metricsUrl), 'kbqa_api_processes').get('') === 2);
+  await until(
+    'the primary counting two processes again',
+    15_000,
+    async () => metricSamples(await scrapeMetrics(metricsUrl), 'kbqa_api_processes').get('') === 2,
+  );
   read.push(requestsIn(await scrapeMetrics(metricsUrl)));
-  t.true(read.every((count, index) => index === 0 || count >= read[index - 1]), `never falls: ${read.join(' → ')}`);
+  t.true(
+    read.every((count, index) => index === 0 || count >= read[index - 1]),
+    `never falls: ${read.join(' → ')}`,
+  );
   t.is(read.at(-1), before, 'the dead process kept its requests in the sum');
 
   // The replacement's and the survivor's new requests add on.

@@ -4,7 +4,12 @@
 // Tests are serial: the fake's script is shared.
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { testWithApp, type TestApp } from './helpers/app.ts';
-import { assertCitationShape, assertMarkersMatchCitations, ingest, type IngestedDocument } from './helpers/documentsApi.ts';
+import {
+  assertCitationShape,
+  assertMarkersMatchCitations,
+  ingest,
+  type IngestedDocument,
+} from './helpers/documentsApi.ts';
 import { allEvents, concatDeltas, postForEvents } from './helpers/eventStream.ts';
 import { answerModelsAt, startFakeOpenAI, type FakeOpenAI, type RecordedChatRequest } from './helpers/fakeOpenAI.ts';
 import { CitationMarkers, toPassageDocument } from '../service/rag/answerChain.ts';
@@ -46,54 +51,65 @@ const ask = (t: { context: Context }, body: Record<string, unknown> = {}) =>
     body: { query: QUESTION, knowledge_base_ids: [t.context.kb], ...body },
   });
 
-test.serial('the first configured model is the default, echoed; the request carries key, model and the prompt', async (t) => {
-  const { fake, lighthouse, tides } = t.context;
-  fake.script({ reply: 'The lighthouse was automated in 1987 [1].' });
-  const response = await ask(t, { include_chunks: true });
-  t.is(response.status, 200, JSON.stringify(response.body));
-  t.is(response.body.model, 'gpt-test');
-  t.is(fake.requests.length, 1);
-  const request = fake.requests[0];
-  t.is(request.body.model, 'gpt-test');
-  t.is(request.headers.authorization, 'Bearer test');
-  t.regex(request.path, /^\/v1\/chat\/completions/);
+test.serial(
+  'the first configured model is the default, echoed; the request carries key, model and the prompt',
+  async (t) => {
+    const { fake, lighthouse, tides } = t.context;
+    fake.script({ reply: 'The lighthouse was automated in 1987 [1].' });
+    const response = await ask(t, { include_chunks: true });
+    t.is(response.status, 200, JSON.stringify(response.body));
+    t.is(response.body.model, 'gpt-test');
+    t.is(fake.requests.length, 1);
+    const request = fake.requests[0];
+    t.is(request.body.model, 'gpt-test');
+    t.is(request.headers.authorization, 'Bearer test');
+    t.regex(request.path, /^\/v1\/chat\/completions/);
 
-  const messages = request.body.messages ?? [];
-  t.deepEqual(
-    messages.map((message) => message.role),
-    ['system', 'user'],
-  );
-  t.regex(messages[0].content, /\[1\]/, 'the system prompt asks for [n] citations');
-  const prompt = messages[1].content;
-  // Numbered passages, in retrieval order, carrying the ingested text; then the question.
-  const chunks = response.body.chunks as Array<{ document_id: string; text: string }>;
-  t.is(chunks.length, 2);
-  chunks.forEach((chunk, index) => {
-    const opening = prompt.indexOf(`<passage number="${index + 1}"`);
-    t.true(opening >= 0, `passage ${index + 1} is numbered`);
-    t.true(prompt.indexOf(chunk.text, opening) > opening, `passage ${index + 1} carries its text`);
-  });
-  t.true(prompt.includes(LIGHTHOUSE) && prompt.includes(TIDES));
-  t.false(prompt.includes('<passage number="3"'));
-  t.true(prompt.includes(`Question: ${QUESTION}`));
-  t.true(prompt.indexOf(`Question: ${QUESTION}`) > prompt.lastIndexOf('</passage>'), 'the question follows the passages');
-  t.true(prompt.includes('corran-lighthouse') && prompt.includes('corran-tides'), 'passages name their document');
+    const messages = request.body.messages ?? [];
+    t.deepEqual(
+      messages.map((message) => message.role),
+      ['system', 'user'],
+    );
+    t.regex(messages[0].content, /\[1\]/, 'the system prompt asks for [n] citations');
+    const prompt = messages[1].content;
+    // Numbered passages, in retrieval order, carrying the ingested text; then the question.
+    const chunks = response.body.chunks as Array<{ document_id: string; text: string }>;
+    t.is(chunks.length, 2);
+    chunks.forEach((chunk, index) => {
+      const opening = prompt.indexOf(`<passage number="${index + 1}"`);
+      t.true(opening >= 0, `passage ${index + 1} is numbered`);
+      t.true(prompt.indexOf(chunk.text, opening) > opening, `passage ${index + 1} carries its text`);
+    });
+    t.true(prompt.includes(LIGHTHOUSE) && prompt.includes(TIDES));
+    t.false(prompt.includes('<passage number="3"'));
+    t.true(prompt.includes(`Question: ${QUESTION}`));
+    t.true(
+      prompt.indexOf(`Question: ${QUESTION}`) > prompt.lastIndexOf('</passage>'),
+      'the question follows the passages',
+    );
+    t.true(prompt.includes('corran-lighthouse') && prompt.includes('corran-tides'), 'passages name their document');
 
-  // The reply's [1] is the first passage.
-  t.is(response.body.answer, 'The lighthouse was automated in 1987 [1].');
-  t.is(response.body.citations.length, 1);
-  t.is(response.body.citations[0].document_id, chunks[0].document_id);
-  t.true([lighthouse.id, tides.id].includes(chunks[0].document_id));
-});
+    // The reply's [1] is the first passage.
+    t.is(response.body.answer, 'The lighthouse was automated in 1987 [1].');
+    t.is(response.body.citations.length, 1);
+    t.is(response.body.citations[0].document_id, chunks[0].document_id);
+    t.true([lighthouse.id, tides.id].includes(chunks[0].document_id));
+  },
+);
 
 test.serial('markers are renumbered in order of first use; unknown passage numbers are dropped', async (t) => {
   const { fake } = t.context;
-  fake.script({ reply: 'It was automated in 1987 [2] and the causeway floods two hours before high water [1] and more [7].' });
+  fake.script({
+    reply: 'It was automated in 1987 [2] and the causeway floods two hours before high water [1] and more [7].',
+  });
   const response = await ask(t, { include_chunks: true });
   t.is(response.status, 200, JSON.stringify(response.body));
   const chunks = response.body.chunks as Array<{ document_id: string; title: string }>;
   t.is(chunks.length, 2);
-  t.is(response.body.answer, 'It was automated in 1987 [1] and the causeway floods two hours before high water [2] and more.');
+  t.is(
+    response.body.answer,
+    'It was automated in 1987 [1] and the causeway floods two hours before high water [2] and more.',
+  );
   t.is(response.body.citations.length, 2);
   // The model's passage 2 is cited first, so it is citations[0]; its passage 1 is citations[1].
   t.is(response.body.citations[0].document_id, chunks[1].document_id);
@@ -211,7 +227,10 @@ test.serial('a slow first reply followed by a fast one: answered', async (t) => 
   const { fake, app, user, kb } = t.context;
   fake.script({ delayMs: 1000, reply: 'Slow [1].' });
   // Switch to fast right after the first request arrives.
-  const pending = app.call('POST', '/api/v1/query', { key: user.key, body: { query: QUESTION, knowledge_base_ids: [kb] } });
+  const pending = app.call('POST', '/api/v1/query', {
+    key: user.key,
+    body: { query: QUESTION, knowledge_base_ids: [kb] },
+  });
   while (fake.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
   const firstRequests = [...fake.requests];
   fake.script({ reply: 'Fast [1].' });
@@ -238,7 +257,9 @@ function passageNumberHolding(request: RecordedChatRequest, fact: string): numbe
   const prompt = request.body.messages?.[1].content ?? '';
   const at = prompt.indexOf(fact);
   const opening = prompt.lastIndexOf('<passage number="', at);
-  return Number(prompt.slice(opening + '<passage number="'.length, prompt.indexOf('"', opening + '<passage number="'.length)));
+  return Number(
+    prompt.slice(opening + '<passage number="'.length, prompt.indexOf('"', opening + '<passage number="'.length)),
+  );
 }
 
 /** (a) a supported cited sentence, (b) a cited one whose number its passage lacks, (c) an uncited one, (d) a marker naming no passage. */
@@ -255,52 +276,81 @@ const CHECKED_ANSWER =
   'The causeway is the only road to the lighthouse [unverified]. Its lamp flashes white twice every fifteen seconds [unverified].';
 
 const sentenceCount = async (app: TestApp, verdict: string) => {
-  const line = (await app.deps.metrics.scrape()).split('\n').find((each) => each.startsWith(`kbqa_answer_sentences_total{verdict="${verdict}"}`));
+  const line = (await app.deps.metrics.scrape())
+    .split('\n')
+    .find((each) => each.startsWith(`kbqa_answer_sentences_total{verdict="${verdict}"}`));
   return Number(line?.split(' ').at(-1));
 };
 
-test.serial('the citation check: every sentence kept; the unsupported, the uncited and the one citing no passage marked [unverified]', async (t) => {
-  const { fake, app, user, lighthouse, tides } = t.context;
-  const before = { supported: await sentenceCount(app, 'supported'), unsupported: await sentenceCount(app, 'unsupported'), uncited: await sentenceCount(app, 'uncited') };
-  fake.script({ reply: CHECKED_REPLY });
-  const response = await ask(t);
-  t.is(response.status, 200, JSON.stringify(response.body));
-  t.is(response.body.answer, CHECKED_ANSWER);
-  t.deepEqual(response.body.citations.map((citation: { document_id: string }) => citation.document_id), [lighthouse.id, tides.id]);
-  for (const citation of response.body.citations) assertCitationShape(t, citation);
-  assertMarkersMatchCitations(t, response.body);
-  // Counted by verdict, once per answer (the answer's text is never logged or counted).
-  t.is(await sentenceCount(app, 'supported'), before.supported + 1);
-  t.is(await sentenceCount(app, 'unsupported'), before.unsupported + 1);
-  t.is(await sentenceCount(app, 'uncited'), before.uncited + 2);
+test.serial(
+  'the citation check: every sentence kept; the unsupported, the uncited and the one citing no passage marked [unverified]',
+  async (t) => {
+    const { fake, app, user, lighthouse, tides } = t.context;
+    const before = {
+      supported: await sentenceCount(app, 'supported'),
+      unsupported: await sentenceCount(app, 'unsupported'),
+      uncited: await sentenceCount(app, 'uncited'),
+    };
+    fake.script({ reply: CHECKED_REPLY });
+    const response = await ask(t);
+    t.is(response.status, 200, JSON.stringify(response.body));
+    t.is(response.body.answer, CHECKED_ANSWER);
+    t.deepEqual(
+      response.body.citations.map((citation: { document_id: string }) => citation.document_id),
+      [lighthouse.id, tides.id],
+    );
+    for (const citation of response.body.citations) assertCitationShape(t, citation);
+    assertMarkersMatchCitations(t, response.body);
+    // Counted by verdict, once per answer (the answer's text is never logged or counted).
+    t.is(await sentenceCount(app, 'supported'), before.supported + 1);
+    t.is(await sentenceCount(app, 'unsupported'), before.unsupported + 1);
+    t.is(await sentenceCount(app, 'uncited'), before.uncited + 2);
 
-  // Streamed token by token: the same text and citations, the marks inside the deltas, each citation with its marker.
-  fake.script({ reply: CHECKED_REPLY, tokenChars: 4 });
-  const streamed = await postForEvents(app.baseUrl, '/api/v1/query', { key: user.key, body: { query: QUESTION, knowledge_base_ids: [t.context.kb], stream: true } });
-  const events = await allEvents(streamed);
-  const deltas = events.filter((event) => event.event === 'delta');
-  t.true(deltas.length > 4, `${deltas.length} deltas: the text still streams`);
-  t.deepEqual(concatDeltas(events), { text: CHECKED_ANSWER, citations: response.body.citations });
-  t.deepEqual(events.at(-1)?.data, response.body, 'done is the JSON answer');
-  t.true(deltas.some((event) => event.data.text.includes('[unverified]')));
-  for (const event of deltas.filter((each) => each.data.citations.length > 0)) t.regex(event.data.text, /\[\d+\]/);
-  t.is(await sentenceCount(app, 'uncited'), before.uncited + 4);
-});
+    // Streamed token by token: the same text and citations, the marks inside the deltas, each citation with its marker.
+    fake.script({ reply: CHECKED_REPLY, tokenChars: 4 });
+    const streamed = await postForEvents(app.baseUrl, '/api/v1/query', {
+      key: user.key,
+      body: { query: QUESTION, knowledge_base_ids: [t.context.kb], stream: true },
+    });
+    const events = await allEvents(streamed);
+    const deltas = events.filter((event) => event.event === 'delta');
+    t.true(deltas.length > 4, `${deltas.length} deltas: the text still streams`);
+    t.deepEqual(concatDeltas(events), { text: CHECKED_ANSWER, citations: response.body.citations });
+    t.deepEqual(events.at(-1)?.data, response.body, 'done is the JSON answer');
+    t.true(deltas.some((event) => event.data.text.includes('[unverified]')));
+    for (const event of deltas.filter((each) => each.data.citations.length > 0)) t.regex(event.data.text, /\[\d+\]/);
+    t.is(await sentenceCount(app, 'uncited'), before.uncited + 4);
+  },
+);
 
-test.serial('the extractive model\'s answers are source sentences: unchanged, and every sentence passes the check', async (t) => {
-  const { fake } = t.context;
-  fake.script({ reply: 'must not be asked [1]' });
-  const response = await ask(t, { model: 'kbqa-extractive', include_chunks: true });
-  t.is(response.status, 200, JSON.stringify(response.body));
-  t.false(response.body.answer.includes('[unverified]'));
-  // The same answer through the check, its [k] naming citation k's passage: nothing marked, nothing uncited.
-  const chunks = response.body.chunks as Array<{ document_id: string; text: string; title: string }>;
-  const passages = response.body.citations.map((citation: { document_id: string }, index: number) => {
-    const chunk = chunks.find((each) => each.document_id === citation.document_id) as (typeof chunks)[number];
-    return toPassageDocument(chunk.text, { chunk_id: `c${index}`, document_id: chunk.document_id, knowledge_base_id: t.context.kb, title: chunk.title, filename: chunk.title, heading_path: [], chunk_index: 0, page_start: null, page_end: null, similarity: 1 });
-  });
-  const checked = await new CitationMarkers(passages, QUESTION, true).invoke(response.body.answer);
-  t.is(checked.text, response.body.answer);
-  t.true((checked.sentences?.supported ?? 0) >= 1);
-  t.deepEqual([checked.sentences?.unsupported, checked.sentences?.uncited], [0, 0]);
-});
+test.serial(
+  "the extractive model's answers are source sentences: unchanged, and every sentence passes the check",
+  async (t) => {
+    const { fake } = t.context;
+    fake.script({ reply: 'must not be asked [1]' });
+    const response = await ask(t, { model: 'kbqa-extractive', include_chunks: true });
+    t.is(response.status, 200, JSON.stringify(response.body));
+    t.false(response.body.answer.includes('[unverified]'));
+    // The same answer through the check, its [k] naming citation k's passage: nothing marked, nothing uncited.
+    const chunks = response.body.chunks as Array<{ document_id: string; text: string; title: string }>;
+    const passages = response.body.citations.map((citation: { document_id: string }, index: number) => {
+      const chunk = chunks.find((each) => each.document_id === citation.document_id) as (typeof chunks)[number];
+      return toPassageDocument(chunk.text, {
+        chunk_id: `c${index}`,
+        document_id: chunk.document_id,
+        knowledge_base_id: t.context.kb,
+        title: chunk.title,
+        filename: chunk.title,
+        heading_path: [],
+        chunk_index: 0,
+        page_start: null,
+        page_end: null,
+        similarity: 1,
+      });
+    });
+    const checked = await new CitationMarkers(passages, QUESTION, true).invoke(response.body.answer);
+    t.is(checked.text, response.body.answer);
+    t.true((checked.sentences?.supported ?? 0) >= 1);
+    t.deepEqual([checked.sentences?.unsupported, checked.sentences?.uncited], [0, 0]);
+  },
+);

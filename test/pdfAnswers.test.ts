@@ -1,7 +1,17 @@
 // What a person reads when asking about a PDF: every sentence of the default answerer's answer is a whole unit of
 // the source (a sentence, a list item, a table row with its header cells' names), never a printed line's piece
 // such as "The only petrol station in Corran closes at [1].". Through the web API, as the web app asks.
-import { GUTTER_PARAGRAPHS, LIST_ITEMS, LIST_LEAD, TABLE_INTRO, TABLE_ROWS, VILLAGE_GUIDE, gutterPdf, tableAndListPdf, villageGuidePdf } from './fixtures/readingPdfs.ts';
+import {
+  GUTTER_PARAGRAPHS,
+  LIST_ITEMS,
+  LIST_LEAD,
+  TABLE_INTRO,
+  TABLE_ROWS,
+  VILLAGE_GUIDE,
+  gutterPdf,
+  tableAndListPdf,
+  villageGuidePdf,
+} from './fixtures/readingPdfs.ts';
 import { makeWebUser, TEST_PASSWORD } from './factories/accounts.ts';
 import { testWithApp } from './helpers/app.ts';
 import { settled, upload } from './helpers/pdfUploads.ts';
@@ -45,7 +55,10 @@ const QUESTIONS: Array<{ question: string; fact: string }> = [
   { question: 'When does the summer market open?', fact: '3 October' },
   { question: 'How long does the walk from the harbour to the lighthouse take?', fact: '50 min' },
   { question: 'How is the hot water cylinder drained before the first frost?', fact: 'Drain the hot water cylinder' },
-  { question: 'How many moorings did the survey teams count in the northern harbour?', fact: 'forty moorings before the data extraction began' },
+  {
+    question: 'How many moorings did the survey teams count in the northern harbour?',
+    fact: 'forty moorings before the data extraction began',
+  },
 ];
 
 test('every answer sentence is a whole sentence, list item or table row of the PDF, and holds the fact', async (t) => {
@@ -53,13 +66,20 @@ test('every answer sentence is a whole sentence, list item or table row of the P
   const user = await makeWebUser(app.deps.store);
   const browser = new WebClient(app.baseUrl);
   await browser.signIn(user.email, TEST_PASSWORD);
-  const kb = (await browser.call('POST', '/api/web/knowledge-bases', { body: { name: 'village' } })).body.knowledge_base;
-  for (const [filename, build] of [['village-guide.pdf', villageGuidePdf], ['survey.pdf', gutterPdf], ['coastal-path.pdf', tableAndListPdf]] as const) {
+  const kb = (await browser.call('POST', '/api/web/knowledge-bases', { body: { name: 'village' } })).body
+    .knowledge_base;
+  for (const [filename, build] of [
+    ['village-guide.pdf', villageGuidePdf],
+    ['survey.pdf', gutterPdf],
+    ['coastal-path.pdf', tableAndListPdf],
+  ] as const) {
     const uploaded = await upload(browser, kb.id, filename, (await build()).pdf);
     t.is((await settled(browser, uploaded.body.document.id)).status, 'ready', filename);
   }
   for (const { question, fact } of QUESTIONS) {
-    const { status, body } = await browser.call('POST', '/api/web/query', { body: { query: question, knowledge_base_ids: [kb.id] } });
+    const { status, body } = await browser.call('POST', '/api/web/query', {
+      body: { query: question, knowledge_base_ids: [kb.id] },
+    });
     t.is(status, 200, question);
     const answer: string = body.answer;
     t.true(answer.includes(fact), `${question} → ${answer}`);

@@ -2,7 +2,16 @@
 // pages, citations with pages in the web app (not in /api/v1), failures a person understands, limits, the stored
 // original (download, delete, re-extraction), and the quality of page citations on 24 questions.
 import { queueReindex } from '../service/commands/documents.ts';
-import { corruptPdf, encryptedPdf, hundredPageTextPdf, manyPagesPdf, multiPagePdf, multiPageSentence, scannedPdf, textPdf } from './fixtures/pdfs.ts';
+import {
+  corruptPdf,
+  encryptedPdf,
+  hundredPageTextPdf,
+  manyPagesPdf,
+  multiPagePdf,
+  multiPageSentence,
+  scannedPdf,
+  textPdf,
+} from './fixtures/pdfs.ts';
 import { PDF_MANUALS, PDF_QUESTIONS } from './fixtures/pdfQuestions.ts';
 import { makeWebUser, TEST_PASSWORD } from './factories/accounts.ts';
 import { serveVariant, testWithApp, type TestApp } from './helpers/app.ts';
@@ -37,7 +46,11 @@ test('a multi-page PDF: uploaded, extracted page by page, every chunk knows its 
   t.is(document.status, 'ready');
 
   const asked = await browser.call('POST', '/api/web/query', {
-    body: { query: 'How are tidal turbines inspected?', knowledge_base_ids: [user.defaultKnowledgeBaseId], include_chunks: true },
+    body: {
+      query: 'How are tidal turbines inspected?',
+      knowledge_base_ids: [user.defaultKnowledgeBaseId],
+      include_chunks: true,
+    },
   });
   t.is(asked.status, 200);
   const top = asked.body.chunks[0];
@@ -48,56 +61,70 @@ test('a multi-page PDF: uploaded, extracted page by page, every chunk knows its 
 
   // The Developer API's citations keep exactly the contract's fields; its chunk records carry the pages.
   const key = (await browser.call('POST', '/api/web/api-keys', { body: { name: 'pdf' } })).body.key;
-  const v1 = await app.call('POST', '/api/v1/query', { key, body: { query: 'How are tidal turbines inspected?', include_chunks: true } });
+  const v1 = await app.call('POST', '/api/v1/query', {
+    key,
+    body: { query: 'How are tidal turbines inspected?', include_chunks: true },
+  });
   t.deepEqual(Object.keys(v1.body.citations[0]).sort(), ['document_id', 'similarity', 'snippet', 'title']);
   t.is(v1.body.chunks[0].page_start, 2);
 
   // The stored original: the same bytes, inline, as a PDF.
-  const file = await fetch(`${app.baseUrl}/api/web/documents/${document.id}/file`, { headers: { cookie: browser.cookie ?? '' } });
+  const file = await fetch(`${app.baseUrl}/api/web/documents/${document.id}/file`, {
+    headers: { cookie: browser.cookie ?? '' },
+  });
   t.is(file.status, 200);
   t.is(file.headers.get('content-type'), 'application/pdf');
   t.regex(file.headers.get('content-disposition') ?? '', /^inline; filename\*=UTF-8''handbook\.pdf$/);
   t.deepEqual(new Uint8Array(await file.arrayBuffer()), bytes);
   const stranger = await owner(app);
-  const refused = await fetch(`${app.baseUrl}/api/web/documents/${document.id}/file`, { headers: { cookie: stranger.browser.cookie ?? '' } });
+  const refused = await fetch(`${app.baseUrl}/api/web/documents/${document.id}/file`, {
+    headers: { cookie: stranger.browser.cookie ?? '' },
+  });
   t.is(refused.status, 404);
 });
 
 // Serial: it slows the shared store's progress writes while it runs (ava runs serial tests before the others).
-test.serial('a progress write still in flight when extraction fails cannot set the failed document back to processing', async (t) => {
-  const { app } = t.context;
-  const { user, browser } = await owner(app);
-  const store = app.deps.store;
-  const original = store.setDocumentProgress;
-  let delayed = 0;
-  // What a loaded store does now and then: the last page's progress write lands after the failure was recorded.
-  store.setDocumentProgress = async (id, status, progress) => {
-    if (progress?.phase === 'extracting') {
-      delayed += 1;
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
+test.serial(
+  'a progress write still in flight when extraction fails cannot set the failed document back to processing',
+  async (t) => {
+    const { app } = t.context;
+    const { user, browser } = await owner(app);
+    const store = app.deps.store;
+    const original = store.setDocumentProgress;
+    let delayed = 0;
+    // What a loaded store does now and then: the last page's progress write lands after the failure was recorded.
+    store.setDocumentProgress = async (id, status, progress) => {
+      if (progress?.phase === 'extracting') {
+        delayed += 1;
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+      }
+      return original.call(store, id, status, progress);
+    };
+    try {
+      const uploaded = await upload(browser, user.defaultKnowledgeBaseId, 'slow-scan.pdf', await scannedPdf());
+      t.is(uploaded.status, 202);
+      const document = await settled(browser, uploaded.body.document.id);
+      t.like(document, { status: 'failed', error: 'scanned PDF: no text to index' });
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      const { body } = await browser.call('GET', `/api/web/documents/${document.id}`);
+      t.is(body.document.status, 'failed', 'still failed once every write has landed');
+      t.falsy(body.document.progress, 'and no progress shown');
+      t.true(delayed > 0, 'the progress writes were slowed');
+    } finally {
+      store.setDocumentProgress = original;
     }
-    return original.call(store, id, status, progress);
-  };
-  try {
-    const uploaded = await upload(browser, user.defaultKnowledgeBaseId, 'slow-scan.pdf', await scannedPdf());
-    t.is(uploaded.status, 202);
-    const document = await settled(browser, uploaded.body.document.id);
-    t.like(document, { status: 'failed', error: 'scanned PDF: no text to index' });
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
-    const { body } = await browser.call('GET', `/api/web/documents/${document.id}`);
-    t.is(body.document.status, 'failed', 'still failed once every write has landed');
-    t.falsy(body.document.progress, 'and no progress shown');
-    t.true(delayed > 0, 'the progress writes were slowed');
-  } finally {
-    store.setDocumentProgress = original;
-  }
-});
+  },
+);
 
 test('encrypted, corrupt and scanned PDFs end as failed with a message a person understands, and nothing indexed', async (t) => {
   const { app } = t.context;
   const { user, browser } = await owner(app);
   for (const [filename, bytes, message] of [
-    ['locked.pdf', await encryptedPdf(), 'the PDF is password-protected (encrypted); remove the password and upload it again'],
+    [
+      'locked.pdf',
+      await encryptedPdf(),
+      'the PDF is password-protected (encrypted); remove the password and upload it again',
+    ],
     ['broken.pdf', corruptPdf(), 'the file is not a readable PDF (damaged or not a PDF)'],
     ['scan.pdf', await scannedPdf(), 'scanned PDF: no text to index'],
   ] as const) {
@@ -122,7 +149,10 @@ test('limits: a file over KBQA_MAX_UPLOAD_BYTES is 413 and nothing is stored; to
   } finally {
     await small.close();
   }
-  const listed = await browser.call('GET', `/api/web/knowledge-bases/${user.defaultKnowledgeBaseId}/documents?include=status`);
+  const listed = await browser.call(
+    'GET',
+    `/api/web/knowledge-bases/${user.defaultKnowledgeBaseId}/documents?include=status`,
+  );
   t.deepEqual(listed.body.documents, [], 'no document from the refused upload');
 
   const tooLong = await upload(browser, user.defaultKnowledgeBaseId, 'long.pdf', await manyPagesPdf(160));
@@ -137,7 +167,11 @@ test('uploads are refused unless they are a PDF, from the owner, with the CSRF t
   const notPdf = await upload(browser, user.defaultKnowledgeBaseId, 'notes.txt', new TextEncoder().encode('hello'));
   t.is(notPdf.status, 400);
   const { browser: other } = await owner(app);
-  t.is((await upload(other, user.defaultKnowledgeBaseId, 'a.pdf', await multiPagePdf())).status, 403, 'writes to a KB not owned are 403, as on /api/v1');
+  t.is(
+    (await upload(other, user.defaultKnowledgeBaseId, 'a.pdf', await multiPagePdf())).status,
+    403,
+    'writes to a KB not owned are 403, as on /api/v1',
+  );
   const tokenless = await fetch(`${app.baseUrl}/api/web/knowledge-bases/${user.defaultKnowledgeBaseId}/uploads`, {
     method: 'POST',
     headers: { cookie: browser.cookie ?? '' },
@@ -145,7 +179,10 @@ test('uploads are refused unless they are a PDF, from the owner, with the CSRF t
   });
   t.is(tokenless.status, 403);
   const key = (await browser.call('POST', '/api/web/api-keys', { body: { name: 'v1' } })).body.key;
-  const viaV1 = await app.call('POST', '/api/v1/documents', { key, body: { kb_id: user.defaultKnowledgeBaseId, filename: 'a.pdf', content: 'x' } });
+  const viaV1 = await app.call('POST', '/api/v1/documents', {
+    key,
+    body: { kb_id: user.defaultKnowledgeBaseId, filename: 'a.pdf', content: 'x' },
+  });
   t.is(viaV1.status, 400);
   t.regex(viaV1.body.error.message, /web app/);
 });
@@ -167,7 +204,11 @@ test('deleting the document deletes its file; a re-index extracts the stored fil
   const rebuilt = await settled(browser, document.id);
   t.is(rebuilt.status, 'ready');
   const asked = await browser.call('POST', '/api/web/query', {
-    body: { query: 'How are ferry timetables inspected?', knowledge_base_ids: [user.defaultKnowledgeBaseId], include_chunks: true },
+    body: {
+      query: 'How are ferry timetables inspected?',
+      knowledge_base_ids: [user.defaultKnowledgeBaseId],
+      include_chunks: true,
+    },
   });
   t.is(asked.body.chunks[0].page_start, 5);
 
@@ -178,7 +219,8 @@ test('deleting the document deletes its file; a re-index extracts the stored fil
 test(`the default answerer cites the right PDF first and the right page on ${PDF_QUESTIONS.length} questions`, async (t) => {
   const { app } = t.context;
   const { browser } = await owner(app);
-  const kb = (await browser.call('POST', '/api/web/knowledge-bases', { body: { name: 'manuals' } })).body.knowledge_base;
+  const kb = (await browser.call('POST', '/api/web/knowledge-bases', { body: { name: 'manuals' } })).body
+    .knowledge_base;
   const ids = new Map<string, string>();
   for (const manual of PDF_MANUALS) {
     const uploaded = await upload(browser, kb.id, manual.filename, await textPdf(manual.pages));
@@ -188,7 +230,9 @@ test(`the default answerer cites the right PDF first and the right page on ${PDF
   let rightDocument = 0;
   let rightPage = 0;
   for (const question of PDF_QUESTIONS) {
-    const { body } = await browser.call('POST', '/api/web/query', { body: { query: question.question, knowledge_base_ids: [kb.id] } });
+    const { body } = await browser.call('POST', '/api/web/query', {
+      body: { query: question.question, knowledge_base_ids: [kb.id] },
+    });
     const first = body.citations[0];
     if (first?.document_id === ids.get(question.filename)) {
       rightDocument += 1;
@@ -200,7 +244,9 @@ test(`the default answerer cites the right PDF first and the right page on ${PDF
   }
   const documentRate = rightDocument / PDF_QUESTIONS.length;
   const pageRate = rightPage / PDF_QUESTIONS.length;
-  t.log(`right document first ${rightDocument}/${PDF_QUESTIONS.length} (${(documentRate * 100).toFixed(1)} %), right page ${rightPage}/${PDF_QUESTIONS.length} (${(pageRate * 100).toFixed(1)} %)`);
+  t.log(
+    `right document first ${rightDocument}/${PDF_QUESTIONS.length} (${(documentRate * 100).toFixed(1)} %), right page ${rightPage}/${PDF_QUESTIONS.length} (${(pageRate * 100).toFixed(1)} %)`,
+  );
   t.true(documentRate >= 0.9, `right document first ${documentRate}`);
   t.true(pageRate >= 0.85, `right page ${pageRate}`);
 });
@@ -242,14 +288,23 @@ async function storedFiles(databaseUrl: string): Promise<{ files: number; chunks
   try {
     await client.connect();
     const db = client.db();
-    return { files: await db.collection('document_files.files').countDocuments(), chunks: await db.collection('document_files.chunks').countDocuments() };
+    return {
+      files: await db.collection('document_files.files').countDocuments(),
+      chunks: await db.collection('document_files.chunks').countDocuments(),
+    };
   } finally {
     await client.close();
   }
 }
 
 /** Sends the head of a multipart upload (headers and `bytes` of the file), then either drops the connection or ends the body without its closing boundary. */
-function brokenUpload(baseUrl: string, path: string, browser: WebClient, file: Uint8Array, how: 'drop' | 'truncate'): Promise<string> {
+function brokenUpload(
+  baseUrl: string,
+  path: string,
+  browser: WebClient,
+  file: Uint8Array,
+  how: 'drop' | 'truncate',
+): Promise<string> {
   const { hostname, port } = new URL(baseUrl);
   const boundary = 'kbqa-test-boundary';
   const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.pdf"\r\nContent-Type: application/pdf\r\n\r\n`;
@@ -286,7 +341,10 @@ function brokenUpload(baseUrl: string, path: string, browser: WebClient, file: U
 test('an upload dropped mid-file, a body without its closing boundary, and one over the limit leave nothing stored, and the service carries on', async (t) => {
   const databaseUrl = freshDatabaseUrl('pdf_broken_uploads');
   const store = await openStore(databaseUrl, 5_000);
-  const own = await serveVariant({ ...t.context.app.deps, store }, (config) => ({ ...config, pdf: { ...config.pdf, maxBytes: 300_000 } }));
+  const own = await serveVariant({ ...t.context.app.deps, store }, (config) => ({
+    ...config,
+    pdf: { ...config.pdf, maxBytes: 300_000 },
+  }));
   try {
     const user = await makeWebUser(store);
     const browser = new WebClient(own.baseUrl);
@@ -300,7 +358,11 @@ test('an upload dropped mid-file, a body without its closing boundary, and one o
     const over = await upload(browser, user.defaultKnowledgeBaseId, 'big.pdf', big, own.baseUrl);
     t.is(over.status, 413);
     await new Promise((resolve) => setTimeout(resolve, 1_500));
-    t.deepEqual(await storedFiles(databaseUrl), { files: 0, chunks: 0 }, 'no file record and no stored part of any of them');
+    t.deepEqual(
+      await storedFiles(databaseUrl),
+      { files: 0, chunks: 0 },
+      'no file record and no stored part of any of them',
+    );
     // Still serving (an unhandled stream error would have ended the process).
     const ok = await upload(browser, user.defaultKnowledgeBaseId, 'fine.pdf', await multiPagePdf(), own.baseUrl);
     t.is(ok.status, 202);

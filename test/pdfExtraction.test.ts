@@ -6,7 +6,12 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import anyTest, { type TestFn } from 'ava';
 import { PdfExtractionError } from '../service/errors.ts';
-import { createPdfExtractor, extractionBudgetMs, type PdfExtractor, type PdfLimits } from '../service/extraction/pdf.ts';
+import {
+  createPdfExtractor,
+  extractionBudgetMs,
+  type PdfExtractor,
+  type PdfLimits,
+} from '../service/extraction/pdf.ts';
 import { isPageNumber } from '../service/extraction/pdfRunningLines.ts';
 import { flateBombPdf, sharedStreamPdf } from './fixtures/hostilePdfs.ts';
 import {
@@ -93,7 +98,10 @@ test('running header and "Page n of N" footer are gone; body text is kept, even 
     t.is(text.split('\n\n').length, 2, 'two paragraphs');
   });
   const { printed } = await textPdfWithLayout(MULTI_PAGE_CONTENT);
-  t.true(printed.filter((lines) => lines.at(-1) === 'officer.').length >= 3, 'the fixture still has the recurring line');
+  t.true(
+    printed.filter((lines) => lines.at(-1) === 'officer.').length >= 3,
+    'the fixture still has the recurring line',
+  );
 });
 
 test('lines that are only a page number are dropped at the top and bottom, even on a two-page document', async (t) => {
@@ -107,10 +115,32 @@ test('lines that are only a page number are dropped at the top and bottom, even 
 });
 
 test('page-number lines are recognised in their usual forms, and sentences with numbers are not', (t) => {
-  for (const line of ['3', 'Page 3', 'page 12', 'p. 7', '3 / 10', '3/10', '3 of 10', 'Page 3 of 10', '- 3 -', '— 14 —', '[5]', 'iv', 'XII', 'xx']) {
+  for (const line of [
+    '3',
+    'Page 3',
+    'page 12',
+    'p. 7',
+    '3 / 10',
+    '3/10',
+    '3 of 10',
+    'Page 3 of 10',
+    '- 3 -',
+    '— 14 —',
+    '[5]',
+    'iv',
+    'XII',
+    'xx',
+  ]) {
     t.true(isPageNumber(line), line);
   }
-  for (const line of ['Page 3 explains how tides work.', 'Chapter 3', '2023 on well-known documents.', 'xxi', 'Table 3 of 10 rows', '']) {
+  for (const line of [
+    'Page 3 explains how tides work.',
+    'Chapter 3',
+    '2023 on well-known documents.',
+    'xxi',
+    'Table 3 of 10 rows',
+    '',
+  ]) {
     t.false(isPageNumber(line), line);
   }
 });
@@ -228,7 +258,11 @@ test('an extraction over the time limit is stopped with timeout, and the extract
     // Generous for a loaded 2-core machine (the page count above already shows it did not finish).
     t.true(performance.now() - started < 20_000, 'stopped, not left to finish');
     // The next PDF gets a reader of its own.
-    t.deepEqual((await extractor.extract(await pageWithoutTextPdf())).pages, [PAGE_WITH_TEXT[0], '', PAGE_WITH_TEXT[1]]);
+    t.deepEqual((await extractor.extract(await pageWithoutTextPdf())).pages, [
+      PAGE_WITH_TEXT[0],
+      '',
+      PAGE_WITH_TEXT[1],
+    ]);
   } finally {
     await extractor.close();
   }
@@ -241,15 +275,26 @@ test('a stream inflating past maxMemoryMb fails with too_large naming the limit,
     t.deepEqual((await t.context.extractor.extract(await flateBombPdf(64))).pages, ['Text after the zeros.']);
     const error = await failureOf(extractor.extract(await flateBombPdf(512)));
     t.is(error.reason, 'too_large');
-    t.is(error.message, 'the PDF needs more than the 128 MB of memory allowed to read it (its compressed contents expand too far)');
-    t.deepEqual((await extractor.extract(await pageWithoutTextPdf())).pages, [PAGE_WITH_TEXT[0], '', PAGE_WITH_TEXT[1]]);
+    t.is(
+      error.message,
+      'the PDF needs more than the 128 MB of memory allowed to read it (its compressed contents expand too far)',
+    );
+    t.deepEqual((await extractor.extract(await pageWithoutTextPdf())).pages, [
+      PAGE_WITH_TEXT[0],
+      '',
+      PAGE_WITH_TEXT[1],
+    ]);
   } finally {
     await extractor.close();
   }
 });
 
 test('the time budget scales with pages and size: 2,000 pages sharing one 2 MiB stream get 26 s, not the 120 s ceiling', async (t) => {
-  t.is(extractionBudgetMs(210_000, 100, 120_000), 7_000, 'a 100-page, 205 KB document: 5 s + 1 s + 0.4 s, in whole seconds');
+  t.is(
+    extractionBudgetMs(210_000, 100, 120_000),
+    7_000,
+    'a 100-page, 205 KB document: 5 s + 1 s + 0.4 s, in whole seconds',
+  );
   t.is(extractionBudgetMs(50 * 1024 ** 2, 2_000, 120_000), 120_000, 'a 50 MiB document of 2,000 pages: the ceiling');
   t.is(extractionBudgetMs(1_000, 0, 300), 300, 'never over the ceiling');
   const hog = sharedStreamPdf(2_000, 2);
@@ -271,7 +316,10 @@ test('onPage is called with (n, total) for every page, in order, before the resu
   const calls: [number, number][] = [];
   const result = await t.context.extractor.extract(await multiPagePdf(), (done, total) => calls.push([done, total]));
   const total = MULTI_PAGE_CONTENT.length;
-  t.deepEqual(calls, Array.from({ length: total }, (_, index) => [index + 1, total]));
+  t.deepEqual(
+    calls,
+    Array.from({ length: total }, (_, index) => [index + 1, total]),
+  );
   t.is(result.pageCount, total);
 });
 
@@ -301,7 +349,11 @@ test('pdfjs is never loaded on the main thread', async (t) => {
     await import('pdfjs-dist/legacy/build/pdf.mjs');
     console.log(JSON.stringify({ text: pages[0], during, sawExtractor, control: witnesses() }));
   `;
-  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, env: process.env, timeout: 120_000 });
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: ROOT,
+    env: process.env,
+    timeout: 120_000,
+  });
   const result = JSON.parse(stdout.trim().split('\n').at(-1)!);
   t.true(result.text.startsWith('Reliable text extraction'), 'the extraction ran');
   t.deepEqual(result.during, { pdfjsModules: 0, pdfjsLib: 'undefined', DOMMatrix: 'undefined' });

@@ -24,7 +24,13 @@ const INFLATED_MIB = 512;
 /** VmRSS and VmHWM (the peak RSS since the process started) in MiB, from /proc/<pid>/status. */
 function memoryOf(pid: number): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kib = (field: string) => Number(status.split('\n').find((line) => line.startsWith(`${field}:`))?.split(/\s+/)[1] ?? Number.NaN);
+  const kib = (field: string) =>
+    Number(
+      status
+        .split('\n')
+        .find((line) => line.startsWith(`${field}:`))
+        ?.split(/\s+/)[1] ?? Number.NaN,
+    );
   return { rss: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
 }
 
@@ -32,7 +38,11 @@ test(`a PDF inflating to ${INFLATED_MIB} MiB fails once as too large, naming the
   const { databaseUrl } = t.context;
   const store = await openStore(databaseUrl, 5_000);
   const lines: string[] = [];
-  const api = await startApiProcess({ KBQA_MONGODB_URL: databaseUrl, KBQA_PDF_MAX_MEMORY_MB: String(MEMORY_MB) }, 120_000, (line) => lines.push(line));
+  const api = await startApiProcess(
+    { KBQA_MONGODB_URL: databaseUrl, KBQA_PDF_MAX_MEMORY_MB: String(MEMORY_MB) },
+    120_000,
+    (line) => lines.push(line),
+  );
   try {
     const user = await makeWebUser(store);
     const browser = new WebClient(api.url);
@@ -51,7 +61,9 @@ test(`a PDF inflating to ${INFLATED_MIB} MiB fails once as too large, naming the
     const sampler = setInterval(() => (sampled = Math.max(sampled, memoryOf(api.pid).rss)), 100);
     const document = await settled(browser, id).finally(() => clearInterval(sampler));
     const after = memoryOf(api.pid);
-    t.log(`API RSS ${before.rss.toFixed(0)} MiB before, highest sample ${sampled.toFixed(0)} MiB; peak ${before.peak.toFixed(0)} → ${after.peak.toFixed(0)} MiB`);
+    t.log(
+      `API RSS ${before.rss.toFixed(0)} MiB before, highest sample ${sampled.toFixed(0)} MiB; peak ${before.peak.toFixed(0)} → ${after.peak.toFixed(0)} MiB`,
+    );
 
     t.like(document, {
       status: 'failed',

@@ -48,7 +48,9 @@ test('a small PDF queued behind a slow 60-page one is read after one step of it,
     return result;
   });
   const [bigResult, smallResult] = await Promise.all([bigRead, smallRead]);
-  t.log(`the big PDF read in ${steps.length} steps (${steps.join(', ')} ms); ${bigPagesWhenSmallDone} of its pages were read when the small one was done`);
+  t.log(
+    `the big PDF read in ${steps.length} steps (${steps.join(', ')} ms); ${bigPagesWhenSmallDone} of its pages were read when the small one was done`,
+  );
   t.deepEqual(finished, ['small', 'big'], 'the small PDF is read before the big one is done');
   t.true(bigPagesWhenSmallDone < 60);
   t.is(smallResult.pages.length, 6);

@@ -141,7 +141,13 @@ test('include_chunks: chunk records, side ranks (integer ≥ 1 or null), only fr
   const { app } = t.context;
   const { user, kb, ferry, bees, volcano } = await seededUser(app);
   const other = await createKb(app, user.key, 'other');
-  await ingest(app, user.key, other, 'mineral.md', '# Zanzibarite\n\nZanzibarite is a fictional blue mineral mined near Dar.');
+  await ingest(
+    app,
+    user.key,
+    other,
+    'mineral.md',
+    '# Zanzibarite\n\nZanzibarite is a fictional blue mineral mined near Dar.',
+  );
   const rare = await ingest(app, user.key, kb, 'notes.txt', 'The museum shows a crystal of zanzibarite in room four.');
 
   const body = await ok(t, app, user.key, { query: 'zanzibarite', knowledge_base_ids: [kb], include_chunks: true });
@@ -155,7 +161,10 @@ test('include_chunks: chunk records, side ranks (integer ≥ 1 or null), only fr
   t.true([...documentIds].every((id) => [ferry.id, bees.id, volcano.id, rare.id].includes(id as string)));
   // Fused order: scores never increase down the list.
   const scores = body.chunks.map((chunk: Body) => chunk.score);
-  t.deepEqual(scores, [...scores].sort((a, b) => b - a));
+  t.deepEqual(
+    scores,
+    [...scores].sort((a, b) => b - a),
+  );
 
   // Only one chunk contains the word: BM25 ranks it first and returns nothing else; k-NN ranks every chunk.
   const withWord = body.chunks.filter((chunk: Body) => /zanzibarite/i.test(chunk.text));
@@ -210,10 +219,21 @@ test('bm25_rank and vector_rank are the ranks the standalone BM25 and k-NN searc
   });
   const ferries = await ingest(app, user.key, kb, 'crossings.txt', paragraphs.join('\n\n'));
   t.true(ferries.chunks > 50, `more chunks than the k-NN depth: ${ferries.chunks}`);
-  const odd = await ingest(app, user.key, kb, 'bakery-tax.txt', 'Quarterly tax filing for the bakery is due in April; the accountant uses the blorptastic spreadsheet.');
+  const odd = await ingest(
+    app,
+    user.key,
+    kb,
+    'bakery-tax.txt',
+    'Quarterly tax filing for the bakery is due in April; the accountant uses the blorptastic spreadsheet.',
+  );
 
   const question = 'blorptastic ferry timetable';
-  const body = await ok(t, app, user.key, { query: question, knowledge_base_ids: [kb], include_chunks: true, max_results: 50 });
+  const body = await ok(t, app, user.key, {
+    query: question,
+    knowledge_base_ids: [kb],
+    include_chunks: true,
+    max_results: 50,
+  });
   t.is(body.chunks.length, 50);
   for (const chunk of body.chunks) assertChunkShape(t, chunk);
 
@@ -232,7 +252,10 @@ test('bm25_rank and vector_rank are the ranks the standalone BM25 and k-NN searc
   t.truthy(bakery, 'the BM25-only chunk is among the fused results');
   t.is(typeof bakery.bm25_rank, 'number');
   t.is(bakery.vector_rank, null);
-  t.true(body.chunks.some((chunk: Body) => chunk.bm25_rank !== null && chunk.vector_rank !== null), 'some chunks come from both sides');
+  t.true(
+    body.chunks.some((chunk: Body) => chunk.bm25_rank !== null && chunk.vector_rank !== null),
+    'some chunks come from both sides',
+  );
 });
 
 test('max_results bounds the retrieved chunks (default 8)', async (t) => {
@@ -249,7 +272,12 @@ test('max_results bounds the retrieved chunks (default 8)', async (t) => {
   t.true(document.chunks >= 9, `needs more chunks than the default max_results: ${document.chunks}`);
   const question = 'How often does a coastal weather station report sea temperature?';
   for (const maxResults of [1, 3, 5]) {
-    const body = await ok(t, app, user.key, { query: question, knowledge_base_ids: [kb], include_chunks: true, max_results: maxResults });
+    const body = await ok(t, app, user.key, {
+      query: question,
+      knowledge_base_ids: [kb],
+      include_chunks: true,
+      max_results: maxResults,
+    });
     t.is(body.chunks.length, maxResults, `max_results ${maxResults}`);
     t.true(body.citations.length <= maxResults);
     assertMarkersMatchCitations(t, body);
@@ -257,7 +285,12 @@ test('max_results bounds the retrieved chunks (default 8)', async (t) => {
   }
   const byDefault = await ok(t, app, user.key, { query: question, knowledge_base_ids: [kb], include_chunks: true });
   t.is(byDefault.chunks.length, 8);
-  const most = await ok(t, app, user.key, { query: question, knowledge_base_ids: [kb], include_chunks: true, max_results: 50 });
+  const most = await ok(t, app, user.key, {
+    query: question,
+    knowledge_base_ids: [kb],
+    include_chunks: true,
+    max_results: 50,
+  });
   t.is(most.chunks.length, Math.min(50, document.chunks));
 });
 
@@ -281,7 +314,11 @@ test('knowledge_base_ids restricts retrieval to the named KBs and is echoed (ded
   const bothDocuments = new Set(both.chunks.map((chunk: Body) => chunk.document_id));
   t.true(bothDocuments.has(inFirst.id) && bothDocuments.has(inSecond.id), 'unrestricted: both KBs are searched');
 
-  const onlySecond = await ok(t, app, user.key, { query: question, knowledge_base_ids: [second], include_chunks: true });
+  const onlySecond = await ok(t, app, user.key, {
+    query: question,
+    knowledge_base_ids: [second],
+    include_chunks: true,
+  });
   t.deepEqual(onlySecond.knowledge_base_ids, [second]);
   t.true(onlySecond.chunks.length >= 1);
   for (const chunk of onlySecond.chunks) {
@@ -292,7 +329,11 @@ test('knowledge_base_ids restricts retrieval to the named KBs and is echoed (ded
   for (const citation of onlySecond.citations) t.is(citation.document_id, inSecond.id);
   t.regex(onlySecond.answer, /09:30/);
 
-  const onlyFirst = await ok(t, app, user.key, { query: question, knowledge_base_ids: [first, first], include_chunks: true });
+  const onlyFirst = await ok(t, app, user.key, {
+    query: question,
+    knowledge_base_ids: [first, first],
+    include_chunks: true,
+  });
   t.deepEqual(onlyFirst.knowledge_base_ids, [first], 'duplicates collapse');
   for (const chunk of onlyFirst.chunks) t.is(chunk.knowledge_base_id, first);
   for (const citation of onlyFirst.citations) t.is(citation.document_id, inFirst.id);
@@ -318,7 +359,9 @@ test('403 when knowledge_base_ids names a KB the key cannot reach; the first suc
   for (const [ids, firstBad] of cases) {
     const response = await query(app, user.key, { query: 'anything at all', knowledge_base_ids: ids });
     t.is(response.status, 403, JSON.stringify(response.body));
-    t.deepEqual(response.body, { error: { code: 'forbidden', message: `API key lacks access to knowledge base ${firstBad}` } });
+    t.deepEqual(response.body, {
+      error: { code: 'forbidden', message: `API key lacks access to knowledge base ${firstBad}` },
+    });
   }
 });
 
@@ -380,7 +423,13 @@ test('400: invalid query bodies', async (t) => {
 test('a soft-deleted KB is never retrieved, although its chunks are still stored', async (t) => {
   const { app } = t.context;
   const user = await makeUser(app.deps.store);
-  await ingest(app, user.key, user.defaultKnowledgeBaseId, 'pastry.md', '# Pastry\n\nShortcrust pastry needs cold butter and a light touch.');
+  await ingest(
+    app,
+    user.key,
+    user.defaultKnowledgeBaseId,
+    'pastry.md',
+    '# Pastry\n\nShortcrust pastry needs cold butter and a light touch.',
+  );
   const doomed = await createKb(app, user.key, 'recipes to delete');
   const secret = await ingest(
     app,
@@ -419,7 +468,13 @@ test("tenant isolation: another user's private KB is never cited or returned, ho
   const { app } = t.context;
   const alice = await makeUser(app.deps.store, { label: 'alice' });
   const bob = await makeUser(app.deps.store, { label: 'bob' });
-  await ingest(app, alice.key, alice.defaultKnowledgeBaseId, 'bread.md', '# Bread\n\nBread is made from flour, water, salt and yeast.');
+  await ingest(
+    app,
+    alice.key,
+    alice.defaultKnowledgeBaseId,
+    'bread.md',
+    '# Bread\n\nBread is made from flour, water, salt and yeast.',
+  );
   const bobsKb = await createKb(app, bob.key, 'private baking notes');
   const bobsDocument = await ingest(
     app,
@@ -445,7 +500,10 @@ test("tenant isolation: another user's private KB is never cited or returned, ho
       t.not(chunk.document_id, bobsDocument.id);
     }
   }
-  const forced = await query(app, alice.key, { query: question, knowledge_base_ids: [alice.defaultKnowledgeBaseId, bobsKb] });
+  const forced = await query(app, alice.key, {
+    query: question,
+    knowledge_base_ids: [alice.defaultKnowledgeBaseId, bobsKb],
+  });
   t.is(forced.status, 403);
   t.is(forced.body.error.message, `API key lacks access to knowledge base ${bobsKb}`);
 });
@@ -453,7 +511,10 @@ test("tenant isolation: another user's private KB is never cited or returned, ho
 test('nothing relevant: 200, citations [] and an answer saying the KBs hold nothing on it', async (t) => {
   const { app } = t.context;
   const { user, kb } = await seededUser(app);
-  for (const question of ['What is the capital of Mongolia?', 'Which Roman emperor built the wall across northern Britain?']) {
+  for (const question of [
+    'What is the capital of Mongolia?',
+    'Which Roman emperor built the wall across northern Britain?',
+  ]) {
     const body = await ok(t, app, user.key, { query: question, knowledge_base_ids: [kb], include_chunks: true });
     t.deepEqual(body.citations, [], question);
     t.is(body.answer, NOTHING_RELEVANT_ANSWER);
@@ -465,8 +526,18 @@ test('nothing relevant: 200, citations [] and an answer saying the KBs hold noth
   }
   // An empty KB holds nothing on anything.
   const empty = await createKb(app, user.key, 'empty');
-  const body = await ok(t, app, user.key, { query: 'When does the ferry leave?', knowledge_base_ids: [empty], include_chunks: true });
-  t.deepEqual(body, { answer: NOTHING_RELEVANT_ANSWER, citations: [], model: 'kbqa-extractive', knowledge_base_ids: [empty], chunks: [] });
+  const body = await ok(t, app, user.key, {
+    query: 'When does the ferry leave?',
+    knowledge_base_ids: [empty],
+    include_chunks: true,
+  });
+  t.deepEqual(body, {
+    answer: NOTHING_RELEVANT_ANSWER,
+    citations: [],
+    model: 'kbqa-extractive',
+    knowledge_base_ids: [empty],
+    chunks: [],
+  });
 });
 
 // The relevance floor (KBQA_RELEVANCE_FLOOR, 0.6) sits between the fixture corpus's figures (README, "Query"): every
@@ -496,29 +567,52 @@ test('no reachable KB: 200 with knowledge_base_ids [], citations [] and an answe
   t.deepEqual(listed.body.knowledge_bases, []);
 
   const body = await ok(t, app, user.key, { query: 'When does the ferry leave?' });
-  t.deepEqual(body, { answer: NO_KNOWLEDGE_BASE_ANSWER, citations: [], model: 'kbqa-extractive', knowledge_base_ids: [] });
+  t.deepEqual(body, {
+    answer: NO_KNOWLEDGE_BASE_ANSWER,
+    citations: [],
+    model: 'kbqa-extractive',
+    knowledge_base_ids: [],
+  });
   // Streamed: no passages, the fixed answer as one delta, then the same body.
-  const streamed = await allEvents(await postForEvents(app.baseUrl, '/api/v1/query', { key: user.key, body: { query: 'When does the ferry leave?', stream: true } }));
+  const streamed = await allEvents(
+    await postForEvents(app.baseUrl, '/api/v1/query', {
+      key: user.key,
+      body: { query: 'When does the ferry leave?', stream: true },
+    }),
+  );
   t.deepEqual(streamed, [
     { event: 'retrieval', data: { passages: [] } },
     { event: 'delta', data: { text: NO_KNOWLEDGE_BASE_ANSWER, citations: [] } },
     { event: 'done', data: body },
   ]);
   t.regex(body.answer, /no knowledge bases/i);
-  const withChunks = await ok(t, app, user.key, { query: 'When does the ferry leave?', include_chunks: true, max_results: 3 });
+  const withChunks = await ok(t, app, user.key, {
+    query: 'When does the ferry leave?',
+    include_chunks: true,
+    max_results: 3,
+  });
   t.deepEqual(withChunks.chunks, []);
   t.deepEqual(withChunks.knowledge_base_ids, []);
   // Naming the deleted default KB is still a 403.
-  const named = await query(app, user.key, { query: 'When does the ferry leave?', knowledge_base_ids: [user.defaultKnowledgeBaseId] });
+  const named = await query(app, user.key, {
+    query: 'When does the ferry leave?',
+    knowledge_base_ids: [user.defaultKnowledgeBaseId],
+  });
   t.is(named.status, 403);
 });
 
 test('stream: true with the default (extractive) model: one delta per sentence, done is the JSON answer', async (t) => {
   const { app } = t.context;
   const { user, kb } = await seededUser(app);
-  for (const question of ['When does the harbour ferry to Skerry Island leave on weekdays?', 'When is honey harvested from rooftop hives?']) {
+  for (const question of [
+    'When does the harbour ferry to Skerry Island leave on weekdays?',
+    'When is honey harvested from rooftop hives?',
+  ]) {
     const body = { query: question, knowledge_base_ids: [kb], include_chunks: true };
-    const response = await postForEvents(app.baseUrl, '/api/v1/query', { key: user.key, body: { ...body, stream: true } });
+    const response = await postForEvents(app.baseUrl, '/api/v1/query', {
+      key: user.key,
+      body: { ...body, stream: true },
+    });
     t.is(response.status, 200);
     const events = await allEvents(response);
     const names = events.map((event) => event.event);

@@ -26,7 +26,10 @@ type Quotas = Config['quotas'];
 /** The app with other quotas, and optionally a job runner that never runs (so queued documents stay queued). */
 async function withQuotas(app: TestApp, quotas: Partial<Quotas>, options: { idle?: boolean } = {}) {
   const jobs = options.idle ? new IngestRunner(app.deps, { claims: 'own' }) : app.deps.jobs;
-  const served = await serveVariant({ ...app.deps, jobs }, (config) => ({ ...config, quotas: { ...config.quotas, ...quotas } }));
+  const served = await serveVariant({ ...app.deps, jobs }, (config) => ({
+    ...config,
+    quotas: { ...config.quotas, ...quotas },
+  }));
   return {
     call: (method: string, path: string, body: unknown, key: string, headers: Record<string, string> = {}) =>
       callJson(served.baseUrl, method, path, { key, body, headers }),
@@ -43,18 +46,33 @@ test('beyond KBQA_MAX_QUEUED_DOCUMENTS_PER_USER waiting documents: 429 with Retr
   const async = { prefer: 'respond-async' };
   try {
     const post = (who: typeof user, name: string) =>
-      api.call('POST', '/api/v1/documents', { kb_id: who.defaultKnowledgeBaseId, filename: name, content: `# ${name}\n\nSome text.` }, who.key, async);
+      api.call(
+        'POST',
+        '/api/v1/documents',
+        { kb_id: who.defaultKnowledgeBaseId, filename: name, content: `# ${name}\n\nSome text.` },
+        who.key,
+        async,
+      );
     const queued = [await post(user, 'one.md'), await post(user, 'two.md')];
-    t.deepEqual(queued.map((answer) => answer.status), [202, 202]);
+    t.deepEqual(
+      queued.map((answer) => answer.status),
+      [202, 202],
+    );
     const third = await post(user, 'three.md');
     t.is(third.status, 429);
     t.is(third.body.error.code, 'rate_limited');
-    t.regex(third.body.error.message, /^2 documents of yours are waiting for ingestion \(the limit is 2\); retry in \d+ s$/);
+    t.regex(
+      third.body.error.message,
+      /^2 documents of yours are waiting for ingestion \(the limit is 2\); retry in \d+ s$/,
+    );
     t.true(Number(third.headers.get('retry-after')) >= 1);
     t.is((await post(other, 'theirs.md')).status, 202, 'another user has a queue of their own');
 
     // One leaves the queue (deleted): one more fits.
-    t.is((await api.call('DELETE', `/api/v1/documents/${queued[0].body.document.id}`, undefined, user.key)).status, 200);
+    t.is(
+      (await api.call('DELETE', `/api/v1/documents/${queued[0].body.document.id}`, undefined, user.key)).status,
+      200,
+    );
     t.is((await post(user, 'three.md')).status, 202);
   } finally {
     await api.close();
@@ -66,7 +84,13 @@ test('beyond KBQA_MAX_DOCUMENTS_PER_USER: 413 naming the limit and the usage; a 
   const user = await makeUser(app.deps.store);
   const api = await withQuotas(app, { maxDocuments: 2 });
   try {
-    const post = (name: string) => api.call('POST', '/api/v1/documents', { kb_id: user.defaultKnowledgeBaseId, filename: name, content: `# ${name}\n\nSome text.` }, user.key);
+    const post = (name: string) =>
+      api.call(
+        'POST',
+        '/api/v1/documents',
+        { kb_id: user.defaultKnowledgeBaseId, filename: name, content: `# ${name}\n\nSome text.` },
+        user.key,
+      );
     const first = await post('one.md');
     t.is(first.status, 201);
     t.is((await post('two.md')).status, 201);
@@ -88,16 +112,40 @@ test('beyond KBQA_MAX_STORAGE_BYTES_PER_USER: 413 naming the bytes, for a new do
   const api = await withQuotas(app, { maxStorageBytes: 1_000 });
   try {
     const kb = user.defaultKnowledgeBaseId;
-    const first = await api.call('POST', '/api/v1/documents', { kb_id: kb, filename: 'a.md', content: text(600) }, user.key);
+    const first = await api.call(
+      'POST',
+      '/api/v1/documents',
+      { kb_id: kb, filename: 'a.md', content: text(600) },
+      user.key,
+    );
     t.is(first.status, 201);
-    const second = await api.call('POST', '/api/v1/documents', { kb_id: kb, filename: 'b.md', content: text(600) }, user.key);
+    const second = await api.call(
+      'POST',
+      '/api/v1/documents',
+      { kb_id: kb, filename: 'b.md', content: text(600) },
+      user.key,
+    );
     t.is(second.status, 413);
-    t.is(second.body.error.message, 'storage quota exceeded: this needs 600 more bytes, 600 of 1000 bytes are in use; delete some documents first');
+    t.is(
+      second.body.error.message,
+      'storage quota exceeded: this needs 600 more bytes, 600 of 1000 bytes are in use; delete some documents first',
+    );
     // A replacement is charged what it adds: 900 fits where 600 were, 1,100 does not.
-    t.is((await api.call('PUT', `/api/v1/documents/${first.body.document.id}`, { content: text(900) }, user.key)).status, 201);
-    const larger = await api.call('PUT', `/api/v1/documents/${first.body.document.id}`, { content: text(1_100) }, user.key);
+    t.is(
+      (await api.call('PUT', `/api/v1/documents/${first.body.document.id}`, { content: text(900) }, user.key)).status,
+      201,
+    );
+    const larger = await api.call(
+      'PUT',
+      `/api/v1/documents/${first.body.document.id}`,
+      { content: text(1_100) },
+      user.key,
+    );
     t.is(larger.status, 413);
-    t.is(larger.body.error.message, 'storage quota exceeded: this needs 200 more bytes, 900 of 1000 bytes are in use; delete some documents first');
+    t.is(
+      larger.body.error.message,
+      'storage quota exceeded: this needs 200 more bytes, 900 of 1000 bytes are in use; delete some documents first',
+    );
     t.like(await app.deps.store.findUsage(user.id), { documents: 1, bytes: 900 });
     t.is((await api.call('DELETE', `/api/v1/documents/${first.body.document.id}`, undefined, user.key)).status, 200);
     t.like(await app.deps.store.findUsage(user.id), { documents: 0, bytes: 0 });
@@ -113,13 +161,21 @@ test('concurrent ingestions never take the usage past the quota, and a recount a
   try {
     const answers = await Promise.all(
       Array.from({ length: 8 }, (_unused, index) =>
-        api.call('POST', '/api/v1/documents', { kb_id: user.defaultKnowledgeBaseId, filename: `n${index}.md`, content: `# N${index}\n\nText.` }, user.key),
+        api.call(
+          'POST',
+          '/api/v1/documents',
+          { kb_id: user.defaultKnowledgeBaseId, filename: `n${index}.md`, content: `# N${index}\n\nText.` },
+          user.key,
+        ),
       ),
     );
     t.deepEqual(answers.map((answer) => answer.status).sort(), [201, 201, 201, 413, 413, 413, 413, 413]);
     const recorded = await app.deps.store.findUsage(user.id);
     t.like(recorded, { documents: 3 });
-    t.deepEqual(await recountUsage(app.deps.store, user.id), { documents: recorded?.documents, bytes: recorded?.bytes });
+    t.deepEqual(await recountUsage(app.deps.store, user.id), {
+      documents: recorded?.documents,
+      bytes: recorded?.bytes,
+    });
   } finally {
     await api.close();
   }
@@ -130,7 +186,17 @@ test('drift is repaired by `kbqa users recount-usage`: the record is set from th
   const user = await makeUser(app.deps.store);
   const api = await withQuotas(app, {});
   try {
-    t.is((await api.call('POST', '/api/v1/documents', { kb_id: user.defaultKnowledgeBaseId, filename: 'kept.md', content: text(100) }, user.key)).status, 201);
+    t.is(
+      (
+        await api.call(
+          'POST',
+          '/api/v1/documents',
+          { kb_id: user.defaultKnowledgeBaseId, filename: 'kept.md', content: text(100) },
+          user.key,
+        )
+      ).status,
+      201,
+    );
   } finally {
     await api.close();
   }
@@ -139,12 +205,16 @@ test('drift is repaired by `kbqa users recount-usage`: the record is set from th
   t.like(await app.deps.store.findUsage(user.id), { documents: -4, bytes: -4_900 });
   const cli = promisify(execFile);
   const env = { ...process.env, KBQA_MONGODB_URL: databaseUrl, KBQA_LOG_LEVEL: 'silent' };
-  const { stdout } = await cli(process.execPath, ['bin/kbqa.mjs', 'users', 'recount-usage', '--email', user.email, '--json'], { cwd: ROOT, env });
+  const { stdout } = await cli(
+    process.execPath,
+    ['bin/kbqa.mjs', 'users', 'recount-usage', '--email', user.email, '--json'],
+    { cwd: ROOT, env },
+  );
   t.deepEqual(JSON.parse(stdout), { user_id: user.id, documents: 1, bytes: 100 });
   t.like(await app.deps.store.findUsage(user.id), { documents: 1, bytes: 100 });
 });
 
-test('a failed upload\'s original is removed after KBQA_FAILED_UPLOAD_RETENTION_DAYS, with its document and usage', async (t) => {
+test("a failed upload's original is removed after KBQA_FAILED_UPLOAD_RETENTION_DAYS, with its document and usage", async (t) => {
   const { app } = t.context;
   const user = await makeWebUser(app.deps.store);
   const browser = new WebClient(app.baseUrl);

@@ -31,7 +31,10 @@ for (const [label, content] of DOCUMENTS) {
       const { app, user } = t.context;
       const kbId = await createKb(app, user.key, `redos ${extension} ${label}`.slice(0, 100));
       const filename = `redos.${extension}`;
-      const ingested = await app.call('POST', '/api/v1/documents', { key: user.key, body: { kb_id: kbId, filename, content } });
+      const ingested = await app.call('POST', '/api/v1/documents', {
+        key: user.key,
+        body: { kb_id: kbId, filename, content },
+      });
       t.is(ingested.status, 201, JSON.stringify(ingested.body));
       t.true(ingested.body.document.chunks >= 1, JSON.stringify(ingested.body.document));
       const listed = await app.call('GET', `/api/v1/knowledge-bases/${kbId}/documents`, { key: user.key });

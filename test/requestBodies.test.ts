@@ -36,11 +36,21 @@ interface PartialSend {
  * response, writing nothing more until it arrives (or `patienceMs` passes: then the rest is sent, so a server that
  * waits for the whole body answers late and the assertion on sentWhenAnswered says so).
  */
-function sendPartially(baseUrl: string, path: string, headers: Record<string, string>, body: Buffer, firstBytes: number, patienceMs = 20_000): Promise<PartialSend> {
+function sendPartially(
+  baseUrl: string,
+  path: string,
+  headers: Record<string, string>,
+  body: Buffer,
+  firstBytes: number,
+  patienceMs = 20_000,
+): Promise<PartialSend> {
   return new Promise((resolve, reject) => {
     let sent = 0;
     let sentWhenAnswered = -1;
-    const request = httpRequest(`${baseUrl}${path}`, { method: 'POST', headers: { ...headers, 'content-length': String(body.length) } });
+    const request = httpRequest(`${baseUrl}${path}`, {
+      method: 'POST',
+      headers: { ...headers, 'content-length': String(body.length) },
+    });
     const patience = setTimeout(() => {
       sent = body.length;
       request.end(body.subarray(firstBytes));
@@ -81,15 +91,29 @@ test('an anonymous gzip body on /api/web is never inflated: 401 before it has al
   const inflated = Buffer.from(`{"name":${nestedArrays(Math.floor(9.9 * MiB) / 2)}}`);
   const compressed = gzipSync(inflated);
   t.true(compressed.length < inflated.length / 100, 'the bomb is small on the wire');
-  const answer = await sendPartially(app.baseUrl, '/api/web/knowledge-bases', { ...ANONYMOUS_JSON, 'content-encoding': 'gzip' }, compressed, Math.floor(compressed.length / 2));
+  const answer = await sendPartially(
+    app.baseUrl,
+    '/api/web/knowledge-bases',
+    { ...ANONYMOUS_JSON, 'content-encoding': 'gzip' },
+    compressed,
+    Math.floor(compressed.length / 2),
+  );
   t.is(answer.status, 401);
-  t.true(answer.sentWhenAnswered < compressed.length, `answered after ${answer.sentWhenAnswered} of ${compressed.length} bytes`);
+  t.true(
+    answer.sentWhenAnswered < compressed.length,
+    `answered after ${answer.sentWhenAnswered} of ${compressed.length} bytes`,
+  );
 });
 
 test('the anonymous routes take small, uncompressed bodies only', async (t) => {
   const { app } = t.context;
   const large = { email: 'someone@example.com', password: 'x'.repeat(9 * 1024) };
-  for (const path of ['/api/web/session', '/api/web/sign-up', '/api/web/setup/first-account', '/api/web/password-links/use']) {
+  for (const path of [
+    '/api/web/session',
+    '/api/web/sign-up',
+    '/api/web/setup/first-account',
+    '/api/web/password-links/use',
+  ]) {
     const tooLarge = await new WebClient(app.baseUrl).call('POST', path, { body: large });
     t.is(tooLarge.status, 413, path);
     t.is(tooLarge.body.error.code, 'payload_too_large');
@@ -116,12 +140,18 @@ test('a refused sign-in body counts against the address like a wrong password', 
   const { store } = strict;
   try {
     const user = await makeWebUser(store);
-    const refusals = [{ email: 42, password: 'x' }, { email: user.email }, { email: user.email, password: 'y'.repeat(9 * 1024) }];
+    const refusals = [
+      { email: 42, password: 'x' },
+      { email: user.email },
+      { email: user.email, password: 'y'.repeat(9 * 1024) },
+    ];
     for (const body of refusals) {
       const refused = await new WebClient(strict.baseUrl).call('POST', '/api/web/session', { body });
       t.true(refused.status === 400 || refused.status === 413, `refused with ${refused.status}`);
     }
-    const limited = await new WebClient(strict.baseUrl).call('POST', '/api/web/session', { body: { email: user.email, password: TEST_PASSWORD } });
+    const limited = await new WebClient(strict.baseUrl).call('POST', '/api/web/session', {
+      body: { email: user.email, password: TEST_PASSWORD },
+    });
     t.is(limited.status, 429);
     t.is(limited.body.error.code, 'rate_limited');
   } finally {
@@ -137,9 +167,14 @@ test('a key holder’s body nested deeper than KBQA_MAX_JSON_DEPTH is 400 before
     rawBody: `{"name":${nestedArrays(2_000_000)}}`,
   });
   t.is(deep.status, 400);
-  t.deepEqual(deep.body, { error: { code: 'bad_request', message: 'body: nests objects and arrays more than 32 levels deep' } });
+  t.deepEqual(deep.body, {
+    error: { code: 'bad_request', message: 'body: nests objects and arrays more than 32 levels deep' },
+  });
   // Brackets inside strings are text, not nesting.
-  const bracketsInText = await app.call('POST', '/api/v1/knowledge-bases', { key: user.key, body: { name: 'brackets', description: '[{'.repeat(500) } });
+  const bracketsInText = await app.call('POST', '/api/v1/knowledge-bases', {
+    key: user.key,
+    body: { name: 'brackets', description: '[{'.repeat(500) },
+  });
   t.is(bracketsInText.status, 201);
 });
 
@@ -148,7 +183,10 @@ test('the deepest filter the API accepts passes the nesting bound', async (t) =>
   const kb = await app.call('POST', '/api/v1/knowledge-bases', { key: user.key, body: { name: 'deep filter' } });
   let filter: Record<string, unknown> = { topic: { $in: ['a', 'b'] } };
   for (let level = 0; level < 8; level += 1) filter = { $and: [filter] };
-  const query = await app.call('POST', '/api/v1/search', { key: user.key, body: { query: 'anything', knowledge_base_ids: [kb.body.knowledge_base.id], filters: filter } });
+  const query = await app.call('POST', '/api/v1/search', {
+    key: user.key,
+    body: { query: 'anything', knowledge_base_ids: [kb.body.knowledge_base.id], filters: filter },
+  });
   t.is(query.status, 200, JSON.stringify(query.body));
 });
 

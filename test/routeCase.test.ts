@@ -35,7 +35,10 @@ function apiRoutes(app: TestApp, kbId: string, router: 'api' | 'web' = 'api'): R
 function caseVariants(path: string): string[] {
   const [, api, version, ...rest] = path.split('/');
   const resource = rest.join('/');
-  const capitalised = resource.replace(/(^|[/-])([a-z])/g, (_match, sep: string, letter: string) => `${sep}${letter.toUpperCase()}`);
+  const capitalised = resource.replace(
+    /(^|[/-])([a-z])/g,
+    (_match, sep: string, letter: string) => `${sep}${letter.toUpperCase()}`,
+  );
   return [
     path.toUpperCase(),
     `/${api.toUpperCase()}/${version.toUpperCase()}/${resource}`,
@@ -46,7 +49,9 @@ function caseVariants(path: string): string[] {
 }
 
 test('the route table is what the contract lists, plus the document lifecycle, the models list, search and membership', (t) => {
-  const listed = apiRoutes(t.context.app, ':id').map((route) => `${route.method} ${route.path}`).sort();
+  const listed = apiRoutes(t.context.app, ':id')
+    .map((route) => `${route.method} ${route.path}`)
+    .sort();
   t.deepEqual(listed, [
     'DELETE /api/v1/documents/:id',
     'DELETE /api/v1/knowledge-bases/:id',
@@ -87,7 +92,10 @@ test('case variants of every route are 404 in the envelope, with or without a ke
     for (const variant of caseVariants(route.path)) {
       for (const key of [null, t.context.user.key]) {
         const query = route.method === 'DELETE' ? '?permanent=true' : '';
-        const response = await t.context.app.call(route.method, `${variant}${query}`, { key, body: route.method === 'POST' ? { name: 'x' } : undefined });
+        const response = await t.context.app.call(route.method, `${variant}${query}`, {
+          key,
+          body: route.method === 'POST' ? { name: 'x' } : undefined,
+        });
         t.is(response.status, 404, `${route.method} ${variant} (key: ${key ? 'yes' : 'no'})`);
         t.is(response.body?.error?.code, 'not_found');
         checked += 1;
@@ -122,19 +130,26 @@ const PUBLIC_WEB_ROUTES = new Set([
   'POST /api/web/password-links/use',
 ]);
 
-test('the web app\'s routes: case variants are 404; without a session every other route is 401, and an API key is no session', async (t) => {
+test("the web app's routes: case variants are 404; without a session every other route is 401, and an API key is no session", async (t) => {
   const routes = apiRoutes(t.context.app, t.context.kbId, 'web');
   t.true(routes.length >= 30, `${routes.length} routes`);
   let checked = 0;
   for (const route of routes) {
     for (const variant of caseVariants(route.path)) {
-      const response = await t.context.app.call(route.method, variant, { headers: { 'x-csrf-token': 'anonymous' }, body: route.method === 'GET' ? undefined : {} });
+      const response = await t.context.app.call(route.method, variant, {
+        headers: { 'x-csrf-token': 'anonymous' },
+        body: route.method === 'GET' ? undefined : {},
+      });
       t.is(response.status, 404, `${route.method} ${variant}`);
       checked += 1;
     }
     if (PUBLIC_WEB_ROUTES.has(`${route.method} ${route.path}`)) continue;
     const body = route.method === 'GET' ? undefined : {};
-    const anonymous = await t.context.app.call(route.method, route.path, { key: t.context.user.key, headers: { 'x-csrf-token': 'anonymous' }, body });
+    const anonymous = await t.context.app.call(route.method, route.path, {
+      key: t.context.user.key,
+      headers: { 'x-csrf-token': 'anonymous' },
+      body,
+    });
     t.is(anonymous.status, 401, `${route.method} ${route.path}`);
     t.is(anonymous.body?.error?.code, 'unauthorized');
   }

@@ -21,7 +21,12 @@ interface Context {
 const test = testWithApp<Omit<Context, 'app'>>();
 
 /** The checks that say "no 5xx, every error in the envelope, every response conforming to the spec". */
-const CHECKS = ['not_a_server_error', 'status_code_conformance', 'content_type_conformance', 'response_schema_conformance'];
+const CHECKS = [
+  'not_a_server_error',
+  'status_code_conformance',
+  'content_type_conformance',
+  'response_schema_conformance',
+];
 const EXAMPLES = Number(process.env.KBQA_FUZZ_EXAMPLES ?? 10);
 const PHASES = process.env.KBQA_FUZZ_PHASES ?? 'examples,coverage,fuzzing';
 const SEED = Number(process.env.KBQA_FUZZ_SEED ?? 20261122);
@@ -30,7 +35,11 @@ test.before(async (t) => {
   t.context.user = await makeUser(t.context.app.deps.store, { label: 'schemathesis' });
   const ingested = await t.context.app.call('POST', '/api/v1/documents', {
     key: t.context.user.key,
-    body: { kb_id: t.context.user.defaultKnowledgeBaseId, filename: 'fuzz.md', content: '# Fuzz\n\nSchemathesis reads this document.' },
+    body: {
+      kb_id: t.context.user.defaultKnowledgeBaseId,
+      filename: 'fuzz.md',
+      content: '# Fuzz\n\nSchemathesis reads this document.',
+    },
   });
   if (ingested.status !== 201) throw new Error(`ingest failed: ${ingested.status} ${JSON.stringify(ingested.body)}`);
   t.context.documentId = ingested.body.document.id;
@@ -41,7 +50,8 @@ test.before(async (t) => {
  * of its user, so the success paths are exercised too (the bodies and query strings stay generated).
  */
 function configFile(directory: string, knowledgeBaseId: string, documentId: string): string {
-  const operation = (path: string, id: string) => `[[operations]]\ninclude-path = "${path}"\nparameters = { "path.id" = "${id}" }\n`;
+  const operation = (path: string, id: string) =>
+    `[[operations]]\ninclude-path = "${path}"\nparameters = { "path.id" = "${id}" }\n`;
   const path = join(directory, 'schemathesis.toml');
   writeFileSync(
     path,
@@ -58,7 +68,10 @@ function configFile(directory: string, knowledgeBaseId: string, documentId: stri
 function run(command: string, args: string[], cwd: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
     // In a scratch directory: Schemathesis keeps its example database in .schemathesis/ of its working directory.
-    const child = spawn(command, args, { cwd, env: { ...process.env, NO_COLOR: '1', SCHEMATHESIS_TELEMETRY: 'false' } });
+    const child = spawn(command, args, {
+      cwd,
+      env: { ...process.env, NO_COLOR: '1', SCHEMATHESIS_TELEMETRY: 'false' },
+    });
     let output = '';
     child.stdout.on('data', (data: Buffer) => (output += data.toString()));
     child.stderr.on('data', (data: Buffer) => (output += data.toString()));
@@ -73,34 +86,41 @@ test('Schemathesis finds no 5xx, no undeclared status or content type, and no bo
   const schemathesis = process.env.KBQA_SCHEMATHESIS ?? provisionSchemathesis(loadConfig(process.env).localDir);
   const reports = mkdtempSync(join(tmpdir(), 'kbqa-schemathesis-'));
   try {
-    const { code, output } = await run(schemathesis, [
-      '--config-file',
-      configFile(reports, user.defaultKnowledgeBaseId, t.context.documentId),
-      'run',
-      `${app.baseUrl}/api/v1/openapi.json`,
-      '--checks',
-      CHECKS.join(','),
-      '--header',
-      `Authorization: Bearer ${user.key}`,
-      '--max-examples',
-      String(EXAMPLES),
-      '--phases',
-      PHASES,
-      '--seed',
-      String(SEED),
-      '--workers',
-      '2',
-      '--request-timeout',
-      '60',
-      '--suppress-health-check',
-      'all',
-      '--report',
-      'json',
-      '--report-json-path',
-      join(reports, 'report.json'),
-    ], reports);
+    const { code, output } = await run(
+      schemathesis,
+      [
+        '--config-file',
+        configFile(reports, user.defaultKnowledgeBaseId, t.context.documentId),
+        'run',
+        `${app.baseUrl}/api/v1/openapi.json`,
+        '--checks',
+        CHECKS.join(','),
+        '--header',
+        `Authorization: Bearer ${user.key}`,
+        '--max-examples',
+        String(EXAMPLES),
+        '--phases',
+        PHASES,
+        '--seed',
+        String(SEED),
+        '--workers',
+        '2',
+        '--request-timeout',
+        '60',
+        '--suppress-health-check',
+        'all',
+        '--report',
+        'json',
+        '--report-json-path',
+        join(reports, 'report.json'),
+      ],
+      reports,
+    );
     t.log(`schemathesis seed ${SEED}, ${EXAMPLES} examples per operation, phases ${PHASES}`);
-    const summary = output.split('\n').filter((line) => /passed|failed|error|operations|generated/i.test(line)).slice(-12);
+    const summary = output
+      .split('\n')
+      .filter((line) => /passed|failed|error|operations|generated/i.test(line))
+      .slice(-12);
     for (const line of summary) t.log(line.trim());
     if (code !== 0) t.log(output.slice(-12_000));
     t.is(code, 0, 'schemathesis reported failures (its output is above)');

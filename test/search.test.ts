@@ -29,10 +29,13 @@ async function seeded(app: TestApp) {
   return { user, kb, ferry, bees, volcano };
 }
 
-test('hybrid (the default): ranked chunk records, best first, with both sides\' ranks; no relevance floor', async (t) => {
+test("hybrid (the default): ranked chunk records, best first, with both sides' ranks; no relevance floor", async (t) => {
   const { app } = t.context;
   const { user, kb, ferry } = await seeded(app);
-  const response = await search(app, user.key, { query: 'When does the ferry leave the pier?', knowledge_base_ids: [kb] });
+  const response = await search(app, user.key, {
+    query: 'When does the ferry leave the pier?',
+    knowledge_base_ids: [kb],
+  });
   t.is(response.status, 200, JSON.stringify(response.body));
   t.deepEqual(Object.keys(response.body).sort(), ['knowledge_base_ids', 'results']);
   t.deepEqual(response.body.knowledge_base_ids, [kb]);
@@ -41,10 +44,14 @@ test('hybrid (the default): ranked chunk records, best first, with both sides\' 
   for (const chunk of results) assertChunkShape(t, chunk);
   t.is(results[0].document_id, ferry.id);
   t.true(results[0].bm25_rank === 1 && results[0].vector_rank === 1);
-  for (let index = 1; index < results.length; index += 1) t.true(results[index - 1].score >= results[index].score, 'best first');
+  for (let index = 1; index < results.length; index += 1)
+    t.true(results[index - 1].score >= results[index].score, 'best first');
 
   // Off-topic: /query would answer "nothing relevant"; /search still ranks what there is.
-  const offTopic = await search(app, user.key, { query: 'Who won the 1974 FIFA World Cup final?', knowledge_base_ids: [kb] });
+  const offTopic = await search(app, user.key, {
+    query: 'Who won the 1974 FIFA World Cup final?',
+    knowledge_base_ids: [kb],
+  });
   t.is(offTopic.body.results.length, 3);
 });
 
@@ -64,7 +71,11 @@ test('modes: bm25 ranks lexical matches only (similarity 0, no embedding); dense
   t.is(lexical.vector_rank, null);
   t.is(lexical.similarity, 0, 'no question vector in bm25 mode');
 
-  const dense = await search(app, user.key, { query: 'boat departures from the harbour', knowledge_base_ids: [kb], mode: 'dense' });
+  const dense = await search(app, user.key, {
+    query: 'boat departures from the harbour',
+    knowledge_base_ids: [kb],
+    mode: 'dense',
+  });
   t.is(dense.status, 200);
   const results = dense.body.results as Body[];
   t.is(results.length, 3);
@@ -89,7 +100,13 @@ test('max_results: 1–100, default 10', async (t) => {
   for (let start = 0; start < 24; start += 8) {
     await Promise.all(
       Array.from({ length: 8 }, (_v, offset) => start + offset).map((index) =>
-        ingest(app, user.key, kb, `note-${index}.md`, `Note ${index} about the ${words[index % words.length]} and the ${words[(index + 3) % words.length]}.`),
+        ingest(
+          app,
+          user.key,
+          kb,
+          `note-${index}.md`,
+          `Note ${index} about the ${words[index % words.length]} and the ${words[(index + 3) % words.length]}.`,
+        ),
       ),
     );
   }
@@ -105,7 +122,9 @@ test('max_results: 1–100, default 10', async (t) => {
   for (const max_results of [0, 101, 2.5, '5', null]) {
     const response = await search(app, user.key, { query: 'ferry', max_results });
     t.is(response.status, 400, String(max_results));
-    t.deepEqual(response.body, { error: { code: 'bad_request', message: 'max_results: must be an integer from 1 to 100' } });
+    t.deepEqual(response.body, {
+      error: { code: 'bad_request', message: 'max_results: must be an integer from 1 to 100' },
+    });
   }
 });
 
@@ -117,7 +136,10 @@ test('400: invalid bodies', async (t) => {
     [{ query: '   ' }, 'query: must be 1–4000 characters'],
     [{ query: 'x'.repeat(4001) }, 'query: must be 1–4000 characters'],
     [{ query: { $gt: '' } }, 'query: must be a string'],
-    [{ query: 'x', knowledge_base_ids: [] }, 'knowledge_base_ids: must not be empty (omit it to search every knowledge base you can reach)'],
+    [
+      { query: 'x', knowledge_base_ids: [] },
+      'knowledge_base_ids: must not be empty (omit it to search every knowledge base you can reach)',
+    ],
     [{ query: 'x', knowledge_base_ids: 'kb' }, 'knowledge_base_ids: must be an array of knowledge base id strings'],
     [[], 'body: must be a JSON object'],
   ];
@@ -128,7 +150,10 @@ test('400: invalid bodies', async (t) => {
   }
   t.is((await app.call('POST', '/api/v1/search', { body: { query: 'x' } })).status, 401);
   // Another method answers as it does on /query.
-  t.is((await app.call('GET', '/api/v1/search', { key: user.key })).status, (await app.call('GET', '/api/v1/query', { key: user.key })).status);
+  t.is(
+    (await app.call('GET', '/api/v1/search', { key: user.key })).status,
+    (await app.call('GET', '/api/v1/query', { key: user.key })).status,
+  );
 });
 
 test('access: 403 naming the first KB the key cannot reach, as /query; only reachable KBs are searched', async (t) => {
@@ -148,9 +173,14 @@ test('access: 403 naming the first KB the key cannot reach, as /query; only reac
   ];
   for (const [ids, firstBad] of cases) {
     for (const path of ['/api/v1/search', '/api/v1/query']) {
-      const response = await app.call('POST', path, { key: user.key, body: { query: 'ferry', knowledge_base_ids: ids } });
+      const response = await app.call('POST', path, {
+        key: user.key,
+        body: { query: 'ferry', knowledge_base_ids: ids },
+      });
       t.is(response.status, 403, `${path} ${JSON.stringify(response.body)}`);
-      t.deepEqual(response.body, { error: { code: 'forbidden', message: `API key lacks access to knowledge base ${firstBad}` } });
+      t.deepEqual(response.body, {
+        error: { code: 'forbidden', message: `API key lacks access to knowledge base ${firstBad}` },
+      });
     }
   }
   // Without knowledge_base_ids: every KB the key reaches, never another user's.
@@ -195,7 +225,12 @@ test('hidden versions are excluded: a replacement in flight is not seen beside t
   let last: unknown = null;
   while (Date.now() < deadline) {
     // BM25 (no question to embed: the loop leaves the model pool to the ingestion); the filter is the same for all modes.
-    const response = await search(app, user.key, { query: 'ferry', knowledge_base_ids: [kb], mode: 'bm25', max_results: 100 });
+    const response = await search(app, user.key, {
+      query: 'ferry',
+      knowledge_base_ids: [kb],
+      mode: 'bm25',
+      max_results: 100,
+    });
     t.is(response.status, 200);
     const versions = new Set((response.body.results as Body[]).map((chunk) => String(chunk.id).split(':')[1]));
     t.is(versions.size, 1, `one version at a time: ${[...versions].join(', ')}`);
@@ -216,4 +251,3 @@ test('the web app gets /search too (the shared resource routes)', async (t) => {
   const response = await app.call('POST', '/api/web/search', { body: { query: 'ferry' } });
   t.not(response.status, 404, 'mounted under /api/web');
 });
-

@@ -6,7 +6,12 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -45,7 +50,13 @@ interface NodeProxy {
 }
 
 const NO_CLUSTER_MANAGER = JSON.stringify({
-  error: { root_cause: [{ type: 'cluster_block_exception', reason: 'blocked by: [SERVICE_UNAVAILABLE/2/no cluster-manager];' }], type: 'cluster_block_exception', reason: 'blocked by: [SERVICE_UNAVAILABLE/2/no cluster-manager];' },
+  error: {
+    root_cause: [
+      { type: 'cluster_block_exception', reason: 'blocked by: [SERVICE_UNAVAILABLE/2/no cluster-manager];' },
+    ],
+    type: 'cluster_block_exception',
+    reason: 'blocked by: [SERVICE_UNAVAILABLE/2/no cluster-manager];',
+  },
   status: 503,
 });
 
@@ -61,12 +72,19 @@ async function startNodeProxy(fault: Fault, tls?: { key: string; cert: string })
       request.resume();
       request.on('end', () => {
         if (mode === 'reset') request.socket.destroy();
-        if (mode === 'no-cluster-manager') response.writeHead(503, { 'content-type': 'application/json' }).end(NO_CLUSTER_MANAGER);
+        if (mode === 'no-cluster-manager')
+          response.writeHead(503, { 'content-type': 'application/json' }).end(NO_CLUSTER_MANAGER);
       });
       return;
     }
     const outgoing = httpRequest(
-      { hostname: OPENSEARCH.hostname, port: OPENSEARCH.port, method: request.method, path: request.url, headers: { ...request.headers, host: OPENSEARCH.host } },
+      {
+        hostname: OPENSEARCH.hostname,
+        port: OPENSEARCH.port,
+        method: request.method,
+        path: request.url,
+        headers: { ...request.headers, host: OPENSEARCH.host },
+      },
       (incoming) => {
         if (mode === 'pass') {
           response.writeHead(incoming.statusCode ?? 502, incoming.headers);
@@ -121,7 +139,10 @@ async function scratchIndex(documents = 3): Promise<string> {
   scratchIndices.push(index);
   await direct.request('PUT', `/${index}`, { body: { settings: { number_of_shards: 1, number_of_replicas: 0 } } });
   for (let n = 1; n <= documents; n += 1) {
-    await direct.request('PUT', `/${index}/_doc/doc-${n}`, { body: { n, text: `scratch document ${n}` }, querystring: { refresh: true } });
+    await direct.request('PUT', `/${index}/_doc/doc-${n}`, {
+      body: { n, text: `scratch document ${n}` },
+      querystring: { refresh: true },
+    });
   }
   return index;
 }
@@ -187,7 +208,9 @@ test('reads succeed while one node resets every connection; that node is then sk
   const nodes = client([broken.url, healthy.url]);
   for (let round = 0; round < 4; round += 1) {
     t.is((await nodes.request<{ count: number }>('POST', `/${index}/_count`)).count, 3);
-    const hits = await nodes.request<{ hits: { hits: unknown[] } }>('POST', `/${index}/_search`, { body: { query: { match: { text: 'scratch' } } } });
+    const hits = await nodes.request<{ hits: { hits: unknown[] } }>('POST', `/${index}/_search`, {
+      body: { query: { match: { text: 'scratch' } } },
+    });
     t.is(hits.hits.hits.length, 3);
     t.is((await nodes.request<{ _source: { n: number } }>('GET', `/${index}/_doc/doc-2`))._source.n, 2);
   }
@@ -238,7 +261,12 @@ test('a write declared idempotent (a bulk under explicit ids) is sent again to a
   const broken = await proxy('reset-after-forward');
   const healthy = await proxy('pass');
   const nodes = client([broken.url, healthy.url]);
-  const bulkBody = [{ index: { _index: index, _id: 'a' } }, { text: 'first' }, { index: { _index: index, _id: 'b' } }, { text: 'second' }];
+  const bulkBody = [
+    { index: { _index: index, _id: 'a' } },
+    { text: 'first' },
+    { index: { _index: index, _id: 'b' } },
+    { text: 'second' },
+  ];
   const response = await nodes.request<{ errors: boolean }>('POST', '/_bulk', { bulkBody, idempotent: true });
   t.false(response.errors);
   t.deepEqual(broken.seen, ['POST /_bulk']);
@@ -254,7 +282,8 @@ test('a write to a node that refuses connections goes to the next node; the refu
   t.is(created.result, 'created');
   t.deepEqual(healthy.seen, [`POST /${index}/_doc`]);
   t.is(await countDocuments(index), 1);
-  for (let round = 0; round < 5; round += 1) await nodes.request('POST', `/${index}/_doc`, { body: { text: `round ${round}` } });
+  for (let round = 0; round < 5; round += 1)
+    await nodes.request('POST', `/${index}/_doc`, { body: { text: `round ${round}` } });
   // Every later request went straight to the living node (a refused one would have been retried there too, but a
   // write that reached the refusing node first would show here as a second request for one document: none did).
   t.is(healthy.seen.length, 6);
@@ -289,9 +318,11 @@ test('a dead node is pinged once its time is up, and serves again when it answer
   // The next request starts the ping (HEAD /) and goes elsewhere; once the ping is answered the node is back.
   await nodes.request('POST', `/${index}/_count`);
   const deadline = Date.now() + 5_000;
-  while (!flaky.seen.includes('HEAD /') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  while (!flaky.seen.includes('HEAD /') && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 20));
   t.true(flaky.seen.includes('HEAD /'), flaky.seen.join(', '));
-  for (let round = 0; round < 6; round += 1) t.is((await nodes.request<{ count: number }>('POST', `/${index}/_count`)).count, 3);
+  for (let round = 0; round < 6; round += 1)
+    t.is((await nodes.request<{ count: number }>('POST', `/${index}/_count`)).count, 3);
   t.true(readsOf(flaky).length >= 3, `round robin again: ${flaky.seen.join(', ')}`);
 });
 
@@ -299,14 +330,65 @@ test('TLS with the configured CA file, and basic credentials on every request', 
   const dir = mkdtempSync(join(tmpdir(), 'kbqa-tls-'));
   try {
     const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-    openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=kbqa test CA');
-    openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'node.key', '-out', 'node.csr', '-subj', '/CN=127.0.0.1');
+    openssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.pem',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=kbqa test CA',
+    );
+    openssl(
+      'req',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      'node.key',
+      '-out',
+      'node.csr',
+      '-subj',
+      '/CN=127.0.0.1',
+    );
     writeFileSync(join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1\n');
-    openssl('x509', '-req', '-in', 'node.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'node.pem', '-days', '2', '-extfile', 'san.ext');
-    const started = await startNodeProxy('pass', { key: readFileSync(join(dir, 'node.key'), 'utf8'), cert: readFileSync(join(dir, 'node.pem'), 'utf8') });
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      'node.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'node.pem',
+      '-days',
+      '2',
+      '-extfile',
+      'san.ext',
+    );
+    const started = await startNodeProxy('pass', {
+      key: readFileSync(join(dir, 'node.key'), 'utf8'),
+      cert: readFileSync(join(dir, 'node.pem'), 'utf8'),
+    });
     proxies.push(started);
 
-    const secured = client([started.url], { caFile: join(dir, 'ca.pem'), auth: { username: 'kbqa', password: 's3cret:with colon' } });
+    const secured = client([started.url], {
+      caFile: join(dir, 'ca.pem'),
+      auth: { username: 'kbqa', password: 's3cret:with colon' },
+    });
     const info = await secured.request<{ version: { distribution: string } }>('GET', '/');
     t.is(info.version.distribution, 'opensearch');
     t.deepEqual(started.authorizations, [`Basic ${Buffer.from('kbqa:s3cret:with colon').toString('base64')}`]);

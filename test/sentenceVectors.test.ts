@@ -41,7 +41,9 @@ interface StoredChunk {
 function sentenceVectors(packed: string | undefined, dimensions: number): number[][] | undefined {
   if (packed === undefined) return undefined;
   const flat = Array.from(decodeEmbedding(packed));
-  return Array.from({ length: flat.length / dimensions }, (_, index) => flat.slice(index * dimensions, (index + 1) * dimensions));
+  return Array.from({ length: flat.length / dimensions }, (_, index) =>
+    flat.slice(index * dimensions, (index + 1) * dimensions),
+  );
 }
 
 const cosineScore = (a: number[], b: ArrayLike<number>) => {
@@ -64,50 +66,70 @@ test.after.always(async () => {
 });
 
 async function storedChunks(app: TestApp, alias = ALIAS): Promise<Map<string, StoredChunk>> {
-  const response = await app.deps.search.request<{ hits: { hits: Array<{ _source: Omit<StoredChunk, 'sentence_embeddings'> & { sentence_embeddings?: string } }> } }>('POST', `/${alias}/_search`, {
+  const response = await app.deps.search.request<{
+    hits: { hits: Array<{ _source: Omit<StoredChunk, 'sentence_embeddings'> & { sentence_embeddings?: string } }> };
+  }>('POST', `/${alias}/_search`, {
     body: { size: 10, _source: ['filename', 'embedding_b64', 'sentence_embeddings'] },
   });
   return new Map(
-    response.hits.hits.map(({ _source: source }) => [source.filename, { ...source, sentence_embeddings: sentenceVectors(source.sentence_embeddings, decodeEmbedding(source.embedding_b64).length) }]),
+    response.hits.hits.map(({ _source: source }) => [
+      source.filename,
+      {
+        ...source,
+        sentence_embeddings: sentenceVectors(source.sentence_embeddings, decodeEmbedding(source.embedding_b64).length),
+      },
+    ]),
   );
 }
 
-test.serial('a chunk of several sentences stores a vector per sentence; a one-sentence chunk stores none', async (t) => {
-  const stored = await storedChunks(t.context.app);
-  const corran = stored.get('corran.txt');
-  t.is(corran?.sentence_embeddings?.length, 4);
-  t.true(corran?.sentence_embeddings?.every((vector) => vector.length === 384));
-  t.true(stored.has('tide.txt'));
-  t.is(stored.get('tide.txt')?.sentence_embeddings, undefined);
-});
+test.serial(
+  'a chunk of several sentences stores a vector per sentence; a one-sentence chunk stores none',
+  async (t) => {
+    const stored = await storedChunks(t.context.app);
+    const corran = stored.get('corran.txt');
+    t.is(corran?.sentence_embeddings?.length, 4);
+    t.true(corran?.sentence_embeddings?.every((vector) => vector.length === 384));
+    t.true(stored.has('tide.txt'));
+    t.is(stored.get('tide.txt')?.sentence_embeddings, undefined);
+  },
+);
 
-test.serial('the k-NN side scores own score + weight × best sentence score; weight 0 is the plain k-NN score', async (t) => {
-  const { app, request } = t.context;
-  const stored = await storedChunks(app);
-  const expected = (filename: string, weight: number) => {
-    const chunk = stored.get(filename) as StoredChunk;
-    const own = cosineScore(request.vector, decodeEmbedding(chunk.embedding_b64));
-    const best = chunk.sentence_embeddings ? Math.max(...chunk.sentence_embeddings.map((sentence) => cosineScore(request.vector, sentence))) : own;
-    return own + weight * best;
-  };
-  // The configured weight (0.5) through the search module's k-NN side.
-  const found = await app.deps.search.vectorSearch(request);
-  t.is(found.length, Object.keys(DOCUMENTS).length);
-  for (const chunk of found) {
-    // The script and Lucene score in float.
-    t.true(Math.abs(chunk.score - expected(chunk.filename, 0.5)) < 1e-4, `${chunk.filename}: ${chunk.score} vs ${expected(chunk.filename, 0.5)}`);
-  }
-  // The answering sentence is the best one, and it lifts its chunk above its own k-NN score.
-  const corran = stored.get('corran.txt') as StoredChunk;
-  const sentenceScores = (corran.sentence_embeddings ?? []).map((sentence) => cosineScore(request.vector, sentence));
-  t.is(sentenceScores.indexOf(Math.max(...sentenceScores)), 2, `sentence scores ${sentenceScores}`);
-  t.true(Math.max(...sentenceScores) > cosineScore(request.vector, decodeEmbedding(corran.embedding_b64)));
-  // Weight 0: the plain k-NN score, chunk by chunk (retrieval.ts vectorSearch with its weight; the client is the app's).
-  const client: SearchClient = { request: app.deps.search.request, close: async () => {} };
-  const plain = await vectorSearch(client, ALIAS, request, 0);
-  t.is(plain.length, found.length);
-  for (const chunk of plain) t.true(Math.abs(chunk.score - expected(chunk.filename, 0)) < 1e-4, `${chunk.filename}: ${chunk.score}`);
-});
+test.serial(
+  'the k-NN side scores own score + weight × best sentence score; weight 0 is the plain k-NN score',
+  async (t) => {
+    const { app, request } = t.context;
+    const stored = await storedChunks(app);
+    const expected = (filename: string, weight: number) => {
+      const chunk = stored.get(filename) as StoredChunk;
+      const own = cosineScore(request.vector, decodeEmbedding(chunk.embedding_b64));
+      const best = chunk.sentence_embeddings
+        ? Math.max(...chunk.sentence_embeddings.map((sentence) => cosineScore(request.vector, sentence)))
+        : own;
+      return own + weight * best;
+    };
+    // The configured weight (0.5) through the search module's k-NN side.
+    const found = await app.deps.search.vectorSearch(request);
+    t.is(found.length, Object.keys(DOCUMENTS).length);
+    for (const chunk of found) {
+      // The script and Lucene score in float.
+      t.true(
+        Math.abs(chunk.score - expected(chunk.filename, 0.5)) < 1e-4,
+        `${chunk.filename}: ${chunk.score} vs ${expected(chunk.filename, 0.5)}`,
+      );
+    }
+    // The answering sentence is the best one, and it lifts its chunk above its own k-NN score.
+    const corran = stored.get('corran.txt') as StoredChunk;
+    const sentenceScores = (corran.sentence_embeddings ?? []).map((sentence) => cosineScore(request.vector, sentence));
+    t.is(sentenceScores.indexOf(Math.max(...sentenceScores)), 2, `sentence scores ${sentenceScores}`);
+    t.true(Math.max(...sentenceScores) > cosineScore(request.vector, decodeEmbedding(corran.embedding_b64)));
+    // Weight 0: the plain k-NN score, chunk by chunk (retrieval.ts vectorSearch with its weight; the client is the app's).
+    const client: SearchClient = { request: app.deps.search.request, close: async () => {} };
+    const plain = await vectorSearch(client, ALIAS, request, 0);
+    t.is(plain.length, found.length);
+    for (const chunk of plain)
+      t.true(Math.abs(chunk.score - expected(chunk.filename, 0)) < 1e-4, `${chunk.filename}: ${chunk.score}`);
+  },
+);
 
 test.serial('an index whose chunks carry no sentence vectors is chunking drift, with the command to run', async (t) => {
   const { app } = t.context;
@@ -126,7 +148,10 @@ test.serial('an index whose chunks carry no sentence vectors is chunking drift, 
     // A plain migrate cannot re-cut chunks into the live index's own name; it says why (no file was edited).
     const deps = { store: app.deps.store, search: app.deps.search, rag: app.deps.rag, config: app.deps.config };
     const refused = await t.throwsAsync(() => migrateIndex(deps), { instanceOf: IndexMigrationError });
-    t.regex(refused?.message ?? '', /^the configured chunking differs from the one .* was cut with \(.*without sentence vectors.*\): .*copy the file to the next version \(kbqa-chunks\.v\d+\.json\)/);
+    t.regex(
+      refused?.message ?? '',
+      /^the configured chunking differs from the one .* was cut with \(.*without sentence vectors.*\): .*copy the file to the next version \(kbqa-chunks\.v\d+\.json\)/,
+    );
   } finally {
     await app.deps.search.indices.setMeta(index, meta);
   }
@@ -139,32 +164,50 @@ test('KBQA_SENTENCE_VECTORS=off turns the sentence term off; a weight set beside
   t.false(off.chunking.sentenceVectors);
   t.is(off.opensearch.sentenceWeight, 0);
   t.is(loadConfig({ KBQA_SENTENCE_VECTORS: 'off', KBQA_SENTENCE_WEIGHT: '0' }).opensearch.sentenceWeight, 0);
-  t.throws(() => loadConfig({ KBQA_SENTENCE_VECTORS: 'off', KBQA_SENTENCE_WEIGHT: '0.5' }), { instanceOf: ConfigError, message: /KBQA_SENTENCE_WEIGHT scores sentence vectors, which KBQA_SENTENCE_VECTORS=off leaves out/ });
-  t.throws(() => loadConfig({ KBQA_SENTENCE_VECTORS: 'no' }), { instanceOf: ConfigError, message: /KBQA_SENTENCE_VECTORS/ });
+  t.throws(() => loadConfig({ KBQA_SENTENCE_VECTORS: 'off', KBQA_SENTENCE_WEIGHT: '0.5' }), {
+    instanceOf: ConfigError,
+    message: /KBQA_SENTENCE_WEIGHT scores sentence vectors, which KBQA_SENTENCE_VECTORS=off leaves out/,
+  });
+  t.throws(() => loadConfig({ KBQA_SENTENCE_VECTORS: 'no' }), {
+    instanceOf: ConfigError,
+    message: /KBQA_SENTENCE_VECTORS/,
+  });
 });
 
-test.serial('with KBQA_SENTENCE_VECTORS=off chunks carry none, the k-NN side is the plain score, and the index records it', async (t) => {
-  const alias = 'kbqa-chunks-nosentences';
-  const app = await startTestApp({ KBQA_CHUNKS_ALIAS: alias, KBQA_SENTENCE_VECTORS: 'off' });
-  try {
-    const user = await makeUser(app.deps.store, { label: 'nosentences' });
-    const kb = await createKb(app, user.key, 'nosentences');
-    await ingest(app, user.key, kb, 'corran.txt', DOCUMENTS['corran.txt']);
-    const chunks = [...(await storedChunks(app, alias)).values()];
-    t.is(chunks.length, 1);
-    t.is(chunks[0].sentence_embeddings, undefined);
-    const vector = await app.deps.rag.embedQuestion(QUESTION);
-    const [found] = await app.deps.search.vectorSearch({ text: QUESTION, vector, knowledgeBaseIds: [kb], size: 10, depth: 10 });
-    t.true(Math.abs(found.score - cosineScore(vector, decodeEmbedding(chunks[0].embedding_b64))) < 1e-4, `${found.score}`);
-    const meta = await app.deps.search.indices.meta(app.deps.search.indexName);
-    t.is(meta?.chunking?.sentence_vectors, 0);
-    const status = await indexStatus({ search: app.deps.search, embedder: app.deps.rag.embedder });
-    t.deepEqual(status.drift, []);
-  } finally {
-    await app.close();
-    await dropAliasFamily(alias);
-  }
-});
+test.serial(
+  'with KBQA_SENTENCE_VECTORS=off chunks carry none, the k-NN side is the plain score, and the index records it',
+  async (t) => {
+    const alias = 'kbqa-chunks-nosentences';
+    const app = await startTestApp({ KBQA_CHUNKS_ALIAS: alias, KBQA_SENTENCE_VECTORS: 'off' });
+    try {
+      const user = await makeUser(app.deps.store, { label: 'nosentences' });
+      const kb = await createKb(app, user.key, 'nosentences');
+      await ingest(app, user.key, kb, 'corran.txt', DOCUMENTS['corran.txt']);
+      const chunks = [...(await storedChunks(app, alias)).values()];
+      t.is(chunks.length, 1);
+      t.is(chunks[0].sentence_embeddings, undefined);
+      const vector = await app.deps.rag.embedQuestion(QUESTION);
+      const [found] = await app.deps.search.vectorSearch({
+        text: QUESTION,
+        vector,
+        knowledgeBaseIds: [kb],
+        size: 10,
+        depth: 10,
+      });
+      t.true(
+        Math.abs(found.score - cosineScore(vector, decodeEmbedding(chunks[0].embedding_b64))) < 1e-4,
+        `${found.score}`,
+      );
+      const meta = await app.deps.search.indices.meta(app.deps.search.indexName);
+      t.is(meta?.chunking?.sentence_vectors, 0);
+      const status = await indexStatus({ search: app.deps.search, embedder: app.deps.rag.embedder });
+      t.deepEqual(status.drift, []);
+    } finally {
+      await app.close();
+      await dropAliasFamily(alias);
+    }
+  },
+);
 
 test('recipes: an index of another sentence-vector format is other chunks, and says so', (t) => {
   const chunking = { chunk_tokens: 510, overlap_tokens: 32, max_chars: 4096 };
@@ -174,37 +217,64 @@ test('recipes: an index of another sentence-vector format is other chunks, and s
   t.regex(describeChunking({ ...chunking, sentence_vectors: SENTENCE_VECTORS }), /, with sentence vectors\)$/);
 });
 
-test.serial('a copy of the index without the sentence field is served without the term; the script divides by the norms', async (t) => {
-  const { app, request } = t.context;
-  const client: SearchClient = { request: app.deps.search.request, close: async () => {} };
-  const source = app.deps.search.indexName;
-  const mappings = (await app.deps.search.request<Record<string, { mappings: { properties: Record<string, unknown> } }>>('GET', `/${source}/_mapping`))[source].mappings;
-  const { analysis } = (await app.deps.search.request<Record<string, { settings: { index: { analysis: unknown } } }>>('GET', `/${source}/_settings`))[source].settings.index;
-  const settings = { 'index.knn': true, analysis };
-  const found = await app.deps.search.request<{ hits: { hits: Array<{ _source: Record<string, unknown> & { filename: string } }> } }>('POST', `/${ALIAS}/_search`, {
-    body: { size: 10, query: { term: { filename: 'corran.txt' } } },
-  });
-  const corran = found.hits.hits[0]._source;
-  const stored = (await storedChunks(app)).get('corran.txt') as StoredChunk;
-  const own = cosineScore(request.vector, decodeEmbedding(stored.embedding_b64));
-  const best = Math.max(...(stored.sentence_embeddings ?? []).map((sentence) => cosineScore(request.vector, sentence)));
-  const withoutField = `${ALIAS}-copy-without-field`;
-  const scaled = `${ALIAS}-copy-scaled`;
-  try {
-    const { sentence_embeddings: _field, ...otherProperties } = mappings.properties;
-    await app.deps.search.request('PUT', `/${withoutField}`, { body: { settings, mappings: { ...mappings, properties: otherProperties } } });
-    const { sentence_embeddings: _vectors, ...withoutVectors } = corran;
-    await app.deps.search.request('PUT', `/${withoutField}/_doc/1`, { querystring: { refresh: 'true' }, body: withoutVectors });
-    const [plain] = await vectorSearch(client, withoutField, request, 0.5);
-    t.true(Math.abs(plain.score - (own + 0.5 * own)) < 1e-4, `${plain.score} vs ${own * 1.5}`);
+test.serial(
+  'a copy of the index without the sentence field is served without the term; the script divides by the norms',
+  async (t) => {
+    const { app, request } = t.context;
+    const client: SearchClient = { request: app.deps.search.request, close: async () => {} };
+    const source = app.deps.search.indexName;
+    const mappings = (
+      await app.deps.search.request<Record<string, { mappings: { properties: Record<string, unknown> } }>>(
+        'GET',
+        `/${source}/_mapping`,
+      )
+    )[source].mappings;
+    const { analysis } = (
+      await app.deps.search.request<Record<string, { settings: { index: { analysis: unknown } } }>>(
+        'GET',
+        `/${source}/_settings`,
+      )
+    )[source].settings.index;
+    const settings = { 'index.knn': true, analysis };
+    const found = await app.deps.search.request<{
+      hits: { hits: Array<{ _source: Record<string, unknown> & { filename: string } }> };
+    }>('POST', `/${ALIAS}/_search`, {
+      body: { size: 10, query: { term: { filename: 'corran.txt' } } },
+    });
+    const corran = found.hits.hits[0]._source;
+    const stored = (await storedChunks(app)).get('corran.txt') as StoredChunk;
+    const own = cosineScore(request.vector, decodeEmbedding(stored.embedding_b64));
+    const best = Math.max(
+      ...(stored.sentence_embeddings ?? []).map((sentence) => cosineScore(request.vector, sentence)),
+    );
+    const withoutField = `${ALIAS}-copy-without-field`;
+    const scaled = `${ALIAS}-copy-scaled`;
+    try {
+      const { sentence_embeddings: _field, ...otherProperties } = mappings.properties;
+      await app.deps.search.request('PUT', `/${withoutField}`, {
+        body: { settings, mappings: { ...mappings, properties: otherProperties } },
+      });
+      const { sentence_embeddings: _vectors, ...withoutVectors } = corran;
+      await app.deps.search.request('PUT', `/${withoutField}/_doc/1`, {
+        querystring: { refresh: 'true' },
+        body: withoutVectors,
+      });
+      const [plain] = await vectorSearch(client, withoutField, request, 0.5);
+      t.true(Math.abs(plain.score - (own + 0.5 * own)) < 1e-4, `${plain.score} vs ${own * 1.5}`);
 
-    // Sentence vectors twice as long: the same cosines, so the same score.
-    await app.deps.search.request('PUT', `/${scaled}`, { body: { settings, mappings } });
-    const doubled = (stored.sentence_embeddings ?? []).flatMap((sentence) => sentence.map((value) => 2 * value));
-    await app.deps.search.request('PUT', `/${scaled}/_doc/1`, { querystring: { refresh: 'true' }, body: { ...corran, sentence_embeddings: encodeEmbedding(doubled) } });
-    const [rescored] = await vectorSearch(client, scaled, request, 0.5);
-    t.true(Math.abs(rescored.score - (own + 0.5 * best)) < 1e-4, `${rescored.score} vs ${own + 0.5 * best}`);
-  } finally {
-    await app.deps.search.request('DELETE', `/${withoutField},${scaled}`, { querystring: { ignore_unavailable: 'true' } });
-  }
-});
+      // Sentence vectors twice as long: the same cosines, so the same score.
+      await app.deps.search.request('PUT', `/${scaled}`, { body: { settings, mappings } });
+      const doubled = (stored.sentence_embeddings ?? []).flatMap((sentence) => sentence.map((value) => 2 * value));
+      await app.deps.search.request('PUT', `/${scaled}/_doc/1`, {
+        querystring: { refresh: 'true' },
+        body: { ...corran, sentence_embeddings: encodeEmbedding(doubled) },
+      });
+      const [rescored] = await vectorSearch(client, scaled, request, 0.5);
+      t.true(Math.abs(rescored.score - (own + 0.5 * best)) < 1e-4, `${rescored.score} vs ${own + 0.5 * best}`);
+    } finally {
+      await app.deps.search.request('DELETE', `/${withoutField},${scaled}`, {
+        querystring: { ignore_unavailable: 'true' },
+      });
+    }
+  },
+);

@@ -10,7 +10,14 @@ import { shareKnowledgeBase } from '../service/commands/accounts.ts';
 import { createApiKey } from '../service/commands/apiKeys.ts';
 import { newKnowledgeBaseRecord } from '../service/commands/knowledgeBases.ts';
 import { inDefaultScope, isPendingShare } from '../service/policies/knowledgeBases.ts';
-import { addOrganisationMember, makeOrganisation, makeUser, makeWebUser, TEST_PASSWORD, type TestUser } from './factories/accounts.ts';
+import {
+  addOrganisationMember,
+  makeOrganisation,
+  makeUser,
+  makeWebUser,
+  TEST_PASSWORD,
+  type TestUser,
+} from './factories/accounts.ts';
 import { serveVariant, testWithApp, type TestApp } from './helpers/app.ts';
 import { callJson } from './helpers/http.ts';
 import { WebClient } from './helpers/webClient.ts';
@@ -30,7 +37,8 @@ async function alicesPlantedKb(app: TestApp) {
   const web = new WebClient(app.baseUrl);
   await web.signIn(alice.email, TEST_PASSWORD);
   const marker = `verify-${randomUUID().slice(0, 8)}`;
-  const kb = (await web.call('POST', '/api/web/knowledge-bases', { body: { name: 'Payroll policy (official)' } })).body.knowledge_base;
+  const kb = (await web.call('POST', '/api/web/knowledge-bases', { body: { name: 'Payroll policy (official)' } })).body
+    .knowledge_base;
   const ingested = await web.call('POST', '/api/web/documents', {
     body: {
       kb_id: kb.id,
@@ -56,7 +64,11 @@ function cites(answer: { citations: { document_id: string }[] }, documentId: str
 }
 
 async function cli(...args: string[]): Promise<unknown> {
-  const { stdout } = await run(process.execPath, ['bin/kbqa.mjs', ...args], { cwd: ROOT, env: process.env, timeout: 120_000 });
+  const { stdout } = await run(process.execPath, ['bin/kbqa.mjs', ...args], {
+    cwd: ROOT,
+    env: process.env,
+    timeout: 120_000,
+  });
   return JSON.parse(stdout.trim().split('\n').at(-1)!);
 }
 
@@ -64,7 +76,10 @@ test("an owner's share is an invitation: listed to Bob as viewer, searched when 
   const { app } = t.context;
   const { web, kb, documentId, marker } = await alicesPlantedKb(app);
   const bob = await makeUser(app.deps.store, { label: 'bob' });
-  t.is((await web.call('POST', `/api/web/knowledge-bases/${kb.id}/sharing/users`, { body: { email: bob.email } })).status, 201);
+  t.is(
+    (await web.call('POST', `/api/web/knowledge-bases/${kb.id}/sharing/users`, { body: { email: bob.email } })).status,
+    201,
+  );
 
   const listed = (await app.call('GET', '/api/v1/knowledge-bases', { key: bob.key })).body.knowledge_bases;
   const item = listed.find((entry: { id: string }) => entry.id === kb.id);
@@ -81,9 +96,16 @@ test("an owner's share is an invitation: listed to Bob as viewer, searched when 
   t.true(cites(named, documentId), 'named explicitly, it is searched');
 
   const membership = await app.call('GET', `/api/v1/knowledge-bases/${kb.id}/membership`, { key: bob.key });
-  t.deepEqual([membership.status, membership.body], [200, { membership: { knowledge_base_id: kb.id, role: 'viewer', pending: true } }]);
+  t.deepEqual(
+    [membership.status, membership.body],
+    [200, { membership: { knowledge_base_id: kb.id, role: 'viewer', pending: true } }],
+  );
   const sharing = await web.call('GET', `/api/web/knowledge-bases/${kb.id}/sharing`);
-  t.deepEqual(sharing.body.users, [{ id: bob.id, email: bob.email, pending: true }], 'the owner sees the invitation pending');
+  t.deepEqual(
+    sharing.body.users,
+    [{ id: bob.id, email: bob.email, pending: true }],
+    'the owner sees the invitation pending',
+  );
 });
 
 test('accepting puts the KB in the default scope; the web list marks it pending until then', async (t) => {
@@ -96,20 +118,29 @@ test('accepting puts the KB in the default scope; the web list marks it pending 
   await bobSession.signIn(bobWeb.email, TEST_PASSWORD);
   await web.call('POST', `/api/web/knowledge-bases/${kb.id}/sharing/users`, { body: { email: bob.email } });
 
-  const pendingRow = (await bobSession.call('GET', '/api/web/knowledge-bases')).body.knowledge_bases.find((entry: { id: string }) => entry.id === kb.id);
+  const pendingRow = (await bobSession.call('GET', '/api/web/knowledge-bases')).body.knowledge_bases.find(
+    (entry: { id: string }) => entry.id === kb.id,
+  );
   t.like(pendingRow, { role: 'viewer', pending: true }, 'the web app is told it is pending');
 
   const accepted = await app.call('POST', `/api/v1/knowledge-bases/${kb.id}/membership/accept`, { key: bob.key });
-  t.deepEqual([accepted.status, accepted.body], [200, { membership: { knowledge_base_id: kb.id, role: 'viewer', pending: false } }]);
+  t.deepEqual(
+    [accepted.status, accepted.body],
+    [200, { membership: { knowledge_base_id: kb.id, role: 'viewer', pending: false } }],
+  );
   const again = await app.call('POST', `/api/v1/knowledge-bases/${kb.id}/membership/accept`, { key: bob.key });
   t.is(again.status, 200, 'accepting twice is harmless');
 
   const byDefault = await ask(app, bob);
   t.true(byDefault.knowledge_base_ids.includes(kb.id), 'accepted, it is in the default scope');
   t.true(cites(byDefault, documentId));
-  const acceptedRow = (await bobSession.call('GET', '/api/web/knowledge-bases')).body.knowledge_bases.find((entry: { id: string }) => entry.id === kb.id);
+  const acceptedRow = (await bobSession.call('GET', '/api/web/knowledge-bases')).body.knowledge_bases.find(
+    (entry: { id: string }) => entry.id === kb.id,
+  );
   t.like(acceptedRow, { role: 'viewer', pending: false });
-  t.deepEqual((await web.call('GET', `/api/web/knowledge-bases/${kb.id}/sharing`)).body.users, [{ id: bob.id, email: bob.email, pending: false }]);
+  t.deepEqual((await web.call('GET', `/api/web/knowledge-bases/${kb.id}/sharing`)).body.users, [
+    { id: bob.id, email: bob.email, pending: false },
+  ]);
 });
 
 test('leaving removes the KB from the list and from queries (404 to read, 403 to name); owners and strangers cannot leave', async (t) => {
@@ -123,13 +154,27 @@ test('leaving removes the KB from the list and from queries (404 to read, 403 to
   const left = await app.call('DELETE', `/api/v1/knowledge-bases/${kb.id}/membership`, { key: bob.key });
   t.deepEqual([left.status, left.body], [200, { left: true }]);
   const listed = (await app.call('GET', '/api/v1/knowledge-bases', { key: bob.key })).body.knowledge_bases;
-  t.false(listed.some((entry: { id: string }) => entry.id === kb.id), 'gone from his list');
+  t.false(
+    listed.some((entry: { id: string }) => entry.id === kb.id),
+    'gone from his list',
+  );
   t.is((await app.call('GET', `/api/v1/knowledge-bases/${kb.id}`, { key: bob.key })).status, 404);
-  const named = await app.call('POST', '/api/v1/query', { key: bob.key, body: { query: QUESTION, knowledge_base_ids: [kb.id] } });
+  const named = await app.call('POST', '/api/v1/query', {
+    key: bob.key,
+    body: { query: QUESTION, knowledge_base_ids: [kb.id] },
+  });
   t.deepEqual([named.status, named.body.error?.code], [403, 'forbidden']);
   t.false((await ask(app, bob)).knowledge_base_ids.includes(kb.id));
-  t.deepEqual((await web.call('GET', `/api/web/knowledge-bases/${kb.id}/sharing`)).body.users, [], 'the owner sees him gone');
-  t.is((await app.call('DELETE', `/api/v1/knowledge-bases/${kb.id}/membership`, { key: bob.key })).status, 404, 'nothing left to leave');
+  t.deepEqual(
+    (await web.call('GET', `/api/web/knowledge-bases/${kb.id}/sharing`)).body.users,
+    [],
+    'the owner sees him gone',
+  );
+  t.is(
+    (await app.call('DELETE', `/api/v1/knowledge-bases/${kb.id}/membership`, { key: bob.key })).status,
+    404,
+    'nothing left to leave',
+  );
 
   // Declining a pending invitation is the same call, here through the web app's realm.
   const bobWeb = await makeWebUser(app.deps.store, { label: 'bob-web' });
@@ -143,7 +188,10 @@ test('leaving removes the KB from the list and from queries (404 to read, 403 to
   t.is(owner.status, 403, 'an owner deletes, never leaves');
   t.regex(owner.body.error.message, /own/);
   t.is((await app.call('DELETE', `/api/v1/knowledge-bases/${kb.id}/membership`, { key: stranger.key })).status, 404);
-  t.is((await app.call('POST', `/api/v1/knowledge-bases/${kb.id}/membership/accept`, { key: stranger.key })).status, 404);
+  t.is(
+    (await app.call('POST', `/api/v1/knowledge-bases/${kb.id}/membership/accept`, { key: stranger.key })).status,
+    404,
+  );
   t.truthy(alice.id);
 });
 
@@ -161,14 +209,24 @@ test('a share an operator makes with `kbqa kbs share` is in force at once', asyn
 
 test('cap on KBs per owner: creating one more than the limit is 409 naming the limit, and nothing is created', async (t) => {
   const { app } = t.context;
-  const variant = await serveVariant(app.deps, (config) => ({ ...config, knowledgeBases: { ...config.knowledgeBases, maxPerOwner: 3 } }));
+  const variant = await serveVariant(app.deps, (config) => ({
+    ...config,
+    knowledgeBases: { ...config.knowledgeBases, maxPerOwner: 3 },
+  }));
   t.teardown(() => variant.close());
   const owner = await makeUser(app.deps.store, { label: 'kb-cap' });
   // The default KB is the first of the three.
   for (const name of ['second', 'third']) {
-    t.is((await callJson(variant.baseUrl, 'POST', '/api/v1/knowledge-bases', { key: owner.key, body: { name } })).status, 201, name);
+    t.is(
+      (await callJson(variant.baseUrl, 'POST', '/api/v1/knowledge-bases', { key: owner.key, body: { name } })).status,
+      201,
+      name,
+    );
   }
-  const refused = await callJson(variant.baseUrl, 'POST', '/api/v1/knowledge-bases', { key: owner.key, body: { name: 'fourth' } });
+  const refused = await callJson(variant.baseUrl, 'POST', '/api/v1/knowledge-bases', {
+    key: owner.key,
+    body: { name: 'fourth' },
+  });
   t.is(refused.status, 409);
   t.is(refused.body.error.code, 'conflict');
   t.regex(refused.body.error.message, /3/);
@@ -179,14 +237,20 @@ test('cap on KBs per owner: creating one more than the limit is 409 naming the l
 
 test('cap on KBs per query: a default scope beyond it is 400 asking for knowledge_base_ids; naming up to it works', async (t) => {
   const { app } = t.context;
-  const variant = await serveVariant(app.deps, (config) => ({ ...config, knowledgeBases: { ...config.knowledgeBases, maxSearchedPerQuery: 2 } }));
+  const variant = await serveVariant(app.deps, (config) => ({
+    ...config,
+    knowledgeBases: { ...config.knowledgeBases, maxSearchedPerQuery: 2 },
+  }));
   t.teardown(() => variant.close());
   const user = await makeUser(app.deps.store, { label: 'query-cap' });
   const ids = [user.defaultKnowledgeBaseId];
   for (const name of ['second', 'third']) {
-    ids.push((await app.call('POST', '/api/v1/knowledge-bases', { key: user.key, body: { name } })).body.knowledge_base.id);
+    ids.push(
+      (await app.call('POST', '/api/v1/knowledge-bases', { key: user.key, body: { name } })).body.knowledge_base.id,
+    );
   }
-  const query = (body: object) => callJson(variant.baseUrl, 'POST', '/api/v1/query', { key: user.key, body: { query: 'anything at all', ...body } });
+  const query = (body: object) =>
+    callJson(variant.baseUrl, 'POST', '/api/v1/query', { key: user.key, body: { query: 'anything at all', ...body } });
 
   const byDefault = await query({});
   t.is(byDefault.status, 400);
@@ -197,7 +261,10 @@ test('cap on KBs per query: a default scope beyond it is 400 asking for knowledg
   const tooMany = await query({ knowledge_base_ids: ids });
   t.is(tooMany.status, 400);
   t.regex(tooMany.body.error.message, /^knowledge_base_ids: .*2/);
-  const search = await callJson(variant.baseUrl, 'POST', '/api/v1/search', { key: user.key, body: { query: 'anything at all' } });
+  const search = await callJson(variant.baseUrl, 'POST', '/api/v1/search', {
+    key: user.key,
+    body: { query: 'anything at all' },
+  });
   t.is(search.status, 400, '/search has the same default scope and the same cap');
 });
 

@@ -16,20 +16,29 @@ test('open sign-up: beyond KBQA_SIGN_UP_MAX_PER_ADDRESS attempts in the window, 
   const { store } = open;
   try {
     // A refused password counts too: every attempt may cost a hash.
-    const short = await new WebClient(open.baseUrl).call('POST', '/api/web/sign-up', { body: { email: uniqueEmail('short'), password: 'short' } });
+    const short = await new WebClient(open.baseUrl).call('POST', '/api/web/sign-up', {
+      body: { email: uniqueEmail('short'), password: 'short' },
+    });
     t.is(short.status, 400);
     for (let attempt = 0; attempt < 2; attempt += 1) {
-      const signedUp = await new WebClient(open.baseUrl).call('POST', '/api/web/sign-up', { body: { email: uniqueEmail('flood'), password: TEST_PASSWORD } });
+      const signedUp = await new WebClient(open.baseUrl).call('POST', '/api/web/sign-up', {
+        body: { email: uniqueEmail('flood'), password: TEST_PASSWORD },
+      });
       t.is(signedUp.status, 201);
     }
     const email = uniqueEmail('over');
-    const limited = await new WebClient(open.baseUrl).call('POST', '/api/web/sign-up', { body: { email, password: TEST_PASSWORD } });
+    const limited = await new WebClient(open.baseUrl).call('POST', '/api/web/sign-up', {
+      body: { email, password: TEST_PASSWORD },
+    });
     t.is(limited.status, 429);
     t.is(limited.body.error.code, 'rate_limited');
     t.regex(limited.body.error.message, /^too many sign-ups from this address; try again in \d+ (seconds|minutes)$/);
     const retryAfter = Number(limited.headers.get('retry-after'));
     const windowSeconds = app.deps.config.web.signIn.windowMs / 1000;
-    t.true(retryAfter >= 1 && retryAfter <= windowSeconds, `Retry-After ${retryAfter} s within the ${windowSeconds} s window`);
+    t.true(
+      retryAfter >= 1 && retryAfter <= windowSeconds,
+      `Retry-After ${retryAfter} s within the ${windowSeconds} s window`,
+    );
     t.is(await store.findUserByEmail(email), null, 'the refused sign-up created no account');
   } finally {
     await open.close();

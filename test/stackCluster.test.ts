@@ -76,9 +76,18 @@ test('each cluster node has its own name, ports and directories, and all of them
   const config = clusterConfig();
   const paths = stackPathsFor(config);
   const nodes = openSearchNodeSpecs(config, paths);
-  t.deepEqual(nodes.map((node) => node.name), ['opensearch-1', 'opensearch-2', 'opensearch-3']);
-  t.deepEqual(nodes.map((node) => node.port), [9210, 9211, 9212]);
-  t.deepEqual(nodes.map((node) => node.transportPort), [9310, 9311, 9312]);
+  t.deepEqual(
+    nodes.map((node) => node.name),
+    ['opensearch-1', 'opensearch-2', 'opensearch-3'],
+  );
+  t.deepEqual(
+    nodes.map((node) => node.port),
+    [9210, 9211, 9212],
+  );
+  t.deepEqual(
+    nodes.map((node) => node.transportPort),
+    [9310, 9311, 9312],
+  );
   for (const key of ['dataDir', 'logDir', 'tmpDir', 'logFile'] as const) {
     t.is(new Set(nodes.map((node) => node[key])).size, 3, `${key} differs per node`);
   }
@@ -102,8 +111,14 @@ test('each cluster node has its own name, ports and directories, and all of them
     t.is(settings['cluster.routing.allocation.disk.threshold_enabled'], 'false');
     // The heap is per node, as configured: nothing assumes 1g.
     t.true(node.javaOptions.includes('-Xms512m') && node.javaOptions.includes('-Xmx512m'), node.javaOptions.join(' '));
-    t.false(node.javaOptions.some((option) => option.endsWith('1g')), node.javaOptions.join(' '));
-    t.true(node.javaOptions.some((option) => option.includes(`file=${node.logDir}/gc.log`)), 'the GC log is the node\'s own');
+    t.false(
+      node.javaOptions.some((option) => option.endsWith('1g')),
+      node.javaOptions.join(' '),
+    );
+    t.true(
+      node.javaOptions.some((option) => option.includes(`file=${node.logDir}/gc.log`)),
+      "the GC log is the node's own",
+    );
     // Healthy means the whole cluster is there (a restarted node has rejoined), not just that this node answers.
     t.is(node.startTimeoutMs, 300_000);
   }
@@ -130,11 +145,16 @@ test('one node keeps the single-node layout and a cluster name of its own', (t) 
 
 test('a cluster listing fewer URLs than nodes is refused, naming both variables', (t) => {
   const config = clusterConfig({ KBQA_OPENSEARCH_URL: 'http://127.0.0.1:9210,http://127.0.0.1:9211' });
-  t.throws(() => openSearchNodeSpecs(config, stackPathsFor(config)), { instanceOf: ProvisionError, message: /KBQA_OPENSEARCH_NODES=3.*lists 2 URLs/ });
+  t.throws(() => openSearchNodeSpecs(config, stackPathsFor(config)), {
+    instanceOf: ProvisionError,
+    message: /KBQA_OPENSEARCH_NODES=3.*lists 2 URLs/,
+  });
 });
 
 function listen(server: Server): Promise<number> {
-  return new Promise((resolvePromise) => server.listen(0, '127.0.0.1', () => resolvePromise((server.address() as AddressInfo).port)));
+  return new Promise((resolvePromise) =>
+    server.listen(0, '127.0.0.1', () => resolvePromise((server.address() as AddressInfo).port)),
+  );
 }
 
 test('busy ports are found before anything starts: an HTTP port, or the transport port beside it', async (t) => {
@@ -144,13 +164,20 @@ test('busy ports are found before anything starts: an HTTP port, or the transpor
   const httpPort = await listen(http as unknown as Server);
   try {
     const paths = stackPaths('/srv/kbqa/.local', '/srv/kbqa/model', '/tmp/kbqa-none/snapshots', '/tmp/kbqa-none');
-    const transportBusy = clusterConfig({ KBQA_OPENSEARCH_URL: `http://127.0.0.1:${transportPort - TRANSPORT_PORT_OFFSET}` });
+    const transportBusy = clusterConfig({
+      KBQA_OPENSEARCH_URL: `http://127.0.0.1:${transportPort - TRANSPORT_PORT_OFFSET}`,
+    });
     const problems = await busyPorts(paths, openSearchNodeSpecs(transportBusy, paths));
     t.true(
-      problems.some((problem) => problem.startsWith(`port ${transportPort} on 127.0.0.1 is busy (opensearch-1's transport port`)),
+      problems.some((problem) =>
+        problem.startsWith(`port ${transportPort} on 127.0.0.1 is busy (opensearch-1's transport port`),
+      ),
       problems.join('\n'),
     );
-    t.true(problems.every((problem) => problem.endsWith('with KBQA_OPENSEARCH_URL')), problems.join('\n'));
+    t.true(
+      problems.every((problem) => problem.endsWith('with KBQA_OPENSEARCH_URL')),
+      problems.join('\n'),
+    );
     // Something that answers HTTP but is not this cluster (here: 404) is not taken for a node.
     const httpBusy = clusterConfig({ KBQA_OPENSEARCH_URL: `http://127.0.0.1:${httpPort}`, KBQA_OPENSEARCH_NODES: '1' });
     const [node] = openSearchNodeSpecs(httpBusy, paths);
@@ -180,9 +207,13 @@ test('pid files: a live server is found, a dead or killed-but-unreaped one is no
   if (process.platform !== 'linux') return;
   // A kill -9'ed server whose parent has not reaped it yet (init does so late) is a zombie: it still takes signal
   // 0, and a restart must not wait for it. Here its parent execs into a sleep that never reaps.
-  const parent = spawn('sh', ['-c', 'sleep 60 & echo $!; kill -9 $!; exec sleep 5'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const parent = spawn('sh', ['-c', 'sleep 60 & echo $!; kill -9 $!; exec sleep 5'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   t.teardown(() => parent.kill('SIGKILL'));
-  const zombie = Number((await new Promise<Buffer>((resolvePromise) => parent.stdout.once('data', resolvePromise))).toString().trim());
+  const zombie = Number(
+    (await new Promise<Buffer>((resolvePromise) => parent.stdout.once('data', resolvePromise))).toString().trim(),
+  );
   await sleep(200);
   t.notThrows(() => process.kill(zombie, 0), 'the zombie still takes signal 0');
   writeFileSync(join(paths.runDir, 'opensearch-3.pid'), `${zombie}\n`);
@@ -192,7 +223,10 @@ test('pid files: a live server is found, a dead or killed-but-unreaped one is no
 /** A base port whose `count` ports and their transport ports (+100) nobody answers on. */
 async function freePorts(count: number, from: number): Promise<number> {
   for (let base = from; base < from + 2_000; base += count + 7) {
-    const ports = Array.from({ length: count }, (_unused, index) => base + index).flatMap((port) => [port, port + TRANSPORT_PORT_OFFSET]);
+    const ports = Array.from({ length: count }, (_unused, index) => base + index).flatMap((port) => [
+      port,
+      port + TRANSPORT_PORT_OFFSET,
+    ]);
     const answers = await Promise.all(ports.map((port) => portAnswers('127.0.0.1', port, 200)));
     if (!answers.includes(true)) return base;
   }

@@ -26,7 +26,9 @@ test('the client against the real API: typed data, typed errors, and dataOf', as
 
   const { knowledge_base: kb } = dataOf(await kbqa.POST('/api/v1/knowledge-bases', { body: { name: 'typed client' } }));
   const { document } = dataOf(
-    await kbqa.POST('/api/v1/documents', { body: { kb_id: kb.id, filename: 'typed.md', content: 'The typed client reads its types from the spec.' } }),
+    await kbqa.POST('/api/v1/documents', {
+      body: { kb_id: kb.id, filename: 'typed.md', content: 'The typed client reads its types from the spec.' },
+    }),
   );
   t.true(document.chunks >= 1);
   const queued = await kbqa.POST('/api/v1/documents', {
@@ -36,11 +38,19 @@ test('the client against the real API: typed data, typed errors, and dataOf', as
   t.is(queued.response.status, 202);
   t.is(queued.response.headers.get('preference-applied'), 'respond-async');
 
-  const page = dataOf(await kbqa.GET('/api/v1/knowledge-bases/{id}/documents', { params: { path: { id: kb.id }, query: { limit: 1, include: 'status' } } }));
+  const page = dataOf(
+    await kbqa.GET('/api/v1/knowledge-bases/{id}/documents', {
+      params: { path: { id: kb.id }, query: { limit: 1, include: 'status' } },
+    }),
+  );
   t.is(page.documents.length, 1);
   t.is(typeof page.next_cursor, 'string');
 
-  const answer = dataOf(await kbqa.POST('/api/v1/query', { body: { query: 'Where does the typed client read its types?', knowledge_base_ids: [kb.id] } }));
+  const answer = dataOf(
+    await kbqa.POST('/api/v1/query', {
+      body: { query: 'Where does the typed client read its types?', knowledge_base_ids: [kb.id] },
+    }),
+  );
   t.is(typeof answer.answer, 'string');
   t.deepEqual(answer.knowledge_base_ids, [kb.id]);
 
@@ -52,7 +62,11 @@ test('the client against the real API: typed data, typed errors, and dataOf', as
 
   const anonymous = createKbqaClient(app.baseUrl, 'kbqa_live_not-a-key');
   t.is((await anonymous.GET('/api/v1/me')).response.status, 401);
-  dataOf(await kbqa.DELETE('/api/v1/knowledge-bases/{id}', { params: { path: { id: kb.id }, query: { permanent: 'true' } } }));
+  dataOf(
+    await kbqa.DELETE('/api/v1/knowledge-bases/{id}', {
+      params: { path: { id: kb.id }, query: { permanent: 'true' } },
+    }),
+  );
 });
 
 test('clients/typescript/example.ts runs against the API', async (t) => {

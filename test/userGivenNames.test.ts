@@ -51,12 +51,24 @@ test('non-ASCII PDF filenames are stored as sent (UTF-8), not read as latin1', a
 
 test('key names and emails follow the names rule: no control, format or bidi characters', async (t) => {
   const { app } = t.context;
-  for (const name of ['null\u0000byte', 'two\r\nlines', 'evil\u202Etxt.exe', 'erase\u001b[2K', 'title\u001b]0;pwned\u0007']) {
-    t.throws(() => parseInput(createApiKeyBody, { name }, 'body'), { message: /^name: must not contain control characters, format characters or line separators \(found U\+/ }, JSON.stringify(name));
+  for (const name of [
+    'null\u0000byte',
+    'two\r\nlines',
+    'evil\u202Etxt.exe',
+    'erase\u001b[2K',
+    'title\u001b]0;pwned\u0007',
+  ]) {
+    t.throws(
+      () => parseInput(createApiKeyBody, { name }, 'body'),
+      { message: /^name: must not contain control characters, format characters or line separators \(found U\+/ },
+      JSON.stringify(name),
+    );
   }
   t.is(parseInput(createApiKeyBody, { name: 'CI – déploiement 日本' }, 'body').name, 'CI – déploiement 日本');
   for (const email of ['esc\u001b@example.com', 'rtl\u202E@example.com']) {
-    const refused = await new WebClient(app.baseUrl).call('POST', '/api/web/session', { body: { email, password: TEST_PASSWORD } });
+    const refused = await new WebClient(app.baseUrl).call('POST', '/api/web/session', {
+      body: { email, password: TEST_PASSWORD },
+    });
     t.is(refused.status, 400, JSON.stringify(email));
     t.regex(refused.body.error.message, /^email: must not contain control characters/);
   }
@@ -65,19 +77,33 @@ test('key names and emails follow the names rule: no control, format or bidi cha
 test('the CLI refuses such names and escapes whatever it prints', async (t) => {
   const { app } = t.context;
   const user = await makeWebUser(app.deps.store);
-  const refused = await run(process.execPath, ['bin/kbqa.mjs', 'keys', 'create', '--email', user.email, '--name', 'erase\u001b[2K'], { cwd: ROOT, env: process.env, timeout: 120_000 }).catch(
-    (error: { code: number; stderr: string }) => error,
-  );
+  const refused = await run(
+    process.execPath,
+    ['bin/kbqa.mjs', 'keys', 'create', '--email', user.email, '--name', 'erase\u001b[2K'],
+    { cwd: ROOT, env: process.env, timeout: 120_000 },
+  ).catch((error: { code: number; stderr: string }) => error);
   t.is((refused as { code: number }).code, 2);
   t.regex((refused as { stderr: string }).stderr, /--name: must not contain control characters.*found U\+001B/);
   // A name stored before the rule (or written around it): listed escaped, never obeyed.
   await createApiKey(app.deps.store, user.email, 'old\u001b]0;pwned\u0007\u202Ename');
-  const text = await run(process.execPath, ['bin/kbqa.mjs', 'keys', 'list', '--email', user.email], { cwd: ROOT, env: process.env, timeout: 120_000 });
+  const text = await run(process.execPath, ['bin/kbqa.mjs', 'keys', 'list', '--email', user.email], {
+    cwd: ROOT,
+    env: process.env,
+    timeout: 120_000,
+  });
   t.false(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/.test(text.stdout), JSON.stringify(text.stdout));
   t.true(text.stdout.includes('old\\u{001B}]0;pwned\\u{0007}\\u{202E}name'), text.stdout);
-  const json = await run(process.execPath, ['bin/kbqa.mjs', 'keys', 'list', '--email', user.email, '--json'], { cwd: ROOT, env: process.env, timeout: 120_000 });
+  const json = await run(process.execPath, ['bin/kbqa.mjs', 'keys', 'list', '--email', user.email, '--json'], {
+    cwd: ROOT,
+    env: process.env,
+    timeout: 120_000,
+  });
   t.false(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/.test(json.stdout));
-  t.is(JSON.parse(json.stdout).keys[0].name, 'old\u001b]0;pwned\u0007\u202Ename', 'the JSON still says exactly what is stored');
+  t.is(
+    JSON.parse(json.stdout).keys[0].name,
+    'old\u001b]0;pwned\u0007\u202Ename',
+    'the JSON still says exactly what is stored',
+  );
 });
 
 test('terminal escaping keeps newlines, ZWJ and text; escapes the rest', (t) => {
@@ -91,13 +117,22 @@ test('a 403 to a web session speaks of the account, not of an API key', async (t
   const owner = await signedIn(app);
   const stranger = await signedIn(app);
   const kbId = owner.user.defaultKnowledgeBaseId;
-  const upload = await stranger.browser.call('POST', '/api/web/documents', { body: { kb_id: kbId, filename: 'x.md', content: 'x' } });
-  t.deepEqual(upload.body, { error: { code: 'forbidden', message: `your account lacks access to knowledge base ${kbId}` } });
-  const query = await stranger.browser.call('POST', '/api/web/query', { body: { query: 'anything?', knowledge_base_ids: [kbId] } });
+  const upload = await stranger.browser.call('POST', '/api/web/documents', {
+    body: { kb_id: kbId, filename: 'x.md', content: 'x' },
+  });
+  t.deepEqual(upload.body, {
+    error: { code: 'forbidden', message: `your account lacks access to knowledge base ${kbId}` },
+  });
+  const query = await stranger.browser.call('POST', '/api/web/query', {
+    body: { query: 'anything?', knowledge_base_ids: [kbId] },
+  });
   t.is(query.status, 403);
   t.false(query.body.error.message.includes('API key'), query.body.error.message);
   // The Developer API keeps the contract's words.
   const { key } = await createApiKey(app.deps.store, stranger.user.email, 'k');
-  const viaKey = await app.call('POST', '/api/v1/documents', { key, body: { kb_id: kbId, filename: 'x.md', content: 'x' } });
+  const viaKey = await app.call('POST', '/api/v1/documents', {
+    key,
+    body: { kb_id: kbId, filename: 'x.md', content: 'x' },
+  });
   t.deepEqual(viaKey.body, { error: { code: 'forbidden', message: `API key lacks access to knowledge base ${kbId}` } });
 });

@@ -26,51 +26,71 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 const WRONG = { error: { code: 'unauthorized', message: 'email or password is incorrect' } };
 
 // Serial: it must run while the database has no user at all.
-test.serial('first run: "Create the first account" makes an admin once, with an Argon2id hash and a session cookie', async (t) => {
-  const { app } = t.context;
-  const browser = new WebClient(app.baseUrl);
-  t.deepEqual((await browser.call('GET', '/api/web/setup')).body, { first_account_needed: true, sign_up_open: false });
+test.serial(
+  'first run: "Create the first account" makes an admin once, with an Argon2id hash and a session cookie',
+  async (t) => {
+    const { app } = t.context;
+    const browser = new WebClient(app.baseUrl);
+    t.deepEqual((await browser.call('GET', '/api/web/setup')).body, {
+      first_account_needed: true,
+      sign_up_open: false,
+    });
 
-  const email = uniqueEmail('first');
-  const short = await browser.call('POST', '/api/web/setup/first-account', { body: { email, password: 'elevenchars' } });
-  t.is(short.status, 400);
-  t.is(short.body.error.message, 'password: must be at least 12 characters');
-  const noToken = await browser.call('POST', '/api/web/setup/first-account', { body: { email, password: TEST_PASSWORD }, csrf: null });
-  t.is(noToken.status, 403);
+    const email = uniqueEmail('first');
+    const short = await browser.call('POST', '/api/web/setup/first-account', {
+      body: { email, password: 'elevenchars' },
+    });
+    t.is(short.status, 400);
+    t.is(short.body.error.message, 'password: must be at least 12 characters');
+    const noToken = await browser.call('POST', '/api/web/setup/first-account', {
+      body: { email, password: TEST_PASSWORD },
+      csrf: null,
+    });
+    t.is(noToken.status, 403);
 
-  // Five at once: exactly one becomes the first account.
-  const racers = Array.from({ length: 5 }, (_, index) => new WebClient(app.baseUrl));
-  const answers = await Promise.all(
-    racers.map((racer, index) =>
-      racer.call('POST', '/api/web/setup/first-account', { body: { email: index === 0 ? email : uniqueEmail('racer'), password: TEST_PASSWORD } }),
-    ),
-  );
-  t.deepEqual(answers.map((answer) => answer.status).sort(), [201, 409, 409, 409, 409]);
-  const winner = answers.findIndex((answer) => answer.status === 201);
-  const created = answers[winner];
-  t.is(created.body.user.is_admin, true);
-  t.regex(created.body.csrf_token, /^[\w-]{43}$/);
+    // Five at once: exactly one becomes the first account.
+    const racers = Array.from({ length: 5 }, (_, index) => new WebClient(app.baseUrl));
+    const answers = await Promise.all(
+      racers.map((racer, index) =>
+        racer.call('POST', '/api/web/setup/first-account', {
+          body: { email: index === 0 ? email : uniqueEmail('racer'), password: TEST_PASSWORD },
+        }),
+      ),
+    );
+    t.deepEqual(answers.map((answer) => answer.status).sort(), [201, 409, 409, 409, 409]);
+    const winner = answers.findIndex((answer) => answer.status === 201);
+    const created = answers[winner];
+    t.is(created.body.user.is_admin, true);
+    t.regex(created.body.csrf_token, /^[\w-]{43}$/);
 
-  const setCookie = created.headers.getSetCookie()[0];
-  t.regex(setCookie, /^kbqa_session=[\w-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=1209600$/);
-  const sessionId = setCookie.slice('kbqa_session='.length, setCookie.indexOf(';'));
-  // Stored hashed: the record's id is the SHA-256, and the id itself finds nothing.
-  t.truthy(await app.deps.store.findSession(sha256(sessionId)));
-  t.is(await app.deps.store.findSession(sessionId), null);
-  const user = await app.deps.store.findUserByEmail(created.body.user.email);
-  t.true(user?.password_hash?.startsWith('$argon2id$'));
-  t.is(user?.is_admin, true);
+    const setCookie = created.headers.getSetCookie()[0];
+    t.regex(setCookie, /^kbqa_session=[\w-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=1209600$/);
+    const sessionId = setCookie.slice('kbqa_session='.length, setCookie.indexOf(';'));
+    // Stored hashed: the record's id is the SHA-256, and the id itself finds nothing.
+    t.truthy(await app.deps.store.findSession(sha256(sessionId)));
+    t.is(await app.deps.store.findSession(sessionId), null);
+    const user = await app.deps.store.findUserByEmail(created.body.user.email);
+    t.true(user?.password_hash?.startsWith('$argon2id$'));
+    t.is(user?.is_admin, true);
 
-  t.is((await racers[winner].call('GET', '/api/web/session')).body.user.email, created.body.user.email);
-  t.deepEqual((await browser.call('GET', '/api/web/setup')).body, { first_account_needed: false, sign_up_open: false });
-  const again = await browser.call('POST', '/api/web/setup/first-account', { body: { email: uniqueEmail('late'), password: TEST_PASSWORD } });
-  t.is(again.status, 409);
-  t.is(again.body.error.code, 'conflict');
-});
+    t.is((await racers[winner].call('GET', '/api/web/session')).body.user.email, created.body.user.email);
+    t.deepEqual((await browser.call('GET', '/api/web/setup')).body, {
+      first_account_needed: false,
+      sign_up_open: false,
+    });
+    const again = await browser.call('POST', '/api/web/setup/first-account', {
+      body: { email: uniqueEmail('late'), password: TEST_PASSWORD },
+    });
+    t.is(again.status, 409);
+    t.is(again.body.error.code, 'conflict');
+  },
+);
 
 test('sign-up is closed unless KBQA_SIGNUP=open; open, it creates a signed-in, non-admin user', async (t) => {
   const { app } = t.context;
-  const closed = await new WebClient(app.baseUrl).call('POST', '/api/web/sign-up', { body: { email: uniqueEmail(), password: TEST_PASSWORD } });
+  const closed = await new WebClient(app.baseUrl).call('POST', '/api/web/sign-up', {
+    body: { email: uniqueEmail(), password: TEST_PASSWORD },
+  });
   t.is(closed.status, 403);
   t.is(closed.body.error.message, 'sign-up is closed: ask an administrator for an invitation');
 
@@ -83,7 +103,9 @@ test('sign-up is closed unless KBQA_SIGNUP=open; open, it creates a signed-in, n
     t.is(signedUp.status, 201);
     t.is(signedUp.body.user.is_admin, false);
     t.is((await browser.call('GET', '/api/web/me')).body.email, email);
-    const twice = await new WebClient(open.baseUrl).call('POST', '/api/web/sign-up', { body: { email, password: TEST_PASSWORD } });
+    const twice = await new WebClient(open.baseUrl).call('POST', '/api/web/sign-up', {
+      body: { email, password: TEST_PASSWORD },
+    });
     t.is(twice.status, 409);
   } finally {
     await open.close();
@@ -93,21 +115,35 @@ test('sign-up is closed unless KBQA_SIGNUP=open; open, it creates a signed-in, n
 test('sign-in: a wrong password and an unknown email answer the same 401; an invited user without a password cannot sign in', async (t) => {
   const { app } = t.context;
   const user = await makeWebUser(app.deps.store);
-  const wrong = await new WebClient(app.baseUrl).call('POST', '/api/web/session', { body: { email: user.email, password: 'not the password at all' } });
-  const unknown = await new WebClient(app.baseUrl).call('POST', '/api/web/session', { body: { email: uniqueEmail('nobody'), password: TEST_PASSWORD } });
+  const wrong = await new WebClient(app.baseUrl).call('POST', '/api/web/session', {
+    body: { email: user.email, password: 'not the password at all' },
+  });
+  const unknown = await new WebClient(app.baseUrl).call('POST', '/api/web/session', {
+    body: { email: uniqueEmail('nobody'), password: TEST_PASSWORD },
+  });
   t.deepEqual([wrong.status, wrong.body], [401, WRONG]);
   t.deepEqual([unknown.status, unknown.body], [401, WRONG]);
   t.deepEqual(wrong.headers.getSetCookie(), []);
 
-  const { user: invitedUser } = await inviteUser(app.deps.store, app.deps.config.web, { email: uniqueEmail('invited') });
-  const invited = await new WebClient(app.baseUrl).call('POST', '/api/web/session', { body: { email: invitedUser.email, password: TEST_PASSWORD } });
+  const { user: invitedUser } = await inviteUser(app.deps.store, app.deps.config.web, {
+    email: uniqueEmail('invited'),
+  });
+  const invited = await new WebClient(app.baseUrl).call('POST', '/api/web/session', {
+    body: { email: invitedUser.email, password: TEST_PASSWORD },
+  });
   t.deepEqual([invited.status, invited.body], [401, WRONG], 'invited, no password set yet: the same answer');
-  const upper = await new WebClient(app.baseUrl).call('POST', '/api/web/session', { body: { email: (await makeWebUser(app.deps.store)).email.toUpperCase(), password: TEST_PASSWORD } });
+  const upper = await new WebClient(app.baseUrl).call('POST', '/api/web/session', {
+    body: { email: (await makeWebUser(app.deps.store)).email.toUpperCase(), password: TEST_PASSWORD },
+  });
   t.is(upper.status, 200, 'emails are matched case-insensitively');
 
   const browser = new WebClient(app.baseUrl);
   await browser.signIn(user.email, TEST_PASSWORD);
-  t.deepEqual((await browser.call('GET', '/api/web/session')).body.user, { id: user.id, email: user.email, is_admin: false });
+  t.deepEqual((await browser.call('GET', '/api/web/session')).body.user, {
+    id: user.id,
+    email: user.email,
+    is_admin: false,
+  });
 });
 
 test('failed sign-ins are limited per account (429 with Retry-After), with the same answer whether the email exists', async (t) => {
@@ -116,12 +152,18 @@ test('failed sign-ins are limited per account (429 with Retry-After), with the s
   const nobody = uniqueEmail('nobody');
   for (const email of [user.email, nobody]) {
     for (let attempt = 0; attempt < 5; attempt += 1) {
-      const failed = await new WebClient(app.baseUrl).call('POST', '/api/web/session', { body: { email, password: 'wrong password here' } });
+      const failed = await new WebClient(app.baseUrl).call('POST', '/api/web/session', {
+        body: { email, password: 'wrong password here' },
+      });
       t.is(failed.status, 401);
     }
   }
-  const limited = await new WebClient(app.baseUrl).call('POST', '/api/web/session', { body: { email: user.email, password: TEST_PASSWORD } });
-  const limitedNobody = await new WebClient(app.baseUrl).call('POST', '/api/web/session', { body: { email: nobody, password: TEST_PASSWORD } });
+  const limited = await new WebClient(app.baseUrl).call('POST', '/api/web/session', {
+    body: { email: user.email, password: TEST_PASSWORD },
+  });
+  const limitedNobody = await new WebClient(app.baseUrl).call('POST', '/api/web/session', {
+    body: { email: nobody, password: TEST_PASSWORD },
+  });
   t.is(limited.status, 429, 'even the right password waits out the window');
   t.deepEqual(limited.body, limitedNobody.body);
   t.is(limited.body.error.code, 'rate_limited');
@@ -141,10 +183,14 @@ test('failed sign-ins are limited per client address across accounts', async (t)
   try {
     const user = await makeWebUser(store);
     for (let attempt = 0; attempt < 3; attempt += 1) {
-      const failed = await new WebClient(strict.baseUrl).call('POST', '/api/web/session', { body: { email: uniqueEmail('spray'), password: 'wrong password here' } });
+      const failed = await new WebClient(strict.baseUrl).call('POST', '/api/web/session', {
+        body: { email: uniqueEmail('spray'), password: 'wrong password here' },
+      });
       t.is(failed.status, 401);
     }
-    const limited = await new WebClient(strict.baseUrl).call('POST', '/api/web/session', { body: { email: user.email, password: TEST_PASSWORD } });
+    const limited = await new WebClient(strict.baseUrl).call('POST', '/api/web/session', {
+      body: { email: user.email, password: TEST_PASSWORD },
+    });
     t.is(limited.status, 429);
   } finally {
     await strict.close();
@@ -161,16 +207,27 @@ test('failures at one address do not lock out the next person there: per account
     for (let colleague = 0; colleague < 8; colleague += 1) {
       const { email } = await makeWebUser(store);
       for (let attempt = 0; attempt < 5; attempt += 1) {
-        t.is((await new WebClient(office.baseUrl).call('POST', '/api/web/session', { body: { email, password: 'mistyped!!' } })).status, 401);
+        t.is(
+          (
+            await new WebClient(office.baseUrl).call('POST', '/api/web/session', {
+              body: { email, password: 'mistyped!!' },
+            })
+          ).status,
+          401,
+        );
       }
       // Their sixth is refused, with the wait once and in one unit.
-      const limited = await new WebClient(office.baseUrl).call('POST', '/api/web/session', { body: { email, password: 'mistyped!!' } });
+      const limited = await new WebClient(office.baseUrl).call('POST', '/api/web/session', {
+        body: { email, password: 'mistyped!!' },
+      });
       t.is(limited.status, 429);
       t.regex(limited.body.error.message, /^too many failed sign-ins; try again in \d+ (seconds|minutes)$/);
     }
     // The next person's first typo is a typo, not a lockout; then they are in.
     const person = await makeWebUser(store);
-    const typo = await new WebClient(office.baseUrl).call('POST', '/api/web/session', { body: { email: person.email, password: 'first typo!' } });
+    const typo = await new WebClient(office.baseUrl).call('POST', '/api/web/session', {
+      body: { email: person.email, password: 'first typo!' },
+    });
     t.deepEqual(typo.body, WRONG);
     await new WebClient(office.baseUrl).signIn(person.email, TEST_PASSWORD);
   } finally {
@@ -187,7 +244,9 @@ test('a session: cookie-only (a Bearer key is not a web credential), tampered co
   const anonymous = await new WebClient(app.baseUrl).call('GET', '/api/web/me');
   t.deepEqual([anonymous.status, anonymous.body.error.message], [401, 'sign in first (no session, or it has expired)']);
 
-  const tampered = await new WebClient(app.baseUrl).call('GET', '/api/web/me', { headers: { cookie: `${browser.cookie}x` } });
+  const tampered = await new WebClient(app.baseUrl).call('GET', '/api/web/me', {
+    headers: { cookie: `${browser.cookie}x` },
+  });
   t.is(tampered.status, 401);
   t.regex(tampered.headers.getSetCookie()[0] ?? '', /^kbqa_session=; Path=\/; HttpOnly; SameSite=Lax; Max-Age=0$/);
   // /api/v1 takes API keys only: a session cookie there is no credential.
@@ -232,7 +291,10 @@ test('over HTTPS (KBQA_PUBLIC_URL https://…) the cookie is Secure and __Host- 
   try {
     const browser = new WebClient(https.baseUrl);
     const signedIn = await browser.signIn(user.email, TEST_PASSWORD);
-    t.regex(signedIn.headers.getSetCookie()[0], /^__Host-kbqa_session=[\w-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+; Secure$/);
+    t.regex(
+      signedIn.headers.getSetCookie()[0],
+      /^__Host-kbqa_session=[\w-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+; Secure$/,
+    );
     t.is((await browser.call('GET', '/api/web/me')).status, 200);
     const plainName = `kbqa_session=${(browser.cookie as string).split('=')[1]}`;
     t.is((await browser.call('GET', '/api/web/me', { headers: { cookie: plainName }, cookie: false })).status, 401);
@@ -241,7 +303,7 @@ test('over HTTPS (KBQA_PUBLIC_URL https://…) the cookie is Secure and __Host- 
   }
 });
 
-test('CSRF: state-changing requests need the session\'s token, and cross-site or foreign-origin requests are refused', async (t) => {
+test("CSRF: state-changing requests need the session's token, and cross-site or foreign-origin requests are refused", async (t) => {
   const { app } = t.context;
   const user = await makeWebUser(app.deps.store);
   const browser = new WebClient(app.baseUrl);
@@ -264,7 +326,10 @@ test('CSRF: state-changing requests need the session\'s token, and cross-site or
     t.is(refused.body.error.code, 'forbidden', label);
   }
   const listed = await browser.call('GET', '/api/web/knowledge-bases');
-  t.false(listed.body.knowledge_bases.some((kb: { name: string }) => kb.name === 'csrf probe'), 'no refused request created anything');
+  t.false(
+    listed.body.knowledge_bases.some((kb: { name: string }) => kb.name === 'csrf probe'),
+    'no refused request created anything',
+  );
 
   t.is((await create({ headers: { origin: app.baseUrl, 'sec-fetch-site': 'same-origin' } })).status, 201);
   t.is((await create({ headers: { origin: 'http://kbqa.example:8080' } })).status, 201, 'the configured public origin');
@@ -280,7 +345,11 @@ test('sign-out ends the session; sign out everywhere ends them all', async (t) =
   const out = await first.call('DELETE', '/api/web/session');
   t.deepEqual(out.body, { signed_out: true });
   t.regex(out.headers.getSetCookie()[0], /Max-Age=0/);
-  t.is((await new WebClient(app.baseUrl).call('GET', '/api/web/me', { headers: { cookie: firstCookie } })).status, 401, 'the old cookie is dead');
+  t.is(
+    (await new WebClient(app.baseUrl).call('GET', '/api/web/me', { headers: { cookie: firstCookie } })).status,
+    401,
+    'the old cookie is dead',
+  );
   t.is((await second.call('GET', '/api/web/me')).status, 200);
 
   t.deepEqual((await second.call('DELETE', '/api/web/sessions')).body, { signed_out: 2, api_keys_revoked: 0 });
@@ -296,16 +365,29 @@ test('changing the password needs the current one, ends every other session and 
   await elsewhere.signIn(user.email, TEST_PASSWORD);
   const newPassword = 'a brand new passphrase';
 
-  const wrong = await here.call('PUT', '/api/web/account/password', { body: { current_password: 'not my password!', new_password: newPassword } });
+  const wrong = await here.call('PUT', '/api/web/account/password', {
+    body: { current_password: 'not my password!', new_password: newPassword },
+  });
   t.deepEqual([wrong.status, wrong.body.error.message], [400, 'current_password: is incorrect']);
-  const short = await here.call('PUT', '/api/web/account/password', { body: { current_password: TEST_PASSWORD, new_password: 'short' } });
+  const short = await here.call('PUT', '/api/web/account/password', {
+    body: { current_password: TEST_PASSWORD, new_password: 'short' },
+  });
   t.deepEqual([short.status, short.body.error.message], [400, 'new_password: must be at least 12 characters']);
 
-  const changed = await here.call('PUT', '/api/web/account/password', { body: { current_password: TEST_PASSWORD, new_password: newPassword } });
+  const changed = await here.call('PUT', '/api/web/account/password', {
+    body: { current_password: TEST_PASSWORD, new_password: newPassword },
+  });
   t.deepEqual(changed.body, { changed: true, api_keys_revoked: 0 });
   t.is((await here.call('GET', '/api/web/me')).status, 200);
   t.is((await elsewhere.call('GET', '/api/web/me')).status, 401);
-  t.is((await new WebClient(app.baseUrl).call('POST', '/api/web/session', { body: { email: user.email, password: TEST_PASSWORD } })).status, 401);
+  t.is(
+    (
+      await new WebClient(app.baseUrl).call('POST', '/api/web/session', {
+        body: { email: user.email, password: TEST_PASSWORD },
+      })
+    ).status,
+    401,
+  );
   await new WebClient(app.baseUrl).signIn(user.email, newPassword);
 });
 
@@ -325,44 +407,80 @@ test('admins invite users with a one-time link; the link sets a password, signs 
   t.regex(invited.body.link, /^http:\/\/kbqa\.example:8080\/set-password#token=[\w-]{43}$/);
   const token = invited.body.link.split('#token=')[1];
   const users = (await adminBrowser.call('GET', '/api/web/admin/users')).body.users;
-  t.like(users.find((user: { email: string }) => user.email === email), { is_admin: false, has_password: false });
+  t.like(
+    users.find((user: { email: string }) => user.email === email),
+    { is_admin: false, has_password: false },
+  );
   t.false(JSON.stringify(users).includes('argon2'), 'no hash in the list');
   t.is((await adminBrowser.call('POST', '/api/web/admin/invitations', { body: { email } })).status, 409);
 
   const invitee = new WebClient(app.baseUrl);
-  t.deepEqual((await invitee.call('POST', '/api/web/password-links/inspect', { body: { token } })).body, { email, purpose: 'invite' });
-  t.is((await invitee.call('POST', '/api/web/password-links/use', { body: { token, password: 'too short' } })).status, 400);
+  t.deepEqual((await invitee.call('POST', '/api/web/password-links/inspect', { body: { token } })).body, {
+    email,
+    purpose: 'invite',
+  });
+  t.is(
+    (await invitee.call('POST', '/api/web/password-links/use', { body: { token, password: 'too short' } })).status,
+    400,
+  );
   const used = await invitee.call('POST', '/api/web/password-links/use', { body: { token, password: TEST_PASSWORD } });
   t.is(used.status, 200);
   t.is((await invitee.call('GET', '/api/web/me')).body.email, email);
-  const again = await new WebClient(app.baseUrl).call('POST', '/api/web/password-links/use', { body: { token, password: 'another password here' } });
+  const again = await new WebClient(app.baseUrl).call('POST', '/api/web/password-links/use', {
+    body: { token, password: 'another password here' },
+  });
   t.deepEqual([again.status, again.body.error.code], [400, 'bad_request']);
-  t.is((await new WebClient(app.baseUrl).call('POST', '/api/web/password-links/inspect', { body: { token: 'made-up' } })).status, 400);
+  t.is(
+    (await new WebClient(app.baseUrl).call('POST', '/api/web/password-links/inspect', { body: { token: 'made-up' } }))
+      .status,
+    400,
+  );
 
   // An expired link is refused.
   const record = await app.deps.store.findUserByEmail(email);
-  const expired = await createPasswordLink(app.deps.store, { publicUrl: 'http://x', passwordLinkMs: 1 }, record!, 'reset');
+  const expired = await createPasswordLink(
+    app.deps.store,
+    { publicUrl: 'http://x', passwordLinkMs: 1 },
+    record!,
+    'reset',
+  );
   await sleep(10);
-  t.is((await invitee.call('POST', '/api/web/password-links/inspect', { body: { token: expired.url.split('#token=')[1] } })).status, 400);
+  t.is(
+    (
+      await invitee.call('POST', '/api/web/password-links/inspect', {
+        body: { token: expired.url.split('#token=')[1] },
+      })
+    ).status,
+    400,
+  );
 });
 
 test('kbqa users create and reset-password print one-time links; using a reset link ends every session', async (t) => {
   const { app, databaseUrl } = t.context;
-  const env = { ...process.env, KBQA_MONGODB_URL: databaseUrl, KBQA_PUBLIC_URL: 'https://kb.example.org', KBQA_LOG_LEVEL: 'silent' };
+  const env = {
+    ...process.env,
+    KBQA_MONGODB_URL: databaseUrl,
+    KBQA_PUBLIC_URL: 'https://kb.example.org',
+    KBQA_LOG_LEVEL: 'silent',
+  };
   const email = uniqueEmail('cli');
   const cli = (...args: string[]) => run(process.execPath, ['bin/kbqa.mjs', ...args], { cwd: ROOT, env });
   const created = JSON.parse((await cli('users', 'create', '--email', email, '--admin', '--json')).stdout);
   t.is(created.is_admin, true);
   t.regex(created.password_link, /^https:\/\/kb\.example\.org\/set-password#token=[\w-]{43}$/);
   const browser = new WebClient(app.baseUrl);
-  const used = await browser.call('POST', '/api/web/password-links/use', { body: { token: created.password_link.split('#token=')[1], password: TEST_PASSWORD } });
+  const used = await browser.call('POST', '/api/web/password-links/use', {
+    body: { token: created.password_link.split('#token=')[1], password: TEST_PASSWORD },
+  });
   t.is(used.body.user.is_admin, true);
 
   const text = (await cli('users', 'reset-password', '--email', email)).stdout;
   const link = text.trim().split('\n').at(-1) as string;
   t.regex(link, /^https:\/\/kb\.example\.org\/set-password#token=[\w-]{43}$/);
   t.is((await browser.call('GET', '/api/web/me')).status, 200, 'a reset link ends nothing until it is used');
-  const reset = await new WebClient(app.baseUrl).call('POST', '/api/web/password-links/use', { body: { token: link.split('#token=')[1], password: 'the new passphrase' } });
+  const reset = await new WebClient(app.baseUrl).call('POST', '/api/web/password-links/use', {
+    body: { token: link.split('#token=')[1], password: 'the new passphrase' },
+  });
   t.is(reset.status, 200);
   t.is((await browser.call('GET', '/api/web/me')).status, 401);
 });
@@ -384,7 +502,11 @@ test('a burst of parallel wrong passwords is counted before verifying: at most t
     web: { ...config.web, signIn: { ...config.web.signIn, maxFailuresPerAddress: 10_000 } },
   }));
   const burst = await Promise.all(
-    Array.from({ length: 20 }, () => new WebClient(lenient.baseUrl).call('POST', '/api/web/session', { body: { email: user.email, password: 'a wrong guess!!' } })),
+    Array.from({ length: 20 }, () =>
+      new WebClient(lenient.baseUrl).call('POST', '/api/web/session', {
+        body: { email: user.email, password: 'a wrong guess!!' },
+      }),
+    ),
   ).finally(() => lenient.close());
   const statuses = burst.map((answer) => answer.status);
   t.is(statuses.filter((status) => status === 401).length, 5, 'exactly KBQA_SIGN_IN_MAX_FAILURES guesses were checked');
@@ -397,25 +519,44 @@ test('a wrong password while signed in keeps the session; a right one replaces i
   const browser = new WebClient(app.baseUrl);
   await browser.signIn(user.email, TEST_PASSWORD);
   const first = browser.cookie as string;
-  t.is((await browser.call('POST', '/api/web/session', { body: { email: user.email, password: 'mistyped password' } })).status, 401);
+  t.is(
+    (await browser.call('POST', '/api/web/session', { body: { email: user.email, password: 'mistyped password' } }))
+      .status,
+    401,
+  );
   t.is((await browser.call('GET', '/api/web/me')).status, 200, 'still signed in');
   await browser.signIn(user.email, TEST_PASSWORD);
   t.not(browser.cookie, first);
-  t.is((await new WebClient(app.baseUrl).call('GET', '/api/web/me', { headers: { cookie: first } })).status, 401, 'the replaced session is gone');
+  t.is(
+    (await new WebClient(app.baseUrl).call('GET', '/api/web/me', { headers: { cookie: first } })).status,
+    401,
+    'the replaced session is gone',
+  );
 });
 
 test('a DNS-rebinding page (a foreign Host and Origin) cannot act, even on anonymous endpoints; nor can a cross-site one', async (t) => {
   const { app } = t.context;
   const port = new URL(app.baseUrl).port;
-  const rebound = await rawPost(app.baseUrl, '/api/web/sign-up', { host: `evil.example:${port}`, origin: `http://evil.example:${port}`, 'sec-fetch-site': 'same-origin' });
+  const rebound = await rawPost(app.baseUrl, '/api/web/sign-up', {
+    host: `evil.example:${port}`,
+    origin: `http://evil.example:${port}`,
+    'sec-fetch-site': 'same-origin',
+  });
   t.is(rebound.status, 403);
   const crossSite = await new WebClient(app.baseUrl).call('POST', '/api/web/session', {
     body: { email: 'a@example.test', password: TEST_PASSWORD },
     headers: { 'sec-fetch-site': 'cross-site' },
   });
   t.is(crossSite.status, 403);
-  const loopbackName = await rawPost(app.baseUrl, '/api/web/sign-up', { host: `localhost:${port}`, origin: `http://localhost:${port}` });
-  t.is(loopbackName.status, 403, 'allowed through the CSRF check as loopback; sign-up itself is closed (403 with its own message)');
+  const loopbackName = await rawPost(app.baseUrl, '/api/web/sign-up', {
+    host: `localhost:${port}`,
+    origin: `http://localhost:${port}`,
+  });
+  t.is(
+    loopbackName.status,
+    403,
+    'allowed through the CSRF check as loopback; sign-up itself is closed (403 with its own message)',
+  );
   t.regex(loopbackName.body, /sign-up is closed/);
 });
 
@@ -446,7 +587,9 @@ test('a first-account claim left by a process that died before creating the acco
   const store = await openStore(databaseUrl, 5_000);
   try {
     await store.claimFirstAccount('dead-process', new Date(Date.now() - 5_000));
-    await t.throwsAsync(createFirstAccount(store, { email: uniqueEmail('early'), password: TEST_PASSWORD }), { message: /already exists/ });
+    await t.throwsAsync(createFirstAccount(store, { email: uniqueEmail('early'), password: TEST_PASSWORD }), {
+      message: /already exists/,
+    });
     await store.releaseFirstAccount('dead-process');
     await store.claimFirstAccount('dead-process', new Date(Date.now() - 120_000));
     const user = await createFirstAccount(store, { email: uniqueEmail('late'), password: TEST_PASSWORD });
@@ -458,12 +601,27 @@ test('a first-account claim left by a process that died before creating the acco
 });
 
 /** A POST with headers fetch() will not send (Host). */
-function rawPost(baseUrl: string, path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+function rawPost(
+  baseUrl: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string }> {
   const url = new URL(path, baseUrl);
   return new Promise((resolve, reject) => {
     const body = JSON.stringify({ email: uniqueEmail('rebind'), password: TEST_PASSWORD });
     const request = httpRequest(
-      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'x-csrf-token': 'anonymous', 'content-length': Buffer.byteLength(body) } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          'x-csrf-token': 'anonymous',
+          'content-length': Buffer.byteLength(body),
+        },
+      },
       (response) => {
         let text = '';
         response.on('data', (chunk) => (text += chunk));

@@ -38,7 +38,8 @@ const INDEX_HTML = `<!doctype html>
   <body><div id="root"></div></body>
 </html>
 `;
-const APP_JS = "document.getElementById('root').textContent = 'app loaded';\ndocument.documentElement.dataset.loaded = 'yes';\n";
+const APP_JS =
+  "document.getElementById('root').textContent = 'app loaded';\ndocument.documentElement.dataset.loaded = 'yes';\n";
 // A page the CSP must refuse: the browser test's negative control (it proves violations are seen).
 const INLINE_HTML = `<!doctype html><html><head><title>inline</title><script>document.title = 'inline ran';</script></head><body></body></html>`;
 
@@ -59,7 +60,8 @@ function makeDist(tmp: string): string {
   writeFileSync(join(dist, 'index.html'), INDEX_HTML);
   writeFileSync(join(dist, 'inline.html'), INLINE_HTML);
   writeFileSync(join(dist, 'assets', 'app-abc123.js'), APP_JS);
-  for (const name of Object.keys(ASSET_TYPES)) writeFileSync(join(dist, 'assets', name), name.endsWith('.css') ? 'body { margin: 0; }\n' : `x ${name}`);
+  for (const name of Object.keys(ASSET_TYPES))
+    writeFileSync(join(dist, 'assets', name), name.endsWith('.css') ? 'body { margin: 0; }\n' : `x ${name}`);
   writeFileSync(join(dist, 'favicon.ico'), Buffer.from([0, 0, 1, 0]));
   writeFileSync(join(dist, 'robots.txt'), 'User-agent: *\nDisallow:\n');
   writeFileSync(join(dist, '.build-hash'), 'not for the public\n');
@@ -81,14 +83,23 @@ interface RawResponse {
 }
 
 /** node:http, not fetch: fetch resolves "..", "%2e%2e" and friends before sending, which would test nothing. */
-function raw(baseUrl: string, path: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<RawResponse> {
+function raw(
+  baseUrl: string,
+  path: string,
+  options: { method?: string; headers?: Record<string, string> } = {},
+): Promise<RawResponse> {
   const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: url.hostname, port: url.port, method: options.method ?? 'GET', path, headers: options.headers }, (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (part: Buffer) => parts.push(part));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(parts).toString('utf8') }));
-    });
+    const req = httpRequest(
+      { host: url.hostname, port: url.port, method: options.method ?? 'GET', path, headers: options.headers },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (part: Buffer) => parts.push(part));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(parts).toString('utf8') }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -130,7 +141,14 @@ test('GET / is index.html, revalidated every time, under the CSP and the other s
 });
 
 test('app routes fall back to index.html (the React router takes the path), /index.html too', async (t) => {
-  for (const path of ['/knowledge-bases/x', '/knowledge-bases/x/documents?page=2', '/settings/api-keys', '/index.html', '/.build-hash', '/missing.js']) {
+  for (const path of [
+    '/knowledge-bases/x',
+    '/knowledge-bases/x/documents?page=2',
+    '/settings/api-keys',
+    '/index.html',
+    '/.build-hash',
+    '/missing.js',
+  ]) {
     assertIndex(t, await raw(t.context.app.baseUrl, path), path);
   }
 });
@@ -204,7 +222,16 @@ test('no spelling of ".." (plain, encoded, encoded slash or backslash, NUL) and 
 });
 
 test('unknown /api/ paths, in any case, stay the JSON 404; health answers JSON; the API carries nosniff and Referrer-Policy', async (t) => {
-  for (const path of ['/api/v1/nope', '/api/web/nope', '/api/nope', '/api', '/API/V1/me', '/Api/web/session', '/api/../index.html', '/HEALTHZ']) {
+  for (const path of [
+    '/api/v1/nope',
+    '/api/web/nope',
+    '/api/nope',
+    '/api',
+    '/API/V1/me',
+    '/Api/web/session',
+    '/api/../index.html',
+    '/HEALTHZ',
+  ]) {
     const response = await raw(t.context.app.baseUrl, path);
     assertJsonNotFound(t, response, path);
     t.is(response.headers['x-content-type-options'], 'nosniff', path);
@@ -271,7 +298,9 @@ test('the real Chromium loads the app under its CSP without a violation; an inli
       page.on('pageerror', (error) => messages.push(`pageerror: ${error.message}`));
       // Reported by the page itself too, in case a Chromium version stops logging violations to the console.
       await page.addInitScript(() => {
-        document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective}`));
+        document.addEventListener('securitypolicyviolation', (event) =>
+          console.error(`CSP violation: ${event.violatedDirective}`),
+        );
       });
 
       const response = await page.goto('/knowledge-bases/x');
@@ -302,7 +331,9 @@ test('the real Chromium loads the app under its CSP without a violation; an inli
 test('provisionBrowser: KBQA_CHROMIUM wins; a missing browser names what to install; apt-get runs only as root', (t) => {
   t.is(provisionBrowser({ env: { KBQA_CHROMIUM: process.execPath } }), process.execPath);
 
-  const missing = t.throws(() => provisionBrowser({ env: { KBQA_CHROMIUM: '/nonexistent/chromium' } }), { instanceOf: ProvisionError });
+  const missing = t.throws(() => provisionBrowser({ env: { KBQA_CHROMIUM: '/nonexistent/chromium' } }), {
+    instanceOf: ProvisionError,
+  });
   t.true(missing.message.includes('KBQA_CHROMIUM=/nonexistent/chromium'));
   t.true(missing.message.includes('sudo apt-get install chromium'));
 
@@ -310,9 +341,12 @@ test('provisionBrowser: KBQA_CHROMIUM wins; a missing browser names what to inst
   const record = (command: string, args: string[]) => {
     commands.push([command, ...args].join(' '));
   };
-  const notRoot = t.throws(() => provisionBrowser({ env: {}, exists: () => false, isRoot: false, hasAptGet: true, run: record }), {
-    instanceOf: ProvisionError,
-  });
+  const notRoot = t.throws(
+    () => provisionBrowser({ env: {}, exists: () => false, isRoot: false, hasAptGet: true, run: record }),
+    {
+      instanceOf: ProvisionError,
+    },
+  );
   t.true(notRoot.message.includes('sudo apt-get install chromium'));
   t.true(notRoot.message.includes('KBQA_CHROMIUM'));
   t.deepEqual(commands, [], 'no apt-get without root');

@@ -9,27 +9,42 @@ test('the description of /api/web covers the web client and names its schemas', 
   const document = buildWebOpenApiDocument();
   const paths = Object.keys(document.paths ?? {});
   t.true(paths.length >= 30, `${paths.length} paths`);
-  t.true(paths.every((path) => path.startsWith('/api/web/')), paths.join(', '));
+  t.true(
+    paths.every((path) => path.startsWith('/api/web/')),
+    paths.join(', '),
+  );
   for (const name of ['WebDocument', 'WebKnowledgeBase', 'SessionResponse', 'DocumentContent', 'Error']) {
     t.truthy(document.components?.schemas?.[name], name);
   }
   // Every call of the web client is an operation here (its `api.<name>` is the operationId).
   const client = readFileSync(new URL('../web/src/api/client.ts', import.meta.url), 'utf8');
-  const calls = [...client.slice(client.indexOf('export const api = {')).matchAll(/^ {2}(\w+)[:,]/gm)].map((match) => match[1]);
+  const calls = [...client.slice(client.indexOf('export const api = {')).matchAll(/^ {2}(\w+)[:,]/gm)].map(
+    (match) => match[1],
+  );
   t.true(calls.length >= 30, `${calls.length} calls`);
   const operations = new Set(
-    Object.values(document.paths ?? {}).flatMap((item) => Object.values(item ?? {}).map((operation) => (operation as { operationId?: string }).operationId)),
+    Object.values(document.paths ?? {}).flatMap((item) =>
+      Object.values(item ?? {}).map((operation) => (operation as { operationId?: string }).operationId),
+    ),
   );
   // Not JSON operations: the streamed answer (the `ask` operation's SSE form) and the stored original's bytes.
   const notJson = new Set(['askStreaming', 'getDocumentFile']);
-  t.deepEqual(calls.filter((call) => !operations.has(call) && !notJson.has(call)), []);
+  t.deepEqual(
+    calls.filter((call) => !operations.has(call) && !notJson.has(call)),
+    [],
+  );
 });
 
 test('the committed web/src/api/generated.ts is a fresh generation from the schemas', async (t) => {
   t.true(await webTypesCurrent(), `run \`npm run web:generate\` and commit ${TYPES_FILE}`);
   const generated = await generateWebTypes();
   // The aliases the app imports, and the one status → code table, are in it.
-  for (const line of ['export type KbDocument = ', 'export type KnowledgeBase = ', 'export type Credentials = ', 'export const CODE_FOR_STATUS']) {
+  for (const line of [
+    'export type KbDocument = ',
+    'export type KnowledgeBase = ',
+    'export type Credentials = ',
+    'export const CODE_FOR_STATUS',
+  ]) {
     t.true(generated.includes(line), line);
   }
 });

@@ -14,7 +14,10 @@ export const TYPES_FILE = `${HERE}schema.d.ts`;
 export async function generateClientFiles(): Promise<{ spec: string; types: string }> {
   const { document, json } = openApiDocument();
   const ast = await openapiTS(structuredClone(document) as unknown as OpenAPI3, { silent: true });
-  return { spec: json, types: `${COMMENT_HEADER.replace(' */', ' * Regenerate with `npm run client:generate` (from service/http/openapi/).\n */')}${astToString(ast)}` };
+  return {
+    spec: json,
+    types: `${COMMENT_HEADER.replace(' */', ' * Regenerate with `npm run client:generate` (from service/http/openapi/).\n */')}${astToString(ast)}`,
+  };
 }
 
 /** The files that differ from a fresh generation (empty when the committed client is current). */

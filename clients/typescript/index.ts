@@ -28,7 +28,11 @@ export type KbqaClient = Client<paths, 'application/json'>;
  * A client for the service at `baseUrl` (e.g. `https://kbqa.example.com`, without `/api/v1`) acting with `apiKey`
  * (`kbqa_live_…`). `options` are openapi-fetch's (a custom `fetch`, headers, middleware …).
  */
-export function createKbqaClient(baseUrl: string, apiKey: string, options: Omit<ClientOptions, 'baseUrl'> = {}): KbqaClient {
+export function createKbqaClient(
+  baseUrl: string,
+  apiKey: string,
+  options: Omit<ClientOptions, 'baseUrl'> = {},
+): KbqaClient {
   const headers = new Headers(options.headers as HeadersInit | undefined);
   headers.set('Authorization', `Bearer ${apiKey}`);
   return createClient<paths, 'application/json'>({ ...options, baseUrl: baseUrl.replace(/\/$/, ''), headers });
@@ -53,5 +57,9 @@ export class KbqaApiError extends Error {
 export function dataOf<T>(result: { data?: T; error?: unknown; response: Response }): T {
   if (result.error === undefined && result.data !== undefined) return result.data;
   const envelope = (result.error as Partial<ApiErrorBody> | undefined)?.error;
-  throw new KbqaApiError(result.response.status, envelope?.code ?? 'unknown', envelope?.message ?? result.response.statusText);
+  throw new KbqaApiError(
+    result.response.status,
+    envelope?.code ?? 'unknown',
+    envelope?.message ?? result.response.statusText,
+  );
 }

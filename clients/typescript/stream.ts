@@ -37,7 +37,8 @@ export async function* streamQuery(
   const parser = createParser({
     onEvent(message: EventSourceMessage) {
       // Events this client does not know yet are skipped, as the SSE format intends.
-      if (message.event && EVENT_NAMES.has(message.event)) arrived.push({ event: message.event, data: JSON.parse(message.data) } as QueryStreamEvent);
+      if (message.event && EVENT_NAMES.has(message.event))
+        arrived.push({ event: message.event, data: JSON.parse(message.data) } as QueryStreamEvent);
     },
   });
   const reader = (data as ReadableStream<Uint8Array>).getReader();

@@ -51,19 +51,27 @@ export const recountUserUsage: Command = async ({ options, services }) => {
   const store = await services.store();
   const user = await userWithEmail(store, required(options, 'email'));
   const usage = await recountUsage(store, user._id);
-  return { json: { user_id: user._id, ...usage }, text: `${user.email}: ${usage.documents} document(s), ${usage.bytes} bytes stored` };
+  return {
+    json: { user_id: user._id, ...usage },
+    text: `${user.email}: ${usage.documents} document(s), ${usage.bytes} bytes stored`,
+  };
 };
 
 export const createKey: Command = async ({ options, services }) => {
   const name = options.name === undefined ? 'default' : requiredName(options, 'name');
   const { record, key } = await createApiKey(await services.store(), required(options, 'email'), name);
-  return { json: { id: record.id, key, name: record.name }, text: `${key}\n(key id ${record.id}; shown once — store it now)` };
+  return {
+    json: { id: record.id, key, name: record.name },
+    text: `${key}\n(key id ${record.id}; shown once — store it now)`,
+  };
 };
 
 export const listKeys: Command = async ({ options, services }) => {
   const keys = await listApiKeys(await services.store(), required(options, 'email'));
   const json = { keys: keys.map(presentApiKey) };
-  const text = json.keys.map((key) => `${key.id}  ${key.masked}  ${key.name}  ${key.revoked_at ? 'revoked' : 'live'}`).join('\n');
+  const text = json.keys
+    .map((key) => `${key.id}  ${key.masked}  ${key.name}  ${key.revoked_at ? 'revoked' : 'live'}`)
+    .join('\n');
   return { json, text: text || '(no keys)' };
 };
 
@@ -79,6 +87,13 @@ export const createOrg: Command = async ({ options, services }) => {
 };
 
 export const addOrgMember: Command = async ({ options, services }) => {
-  const { organisation, user } = await addOrganisationMember(await services.store(), required(options, 'org'), required(options, 'email'));
-  return { json: { organisation_id: organisation._id, user_id: user._id }, text: `${user.email} is now in ${organisation.name}` };
+  const { organisation, user } = await addOrganisationMember(
+    await services.store(),
+    required(options, 'org'),
+    required(options, 'email'),
+  );
+  return {
+    json: { organisation_id: organisation._id, user_id: user._id },
+    text: `${user.email} is now in ${organisation.name}`,
+  };
 };

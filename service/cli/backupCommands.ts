@@ -16,7 +16,10 @@ export const backup: Command = async ({ action, operands, services }) => {
     const manifest = await createBackup(deps, dir, { progress });
     return { json: manifest, text: formatBackupManifest(dir, manifest) };
   }
-  const summary = await restoreBackup({ ...deps, documentDeps: () => services.documentDeps() }, dir, { progress, rebuildProgress: progressBar });
+  const summary = await restoreBackup({ ...deps, documentDeps: () => services.documentDeps() }, dir, {
+    progress,
+    rebuildProgress: progressBar,
+  });
   // Restored, but something the reconcile could not mend: say so in the exit status too.
   return { json: summary, text: formatRestoreSummary(summary), exitCode: summary.consistent ? 0 : 1 };
 };

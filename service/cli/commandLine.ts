@@ -71,7 +71,9 @@ export function progressBar(label: string): (finished: number, total: number) =>
     if (process.stderr.isTTY) {
       const width = 30;
       const filled = Math.round((finished / total) * width);
-      process.stderr.write(`\r${label} [${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${finished}/${total}${finished === total ? '\n' : ''}`);
+      process.stderr.write(
+        `\r${label} [${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${finished}/${total}${finished === total ? '\n' : ''}`,
+      );
       return;
     }
     const tenth = Math.floor((finished / total) * 10);

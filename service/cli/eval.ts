@@ -10,7 +10,15 @@ import { dirname, join, resolve } from 'node:path';
 import { loadConfig } from '../config.ts';
 import { corpusDocument, corpusIdFromFilename, loadBeirDataset, sliceDataset, type BeirDataset } from '../eval/beir.ts';
 import { createKbqaClient, forEachConcurrently, type KbqaClient } from '../eval/apiClient.ts';
-import { averageMetrics, citationMetrics, citedRanking, collapseToDocuments, type CitationMetrics, type CitedRanking, type RankingMetrics } from '../eval/metrics.ts';
+import {
+  averageMetrics,
+  citationMetrics,
+  citedRanking,
+  collapseToDocuments,
+  type CitationMetrics,
+  type CitedRanking,
+  type RankingMetrics,
+} from '../eval/metrics.ts';
 import { parseSweep, SWEEP_KNOBS, type GridPoint } from '../eval/sweep.ts';
 import { describeTuning, formatBm25Fields, tuningProblem, type HybridTuning } from '../hybridTuning.ts';
 import { sideDepths } from '../search/fusion.ts';
@@ -126,11 +134,18 @@ function progress(label: string, total: number, quiet: boolean) {
   };
 }
 
-async function resolveKnowledgeBase(client: KbqaClient, dataset: BeirDataset, requested: string | undefined, sliced: boolean): Promise<string> {
+async function resolveKnowledgeBase(
+  client: KbqaClient,
+  dataset: BeirDataset,
+  requested: string | undefined,
+  sliced: boolean,
+): Promise<string> {
   if (requested) return requested;
   // Reusing the KB named after the dataset makes a re-run resume instead of starting over.
   const name = `beir-${dataset.name}${sliced ? `-${dataset.corpus.length}` : ''}`;
-  const existing = (await client.listKnowledgeBases()).find((knowledgeBase) => knowledgeBase.name === name && knowledgeBase.role === 'owner');
+  const existing = (await client.listKnowledgeBases()).find(
+    (knowledgeBase) => knowledgeBase.name === name && knowledgeBase.role === 'owner',
+  );
   if (existing) return existing.id;
   return (await client.createKnowledgeBase(name, `BEIR ${dataset.name} corpus loaded by kbqa eval`)).id;
 }
@@ -160,7 +175,12 @@ export async function ingestCorpus(
       () => bar.tick(),
     );
   }
-  return { ingested: pending.length, skipped: dataset.corpus.length - pending.length, seconds: (Date.now() - started) / 1000, chunks };
+  return {
+    ingested: pending.length,
+    skipped: dataset.corpus.length - pending.length,
+    seconds: (Date.now() - started) / 1000,
+    chunks,
+  };
 }
 
 /** The dataset, its KB (made and filled through the API when needed: resumable), and the judged queries. */
@@ -169,7 +189,12 @@ async function prepareRun(options: Omit<EvalOptions, 'ablate'>) {
   const dataset = options.limit ? sliceDataset(full, options.limit) : full;
   const client = createKbqaClient(options.url, options.apiKey);
   await client.me();
-  const knowledgeBaseId = await resolveKnowledgeBase(client, dataset, options.knowledgeBaseId, options.limit !== undefined);
+  const knowledgeBaseId = await resolveKnowledgeBase(
+    client,
+    dataset,
+    options.knowledgeBaseId,
+    options.limit !== undefined,
+  );
   const ingest = await ingestCorpus(client, knowledgeBaseId, dataset, options.concurrency, options.quiet);
   const judged = [...dataset.qrels.keys()].filter((id) => dataset.queries.has(id));
   return { dataset, client, knowledgeBaseId, ingest, judged };
@@ -192,7 +217,10 @@ async function measureRankings(
     run.concurrency,
     async (queryId) => {
       const chunks = await searchOne(queryId);
-      rankings.push({ ranked: collapseToDocuments(chunks.map((chunk) => corpusIdFromFilename(chunk.filename))), relevant: run.dataset.qrels.get(queryId) ?? new Map() });
+      rankings.push({
+        ranked: collapseToDocuments(chunks.map((chunk) => corpusIdFromFilename(chunk.filename))),
+        relevant: run.dataset.qrels.get(queryId) ?? new Map(),
+      });
     },
     () => bar.tick(),
   );
@@ -240,7 +268,13 @@ export async function runEval(options: EvalOptions): Promise<EvalResult> {
         modes[mode] = await measureRankings({ ...run, concurrency: 1 }, `queries (${mode} only)`, async (queryId) => {
           const text = dataset.queries.get(queryId) ?? '';
           const vector = mode === 'dense' ? await rag.embedQuestion(text) : [];
-          return searchSide({ text, vector: vector.length ? vector : new Array(rag.embedder.dimensions).fill(0), knowledgeBaseIds: [knowledgeBaseId], size: RETRIEVAL_DEPTH, depth: RETRIEVAL_DEPTH });
+          return searchSide({
+            text,
+            vector: vector.length ? vector : new Array(rag.embedder.dimensions).fill(0),
+            knowledgeBaseIds: [knowledgeBaseId],
+            size: RETRIEVAL_DEPTH,
+            depth: RETRIEVAL_DEPTH,
+          });
         });
       }
     } finally {
@@ -328,7 +362,8 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
       rankingOnly: true,
     });
     const run = { dataset, judged, concurrency: options.concurrency, quiet };
-    const measure = (label: string, searchOne: (queryId: string) => Promise<Array<{ filename: string }>>) => measureRankings(run, label, searchOne);
+    const measure = (label: string, searchOne: (queryId: string) => Promise<Array<{ filename: string }>>) =>
+      measureRankings(run, label, searchOne);
 
     const reference = {
       bm25: await measure('bm25 only', (queryId) => search.lexicalSearch(requestFor(queryId))),
@@ -346,16 +381,30 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
       const problem = tuningProblem({ bm25Depth: record.bm25_depth, knnDepth });
       if (problem) {
         if (!quiet) process.stderr.write(`skipped ${label}: ${problem}\n`);
-        rows.push({ params: point.values, config: { ...record, knn_depth: knnDepth }, metrics: null, skipped: problem, best: false });
+        rows.push({
+          params: point.values,
+          config: { ...record, knn_depth: knnDepth },
+          metrics: null,
+          skipped: problem,
+          best: false,
+        });
         continue;
       }
       const key = JSON.stringify(record);
       const earlier = measured.get(key);
       if (earlier !== undefined) {
-        rows.push({ params: point.values, config: record, metrics: rows[earlier].metrics, same_as: earlier + 1, best: false });
+        rows.push({
+          params: point.values,
+          config: record,
+          metrics: rows[earlier].metrics,
+          same_as: earlier + 1,
+          best: false,
+        });
         continue;
       }
-      const metrics = await measure(`sweep ${label}`, (queryId) => search.hybridSearch(requestFor(queryId), tuning, { inlinePipeline: true }));
+      const metrics = await measure(`sweep ${label}`, (queryId) =>
+        search.hybridSearch(requestFor(queryId), tuning, { inlinePipeline: true }),
+      );
       measured.set(key, rows.length);
       rows.push({ params: point.values, config: record, metrics, best: false });
     }
@@ -373,7 +422,11 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
       ingest,
       embedding,
       configured: tuningRecord(configured),
-      chunking: { chunk_tokens: config.chunking.chunkTokens, chunk_overlap_tokens: config.chunking.overlapTokens, sentence_vectors: config.chunking.sentenceVectors },
+      chunking: {
+        chunk_tokens: config.chunking.chunkTokens,
+        chunk_overlap_tokens: config.chunking.overlapTokens,
+        sentence_vectors: config.chunking.sentenceVectors,
+      },
       rows,
       reference,
       finished_at: new Date().toISOString(),
@@ -390,7 +443,8 @@ const metricCells = (metrics: RankingMetrics, best = false) =>
 
 /** One row per grid point in the order given, then the single sides; `*` marks the best nDCG@10 of the grid. */
 export function formatSweepTable(result: SweepResult): string {
-  const header = '| # | fusion | k | weights | bm25 depth | knn depth | bm25 fields | sentence weight | nDCG@10 | Recall@10 | Recall@50 | MRR@10 | s |';
+  const header =
+    '| # | fusion | k | weights | bm25 depth | knn depth | bm25 fields | sentence weight | nDCG@10 | Recall@10 | Recall@50 | MRR@10 | s |';
   const lines = result.rows.map((row, index) => {
     const knobs = `| ${index + 1} | ${row.config.fusion} | ${row.config.rrf_rank_constant ?? '–'} | ${row.config.weights.join(':')} | ${row.config.bm25_depth} | ${row.config.knn_depth} | ${row.config.bm25_fields} | ${row.config.sentence_weight}`;
     // The reason in full is in the JSON and on stderr; the only one is a k-NN side deeper than the BM25 side.
@@ -407,7 +461,11 @@ export function formatSweepTable(result: SweepResult): string {
     `configured: ${configured.fusion}${configured.rrf_rank_constant !== null ? ` k=${configured.rrf_rank_constant}` : ''} weights ${configured.weights.join(':')} ` +
       `depths ${configured.bm25_depth}/${configured.knn_depth} fields ${configured.bm25_fields} sentence weight ${configured.sentence_weight}; * best nDCG@10 of the grid`,
     header,
-    `|${header.slice(1, -1).split('|').map(() => '---').join('|')}|`,
+    `|${header
+      .slice(1, -1)
+      .split('|')
+      .map(() => '---')
+      .join('|')}|`,
     ...lines,
     side('bm25 only', result.reference.bm25),
     side('dense only', result.reference.dense),
@@ -431,10 +489,14 @@ export function formatEvalTable(result: EvalResult): string {
 }
 
 const USAGE =
-  "usage: kbqa eval beir DIR [--url U] [--api-key K] [--kb ID] [--ablate] [--split test] [--limit N] [--concurrency 4] [--out FILE] [--json]\n" +
+  'usage: kbqa eval beir DIR [--url U] [--api-key K] [--kb ID] [--ablate] [--split test] [--limit N] [--concurrency 4] [--out FILE] [--json]\n' +
   `       kbqa eval beir DIR --sweep 'knob=v1,v2,…' [--sweep …] [same options]   (knobs: ${SWEEP_KNOBS.join(', ')})`;
 
-export async function runEvalCommand(action: string | undefined, positionals: string[], options: Record<string, unknown>): Promise<number> {
+export async function runEvalCommand(
+  action: string | undefined,
+  positionals: string[],
+  options: Record<string, unknown>,
+): Promise<number> {
   if (action === 'answers') {
     const { runAnswersCommand } = await import('./evalAnswers.ts');
     return runAnswersCommand(positionals, options);
@@ -445,7 +507,9 @@ export async function runEvalCommand(action: string | undefined, positionals: st
   }
   // The grid is checked before anything else: a knob that needs re-ingesting is a usage error, not a failed run.
   const sweepSpecs = options.sweep as string[] | undefined;
-  const sweep = sweepSpecs?.length ? parseSweep(sweepSpecs, { sentenceVectors: loadConfig().chunking.sentenceVectors }) : null;
+  const sweep = sweepSpecs?.length
+    ? parseSweep(sweepSpecs, { sentenceVectors: loadConfig().chunking.sentenceVectors })
+    : null;
   if (sweep && 'problem' in sweep) {
     console.error(`kbqa eval: ${sweep.problem}`);
     return 2;
@@ -479,7 +543,9 @@ export async function runEvalCommand(action: string | undefined, positionals: st
         grid: sweep.grid,
         out: (options.out as string | undefined) ?? join('bench', 'results', `eval-${name}-sweep-${stamp}.json`),
       });
-      console.log(options.json ? escapeJsonForTerminal(JSON.stringify(result)) : escapeForTerminal(formatSweepTable(result)));
+      console.log(
+        options.json ? escapeJsonForTerminal(JSON.stringify(result)) : escapeForTerminal(formatSweepTable(result)),
+      );
       return 0;
     }
     const result = await runEval({
@@ -487,7 +553,9 @@ export async function runEvalCommand(action: string | undefined, positionals: st
       ablate: Boolean(options.ablate),
       out: (options.out as string | undefined) ?? join('bench', 'results', `eval-${name}-${stamp}.json`),
     });
-    console.log(options.json ? escapeJsonForTerminal(JSON.stringify(result)) : escapeForTerminal(formatEvalTable(result)));
+    console.log(
+      options.json ? escapeJsonForTerminal(JSON.stringify(result)) : escapeForTerminal(formatEvalTable(result)),
+    );
     return 0;
   } catch (error) {
     console.error(escapeForTerminal(`kbqa eval: ${error instanceof Error ? error.message : String(error)}`));

@@ -10,9 +10,29 @@ import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../config.ts';
 import { createKbqaClient, type KbqaClient } from '../eval/apiClient.ts';
 import { loadAnswerDataset, type AnswerDataset, type BenchQuestion, type Split } from '../eval/answerDataset.ts';
-import { summarizeBySplit, summaryRows, type AnswerSummary, type BenchKnowledgeBase, type QuestionOutcome } from '../eval/answerReport.ts';
-import { checkWholeSentences, citedPages, citesGoldPage, holdsGoldAnswer, isRefusal, sourceSentenceKeys } from '../eval/answerScoring.ts';
-import { documentText, signInToWebApp, signOutOfWebApp, uploadPdf, waitUntilReady, type WebSession } from '../eval/webSession.ts';
+import {
+  summarizeBySplit,
+  summaryRows,
+  type AnswerSummary,
+  type BenchKnowledgeBase,
+  type QuestionOutcome,
+} from '../eval/answerReport.ts';
+import {
+  checkWholeSentences,
+  citedPages,
+  citesGoldPage,
+  holdsGoldAnswer,
+  isRefusal,
+  sourceSentenceKeys,
+} from '../eval/answerScoring.ts';
+import {
+  documentText,
+  signInToWebApp,
+  signOutOfWebApp,
+  uploadPdf,
+  waitUntilReady,
+  type WebSession,
+} from '../eval/webSession.ts';
 import { escapeForTerminal, escapeJsonForTerminal } from './terminalText.ts';
 
 export interface AnswerEvalOptions {
@@ -80,7 +100,12 @@ async function fillKnowledgeBase(
     if (document.kind === 'pdf' && printedAs === 'pdf' && document.layout) {
       // Loaded here only: pdf-lib is a devDependency, and only this command draws PDFs.
       const { renderLayoutPdf } = await import('../eval/answerPdf.ts');
-      const uploaded = await uploadPdf(session, knowledgeBaseId, `${document.name}.pdf`, await renderLayoutPdf(document.layout));
+      const uploaded = await uploadPdf(
+        session,
+        knowledgeBaseId,
+        `${document.name}.pdf`,
+        await renderLayoutPdf(document.layout),
+      );
       id = (await waitUntilReady(session, uploaded.id)).id;
     } else {
       id = (await client.ingestDocument(knowledgeBaseId, `${document.name}.md`, document.markdown)).id;
@@ -98,7 +123,11 @@ async function askQuestion(
   dataset: AnswerDataset,
 ): Promise<{ outcome: QuestionOutcome; model: string }> {
   const started = performance.now();
-  const { body } = await client.query({ query: question.question, knowledge_base_ids: [knowledgeBase.id], include_chunks: true });
+  const { body } = await client.query({
+    query: question.question,
+    knowledge_base_ids: [knowledgeBase.id],
+    include_chunks: true,
+  });
   const ms = performance.now() - started;
   const chunks = body.chunks ?? [];
   const cited = body.citations.map((citation) => ({
@@ -110,12 +139,20 @@ async function askQuestion(
     const document = knowledgeBase.documents.get(citation.document_id);
     return document ? [document.source] : [];
   });
-  const source = { sentences: new Set(sources.flatMap((one) => [...one.sentences])), headings: new Set(sources.flatMap((one) => [...one.headings])) };
+  const source = {
+    sentences: new Set(sources.flatMap((one) => [...one.sentences])),
+    headings: new Set(sources.flatMap((one) => [...one.headings])),
+  };
   const check = refused ? { sentences: 0, pieces: [] } : checkWholeSentences(body.answer, source);
   const answerable = question.kind === 'answerable' ? question : null;
-  const goldKind = answerable ? (dataset.documents.find((document) => document.name === answerable.document)?.kind ?? null) : null;
+  const goldKind = answerable
+    ? (dataset.documents.find((document) => document.name === answerable.document)?.kind ?? null)
+    : null;
   const firstRight = answerable ? cited[0]?.document === answerable.document : null;
-  const pageRight = answerable && goldKind === 'pdf' && knowledgeBase.label === 'pdf' ? firstRight === true && citesGoldPage(cited[0].pages, answerable.pages) : null;
+  const pageRight =
+    answerable && goldKind === 'pdf' && knowledgeBase.label === 'pdf'
+      ? firstRight === true && citesGoldPage(cited[0].pages, answerable.pages)
+      : null;
   return {
     model: body.model,
     outcome: {
@@ -147,11 +184,19 @@ export async function runAnswerEval(options: AnswerEvalOptions): Promise<AnswerE
   try {
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
     const started = Date.now();
-    const knowledgeBases: Array<{ label: BenchKnowledgeBase; id: string; documents: Map<string, IngestedDocument> }> = [];
+    const knowledgeBases: Array<{ label: BenchKnowledgeBase; id: string; documents: Map<string, IngestedDocument> }> =
+      [];
     for (const label of ['pdf', 'markdown'] as const) {
-      const created = await client.createKnowledgeBase(`eval-${dataset.name}-${label}-${stamp}`, `kbqa eval answers: ${dataset.name}, printed documents as ${label}`);
+      const created = await client.createKnowledgeBase(
+        `eval-${dataset.name}-${label}-${stamp}`,
+        `kbqa eval answers: ${dataset.name}, printed documents as ${label}`,
+      );
       log(options, `ingesting ${dataset.documents.length} documents into ${created.name} (${created.id})`);
-      knowledgeBases.push({ label, id: created.id, documents: await fillKnowledgeBase(client, session, dataset, created.id, label) });
+      knowledgeBases.push({
+        label,
+        id: created.id,
+        documents: await fillKnowledgeBase(client, session, dataset, created.id, label),
+      });
     }
     const ingestSeconds = (Date.now() - started) / 1000;
     const outcomes: QuestionOutcome[] = [];
@@ -171,9 +216,17 @@ export async function runAnswerEval(options: AnswerEvalOptions): Promise<AnswerE
       split: options.split,
       model,
       knowledge_bases: { pdf: knowledgeBases[0].id, markdown: knowledgeBases[1].id },
-      documents: dataset.documents.map((document) => ({ name: document.name, kind: document.kind, pages: document.layout?.pages.length ?? null })),
+      documents: dataset.documents.map((document) => ({
+        name: document.name,
+        kind: document.kind,
+        pages: document.layout?.pages.length ?? null,
+      })),
       ingest_seconds: ingestSeconds,
-      config: { relevance_floor: config.retrieval.relevanceFloor, chunk_tokens: config.chunking.chunkTokens, sentence_vectors: config.chunking.sentenceVectors },
+      config: {
+        relevance_floor: config.retrieval.relevanceFloor,
+        chunk_tokens: config.chunking.chunkTokens,
+        sentence_vectors: config.chunking.sentenceVectors,
+      },
       summary: summarizeBySplit(outcomes),
       questions: outcomes,
       finished_at: new Date().toISOString(),
@@ -187,7 +240,8 @@ export async function runAnswerEval(options: AnswerEvalOptions): Promise<AnswerE
 
 export function formatAnswerTable(result: AnswerEvalResult): string {
   const pages = result.documents.reduce((sum, document) => sum + (document.pages ?? 0), 0);
-  const kinds = (kind: string) => result.questions.filter((question) => question.kind === kind && question.knowledge_base === 'pdf').length;
+  const kinds = (kind: string) =>
+    result.questions.filter((question) => question.kind === kind && question.knowledge_base === 'pdf').length;
   return [
     `${result.dataset} (${result.split}): ${result.documents.length} documents (${pages} PDF pages), ` +
       `${kinds('answerable')} answerable, ${kinds('unanswerable')} unanswerable, ${kinds('off_topic')} off-topic questions; model ${result.model}; ` +
@@ -199,7 +253,8 @@ export function formatAnswerTable(result: AnswerEvalResult): string {
 /** The markdown summary beside the JSON: the table, then every answer that missed, so a reader sees why. */
 export function formatAnswerMarkdown(result: AnswerEvalResult): string {
   const missed = result.questions.filter(
-    (outcome) => outcome.holds_gold === false || outcome.pieces.length > 0 || (outcome.kind !== 'answerable') !== outcome.refused,
+    (outcome) =>
+      outcome.holds_gold === false || outcome.pieces.length > 0 || (outcome.kind !== 'answerable') !== outcome.refused,
   );
   const quote = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
   return [
@@ -242,7 +297,9 @@ export async function runAnswersCommand(positionals: string[], options: Record<s
   const apiKey = (options['api-key'] as string | undefined) ?? process.env.KBQA_API_KEY;
   const password = process.env.KBQA_EVAL_PASSWORD;
   if (!apiKey || !password) {
-    console.error('kbqa eval answers: an API key (--api-key or KBQA_API_KEY) and its user\'s password (KBQA_EVAL_PASSWORD) are required');
+    console.error(
+      "kbqa eval answers: an API key (--api-key or KBQA_API_KEY) and its user's password (KBQA_EVAL_PASSWORD) are required",
+    );
     return 2;
   }
   const limit = options.limit === undefined ? undefined : Number(options.limit);
@@ -263,7 +320,9 @@ export async function runAnswersCommand(positionals: string[], options: Record<s
       out: (options.out as string | undefined) ?? join('bench', 'results', `eval-answers-${stamp}.json`),
       quiet: Boolean(options.json),
     });
-    console.log(options.json ? escapeJsonForTerminal(JSON.stringify(result)) : escapeForTerminal(formatAnswerTable(result)));
+    console.log(
+      options.json ? escapeJsonForTerminal(JSON.stringify(result)) : escapeForTerminal(formatAnswerTable(result)),
+    );
     return 0;
   } catch (error) {
     console.error(escapeForTerminal(`kbqa eval answers: ${error instanceof Error ? error.message : String(error)}`));

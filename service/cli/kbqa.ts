@@ -36,13 +36,20 @@ async function main(argv: string[]): Promise<number> {
   try {
     const load = commandFor(group, action ?? '');
     if (!load) throw new UsageError(`unknown command: ${action ? `${group} ${action}` : group}`);
-    const [command, opened] = await Promise.all([load(), import('./services.ts').then(({ openCliServices }) => openCliServices())]);
+    const [command, opened] = await Promise.all([
+      load(),
+      import('./services.ts').then(({ openCliServices }) => openCliServices()),
+    ]);
     services = opened;
     const { json, text, exitCode } = await command({ action: action ?? '', options, operands: rest, services });
     console.log(options.json ? escapeJsonForTerminal(JSON.stringify(json)) : escapeForTerminal(text));
     return exitCode ?? 0;
   } catch (error) {
-    console.error(escapeForTerminal(`kbqa: ${error instanceof Error ? error.message : String(error)}${error instanceof UsageError ? `\n${USAGE}` : ''}`));
+    console.error(
+      escapeForTerminal(
+        `kbqa: ${error instanceof Error ? error.message : String(error)}${error instanceof UsageError ? `\n${USAGE}` : ''}`,
+      ),
+    );
     return error instanceof UsageError ? 2 : 1;
   } finally {
     await services?.close();

@@ -18,7 +18,10 @@ export const setLibrary: Command = async ({ options, services }) => {
   const kb = required(options, 'kb');
   const isLibrary = !options.off;
   await setKnowledgeBaseLibrary(await services.store(), kb, isLibrary);
-  return { json: { knowledge_base_id: kb, library: isLibrary }, text: `${kb} is ${isLibrary ? 'now' : 'no longer'} a library KB` };
+  return {
+    json: { knowledge_base_id: kb, library: isLibrary },
+    text: `${kb} is ${isLibrary ? 'now' : 'no longer'} a library KB`,
+  };
 };
 
 export const restore: Command = async ({ options, services }) => {
@@ -34,7 +37,9 @@ export const purgeDeleted: Command = async ({ options, services }) => {
 };
 
 export const purgeFailed: Command = async ({ options, services }) => {
-  const olderThan = options['older-than'] ? parseDuration(options['older-than']) : services.config.quotas.failedUploadRetentionMs;
+  const olderThan = options['older-than']
+    ? parseDuration(options['older-than'])
+    : services.config.quotas.failedUploadRetentionMs;
   const removed = await purgeFailedUploads(await services.store(), olderThan);
   return { json: { removed }, text: `removed ${removed.length} failed upload(s)` };
 };
@@ -43,7 +48,11 @@ export const reindex: Command = async ({ options, services }) => {
   if (!options.all && !options.kb) throw new UsageError('docs reindex needs --kb ID or --all');
   const deps = await services.documentDeps();
   const documents = await deps.store.listDocumentSummaries(options.all ? undefined : [required(options, 'kb')]);
-  const outcome = await reindexDocuments(deps, documents.map((document) => document._id), progressBar('reindex'));
+  const outcome = await reindexDocuments(
+    deps,
+    documents.map((document) => document._id),
+    progressBar('reindex'),
+  );
   return {
     json: outcome,
     text: `rebuilt ${outcome.rebuilt.length}, failed ${outcome.failed.length}, skipped ${outcome.skipped.length} (no live version or text, or in flight)`,

@@ -36,17 +36,25 @@ export async function openCliServices(): Promise<CliServices> {
   const services: CliServices = {
     config,
     store: () =>
-      (store ??= import('../store/index.ts').then(({ openStore }) => openStore(config.mongodb.url, config.mongodb.timeoutMs))),
+      (store ??= import('../store/index.ts').then(({ openStore }) =>
+        openStore(config.mongodb.url, config.mongodb.timeoutMs),
+      )),
     search: () =>
-      (search ??= Promise.all([import('../search/index.ts'), import('../rag/embedderIdentity.ts')]).then(([{ openConfiguredSearchIndex }, { BGE_SMALL_EN }]) =>
-        openConfiguredSearchIndex(config, BGE_SMALL_EN),
+      (search ??= Promise.all([import('../search/index.ts'), import('../rag/embedderIdentity.ts')]).then(
+        ([{ openConfiguredSearchIndex }, { BGE_SMALL_EN }]) => openConfiguredSearchIndex(config, BGE_SMALL_EN),
       )),
     rag: () => (rag ??= import('../rag/index.ts').then(({ loadRag }) => loadRag(config))),
     jobs: () =>
       (jobs ??= (async () => {
         const { IngestRunner } = await import('../jobs/runner.ts');
         const runner = new IngestRunner(
-          { store: await services.store(), search: await services.search(), rag: await services.rag(), logger: await warnLogger(), config },
+          {
+            store: await services.store(),
+            search: await services.search(),
+            rag: await services.rag(),
+            logger: await warnLogger(),
+            config,
+          },
           { claims: 'own' },
         );
         runner.start();
@@ -58,7 +66,11 @@ export async function openCliServices(): Promise<CliServices> {
     },
     async close() {
       await jobs?.then((runner) => runner.stop()).catch(() => undefined);
-      await Promise.allSettled([store?.then((opened) => opened.close()), search?.then((opened) => opened.close()), rag?.then((opened) => opened.close())]);
+      await Promise.allSettled([
+        store?.then((opened) => opened.close()),
+        search?.then((opened) => opened.close()),
+        rag?.then((opened) => opened.close()),
+      ]);
     },
   };
   return services;

@@ -24,6 +24,9 @@ export function escapeForTerminal(text: string): string {
  */
 export function escapeJsonForTerminal(json: string): string {
   return json.replace(UNSAFE_FOR_TERMINAL, (character) =>
-    Array.from({ length: character.length }, (_, index) => `\\u${character.charCodeAt(index).toString(16).padStart(4, '0')}`).join(''),
+    Array.from(
+      { length: character.length },
+      (_, index) => `\\u${character.charCodeAt(index).toString(16).padStart(4, '0')}`,
+    ).join(''),
   );
 }

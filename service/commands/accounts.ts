@@ -58,12 +58,18 @@ export async function inviteUser(
   settings: LinkSettings,
   input: { email: string; organisation?: string; isAdmin?: boolean },
 ): Promise<{ user: UserRecord; defaultKnowledgeBase: KnowledgeBaseRecord; link: PasswordLink }> {
-  const { user, defaultKnowledgeBase } = await createUser(store, input.email, input.organisation, { isAdmin: input.isAdmin ?? false });
+  const { user, defaultKnowledgeBase } = await createUser(store, input.email, input.organisation, {
+    isAdmin: input.isAdmin ?? false,
+  });
   return { user, defaultKnowledgeBase, link: await createPasswordLink(store, settings, user, 'invite') };
 }
 
 /** `kbqa users reset-password`: a new one-time link; the user's sessions end when it is used. */
-export async function createPasswordResetLink(store: Store, settings: LinkSettings, email: string): Promise<PasswordLink> {
+export async function createPasswordResetLink(
+  store: Store,
+  settings: LinkSettings,
+  email: string,
+): Promise<PasswordLink> {
   return createPasswordLink(store, settings, await userWithEmail(store, email), 'reset');
 }
 

@@ -12,7 +12,8 @@ import type { IndexedRetrievalRequest, RetrievalRequest, RetrievedChunk, SearchI
 import type { Store, Principal } from '../store/index.ts';
 import type { QueryTimings } from '../queryTimings.ts';
 
-export const NO_KNOWLEDGE_BASE_ANSWER = 'You have no knowledge bases to search: create one or ask for one to be shared with you.';
+export const NO_KNOWLEDGE_BASE_ANSWER =
+  'You have no knowledge bases to search: create one or ask for one to be shared with you.';
 export { NOTHING_RELEVANT_ANSWER };
 
 /** Each side looks this deep before fusion, so RRF has more than the returned page to work with. */
@@ -88,7 +89,8 @@ export async function resolveSearchedKnowledgeBases(
     return inScope;
   }
   const unique = [...new Set(requested)];
-  if (unique.length > max) throw new BadRequestError(`knowledge_base_ids: one question searches at most ${max} knowledge bases (${limit})`);
+  if (unique.length > max)
+    throw new BadRequestError(`knowledge_base_ids: one question searches at most ${max} knowledge bases (${limit})`);
   return authorizeQuery(user, requested, await store.findLiveKnowledgeBases(unique));
 }
 
@@ -157,7 +159,12 @@ async function embeddedRetrievalRequest(
 
 async function retrieve(deps: QueryDeps, user: Principal, input: QueryInput): Promise<Retrieval> {
   const model = input.model ?? deps.rag.answerModels.defaultModel;
-  const knowledgeBaseIds = await resolveSearchedKnowledgeBases(deps.store, user, input.knowledge_base_ids, deps.maxSearchedKnowledgeBases);
+  const knowledgeBaseIds = await resolveSearchedKnowledgeBases(
+    deps.store,
+    user,
+    input.knowledge_base_ids,
+    deps.maxSearchedKnowledgeBases,
+  );
   const timings: QueryTimings = { embedMs: 0, searchMs: 0, answerMs: 0 };
   const nothing = (fixedAnswer: string, retrieved: RetrievedChunk[]): Retrieval => ({
     model,
@@ -219,7 +226,13 @@ const passagesOf = (retrieval: Retrieval) => (retrieval.request ? retrieval.retr
 /** An answer that says nothing (a reply citing nothing and holding no text) is the nothing-relevant answer. */
 const answerText = (text: string) => (text.length > 0 ? text : NOTHING_RELEVANT_ANSWER);
 
-function result(retrieval: Retrieval, input: QueryInput, answer: string, citations: Citation[], sentences: SentenceCounts | null = null): QueryResult {
+function result(
+  retrieval: Retrieval,
+  input: QueryInput,
+  answer: string,
+  citations: Citation[],
+  sentences: SentenceCounts | null = null,
+): QueryResult {
   return {
     answer,
     citations,

@@ -46,12 +46,20 @@ export async function authenticateApiKey(store: Store, authorization: string, lo
   if (!record) throw new UnauthorizedError();
   // The key carries its user's id, email and organisation: no second lookup on the path every request takes.
   const user: Principal = { _id: record.user_id, email: record.user_email, organisation_id: record.organisation_id };
-  store.touchApiKey(record.id, new Date()).catch((error: unknown) => logger.warn({ err: errorSummary(error), apiKeyId: record.id }, 'last_used_at update failed'));
+  store
+    .touchApiKey(record.id, new Date())
+    .catch((error: unknown) =>
+      logger.warn({ err: errorSummary(error), apiKeyId: record.id }, 'last_used_at update failed'),
+    );
   return { user, isAdmin: false, apiKeyId: record.id };
 }
 
 /** The CLI's: a key for the user with this email. */
-export async function createApiKey(store: Store, email: string, name: string): Promise<{ record: ApiKeyRecord; key: string }> {
+export async function createApiKey(
+  store: Store,
+  email: string,
+  name: string,
+): Promise<{ record: ApiKeyRecord; key: string }> {
   return createApiKeyForUser(store, await userWithEmail(store, email), name);
 }
 
@@ -71,7 +79,11 @@ export async function createApiKeyForSession(
 }
 
 /** A new key for `user`; the key itself is returned this once and never again. */
-export async function createApiKeyForUser(store: Store, user: Principal, name: string): Promise<{ record: ApiKeyRecord; key: string }> {
+export async function createApiKeyForUser(
+  store: Store,
+  user: Principal,
+  name: string,
+): Promise<{ record: ApiKeyRecord; key: string }> {
   const key = generateApiKey();
   const record: ApiKeyRecord = {
     _id: digestApiKey(key),
@@ -103,7 +115,8 @@ export async function listApiKeysOfUser(store: Store, userId: string): Promise<L
 /** `ownerId`: only that user's key may be revoked; anyone else's is 404, as if it did not exist. */
 export async function revokeApiKey(store: Store, id: string, ownerId?: string): Promise<void> {
   const record = await store.findApiKeyById(id);
-  if (!record || (ownerId !== undefined && record.user_id !== ownerId)) throw new NotFoundError(`no API key with id ${id}`);
+  if (!record || (ownerId !== undefined && record.user_id !== ownerId))
+    throw new NotFoundError(`no API key with id ${id}`);
   await store.revokeApiKey(id);
 }
 

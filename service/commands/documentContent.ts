@@ -20,7 +20,11 @@ export interface DocumentContent {
   passagesTotal: number;
 }
 
-export async function readDocumentContent(deps: Pick<DocumentDeps, 'store' | 'search'>, user: Principal, id: string): Promise<DocumentContent> {
+export async function readDocumentContent(
+  deps: Pick<DocumentDeps, 'store' | 'search'>,
+  user: Principal,
+  id: string,
+): Promise<DocumentContent> {
   const { document, knowledgeBase } = await getDocumentWithKnowledgeBase(deps.store, user, id);
   const live = document.live_version;
   const [content, passages] = await Promise.all([

@@ -3,7 +3,14 @@
 import { randomUUID } from 'node:crypto';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
 import { authorizeRead, authorizeWriteDocuments } from '../policies/knowledgeBases.ts';
-import type { DocumentOrigin, DocumentRecord, KnowledgeBaseRecord, MetadataEntry, Principal, Store } from '../store/index.ts';
+import type {
+  DocumentOrigin,
+  DocumentRecord,
+  KnowledgeBaseRecord,
+  MetadataEntry,
+  Principal,
+  Store,
+} from '../store/index.ts';
 import { metadataEntries, pendingContentId } from '../store/index.ts';
 import type { DocumentMetadata } from '../search/metadataFilter.ts';
 import type { Config } from '../config.ts';
@@ -60,15 +67,27 @@ export async function ingestDocument(
   });
   const job = newJob(
     record,
-    { version: 1, content_id: record._id, filename: record.filename, title: record.title, replaces: null, ...withMetadata(record.metadata) },
+    {
+      version: 1,
+      content_id: record._id,
+      filename: record.filename,
+      title: record.title,
+      replaces: null,
+      ...withMetadata(record.metadata),
+    },
     mode === 'wait' ? 'sync' : 'async',
     mode === 'wait' ? deps.jobs.owner : null,
     deps.config.ingestion.leaseMs,
   );
-  return withNewDocumentReserved(deps.store, deps.config.quotas, { ownerId: knowledgeBase.owner_id, documentId: record._id, bytes }, async () => {
-    await deps.store.insertDocumentWithJob(record, input.content, job);
-    return startJob(deps, record, job, mode, input.content);
-  });
+  return withNewDocumentReserved(
+    deps.store,
+    deps.config.quotas,
+    { ownerId: knowledgeBase.owner_id, documentId: record._id, bytes },
+    async () => {
+      await deps.store.insertDocumentWithJob(record, input.content, job);
+      return startJob(deps, record, job, mode, input.content);
+    },
+  );
 }
 
 /** A new document's record: queued for its first version, nothing live yet. */
@@ -113,14 +132,24 @@ function withMetadata(metadata: MetadataEntry[] | undefined | null): { metadata?
   return metadata ? { metadata } : {};
 }
 
-async function startJob(deps: DocumentDeps, record: DocumentRecord, job: ReturnType<typeof newJob>, mode: IngestMode, content?: string): Promise<DocumentRecord> {
+async function startJob(
+  deps: DocumentDeps,
+  record: DocumentRecord,
+  job: ReturnType<typeof newJob>,
+  mode: IngestMode,
+  content?: string,
+): Promise<DocumentRecord> {
   if (mode === 'wait') return deps.jobs.runHeld(job, content === undefined ? undefined : { document: record, content });
   deps.jobs.nudge(record._id);
   return record;
 }
 
 /** A document the caller reaches (any role on a live KB); otherwise 404, whether it exists or not. */
-async function reachableDocument(store: Store, user: Principal, id: string): Promise<{ document: DocumentRecord; knowledgeBase: KnowledgeBaseRecord }> {
+async function reachableDocument(
+  store: Store,
+  user: Principal,
+  id: string,
+): Promise<{ document: DocumentRecord; knowledgeBase: KnowledgeBaseRecord }> {
   const document = await store.findDocument(id);
   const knowledgeBase = document ? await store.findLiveKnowledgeBase(document.knowledge_base_id) : null;
   if (!document || !knowledgeBase) throw new NotFoundError(`document ${id} not found`);
@@ -147,7 +176,9 @@ export async function getDocument(store: Store, user: Principal, id: string): Pr
 }
 
 function inFlight(document: DocumentRecord): ConflictError {
-  return new ConflictError(`document ${document._id} is ${document.status}: wait until it is ready or failed (GET /api/v1/documents/${document._id})`);
+  return new ConflictError(
+    `document ${document._id} is ${document.status}: wait until it is ready or failed (GET /api/v1/documents/${document._id})`,
+  );
 }
 
 /**
@@ -163,7 +194,10 @@ export async function replaceDocument(
 ): Promise<DocumentRecord> {
   const document = await ownedDocument(deps.store, user, id);
   if (document.status === 'queued' || document.status === 'processing') throw inFlight(document);
-  if (document.kind === 'pdf') throw new BadRequestError(`document ${id} is a PDF: replace it by deleting it and uploading the new file in the web app`);
+  if (document.kind === 'pdf')
+    throw new BadRequestError(
+      `document ${id} is a PDF: replace it by deleting it and uploading the new file in the web app`,
+    );
   await deps.search.assertWritable();
   await admitIngestion(deps.store, deps.config.quotas, user._id);
   const version = document.version + 1;
@@ -175,15 +209,28 @@ export async function replaceDocument(
     await deps.store.insertPendingContent(id, document.knowledge_base_id, version, input.content);
     // Without `metadata` the new version keeps the document's; with it (`{}` too), the given metadata replaces it.
     const metadata = input.metadata === undefined ? document.metadata : metadataEntries(input.metadata);
-    const next = { version, content_id: contentId, filename, title: titleFromFilename(filename), stored_bytes: bytes, ...withMetadata(metadata) };
+    const next = {
+      version,
+      content_id: contentId,
+      filename,
+      title: titleFromFilename(filename),
+      stored_bytes: bytes,
+      ...withMetadata(metadata),
+    };
     return queueVersion(deps, document, next, mode, input.content);
   });
 }
 
 /** Runs a failed document's ingestion again from its stored text. */
-export async function retryDocument(deps: DocumentDeps, user: Principal, id: string, mode: IngestMode): Promise<DocumentRecord> {
+export async function retryDocument(
+  deps: DocumentDeps,
+  user: Principal,
+  id: string,
+  mode: IngestMode,
+): Promise<DocumentRecord> {
   const document = await ownedDocument(deps.store, user, id);
-  if (document.status !== 'failed') throw new ConflictError(`document ${id} is ${document.status}; only a failed document is retried`);
+  if (document.status !== 'failed')
+    throw new ConflictError(`document ${id} is ${document.status}; only a failed document is retried`);
   await deps.search.assertWritable();
   await admitIngestion(deps.store, deps.config.quotas, user._id);
   const pending = pendingContentId(id, document.version);
@@ -210,7 +257,15 @@ export async function retryDocument(deps: DocumentDeps, user: Principal, id: str
 async function queueVersion(
   deps: DocumentDeps,
   document: DocumentRecord,
-  next: { version: number; content_id: string; filename: string; title: string; file_id?: string | null; metadata?: MetadataEntry[]; stored_bytes?: number },
+  next: {
+    version: number;
+    content_id: string;
+    filename: string;
+    title: string;
+    file_id?: string | null;
+    metadata?: MetadataEntry[];
+    stored_bytes?: number;
+  },
   mode: IngestMode,
   content?: string,
 ): Promise<DocumentRecord> {
@@ -222,7 +277,13 @@ async function queueVersion(
     throw inFlight({ ...document, status: 'processing' });
   }
   if (storedBytes !== undefined) await deps.store.setDocumentStoredBytes(document._id, storedBytes);
-  const job = newJob(document, { ...version, replaces: document.live_version }, mode === 'wait' ? 'sync' : 'async', mode === 'wait' ? deps.jobs.owner : null, deps.config.ingestion.leaseMs);
+  const job = newJob(
+    document,
+    { ...version, replaces: document.live_version },
+    mode === 'wait' ? 'sync' : 'async',
+    mode === 'wait' ? deps.jobs.owner : null,
+    deps.config.ingestion.leaseMs,
+  );
   await deps.store.insertJob(job);
   const queued: DocumentRecord = { ...document, version: next.version, status: 'queued', progress: null, error: null };
   return startJob(deps, queued, job, mode, content);
@@ -232,7 +293,11 @@ async function queueVersion(
  * Removes a document for good: its job first (a running one stops and removes what it writes after), the record,
  * every chunk, every stored text.
  */
-export async function deleteDocument(deps: Pick<DocumentDeps, 'store' | 'search'>, user: Principal, id: string): Promise<void> {
+export async function deleteDocument(
+  deps: Pick<DocumentDeps, 'store' | 'search'>,
+  user: Principal,
+  id: string,
+): Promise<void> {
   const document = await ownedDocument(deps.store, user, id);
   // Its chunks could not be deleted while the chunk index is read-only (a full disk): 503, nothing changes.
   await deps.search.assertWritable();
@@ -265,10 +330,13 @@ export async function listDocuments(
  */
 export async function queueReindex(deps: DocumentDeps, documentId: string): Promise<number | null> {
   const current = await deps.store.findDocument(documentId);
-  if (!current || current.live_version === null || current.status === 'queued' || current.status === 'processing') return null;
+  if (!current || current.live_version === null || current.status === 'queued' || current.status === 'processing')
+    return null;
   // A PDF is extracted again from its stored original; any other document re-read from its stored text.
   const fileId = current.kind === 'pdf' ? (current.file_id ?? null) : null;
-  const stored = fileId ? (await deps.store.findFile(fileId)) !== null : await deps.store.hasDocumentContent(current._id);
+  const stored = fileId
+    ? (await deps.store.findFile(fileId)) !== null
+    : await deps.store.hasDocumentContent(current._id);
   if (!stored) return null;
   // Its last job may still be finishing (deleted a moment after the document went ready): in flight, not queued now.
   if ((await deps.store.findJob(current._id)) !== null) return null;
@@ -276,7 +344,15 @@ export async function queueReindex(deps: DocumentDeps, documentId: string): Prom
   const version = current.version + 1;
   const job = newJob(
     current,
-    { version, content_id: current._id, filename: current.filename, title: current.title, replaces: current.live_version, file_id: fileId, ...withMetadata(current.metadata) },
+    {
+      version,
+      content_id: current._id,
+      filename: current.filename,
+      title: current.title,
+      replaces: current.live_version,
+      file_id: fileId,
+      ...withMetadata(current.metadata),
+    },
     'async',
     null,
     deps.config.ingestion.leaseMs,
@@ -328,7 +404,12 @@ export async function reindexDocuments(
     for (const [id, version] of waiting) {
       const document = await deps.store.findDocument(id);
       if (!document || document.version !== version) outcome.failed.push(id);
-      else if (document.status === 'ready' && document.live_version === version && (await deps.store.findJob(id)) === null) outcome.rebuilt.push(id);
+      else if (
+        document.status === 'ready' &&
+        document.live_version === version &&
+        (await deps.store.findJob(id)) === null
+      )
+        outcome.rebuilt.push(id);
       else if (document.status === 'failed') outcome.failed.push(id);
       else continue;
       waiting.delete(id);

@@ -4,7 +4,10 @@ import type { DocumentRecord } from '../store/index.ts';
 import type { IngestRunner } from '../jobs/runner.ts';
 
 /** Document id → documents ahead of it, for those of `documents` that are queued (no read when none is). */
-export async function documentsAhead(deps: { jobs: IngestRunner }, documents: DocumentRecord[]): Promise<ReadonlyMap<string, number>> {
+export async function documentsAhead(
+  deps: { jobs: IngestRunner },
+  documents: DocumentRecord[],
+): Promise<ReadonlyMap<string, number>> {
   if (!documents.some((document) => document.status === 'queued')) return new Map();
   return deps.jobs.documentsAhead();
 }

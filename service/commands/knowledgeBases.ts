@@ -27,7 +27,12 @@ export interface ReachableKnowledgeBase {
   documentCount: number;
 }
 
-export function newKnowledgeBaseRecord(ownerId: string, name: string, description: string, isDefault: boolean): KnowledgeBaseRecord {
+export function newKnowledgeBaseRecord(
+  ownerId: string,
+  name: string,
+  description: string,
+  isDefault: boolean,
+): KnowledgeBaseRecord {
   return {
     _id: randomUUID(),
     owner_id: ownerId,
@@ -102,7 +107,8 @@ export async function deleteKnowledgeBase(
   const record = permanent
     ? authorizePermanentDelete(user, await store.findKnowledgeBaseIncludingDeleted(id), id)
     : authorizeManage(user, await store.findLiveKnowledgeBase(id), id);
-  if (record.is_default) throw new BadRequestError(`knowledge base ${id} is the default knowledge base and cannot be deleted`);
+  if (record.is_default)
+    throw new BadRequestError(`knowledge base ${id} is the default knowledge base and cannot be deleted`);
   // Invisible first, so nothing reads a half-deleted KB and every ingest still in flight sees it gone when it
   // re-checks (commands/documents.ts); then, for a permanent delete, remove the data.
   if (record.deleted_at === null) await store.softDeleteKnowledgeBase(id, new Date());
@@ -135,19 +141,32 @@ export async function restoreKnowledgeBase(store: Store, id: string): Promise<Kn
   return { ...record, deleted_at: null };
 }
 
-export async function purgeDeletedKnowledgeBases(store: Store, search: SearchIndex, olderThanMs: number): Promise<string[]> {
+export async function purgeDeletedKnowledgeBases(
+  store: Store,
+  search: SearchIndex,
+  olderThanMs: number,
+): Promise<string[]> {
   const expired = await store.listSoftDeletedBefore(new Date(Date.now() - olderThanMs));
   for (const record of expired) await purgeKnowledgeBase(store, search, record._id);
   return expired.map((record) => record._id);
 }
 
 /** The caller's soft-deleted KBs they can still restore (deleted within the retention period). */
-export async function listRecentlyDeletedKnowledgeBases(store: Store, user: Principal, retentionMs: number): Promise<KnowledgeBaseRecord[]> {
+export async function listRecentlyDeletedKnowledgeBases(
+  store: Store,
+  user: Principal,
+  retentionMs: number,
+): Promise<KnowledgeBaseRecord[]> {
   return store.listSoftDeletedOwnedBy(user._id, new Date(Date.now() - retentionMs));
 }
 
 /** An owner undoes their soft delete within the retention period (the admin CLI's restore has no such limit). */
-export async function restoreOwnKnowledgeBase(store: Store, user: Principal, id: string, retentionMs: number): Promise<KnowledgeBaseRecord> {
+export async function restoreOwnKnowledgeBase(
+  store: Store,
+  user: Principal,
+  id: string,
+  retentionMs: number,
+): Promise<KnowledgeBaseRecord> {
   authorizeRestore(user, await store.findKnowledgeBaseIncludingDeleted(id), id, retentionMs, Date.now());
   return restoreKnowledgeBase(store, id);
 }
@@ -161,7 +180,11 @@ export interface KnowledgeBaseSharing {
 }
 
 /** Who a KB is shared with: its owner only. */
-export async function getKnowledgeBaseSharing(store: Store, user: Principal, id: string): Promise<KnowledgeBaseSharing> {
+export async function getKnowledgeBaseSharing(
+  store: Store,
+  user: Principal,
+  id: string,
+): Promise<KnowledgeBaseSharing> {
   const record = authorizeManage(user, await store.findLiveKnowledgeBase(id), id);
   const [users, organisation] = await Promise.all([
     store.findUsersByIds(record.shared_user_ids),
@@ -175,7 +198,12 @@ export async function getKnowledgeBaseSharing(store: Store, user: Principal, id:
  * The owner shares read-only (`viewer`) with a user named by email: an invitation, listed to them but out of their
  * default search scope until they accept. Sharing again with someone who accepted changes nothing.
  */
-export async function shareKnowledgeBaseWithUser(store: Store, user: Principal, id: string, email: string): Promise<UserRecord> {
+export async function shareKnowledgeBaseWithUser(
+  store: Store,
+  user: Principal,
+  id: string,
+  email: string,
+): Promise<UserRecord> {
   authorizeManage(user, await store.findLiveKnowledgeBase(id), id);
   const target = await store.findUserByEmail(email.trim());
   if (!target) throw new NotFoundError(`no user with email ${email}`);
@@ -184,9 +212,15 @@ export async function shareKnowledgeBaseWithUser(store: Store, user: Principal, 
   return target;
 }
 
-export async function unshareKnowledgeBaseWithUser(store: Store, user: Principal, id: string, userId: string): Promise<void> {
+export async function unshareKnowledgeBaseWithUser(
+  store: Store,
+  user: Principal,
+  id: string,
+  userId: string,
+): Promise<void> {
   const record = authorizeManage(user, await store.findLiveKnowledgeBase(id), id);
-  if (!record.shared_user_ids.includes(userId)) throw new NotFoundError(`knowledge base ${id} is not shared with user ${userId}`);
+  if (!record.shared_user_ids.includes(userId))
+    throw new NotFoundError(`knowledge base ${id} is not shared with user ${userId}`);
   await store.removeSharedUser(id, userId);
 }
 
@@ -223,14 +257,25 @@ export async function leaveKnowledgeBase(store: Store, user: Principal, id: stri
 }
 
 /** The owner shares with (or stops sharing with) their own organisation: its members get `org-member`. */
-export async function setKnowledgeBaseOrganisationSharing(store: Store, user: Principal, id: string, shared: boolean): Promise<void> {
+export async function setKnowledgeBaseOrganisationSharing(
+  store: Store,
+  user: Principal,
+  id: string,
+  shared: boolean,
+): Promise<void> {
   authorizeManage(user, await store.findLiveKnowledgeBase(id), id);
-  if (!user.organisation_id) throw new BadRequestError('you belong to no organisation; an administrator adds you to one (kbqa orgs add-member)');
+  if (!user.organisation_id)
+    throw new BadRequestError('you belong to no organisation; an administrator adds you to one (kbqa orgs add-member)');
   await store.shareWithOrganisation(id, user.organisation_id, shared);
 }
 
 /** An admin marks a live KB they can see as `library` (curated, read-only for everyone), or unmarks it. */
-export async function curateLibraryKnowledgeBase(store: Store, caller: Caller, id: string, isLibrary: boolean): Promise<KnowledgeBaseRecord> {
+export async function curateLibraryKnowledgeBase(
+  store: Store,
+  caller: Caller,
+  id: string,
+  isLibrary: boolean,
+): Promise<KnowledgeBaseRecord> {
   authorizeCurateLibrary(caller);
   const record = await store.findLiveKnowledgeBase(id);
   authorizeRead(caller.user, record, id);

@@ -68,7 +68,14 @@ export async function createPasswordLink(
   const now = new Date();
   const expiresAt = new Date(now.getTime() + settings.passwordLinkMs);
   await store.deletePasswordLinksOfUser(user._id);
-  await store.insertPasswordLink({ _id: digestToken(token), user_id: user._id, purpose, created_at: now, expires_at: expiresAt, used_at: null });
+  await store.insertPasswordLink({
+    _id: digestToken(token),
+    user_id: user._id,
+    purpose,
+    created_at: now,
+    expires_at: expiresAt,
+    used_at: null,
+  });
   return { url: `${settings.publicUrl}/set-password#token=${token}`, expiresAt };
 }
 
@@ -77,14 +84,18 @@ const LINK_INVALID = 'this link is invalid, already used or expired; ask an admi
 async function validLink(store: Store, token: string): Promise<{ link: PasswordLinkRecord; user: UserRecord }> {
   if (token.length === 0 || token.length > 200) throw new BadRequestError(LINK_INVALID);
   const link = await store.findPasswordLink(digestToken(token));
-  if (!link || link.used_at !== null || link.expires_at.getTime() <= Date.now()) throw new BadRequestError(LINK_INVALID);
+  if (!link || link.used_at !== null || link.expires_at.getTime() <= Date.now())
+    throw new BadRequestError(LINK_INVALID);
   const user = await store.findUserById(link.user_id);
   if (!user) throw new BadRequestError(LINK_INVALID);
   return { link, user };
 }
 
 /** Whose link this is and what for (the page shows the email before asking for a password). */
-export async function inspectPasswordLink(store: Store, token: string): Promise<{ user: UserRecord; purpose: PasswordLinkRecord['purpose'] }> {
+export async function inspectPasswordLink(
+  store: Store,
+  token: string,
+): Promise<{ user: UserRecord; purpose: PasswordLinkRecord['purpose'] }> {
   const { link, user } = await validLink(store, token);
   return { user, purpose: link.purpose };
 }
@@ -95,7 +106,12 @@ export async function inspectPasswordLink(store: Store, token: string): Promise<
  * every API key of the user unless `revokeApiKeys` is false (keys outlive sessions, and a thief may have minted
  * one); an invitation link revokes none unless asked (an operator may have made keys for the new user).
  */
-export async function usePasswordLink(store: Store, token: string, password: string, options: { revokeApiKeys?: boolean } = {}): Promise<UserRecord> {
+export async function usePasswordLink(
+  store: Store,
+  token: string,
+  password: string,
+  options: { revokeApiKeys?: boolean } = {},
+): Promise<UserRecord> {
   const problem = passwordProblem(password);
   if (problem) throw new BadRequestError(`password: ${problem}`);
   const { link, user } = await validLink(store, token);

@@ -11,12 +11,20 @@ import { admitIngestion, withNewDocumentReserved } from './quotas.ts';
 export const PDF_CONTENT_TYPE = 'application/pdf';
 
 /** Checked before a byte of the upload is read: only the KB's owner uploads. */
-export async function authorizePdfUpload(store: Store, user: Principal, knowledgeBaseId: string): Promise<KnowledgeBaseRecord> {
+export async function authorizePdfUpload(
+  store: Store,
+  user: Principal,
+  knowledgeBaseId: string,
+): Promise<KnowledgeBaseRecord> {
   return authorizeWriteDocuments(user, await store.findLiveKnowledgeBase(knowledgeBaseId), knowledgeBaseId);
 }
 
 /** Also before reading the file: the owner's queue of documents waiting for ingestion has room (else 429). */
-export async function admitPdfUpload(deps: DocumentDeps, user: Principal, knowledgeBaseId: string): Promise<KnowledgeBaseRecord> {
+export async function admitPdfUpload(
+  deps: DocumentDeps,
+  user: Principal,
+  knowledgeBaseId: string,
+): Promise<KnowledgeBaseRecord> {
   const knowledgeBase = await authorizePdfUpload(deps.store, user, knowledgeBaseId);
   await admitIngestion(deps.store, deps.config.quotas, knowledgeBase.owner_id);
   return knowledgeBase;
@@ -45,14 +53,24 @@ export async function ingestPdfUpload(
   });
   const job = newJob(
     record,
-    { version: 1, content_id: record._id, filename: record.filename, title: record.title, replaces: null, file_id: input.fileId },
+    {
+      version: 1,
+      content_id: record._id,
+      filename: record.filename,
+      title: record.title,
+      replaces: null,
+      file_id: input.fileId,
+    },
     'async',
     null,
     deps.config.ingestion.leaseMs,
   );
   // The file is stored by now (its size known only at the end): over the quota it is refused, and the route discards it.
-  await withNewDocumentReserved(deps.store, deps.config.quotas, { ownerId: knowledgeBase.owner_id, documentId: record._id, bytes: input.bytes }, () =>
-    deps.store.insertDocumentWithJob(record, null, job),
+  await withNewDocumentReserved(
+    deps.store,
+    deps.config.quotas,
+    { ownerId: knowledgeBase.owner_id, documentId: record._id, bytes: input.bytes },
+    () => deps.store.insertDocumentWithJob(record, null, job),
   );
   deps.jobs.nudge(record._id);
   return record;
@@ -64,4 +82,3 @@ export async function documentFile(store: Store, document: DocumentRecord) {
   if (!file) throw new NotFoundError(`document ${document._id} has no stored file`);
   return { file, stream: store.openFileDownload(file.id) };
 }
-

@@ -17,11 +17,17 @@ const QUEUE_RETRY_AFTER_SECONDS = 5;
  */
 export async function admitIngestion(store: Store, settings: QuotaSettings, ownerId: string): Promise<void> {
   const waiting = await store.countQueuedDocuments(ownerId);
-  if (waiting >= settings.maxQueuedDocuments) throw new IngestionQueueFullError(settings.maxQueuedDocuments, waiting, QUEUE_RETRY_AFTER_SECONDS);
+  if (waiting >= settings.maxQueuedDocuments)
+    throw new IngestionQueueFullError(settings.maxQueuedDocuments, waiting, QUEUE_RETRY_AFTER_SECONDS);
 }
 
 /** Adds `delta` to the owner's usage, or 413 naming the limit it would break and what is in use. */
-export async function reserveStorage(store: Store, settings: QuotaSettings, ownerId: string, delta: Usage): Promise<void> {
+export async function reserveStorage(
+  store: Store,
+  settings: QuotaSettings,
+  ownerId: string,
+  delta: Usage,
+): Promise<void> {
   const limits = { documents: settings.maxDocuments, bytes: settings.maxStorageBytes };
   const outcome = await store.reserveUsage(ownerId, delta, limits);
   if (outcome.reserved) return;
@@ -47,7 +53,8 @@ export async function withNewDocumentReserved<T>(
   try {
     return await write();
   } catch (error) {
-    if (!(await store.findDocument(owner.documentId).catch(() => undefined))) await store.releaseUsage(owner.ownerId, delta).catch(() => undefined);
+    if (!(await store.findDocument(owner.documentId).catch(() => undefined)))
+      await store.releaseUsage(owner.ownerId, delta).catch(() => undefined);
     throw error;
   }
 }
@@ -69,7 +76,8 @@ export async function withReplacementCharged<T>(
     return await write();
   } catch (error) {
     const current = await store.findDocument(charge.documentId).catch(() => null);
-    if (current && (current.stored_bytes ?? 0) !== charge.bytes) await store.releaseUsage(charge.ownerId, delta).catch(() => undefined);
+    if (current && (current.stored_bytes ?? 0) !== charge.bytes)
+      await store.releaseUsage(charge.ownerId, delta).catch(() => undefined);
     throw error;
   }
 }
@@ -88,7 +96,8 @@ export async function purgeFailedUploads(store: Store, retentionMs: number, now 
     const knowledgeBase = await store.findKnowledgeBaseIncludingDeleted(document.knowledge_base_id);
     // A failed document has no job; one whose retry started meanwhile is no longer failed, and stays.
     if (!(await store.deleteFailedUpload(document._id))) continue;
-    if (knowledgeBase) await store.releaseUsage(knowledgeBase.owner_id, { documents: 1, bytes: document.stored_bytes ?? 0 });
+    if (knowledgeBase)
+      await store.releaseUsage(knowledgeBase.owner_id, { documents: 1, bytes: document.stored_bytes ?? 0 });
     removed.push(document._id);
   }
   return removed;

@@ -26,7 +26,12 @@ export async function searchChunks(
   user: Principal,
   input: SearchInput,
 ): Promise<SearchResult> {
-  const knowledgeBaseIds = await resolveSearchedKnowledgeBases(deps.store, user, input.knowledge_base_ids, deps.maxSearchedKnowledgeBases);
+  const knowledgeBaseIds = await resolveSearchedKnowledgeBases(
+    deps.store,
+    user,
+    input.knowledge_base_ids,
+    deps.maxSearchedKnowledgeBases,
+  );
   if (knowledgeBaseIds.length === 0) return { chunks: [], knowledgeBaseIds };
   // BM25 alone needs no vector (its similarity is then 0).
   const request = await retrievalRequest(deps, knowledgeBaseIds, {

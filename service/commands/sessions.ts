@@ -2,11 +2,25 @@
 // changes. A session id is 256 random bits shown only to the browser (an HttpOnly cookie); the store keeps its
 // SHA-256. Sessions expire when idle (KBQA_SESSION_IDLE_MINUTES) and absolutely (KBQA_SESSION_MAX_HOURS).
 import { randomUUID, timingSafeEqual } from 'node:crypto';
-import { BadRequestError, ConflictError, FirstAccountTakenError, ForbiddenError, RateLimitedError, UnauthorizedError } from '../errors.ts';
+import {
+  BadRequestError,
+  ConflictError,
+  FirstAccountTakenError,
+  ForbiddenError,
+  RateLimitedError,
+  UnauthorizedError,
+} from '../errors.ts';
 import type { SessionRecord, Store, UserRecord } from '../store/index.ts';
 import { createUser } from './accounts.ts';
 import type { Caller } from './caller.ts';
-import { decoyPasswordHash, digestToken, hashPassword, newToken, passwordProblem, verifyPassword } from './passwords.ts';
+import {
+  decoyPasswordHash,
+  digestToken,
+  hashPassword,
+  newToken,
+  passwordProblem,
+  verifyPassword,
+} from './passwords.ts';
 
 export interface SessionSettings {
   sessionIdleMs: number;
@@ -65,12 +79,20 @@ export function callerOfSession(record: SessionRecord): Caller {
     user: { _id: record.user_id, email: record.user_email, organisation_id: record.organisation_id },
     isAdmin: record.is_admin,
     // Records older than authenticated_at were made by a sign-in too.
-    session: { digest: record._id, csrfToken: record.csrf_token, authenticatedAt: record.authenticated_at ?? record.created_at },
+    session: {
+      digest: record._id,
+      csrfToken: record.csrf_token,
+      authenticatedAt: record.authenticated_at ?? record.created_at,
+    },
   };
 }
 
 /** The live session behind a cookie value, or null. An expired one is deleted on sight (no TTL index on FerretDB). */
-export async function resolveSession(store: Store, settings: SessionSettings, sessionId: string): Promise<SessionRecord | null> {
+export async function resolveSession(
+  store: Store,
+  settings: SessionSettings,
+  sessionId: string,
+): Promise<SessionRecord | null> {
   if (!SESSION_ID.test(sessionId)) return null;
   const record = await store.findSession(digestToken(sessionId));
   if (!record) return null;
@@ -79,7 +101,8 @@ export async function resolveSession(store: Store, settings: SessionSettings, se
     await store.deleteSession(record._id);
     return null;
   }
-  if (now - record.last_seen_at.getTime() >= LAST_SEEN_RESOLUTION_MS) await store.touchSession(record._id, new Date(now));
+  if (now - record.last_seen_at.getTime() >= LAST_SEEN_RESOLUTION_MS)
+    await store.touchSession(record._id, new Date(now));
   return record;
 }
 
@@ -98,7 +121,11 @@ export async function endSession(store: Store, caller: Caller): Promise<void> {
  * Sign out everywhere: every session of the user, the asking one included, and with `revokeApiKeys` every API key
  * (a session thief may have minted one).
  */
-export async function endAllSessions(store: Store, caller: Caller, options: { revokeApiKeys: boolean }): Promise<{ signedOut: number; apiKeysRevoked: number }> {
+export async function endAllSessions(
+  store: Store,
+  caller: Caller,
+  options: { revokeApiKeys: boolean },
+): Promise<{ signedOut: number; apiKeysRevoked: number }> {
   const apiKeysRevoked = options.revokeApiKeys ? await store.revokeApiKeysOfUser(caller.user._id, new Date()) : 0;
   return { signedOut: await store.deleteSessionsOfUser(caller.user._id), apiKeysRevoked };
 }
@@ -109,7 +136,10 @@ function requireValidPassword(field: string, password: string): void {
 }
 
 /** Needed: no user exists yet. The first account is an admin. Exactly one request wins a race for it. */
-export async function createFirstAccount(store: Store, input: { email: string; password: string }): Promise<UserRecord> {
+export async function createFirstAccount(
+  store: Store,
+  input: { email: string; password: string },
+): Promise<UserRecord> {
   requireValidPassword('password', input.password);
   if (await store.hasAnyUser()) throw new FirstAccountTakenError();
   const claimId = randomUUID();
@@ -137,7 +167,12 @@ export async function createFirstAccount(store: Store, input: { email: string; p
  * Open sign-up (KBQA_SIGNUP=open); otherwise accounts come from invitations. Every attempt from the address counts
  * (a success as much as a refusal: each may cost an Argon2id hash and an account), before anything else is done.
  */
-export async function signUp(store: Store, settings: SessionSettings, input: { email: string; password: string }, address: string): Promise<UserRecord> {
+export async function signUp(
+  store: Store,
+  settings: SessionSettings,
+  input: { email: string; password: string },
+  address: string,
+): Promise<UserRecord> {
   if (!settings.signUpOpen) throw new ForbiddenError('sign-up is closed: ask an administrator for an invitation');
   const now = new Date();
   const windowMs = settings.signIn.windowMs;
@@ -149,13 +184,15 @@ export async function signUp(store: Store, settings: SessionSettings, input: { e
   requireValidPassword('password', input.password);
   // Said to the person whose address it is, before an Argon2id hash is spent on it. Two sign-ups of one address at
   // once both pass here; the store's unique index refuses the second (EmailTakenError, 409 as well).
-  if (await store.findUserByEmail(input.email)) throw new ConflictError('an account with this email already exists; sign in instead');
+  if (await store.findUserByEmail(input.email))
+    throw new ConflictError('an account with this email already exists; sign in instead');
   const passwordHash = await hashPassword(input.password);
   return (await createUser(store, input.email, undefined, { passwordHash })).user;
 }
 
 /** Failures of one account from one address: what a person mistyping, or one guesser, runs into. */
-const accountAtAddressKey = (email: string, address: string) => `account:${email.trim().toLowerCase()}|address:${address}`;
+const accountAtAddressKey = (email: string, address: string) =>
+  `account:${email.trim().toLowerCase()}|address:${address}`;
 /** Failures of every account from one address: the looser ceiling that stops one address spraying many accounts. */
 const addressKey = (address: string) => `address:${address}`;
 const signUpKey = (address: string) => `sign-up:${address}`;
@@ -181,7 +218,10 @@ export function waitInWords(seconds: number): string {
 async function countAttempt(store: Store, settings: SessionSettings, email: string, address: string): Promise<void> {
   const { windowMs, maxFailuresPerAccount, maxFailuresPerAddress } = settings.signIn;
   const now = new Date();
-  for (const [key, max] of [[accountAtAddressKey(email, address), maxFailuresPerAccount], [addressKey(address), maxFailuresPerAddress]] as const) {
+  for (const [key, max] of [
+    [accountAtAddressKey(email, address), maxFailuresPerAccount],
+    [addressKey(address), maxFailuresPerAddress],
+  ] as const) {
     const attempts = await store.countSignInAttempt(key, now, windowMs);
     if (attempts.count > max) {
       const seconds = retryAfterSeconds(attempts.windowStartedAt, windowMs, now);
@@ -225,11 +265,19 @@ export async function signIn(
 }
 
 /** The signed-in user's password, checked and throttled like a sign-in; a wrong one is 400 naming `field`. */
-async function verifyCallerPassword(store: Store, settings: SessionSettings, caller: Caller, password: string, address: string, field: string): Promise<UserRecord> {
+async function verifyCallerPassword(
+  store: Store,
+  settings: SessionSettings,
+  caller: Caller,
+  password: string,
+  address: string,
+  field: string,
+): Promise<UserRecord> {
   await countAttempt(store, settings, caller.user.email, address);
   const user = await store.findUserById(caller.user._id);
   if (!user) throw UnauthorizedError.signedOut();
-  if (!user.password_hash || !(await verifyPassword(user.password_hash, password))) throw new BadRequestError(`${field}: is incorrect`);
+  if (!user.password_hash || !(await verifyPassword(user.password_hash, password)))
+    throw new BadRequestError(`${field}: is incorrect`);
   await forgiveAttempt(store, caller.user.email, address);
   return user;
 }
@@ -253,7 +301,9 @@ export async function requireRecentAuthentication(
   const authenticatedAt = caller.session?.authenticatedAt;
   if (authenticatedAt && Date.now() - authenticatedAt.getTime() < settings.reauthMs) return;
   const minutes = Math.round(settings.reauthMs / 60_000);
-  throw new ForbiddenError(`password: enter your password to ${action} (a sign-in stands in for it only during its first ${waitInWords(minutes * 60)})`);
+  throw new ForbiddenError(
+    `password: enter your password to ${action} (a sign-in stands in for it only during its first ${waitInWords(minutes * 60)})`,
+  );
 }
 
 /**

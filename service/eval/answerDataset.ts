@@ -21,7 +21,13 @@ const block = z.union([
   z.object({ lead: z.string().min(1) }).strict(),
   z.object({ list: z.array(z.string().min(1)).min(1) }).strict(),
   /** `columns`: each column's x offset from the left margin; the first row is the header. */
-  z.object({ table: z.object({ columns: z.array(z.number().min(0)).min(2), rows: z.array(z.array(z.string())).min(2) }).strict() }).strict(),
+  z
+    .object({
+      table: z
+        .object({ columns: z.array(z.number().min(0)).min(2), rows: z.array(z.array(z.string())).min(2) })
+        .strict(),
+    })
+    .strict(),
   /** Two columns of paragraphs side by side. */
   z.object({ columns: z.tuple([z.array(z.string().min(1)), z.array(z.string().min(1))]) }).strict(),
 ]);
@@ -51,7 +57,14 @@ const questionSchema = z.discriminatedUnion('kind', [
       pages: z.array(z.number().int().min(1)),
     })
     .strict(),
-  z.object({ id: z.string().min(1), split: z.enum(['tune', 'report']), kind: z.enum(['unanswerable', 'off_topic']), question: z.string().min(1) }).strict(),
+  z
+    .object({
+      id: z.string().min(1),
+      split: z.enum(['tune', 'report']),
+      kind: z.enum(['unanswerable', 'off_topic']),
+      question: z.string().min(1),
+    })
+    .strict(),
 ]);
 export type BenchQuestion = z.infer<typeof questionSchema>;
 export type Split = BenchQuestion['split'];
@@ -110,10 +123,17 @@ export async function loadAnswerDataset(directory: string): Promise<AnswerDatase
     } else if (filename.endsWith(LAYOUT_SUFFIX)) {
       const parsed = layoutSchema.safeParse(JSON.parse(text));
       if (!parsed.success) throw new Error(`${filename}: ${problemText(parsed.error)}`);
-      documents.push({ name: filename.slice(0, -LAYOUT_SUFFIX.length), kind: 'pdf', markdown: layoutToMarkdown(parsed.data), layout: parsed.data });
+      documents.push({
+        name: filename.slice(0, -LAYOUT_SUFFIX.length),
+        kind: 'pdf',
+        markdown: layoutToMarkdown(parsed.data),
+        layout: parsed.data,
+      });
     }
   }
-  const parsed = z.array(questionSchema).safeParse(JSON.parse(await readFile(join(directory, 'questions.json'), 'utf8')));
+  const parsed = z
+    .array(questionSchema)
+    .safeParse(JSON.parse(await readFile(join(directory, 'questions.json'), 'utf8')));
   if (!parsed.success) throw new Error(`questions.json: ${problemText(parsed.error)}`);
   const byName = new Map(documents.map((document) => [document.name, document]));
   const ids = new Set<string>();
@@ -122,13 +142,17 @@ export async function loadAnswerDataset(directory: string): Promise<AnswerDatase
     ids.add(question.id);
     if (question.kind !== 'answerable') continue;
     const document = byName.get(question.document);
-    if (!document) throw new Error(`questions.json: ${question.id} names the document ${question.document}, which is not in ${documentsDirectory}`);
+    if (!document)
+      throw new Error(
+        `questions.json: ${question.id} names the document ${question.document}, which is not in ${documentsDirectory}`,
+      );
     const pages = document.layout?.pages.length ?? 0;
     if (document.kind === 'pdf' ? question.pages.length === 0 : question.pages.length > 0) {
       throw new Error(`questions.json: ${question.id} needs gold pages for a printed document and none for markdown`);
     }
     const outside = question.pages.find((page) => page > pages);
-    if (outside !== undefined) throw new Error(`questions.json: ${question.id} names page ${outside}; ${question.document} has ${pages}`);
+    if (outside !== undefined)
+      throw new Error(`questions.json: ${question.id} names page ${outside}; ${question.document} has ${pages}`);
   }
   return { name: directory.split('/').filter(Boolean).pop() ?? 'answers', documents, questions: parsed.data };
 }

@@ -68,7 +68,14 @@ export function drawJustified(page: PDFPage, font: PDFFont, line: string, x: num
 }
 
 /** Paragraphs from baseline `y` down, justified but for each one's last line; returns the next paragraph's baseline. */
-function drawParagraphs(page: PDFPage, font: PDFFont, paragraphs: string[], x: number, y: number, width: number): number {
+function drawParagraphs(
+  page: PDFPage,
+  font: PDFFont,
+  paragraphs: string[],
+  x: number,
+  y: number,
+  width: number,
+): number {
   let baseline = y;
   for (const paragraph of paragraphs) {
     const lines = wrapWithHyphens(paragraph, font, width);
@@ -90,12 +97,14 @@ function drawBlock(page: PDFPage, fonts: Fonts, item: LayoutBlock, y: number): n
     return y - PARAGRAPH_STEP - (size - FONT_SIZE);
   }
   if ('paragraph' in item) return drawParagraphs(page, fonts.regular, [item.paragraph], MARGIN, y, TEXT_WIDTH);
-  if ('lead' in item) return drawParagraphs(page, fonts.regular, [item.lead], MARGIN, y, TEXT_WIDTH) + PARAGRAPH_STEP - LEADING;
+  if ('lead' in item)
+    return drawParagraphs(page, fonts.regular, [item.lead], MARGIN, y, TEXT_WIDTH) + PARAGRAPH_STEP - LEADING;
   if ('list' in item) {
     let baseline = y;
     item.list.forEach((entry, index) => {
       wrapWithHyphens(entry, fonts.regular, TEXT_WIDTH - LIST_INDENT).forEach((line, lineIndex) => {
-        if (lineIndex === 0) page.drawText(`${index + 1}.`, { x: MARGIN, y: baseline, size: FONT_SIZE, font: fonts.regular });
+        if (lineIndex === 0)
+          page.drawText(`${index + 1}.`, { x: MARGIN, y: baseline, size: FONT_SIZE, font: fonts.regular });
         page.drawText(line, { x: MARGIN + LIST_INDENT, y: baseline, size: FONT_SIZE, font: fonts.regular });
         baseline -= LEADING;
       });
@@ -106,10 +115,12 @@ function drawBlock(page: PDFPage, fonts: Fonts, item: LayoutBlock, y: number): n
     const { columns, rows } = item.table;
     let baseline = y;
     for (const row of rows) {
-      if (row.length !== columns.length) throw new Error(`a table row has ${row.length} cells for ${columns.length} columns`);
+      if (row.length !== columns.length)
+        throw new Error(`a table row has ${row.length} cells for ${columns.length} columns`);
       row.forEach((cell, index) => {
         const room = (columns[index + 1] ?? TEXT_WIDTH) - columns[index] - 6;
-        if (fonts.regular.widthOfTextAtSize(cell, FONT_SIZE) > room) throw new Error(`the table cell "${cell}" is wider than its column`);
+        if (fonts.regular.widthOfTextAtSize(cell, FONT_SIZE) > room)
+          throw new Error(`the table cell "${cell}" is wider than its column`);
         page.drawText(cell, { x: MARGIN + columns[index], y: baseline, size: FONT_SIZE, font: fonts.regular });
       });
       baseline -= TABLE_ROW_STEP;
@@ -126,12 +137,20 @@ function drawBlock(page: PDFPage, fonts: Fonts, item: LayoutBlock, y: number): n
 export async function renderLayoutPdf(layout: DocumentLayout): Promise<Uint8Array> {
   const doc = await PDFDocument.create({ updateMetadata: false });
   doc.setTitle(layout.title);
-  const fonts = { regular: await doc.embedFont(StandardFonts.Helvetica), bold: await doc.embedFont(StandardFonts.HelveticaBold) };
+  const fonts = {
+    regular: await doc.embedFont(StandardFonts.Helvetica),
+    bold: await doc.embedFont(StandardFonts.HelveticaBold),
+  };
   layout.pages.forEach((blocks, index) => {
     const page = doc.addPage([PAGE_WIDTH, PAGE_HEIGHT]);
     page.drawText(layout.header, { x: MARGIN, y: PAGE_HEIGHT - 40, size: 9, font: fonts.regular });
     const footer = layout.footer.replace('{page}', String(index + 1)).replace('{pages}', String(layout.pages.length));
-    page.drawText(footer, { x: (PAGE_WIDTH - fonts.regular.widthOfTextAtSize(footer, 9)) / 2, y: 36, size: 9, font: fonts.regular });
+    page.drawText(footer, {
+      x: (PAGE_WIDTH - fonts.regular.widthOfTextAtSize(footer, 9)) / 2,
+      y: 36,
+      size: 9,
+      font: fonts.regular,
+    });
     let y = PAGE_HEIGHT - MARGIN;
     for (const item of blocks) y = drawBlock(page, fonts, item, y);
     if (y + PARAGRAPH_STEP - LEADING < MARGIN) throw new Error(`${layout.title}: page ${index + 1} does not fit`);

@@ -49,15 +49,24 @@ function share(hits: number, of: number): Share {
   return { hits, of, share: of > 0 ? Math.round((hits / of) * 1000) / 1000 : null };
 }
 
-const count = (outcomes: QuestionOutcome[], test: (outcome: QuestionOutcome) => boolean | null) => outcomes.filter((outcome) => test(outcome) === true).length;
+const count = (outcomes: QuestionOutcome[], test: (outcome: QuestionOutcome) => boolean | null) =>
+  outcomes.filter((outcome) => test(outcome) === true).length;
 
 export function summarize(outcomes: QuestionOutcome[]): AnswerSummary {
   const answerable = outcomes.filter((outcome) => outcome.kind === 'answerable');
   const ofKind = (kind: QuestionOutcome['kind']) => outcomes.filter((outcome) => outcome.kind === kind);
-  const goldShare = (list: QuestionOutcome[]) => share(count(list, (outcome) => outcome.holds_gold), list.length);
+  const goldShare = (list: QuestionOutcome[]) =>
+    share(
+      count(list, (outcome) => outcome.holds_gold),
+      list.length,
+    );
   const answered = outcomes.filter((outcome) => !outcome.refused);
   const paged = answerable.filter((outcome) => outcome.page_right !== null);
-  const refusals = (list: QuestionOutcome[]) => share(count(list, (outcome) => outcome.refused), list.length);
+  const refusals = (list: QuestionOutcome[]) =>
+    share(
+      count(list, (outcome) => outcome.refused),
+      list.length,
+    );
   const latencies = outcomes.map((outcome) => outcome.ms);
   const rounded = (value: number) => (Number.isFinite(value) ? Math.round(value * 10) / 10 : null);
   return {
@@ -68,18 +77,33 @@ export function summarize(outcomes: QuestionOutcome[]): AnswerSummary {
       all: goldShare(answerable),
     },
     whole_sentences: {
-      ...share(count(answered, (outcome) => outcome.pieces.length === 0), answered.length),
+      ...share(
+        count(answered, (outcome) => outcome.pieces.length === 0),
+        answered.length,
+      ),
       pieces: answered.reduce((sum, outcome) => sum + outcome.pieces.length, 0),
     },
-    first_citation_right: share(count(answerable, (outcome) => outcome.first_citation_right), answerable.length),
-    page_right: share(count(paged, (outcome) => outcome.page_right), paged.length),
-    refused: { unanswerable: refusals(ofKind('unanswerable')), off_topic: refusals(ofKind('off_topic')), answerable: refusals(answerable) },
+    first_citation_right: share(
+      count(answerable, (outcome) => outcome.first_citation_right),
+      answerable.length,
+    ),
+    page_right: share(
+      count(paged, (outcome) => outcome.page_right),
+      paged.length,
+    ),
+    refused: {
+      unanswerable: refusals(ofKind('unanswerable')),
+      off_topic: refusals(ofKind('off_topic')),
+      answerable: refusals(answerable),
+    },
     latency_ms: { p50: rounded(percentile(latencies, 50)), p95: rounded(percentile(latencies, 95)) },
   };
 }
 
 /** Summaries per split ('tune', 'report'; only those asked) and KB. */
-export function summarizeBySplit(outcomes: QuestionOutcome[]): Record<string, Record<BenchKnowledgeBase, AnswerSummary>> {
+export function summarizeBySplit(
+  outcomes: QuestionOutcome[],
+): Record<string, Record<BenchKnowledgeBase, AnswerSummary>> {
   const out: Record<string, Record<BenchKnowledgeBase, AnswerSummary>> = {};
   for (const split of ['tune', 'report'] as const) {
     const inSplit = outcomes.filter((outcome) => outcome.split === split);
@@ -92,7 +116,8 @@ export function summarizeBySplit(outcomes: QuestionOutcome[]): Record<string, Re
   return out;
 }
 
-const cell = (value: Share) => (value.of === 0 ? '–' : `${value.hits}/${value.of} (${((value.share ?? 0) * 100).toFixed(1)} %)`);
+const cell = (value: Share) =>
+  value.of === 0 ? '–' : `${value.hits}/${value.of} (${((value.share ?? 0) * 100).toFixed(1)} %)`;
 
 export const TABLE_HEADER = [
   'split',

@@ -71,7 +71,8 @@ function unitKey(text: string): string {
 export function sourceSentenceKeys(sources: string[]): { sentences: Set<string>; headings: Set<string> } {
   const sentences = new Set<string>();
   const headings = new Set<string>();
-  for (const source of sources) for (const unit of splitSentences(source)) (unit.heading ? headings : sentences).add(unitKey(unit.text));
+  for (const source of sources)
+    for (const unit of splitSentences(source)) (unit.heading ? headings : sentences).add(unitKey(unit.text));
   return { sentences, headings };
 }
 
@@ -83,7 +84,10 @@ export interface SentenceCheck {
 }
 
 /** Cuts the answer (its markers removed) with the same segmenter and looks each unit up among the source's units. */
-export function checkWholeSentences(answer: string, source: { sentences: Set<string>; headings: Set<string> }): SentenceCheck {
+export function checkWholeSentences(
+  answer: string,
+  source: { sentences: Set<string>; headings: Set<string> },
+): SentenceCheck {
   const units = splitSentences(withoutCitationMarkers(answer)).map((unit) => unit.text);
   return { sentences: units.length, pieces: units.filter((unit) => !source.sentences.has(unitKey(unit))) };
 }
@@ -113,7 +117,9 @@ export interface PagedChunk {
 export function citedPages(citation: CitedPassage, chunks: PagedChunk[]): { start: number; end: number } | null {
   let snippet = collapseBlanks(citation.snippet);
   if (snippet.endsWith('…')) snippet = snippet.slice(0, -1).trimEnd();
-  const chunk = chunks.find((candidate) => candidate.document_id === citation.document_id && collapseBlanks(candidate.text).includes(snippet));
+  const chunk = chunks.find(
+    (candidate) => candidate.document_id === citation.document_id && collapseBlanks(candidate.text).includes(snippet),
+  );
   if (!chunk || chunk.page_start == null) return null;
   return { start: chunk.page_start, end: chunk.page_end ?? chunk.page_start };
 }

@@ -16,7 +16,11 @@ export interface KbqaClient {
   listKnowledgeBases(): Promise<Array<{ id: string; name: string; role: string; document_count: number }>>;
   createKnowledgeBase(name: string, description?: string): Promise<{ id: string; name: string }>;
   listDocumentFilenames(knowledgeBaseId: string): Promise<Set<string>>;
-  ingestDocument(knowledgeBaseId: string, filename: string, content: string): Promise<{ id: string; chunks: number; total_chunks: number }>;
+  ingestDocument(
+    knowledgeBaseId: string,
+    filename: string,
+    content: string,
+  ): Promise<{ id: string; chunks: number; total_chunks: number }>;
   query(body: QueryRequest): Promise<{ body: QueryResponse; serverTiming: Record<string, number> }>;
 }
 
@@ -63,7 +67,9 @@ export function createKbqaClient(baseUrl: string, apiKey: string, options: { ret
       let cursor: string | undefined;
       do {
         const { data: page } = await call(() =>
-          api.GET('/api/v1/knowledge-bases/{id}/documents', { params: { path: { id: knowledgeBaseId }, query: { limit: 1000, cursor } } }),
+          api.GET('/api/v1/knowledge-bases/{id}/documents', {
+            params: { path: { id: knowledgeBaseId }, query: { limit: 1000, cursor } },
+          }),
         );
         for (const document of page.documents) filenames.add(document.filename);
         cursor = page.next_cursor ?? undefined;
@@ -71,7 +77,8 @@ export function createKbqaClient(baseUrl: string, apiKey: string, options: { ret
       return filenames;
     },
     ingestDocument: async (knowledgeBaseId, filename, content) =>
-      (await call(() => api.POST('/api/v1/documents', { body: { kb_id: knowledgeBaseId, filename, content } }))).data.document,
+      (await call(() => api.POST('/api/v1/documents', { body: { kb_id: knowledgeBaseId, filename, content } }))).data
+        .document,
     async query(body) {
       const { data, response } = await call(() => api.POST('/api/v1/query', { body: { ...body, stream: false } }));
       return { body: data, serverTiming: parseServerTiming(response.headers.get('server-timing')) };
@@ -80,7 +87,12 @@ export function createKbqaClient(baseUrl: string, apiKey: string, options: { ret
 }
 
 /** Runs `work` over `items` with at most `concurrency` in flight; calls `onDone` after each. */
-export async function forEachConcurrently<T>(items: T[], concurrency: number, work: (item: T, index: number) => Promise<void>, onDone?: () => void): Promise<void> {
+export async function forEachConcurrently<T>(
+  items: T[],
+  concurrency: number,
+  work: (item: T, index: number) => Promise<void>,
+  onDone?: () => void,
+): Promise<void> {
   let next = 0;
   const workers = Array.from({ length: Math.max(1, Math.min(concurrency, items.length)) }, async () => {
     while (next < items.length) {

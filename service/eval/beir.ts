@@ -27,15 +27,21 @@ async function readJsonLines<T>(file: string): Promise<T[]> {
 
 export async function loadBeirDataset(directory: string, split = 'test'): Promise<BeirDataset> {
   for (const file of ['corpus.jsonl', 'queries.jsonl', join('qrels', `${split}.tsv`)]) {
-    if (!existsSync(join(directory, file))) throw new Error(`${join(directory, file)} is missing: not a BEIR dataset directory`);
+    if (!existsSync(join(directory, file)))
+      throw new Error(`${join(directory, file)} is missing: not a BEIR dataset directory`);
   }
-  const corpus = (await readJsonLines<{ _id: string; title?: string; text?: string }>(join(directory, 'corpus.jsonl'))).map((entry) => ({
+  const corpus = (
+    await readJsonLines<{ _id: string; title?: string; text?: string }>(join(directory, 'corpus.jsonl'))
+  ).map((entry) => ({
     _id: String(entry._id),
     title: entry.title ?? '',
     text: entry.text ?? '',
   }));
   const queries = new Map(
-    (await readJsonLines<{ _id: string; text: string }>(join(directory, 'queries.jsonl'))).map((query) => [String(query._id), query.text]),
+    (await readJsonLines<{ _id: string; text: string }>(join(directory, 'queries.jsonl'))).map((query) => [
+      String(query._id),
+      query.text,
+    ]),
   );
   const qrels = new Map<string, Map<string, number>>();
   const lines = (await readFile(join(directory, 'qrels', `${split}.tsv`), 'utf8')).split('\n');

@@ -89,10 +89,14 @@ export interface CitationMetrics {
 }
 
 export function citationMetrics(rows: CitedRanking[]): CitationMetrics {
-  const isRelevant = (id: string | null | undefined, relevant: Map<string, number>) => id != null && (relevant.get(id) ?? 0) > 0;
+  const isRelevant = (id: string | null | undefined, relevant: Map<string, number>) =>
+    id != null && (relevant.get(id) ?? 0) > 0;
   const count = Math.max(1, rows.length);
   const citations = rows.reduce((sum, row) => sum + row.cited.length, 0);
-  const relevantCitations = rows.reduce((sum, row) => sum + row.cited.filter((id) => isRelevant(id, row.relevant)).length, 0);
+  const relevantCitations = rows.reduce(
+    (sum, row) => sum + row.cited.filter((id) => isRelevant(id, row.relevant)).length,
+    0,
+  );
   return {
     queries: rows.length,
     first_citation_relevant: rows.filter((row) => isRelevant(row.cited[0], row.relevant)).length / count,

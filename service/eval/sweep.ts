@@ -47,7 +47,10 @@ export interface GridPoint {
 export type ParsedSweep = { grid: GridPoint[] } | { problem: string };
 
 /** `sentenceVectors`: whether the service builds chunks with sentence vectors (KBQA_SENTENCE_VECTORS). */
-export function parseSweep(specs: string[], service: { sentenceVectors: boolean } = { sentenceVectors: true }): ParsedSweep {
+export function parseSweep(
+  specs: string[],
+  service: { sentenceVectors: boolean } = { sentenceVectors: true },
+): ParsedSweep {
   const axes: Array<{ knob: string; values: Array<{ text: string; override: Partial<HybridTuning> }> }> = [];
   for (const spec of specs) {
     const equals = spec.indexOf('=');
@@ -61,9 +64,13 @@ export function parseSweep(specs: string[], service: { sentenceVectors: boolean 
       };
     }
     const parse = QUERY_TIME_KNOBS[knob];
-    if (!parse) return { problem: `--sweep ${JSON.stringify(spec)}: unknown knob "${knob}" (query-time knobs: ${SWEEP_KNOBS.join(', ')})` };
+    if (!parse)
+      return {
+        problem: `--sweep ${JSON.stringify(spec)}: unknown knob "${knob}" (query-time knobs: ${SWEEP_KNOBS.join(', ')})`,
+      };
     if (equals === -1) return { problem: `--sweep ${JSON.stringify(spec)}: expected ${knob}=<v1>,<v2>,…` };
-    if (axes.some((axis) => axis.knob === knob)) return { problem: `--sweep names ${knob} twice: list all its values in one --sweep` };
+    if (axes.some((axis) => axis.knob === knob))
+      return { problem: `--sweep names ${knob} twice: list all its values in one --sweep` };
     const values: Array<{ text: string; override: Partial<HybridTuning> }> = [];
     for (const raw of spec.slice(equals + 1).split(',')) {
       const text = raw.trim();
@@ -72,7 +79,9 @@ export function parseSweep(specs: string[], service: { sentenceVectors: boolean 
       if ('problem' in parsed) return { problem: `--sweep ${knob}: ${parsed.problem}` };
       // Without sentence vectors the term scores the chunk's own vector again: every weight would rank alike.
       if (!service.sentenceVectors && (parsed.value.sentenceWeight ?? 0) > 0) {
-        return { problem: `--sweep sentence_weight=${text}: the term scores sentence vectors, which KBQA_SENTENCE_VECTORS=off leaves out` };
+        return {
+          problem: `--sweep sentence_weight=${text}: the term scores sentence vectors, which KBQA_SENTENCE_VECTORS=off leaves out`,
+        };
       }
       values.push({ text, override: parsed.value });
     }
@@ -82,7 +91,10 @@ export function parseSweep(specs: string[], service: { sentenceVectors: boolean 
   let grid: GridPoint[] = [{ values: {}, override: {} }];
   for (const axis of axes) {
     grid = grid.flatMap((point) =>
-      axis.values.map((value) => ({ values: { ...point.values, [axis.knob]: value.text }, override: { ...point.override, ...value.override } })),
+      axis.values.map((value) => ({
+        values: { ...point.values, [axis.knob]: value.text },
+        override: { ...point.override, ...value.override },
+      })),
     );
   }
   return { grid };

@@ -32,46 +32,74 @@ export async function signInToWebApp(url: string, email: string, password: strin
   });
   const body = await readJson<{ csrf_token?: string; error?: { message?: string } }>(response, 'web sign-in');
   if (response.status !== 200 || typeof body.csrf_token !== 'string') {
-    throw new Error(`web sign-in answered ${response.status}: ${body.error?.message ?? JSON.stringify(body).slice(0, 200)}`);
+    throw new Error(
+      `web sign-in answered ${response.status}: ${body.error?.message ?? JSON.stringify(body).slice(0, 200)}`,
+    );
   }
   // "kbqa_session=…; Path=/; HttpOnly…" (or __Host-kbqa_session behind HTTPS): the name=value pair is the cookie.
-  const cookie = response.headers.getSetCookie().map((header) => header.split(';')[0]).find((pair) => !pair.endsWith('='));
+  const cookie = response.headers
+    .getSetCookie()
+    .map((header) => header.split(';')[0])
+    .find((pair) => !pair.endsWith('='));
   if (!cookie) throw new Error('web sign-in set no session cookie');
   return { url, cookie, csrfToken: body.csrf_token };
 }
 
 /** Signs the session out (`DELETE /api/web/session`): the eval leaves no session behind. */
 export async function signOutOfWebApp(session: WebSession): Promise<void> {
-  await fetch(`${session.url}/api/web/session`, { method: 'DELETE', headers: { cookie: session.cookie, 'x-csrf-token': session.csrfToken } });
+  await fetch(`${session.url}/api/web/session`, {
+    method: 'DELETE',
+    headers: { cookie: session.cookie, 'x-csrf-token': session.csrfToken },
+  });
 }
 
 async function getJson<T>(session: WebSession, path: string): Promise<T> {
   const response = await fetch(`${session.url}/api/web${path}`, { headers: { cookie: session.cookie } });
   const body = await readJson<T & { error?: { message?: string } }>(response, `GET /api/web${path}`);
-  if (response.status !== 200) throw new Error(`GET /api/web${path} answered ${response.status}: ${body.error?.message ?? ''}`);
+  if (response.status !== 200)
+    throw new Error(`GET /api/web${path} answered ${response.status}: ${body.error?.message ?? ''}`);
   return body;
 }
 
 /** Uploads a PDF into a KB the session's user owns; answered 202 with the document, which is then ingested. */
-export async function uploadPdf(session: WebSession, knowledgeBaseId: string, filename: string, pdf: Uint8Array): Promise<WebDocument> {
+export async function uploadPdf(
+  session: WebSession,
+  knowledgeBaseId: string,
+  filename: string,
+  pdf: Uint8Array,
+): Promise<WebDocument> {
   const form = new FormData();
   form.append('file', new Blob([Buffer.from(pdf)], { type: 'application/pdf' }), filename);
   const path = `/api/web/knowledge-bases/${encodeURIComponent(knowledgeBaseId)}/uploads`;
-  const response = await fetch(`${session.url}${path}`, { method: 'POST', headers: { cookie: session.cookie, 'x-csrf-token': session.csrfToken }, body: form });
+  const response = await fetch(`${session.url}${path}`, {
+    method: 'POST',
+    headers: { cookie: session.cookie, 'x-csrf-token': session.csrfToken },
+    body: form,
+  });
   const body = await readJson<{ document?: WebDocument; error?: { message?: string } }>(response, `POST ${path}`);
-  if (response.status !== 202 || !body.document) throw new Error(`POST ${path} answered ${response.status}: ${body.error?.message ?? ''}`);
+  if (response.status !== 202 || !body.document)
+    throw new Error(`POST ${path} answered ${response.status}: ${body.error?.message ?? ''}`);
   return body.document;
 }
 
 /** Polls the document every `pollMs` until it is ready; failed, or still not ready after `timeoutMs`, throws. */
-export async function waitUntilReady(session: WebSession, documentId: string, options: { pollMs?: number; timeoutMs?: number } = {}): Promise<WebDocument> {
+export async function waitUntilReady(
+  session: WebSession,
+  documentId: string,
+  options: { pollMs?: number; timeoutMs?: number } = {},
+): Promise<WebDocument> {
   const { pollMs = 200, timeoutMs = 300_000 } = options;
   const started = Date.now();
   for (;;) {
-    const { document } = await getJson<{ document: WebDocument }>(session, `/documents/${encodeURIComponent(documentId)}`);
+    const { document } = await getJson<{ document: WebDocument }>(
+      session,
+      `/documents/${encodeURIComponent(documentId)}`,
+    );
     if (document.status === 'ready') return document;
-    if (document.status === 'failed') throw new Error(`document ${documentId} failed: ${document.error ?? 'no error given'}`);
-    if (Date.now() - started > timeoutMs) throw new Error(`document ${documentId} still ${document.status} after ${timeoutMs / 1000} s`);
+    if (document.status === 'failed')
+      throw new Error(`document ${documentId} failed: ${document.error ?? 'no error given'}`);
+    if (Date.now() - started > timeoutMs)
+      throw new Error(`document ${documentId} still ${document.status} after ${timeoutMs / 1000} s`);
     await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
 }
@@ -86,6 +114,7 @@ export async function documentText(session: WebSession, documentId: string): Pro
     `/documents/${encodeURIComponent(documentId)}/content`,
   );
   if (body.content !== null) return body.content;
-  if (body.passages.length < body.passages_total) throw new Error(`document ${documentId} has ${body.passages_total} passages, more than are listed`);
+  if (body.passages.length < body.passages_total)
+    throw new Error(`document ${documentId} has ${body.passages_total} passages, more than are listed`);
   return body.passages.map((passage) => passage.text).join('\n\n');
 }

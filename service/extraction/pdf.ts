@@ -55,7 +55,12 @@ export interface PdfExtractor {
    * Each page's text in reading order; onPage(done, total) as pages finish. Rejects with PdfExtractionError, or with
    * an Error once `stop` is aborted (the reader is killed).
    */
-  extract(bytes: Uint8Array, onPage?: (done: number, total: number) => void, stop?: AbortSignal, steps?: PdfSteps): Promise<ExtractedPdf>;
+  extract(
+    bytes: Uint8Array,
+    onPage?: (done: number, total: number) => void,
+    stop?: AbortSignal,
+    steps?: PdfSteps,
+  ): Promise<ExtractedPdf>;
   /** Ends the workers; extractions still running reject. */
   close(): Promise<void>;
   /** Read-only, for metrics: null while no worker pool has been started (a lazy extractor before its first PDF). */
@@ -110,11 +115,20 @@ const READER_START_MS = 30_000;
 const STDERR_KEPT = 4_096;
 
 /** Thrown when the reader's process ends without a result, saying how. */
-function ended(code: number | null, signal: NodeJS.Signals | null, stderr: string, limits: PdfLimits, ready: boolean): Error {
+function ended(
+  code: number | null,
+  signal: NodeJS.Signals | null,
+  stderr: string,
+  limits: PdfLimits,
+  ready: boolean,
+): Error {
   // V8 aborts when its heap cannot grow under the limit ("Fatal process out of memory", "heap out of memory").
-  if (ready && /out of memory|allocation failed/i.test(stderr)) return PdfExtractionError.outOfMemory(limits.maxMemoryMb);
+  if (ready && /out of memory|allocation failed/i.test(stderr))
+    return PdfExtractionError.outOfMemory(limits.maxMemoryMb);
   const how = signal ? `signal ${signal}` : `code ${code}`;
-  return new Error(`the PDF reader ${ready ? 'ended' : 'could not start'} (${how}): ${stderr.trim().split('\n').slice(-3).join(' | ')}`);
+  return new Error(
+    `the PDF reader ${ready ? 'ended' : 'could not start'} (${how}): ${stderr.trim().split('\n').slice(-3).join(' | ')}`,
+  );
 }
 
 /** Where a step starts, what earlier steps used of the budget, and whether to stop early for another PDF. */
@@ -138,13 +152,20 @@ function readInChildProcess(
   return new Promise((resolve, reject) => {
     // No inherited environment: the reader parses hostile input and needs no secret of the service's. Two malloc
     // arenas: each reserves 64 MB of address space, which counts against the limit though it holds nothing.
-    const child = spawn(process.execPath, [...WORKER_FLAGS, WORKER_PROGRAM, String(limits.maxMemoryMb), String(limits.maxPages), String(plan.firstPage)], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', MALLOC_ARENA_MAX: '2' },
-      stdio: ['pipe', 'ignore', 'pipe', 'ipc'],
-    });
+    const child = spawn(
+      process.execPath,
+      [...WORKER_FLAGS, WORKER_PROGRAM, String(limits.maxMemoryMb), String(limits.maxPages), String(plan.firstPage)],
+      {
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', MALLOC_ARENA_MAX: '2' },
+        stdio: ['pipe', 'ignore', 'pipe', 'ipc'],
+      },
+    );
     // Until the reader has loaded, a guard against a start that hangs; then the PDF's own budget from that moment.
     let started = 0;
-    let timer = setTimeout(() => finish(new Error(`the PDF reader did not start within ${READER_START_MS / 1000} s`)), READER_START_MS);
+    let timer = setTimeout(
+      () => finish(new Error(`the PDF reader did not start within ${READER_START_MS / 1000} s`)),
+      READER_START_MS,
+    );
     let outcome: Error | ExtractedPdf | StepResult | null = null;
     let yieldSent = false;
     const stepMs = limits.stepMs ?? DEFAULT_STEP_MS;
@@ -158,7 +179,10 @@ function readInChildProcess(
       const budgetMs = extractionBudgetMs(bytes.byteLength, pages, limits.timeoutMs);
       clearTimeout(timer);
       // What earlier steps read counts: the budget is the whole PDF's.
-      timer = setTimeout(() => finish(PdfExtractionError.timeout(budgetMs)), Math.max(0, started + budgetMs - plan.spentMs - Date.now()));
+      timer = setTimeout(
+        () => finish(PdfExtractionError.timeout(budgetMs)),
+        Math.max(0, started + budgetMs - plan.spentMs - Date.now()),
+      );
     };
     const onStop = () => finish(new Error('the PDF reading was stopped (the extractor closed, or its job stopped)'));
     stop.addEventListener('abort', onStop, { once: true });
@@ -186,7 +210,12 @@ function readInChildProcess(
       } else {
         const { result } = message;
         if (result.ok === 'step') finish({ ...result, readMs: Date.now() - started });
-        else finish(result.ok ? { pageCount: result.pageCount, pages: result.pages, title: result.title } : failure(result, limits));
+        else
+          finish(
+            result.ok
+              ? { pageCount: result.pageCount, pages: result.pages, title: result.title }
+              : failure(result, limits),
+          );
       }
     });
     child.on('error', (error) => finish(error));
@@ -235,13 +264,25 @@ export function createPdfExtractor(limits: PdfLimits, options: { workers?: numbe
   };
 
   /** One step of a PDF: waits for a reader, reads from plan.firstPage until the end or a yield. */
-  async function readStep(bytes: Uint8Array, onPage: ((done: number, total: number) => void) | undefined, stop: AbortSignal | undefined, plan: StepPlan, steps?: PdfSteps) {
+  async function readStep(
+    bytes: Uint8Array,
+    onPage: ((done: number, total: number) => void) | undefined,
+    stop: AbortSignal | undefined,
+    plan: StepPlan,
+    steps?: PdfSteps,
+  ) {
     await turn();
     const heldSince = Date.now();
     try {
       if (closing.signal.aborted) throw new Error('the PDF extractor is closed');
       stop?.throwIfAborted();
-      const read = readInChildProcess(bytes, limits, onPage, stop ? AbortSignal.any([closing.signal, stop]) : closing.signal, plan);
+      const read = readInChildProcess(
+        bytes,
+        limits,
+        onPage,
+        stop ? AbortSignal.any([closing.signal, stop]) : closing.signal,
+        plan,
+      );
       inFlight.add(read);
       return await read.finally(() => inFlight.delete(read));
     } finally {

@@ -264,7 +264,10 @@ function orderLines(lines: RawLine[]): RawLine[] {
     }
     const leftItems = line.items.filter((item) => item.x + item.width / 2 < gutter);
     const rightItems = line.items.filter((item) => item.x + item.width / 2 >= gutter);
-    for (const [side, column, tag] of [[leftItems, leftColumn, 1], [rightItems, rightColumn, 2]] as const) {
+    for (const [side, column, tag] of [
+      [leftItems, leftColumn, 1],
+      [rightItems, rightColumn, 2],
+    ] as const) {
       if (side.every((item) => isBlank(item.text))) continue;
       const part: RawLine = { ...line, items: side, column: tag };
       settleLine(part);
@@ -402,19 +405,25 @@ function bodyTextSize(lines: Array<{ line: RawLine; text: string }>): number {
  */
 export function pageLines(items: PlacedText[]): TextLine[] {
   const lines = groupLines(items).filter((line) => lineText(line) !== '');
-  const ordered = orderLines(lines).map((line) => ({ line, text: lineText(line) })).filter(({ text }) => text !== '');
+  const ordered = orderLines(lines)
+    .map((line) => ({ line, text: lineText(line) }))
+    .filter(({ text }) => text !== '');
   const paragraphGap = PARAGRAPH_STEP * usualStep(ordered.map(({ line }) => line));
   markEdges(lines, paragraphGap);
   const bodySize = bodyTextSize(ordered);
   const isHeading = (line: RawLine) => line.size >= HEADING_SIZE * bodySize;
-  const rights = columnRights(ordered.map(({ line }) => line), isHeading);
+  const rights = columnRights(
+    ordered.map(({ line }) => line),
+    isHeading,
+  );
   return ordered.map(({ line, text }, index) => {
     const previous = ordered[index - 1];
     const step = previous ? previous.line.y - line.y : 0;
     return {
       text,
       ...line.place,
-      paragraphStart: previous !== undefined && (step > paragraphGap || (step < 0 && endsWithTerminator(previous.text))),
+      paragraphStart:
+        previous !== undefined && (step > paragraphGap || (step < 0 && endsWithTerminator(previous.text))),
       heading: isHeading(line),
       cells: lineCells(line),
       size: line.size,

@@ -6,10 +6,7 @@ import type { SplitResult, TextSegment } from '../rag/splitter.ts';
  * ran over a page break would cite pages it barely touches: on short pages, all of them). `split` is the
  * splitter's (off the event loop); duplicates across pages are kept, each with its own page.
  */
-export async function splitPages(
-  pages: string[],
-  split: (text: string) => Promise<SplitResult>,
-): Promise<SplitResult> {
+export async function splitPages(pages: string[], split: (text: string) => Promise<SplitResult>): Promise<SplitResult> {
   const results = await Promise.all(pages.map((text) => (text.trim().length === 0 ? null : split(text))));
   const segments: TextSegment[] = [];
   let total = 0;

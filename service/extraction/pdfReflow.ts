@@ -22,11 +22,19 @@ interface Block {
 /** Rows of a table: at least this many lines whose cells line up. */
 const TABLE_MIN_ROWS = 2;
 
-
 /** "• ", "- ", "– ", "1. ", "12) ", "a) ": a line that starts a list item. */
 export function startsListItem(text: string): boolean {
   const first = text[0];
-  if (first === '•' || first === '·' || first === '‣' || first === '◦' || first === '-' || first === '–' || first === '*') return isBlankChar(text[1] ?? '');
+  if (
+    first === '•' ||
+    first === '·' ||
+    first === '‣' ||
+    first === '◦' ||
+    first === '-' ||
+    first === '–' ||
+    first === '*'
+  )
+    return isBlankChar(text[1] ?? '');
   let index = 0;
   while (index < 3 && isDigit(text[index] ?? '')) index += 1;
   if (index === 0 && isLetter(first ?? '') && text[1] === ')') index = 1;
@@ -42,7 +50,9 @@ export function joinLines(before: string, after: string): string {
   const last = before[before.length - 1];
   if (last === '\u00ad') return before.slice(0, -1) + after;
   if ((last === '-' || last === '\u2010') && before.length >= 2 && !isBlankChar(before[before.length - 2])) {
-    return isLetter(before[before.length - 2]) && isLowercaseLetter(after[0] ?? '') ? before.slice(0, -1) + after : before + after;
+    return isLetter(before[before.length - 2]) && isLowercaseLetter(after[0] ?? '')
+      ? before.slice(0, -1) + after
+      : before + after;
   }
   return `${before} ${after}`;
 }
@@ -59,7 +69,8 @@ function findTables(lines: TextLine[]): Map<number, number> {
   while (index < lines.length) {
     const header = lines[index].cells;
     let end = index + 1;
-    if (header) while (end < lines.length && lines[end].cells && linesUp(lines[end].cells!, header, lines[index].size)) end += 1;
+    if (header)
+      while (end < lines.length && lines[end].cells && linesUp(lines[end].cells!, header, lines[index].size)) end += 1;
     if (header && end - index >= TABLE_MIN_ROWS) tables.set(index, end);
     index = header && end - index >= TABLE_MIN_ROWS ? end : index + 1;
   }
@@ -106,12 +117,14 @@ function pageBlocks(lines: TextLine[]): Block[] {
       current !== undefined &&
       !line.paragraphStart &&
       !previous.brokenOff &&
-      ((kind === 'heading' && current.kind === 'heading') || (kind === 'paragraph' && (current.kind === 'paragraph' || current.kind === 'item')));
+      ((kind === 'heading' && current.kind === 'heading') ||
+        (kind === 'paragraph' && (current.kind === 'paragraph' || current.kind === 'item')));
     if (runsOn) {
       current.text = joinLines(current.text, line.text);
       continue;
     }
-    const apart = !current || line.paragraphStart || kind === 'heading' || current.kind === 'heading' || current.kind === 'table';
+    const apart =
+      !current || line.paragraphStart || kind === 'heading' || current.kind === 'heading' || current.kind === 'table';
     blocks.push({ kind, text: line.text, separator: apart ? '\n\n' : '\n' });
   }
   return blocks;

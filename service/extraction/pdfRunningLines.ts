@@ -8,14 +8,43 @@ const RUNNING_SHARE = 0.6;
 const RUNNING_MIN_PAGES = 3;
 
 const ROMAN_PAGE_NUMBERS = new Set([
-  'i', 'ii', 'iii', 'iv', 'v', 'vi', 'vii', 'viii', 'ix', 'x',
-  'xi', 'xii', 'xiii', 'xiv', 'xv', 'xvi', 'xvii', 'xviii', 'xix', 'xx',
+  'i',
+  'ii',
+  'iii',
+  'iv',
+  'v',
+  'vi',
+  'vii',
+  'viii',
+  'ix',
+  'x',
+  'xi',
+  'xii',
+  'xiii',
+  'xiv',
+  'xv',
+  'xvi',
+  'xvii',
+  'xviii',
+  'xix',
+  'xx',
 ]);
 
 /** Characters that decorate a page number: "- 3 -", "— 3 —", "[3]", "· 3 ·", "| 3 |". */
 function isDecoration(char: string): boolean {
-  return char === '-' || char === '\u2013' || char === '\u2014' || char === '\u00b7' || char === '\u2022' || char === '|' ||
-    char === '[' || char === ']' || char === '(' || char === ')' || isBlankChar(char);
+  return (
+    char === '-' ||
+    char === '\u2013' ||
+    char === '\u2014' ||
+    char === '\u00b7' ||
+    char === '\u2022' ||
+    char === '|' ||
+    char === '[' ||
+    char === ']' ||
+    char === '(' ||
+    char === ')' ||
+    isBlankChar(char)
+  );
 }
 
 function isNumberWord(word: string): boolean {
@@ -45,7 +74,9 @@ export function isPageNumber(text: string): boolean {
   if (word !== '') words.push(word);
   if (words[0] === 'page' || words[0] === 'p.' || words[0] === 'pg.' || words[0] === 'p') words.shift();
   if (words.length === 1) return isNumberWord(words[0]);
-  return words.length === 3 && isNumberWord(words[0]) && (words[1] === '/' || words[1] === 'of') && isNumberWord(words[2]);
+  return (
+    words.length === 3 && isNumberWord(words[0]) && (words[1] === '/' || words[1] === 'of') && isNumberWord(words[2])
+  );
 }
 
 /** A line's text with each run of digits as '#', so "Page 3 of 10" and "Page 4 of 10" are the same line. */

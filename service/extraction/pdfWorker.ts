@@ -38,7 +38,8 @@ import { pagesText } from './pdfReflow.ts';
 const PARSER_MODULE: string = 'pdfjs-dist/legacy/build/pdf.worker.mjs';
 (globalThis as { pdfjsWorker?: unknown }).pdfjsWorker = await import(PARSER_MODULE);
 
-const CMAPS_DIR = path.join(path.dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')), 'cmaps') + path.sep;
+const CMAPS_DIR =
+  path.join(path.dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')), 'cmaps') + path.sep;
 
 /** out_of_memory: an allocation failed under the memory budget (the process may also just end: pdf.ts). */
 export type ExtractionFailure = 'encrypted' | 'corrupt' | 'no_text' | 'too_many_pages' | 'out_of_memory';
@@ -60,7 +61,15 @@ export type ExtractionResult =
    * Pages firstPage … nextPage - 1 as lines (the text is made once every page is read: running headers are found
    * across pages): a step that yielded, or one that began past page 1. `unreadable`: its pages that broke.
    */
-  | { ok: 'step'; pageCount: number; firstPage: number; nextPage: number; lines: TextLine[][]; unreadable: number; title: string | null }
+  | {
+      ok: 'step';
+      pageCount: number;
+      firstPage: number;
+      nextPage: number;
+      lines: TextLine[][];
+      unreadable: number;
+      title: string | null;
+    }
   /** pageCount: only with too_many_pages. */
   | { ok: false; reason: ExtractionFailure; pageCount?: number };
 
@@ -89,7 +98,10 @@ class OutOfMemory extends Error {}
 
 function isAllocationFailure(error: unknown): boolean {
   const message = (error as { message?: unknown } | null)?.message;
-  return typeof message === 'string' && (message.includes('Array buffer allocation failed') || message.includes('out of memory'));
+  return (
+    typeof message === 'string' &&
+    (message.includes('Array buffer allocation failed') || message.includes('out of memory'))
+  );
 }
 
 async function readPage(document: PDFDocumentProxy, pageNumber: number): Promise<PlacedText[] | undefined> {
@@ -185,7 +197,9 @@ function limitAddressSpace(budgetMiB: number): void {
 }
 
 function send(message: ExtractionMessage): Promise<void> {
-  return new Promise((resolve, reject) => process.send!(message, undefined, {}, (error) => (error ? reject(error) : resolve())));
+  return new Promise((resolve, reject) =>
+    process.send!(message, undefined, {}, (error) => (error ? reject(error) : resolve())),
+  );
 }
 
 async function readStdin(): Promise<Uint8Array> {
@@ -205,7 +219,13 @@ process.on('message', (command: ReaderCommand) => {
 await send({ type: 'ready' });
 let result: ExtractionResult;
 try {
-  result = await extractPdf(await readStdin(), maxPages, firstPage || 1, () => yieldAsked, (message) => void send(message));
+  result = await extractPdf(
+    await readStdin(),
+    maxPages,
+    firstPage || 1,
+    () => yieldAsked,
+    (message) => void send(message),
+  );
 } catch (error) {
   if (!(error instanceof OutOfMemory) && !isAllocationFailure(error)) throw error;
   result = { ok: false, reason: 'out_of_memory' };

@@ -36,7 +36,11 @@ export function clientGone(ctx: AppContext): AbortSignal {
  * middleware (access log, metrics) runs until the stream ends. `events` must not throw: an error after the first
  * byte can only be told in an event of the stream itself.
  */
-export async function writeEventStream(ctx: AppContext, events: AsyncIterable<string>, clientSignal: AbortSignal): Promise<void> {
+export async function writeEventStream(
+  ctx: AppContext,
+  events: AsyncIterable<string>,
+  clientSignal: AbortSignal,
+): Promise<void> {
   ctx.status = 200;
   ctx.set('Content-Type', 'text/event-stream; charset=utf-8');
   // Never cached or transformed (a compressing proxy would hold events back), nor buffered by nginx-style proxies.

@@ -20,7 +20,8 @@ export function jsonNestingDepth(text: string, maxDepth: number): number {
   for (let index = 0; index < text.length; index += 1) {
     const code = text.charCodeAt(index);
     if (inString) {
-      if (code === BACKSLASH) index += 1; // the escaped character, whatever it is, cannot end the string
+      if (code === BACKSLASH)
+        index += 1; // the escaped character, whatever it is, cannot end the string
       else if (code === QUOTE) inString = false;
     } else if (code === QUOTE) {
       inString = true;

@@ -20,11 +20,15 @@ export async function startMetricsServer(
   const server = createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0];
     if (path !== '/metrics') {
-      response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found: the metrics are at /metrics\n');
+      response
+        .writeHead(404, { 'content-type': 'text/plain; charset=utf-8' })
+        .end('not found: the metrics are at /metrics\n');
       return;
     }
     if (request.method !== 'GET' && request.method !== 'HEAD') {
-      response.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' }).end('method not allowed\n');
+      response
+        .writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' })
+        .end('method not allowed\n');
       return;
     }
     metrics.scrape().then(
@@ -45,7 +49,9 @@ export async function startMetricsServer(
     server.once('error', (error: NodeJS.ErrnoException) => {
       reject(
         error.code === 'EADDRINUSE'
-          ? new Error(`metrics port ${where.port} on ${where.host} is busy; move it with KBQA_METRICS_PORT (or turn metrics off with KBQA_METRICS_PORT=off)`)
+          ? new Error(
+              `metrics port ${where.port} on ${where.host} is busy; move it with KBQA_METRICS_PORT (or turn metrics off with KBQA_METRICS_PORT=off)`,
+            )
           : error,
       );
     });

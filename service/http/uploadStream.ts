@@ -35,7 +35,9 @@ const interrupted = () => new BadRequestError('body: the upload was interrupted 
 export function receiveUpload(request: IncomingMessage, options: UploadOptions): Promise<ReceivedUpload> {
   const contentType = request.headers['content-type'] ?? '';
   if (!contentType.toLowerCase().startsWith('multipart/form-data')) {
-    return Promise.reject(new BadRequestError(`body: send multipart/form-data with the file in the field "${options.field}"`));
+    return Promise.reject(
+      new BadRequestError(`body: send multipart/form-data with the file in the field "${options.field}"`),
+    );
   }
   const declared = Number(request.headers['content-length'] ?? 0);
   // The multipart envelope adds a few hundred bytes around the file.

@@ -26,7 +26,11 @@ export const pageQuery = z.object({
     .transform(Number)
     .pipe(z.number().int().min(1, 'must be an integer from 1 to 1000').max(1000, 'must be an integer from 1 to 1000'))
     .optional(),
-  cursor: z.string({ error: 'must be one cursor string' }).min(1, 'must not be empty').max(512, 'is not a cursor this API issued').optional(),
+  cursor: z
+    .string({ error: 'must be one cursor string' })
+    .min(1, 'must not be empty')
+    .max(512, 'is not a cursor this API issued')
+    .optional(),
 });
 
 /**
@@ -48,17 +52,22 @@ function codePointLabel(character: string): string {
 /** Null when every character may appear in a name; else the rule broken, naming the first offending character. */
 export function nameCharacterProblem(name: string): string | null {
   const found = NAME_FORBIDDEN_CHARACTER.exec(name);
-  return found ? `must not contain control characters, format characters or line separators (found ${codePointLabel(found[0])})` : null;
+  return found
+    ? `must not contain control characters, format characters or line separators (found ${codePointLabel(found[0])})`
+    : null;
 }
 
 /** Null when every character may appear in free text; else the rule broken, naming the first offending character. */
 export function textCharacterProblem(text: string): string | null {
   const found = TEXT_FORBIDDEN_CHARACTER.exec(text);
-  return found ? `must not contain control characters other than newline, carriage return and tab (found ${codePointLabel(found[0])})` : null;
+  return found
+    ? `must not contain control characters other than newline, carriage return and tab (found ${codePointLabel(found[0])})`
+    : null;
 }
 
 /** A superRefine from a problem function (null = fine, else the rule broken): `.superRefine(reportProblem(nameCharacterProblem))`. */
-export const reportProblem = (problem: (value: string) => string | null) => (value: string, context: z.RefinementCtx<string>) => {
-  const found = problem(value);
-  if (found) context.addIssue({ code: 'custom', message: found });
-};
+export const reportProblem =
+  (problem: (value: string) => string | null) => (value: string, context: z.RefinementCtx<string>) => {
+    const found = problem(value);
+    if (found) context.addIssue({ code: 'custom', message: found });
+  };

@@ -104,7 +104,13 @@ export function pathSegments(rawPath: string): string[] | null {
     } catch {
       return null;
     }
-    if (segment === '.' || segment === '..' || segment.includes('/') || segment.includes('\\') || segment.includes('\0')) {
+    if (
+      segment === '.' ||
+      segment === '..' ||
+      segment.includes('/') ||
+      segment.includes('\\') ||
+      segment.includes('\0')
+    ) {
       return null;
     }
     segments.push(segment);
@@ -167,7 +173,10 @@ export function webApp(deps: { config: Config; logger: Logger }): Middleware {
   const root = resolve(deps.config.web.distDir);
   const assets = join(root, 'assets');
   if (!existsSync(join(root, 'index.html'))) {
-    deps.logger.warn({ distDir: root }, 'web app not built: pages answer 503 until it is (npm start or npm run build:web)');
+    deps.logger.warn(
+      { distDir: root },
+      'web app not built: pages answer 503 until it is (npm start or npm run build:web)',
+    );
   }
 
   return async (ctx, next) => {

@@ -1,13 +1,21 @@
 // How a job that cannot go on ends: what its document's `error` says, whether a retry can help and when, what a
 // waiting request hears, and the clean-up of the chunks its version wrote.
-import { ApiError, IngestionAbandonedError, NotFoundError, ServiceStoppingError, UpstreamUnavailableError } from '../errors.ts';
+import {
+  ApiError,
+  IngestionAbandonedError,
+  NotFoundError,
+  ServiceStoppingError,
+  UpstreamUnavailableError,
+} from '../errors.ts';
 import type { IngestJobRecord } from '../store/index.ts';
 import type { IngestDeps } from './run.ts';
 
 /** What a user reads in a failed document's `error`: actionable, never an internal detail. */
 export function failureMessage(error: unknown, jobId: string): string {
-  if ((error instanceof ApiError && error.status < 500) || error instanceof IngestionAbandonedError) return error.message;
-  if (error instanceof UpstreamUnavailableError) return `${error.message.replace(/; retry later$/, '')}; retry the document (POST /api/v1/documents/${jobId}/retry)`;
+  if ((error instanceof ApiError && error.status < 500) || error instanceof IngestionAbandonedError)
+    return error.message;
+  if (error instanceof UpstreamUnavailableError)
+    return `${error.message.replace(/; retry later$/, '')}; retry the document (POST /api/v1/documents/${jobId}/retry)`;
   return `the document could not be indexed (an internal error, logged on the server for document ${jobId}); retry it, or ask an operator`;
 }
 
@@ -36,8 +44,13 @@ export function stoppingError(documentId: string): ServiceStoppingError {
 }
 
 /** What a request waiting on a cancelled job hears: its KB is gone (deleted meanwhile), or its document is. */
-export async function goneError(deps: IngestDeps, job: IngestJobRecord, knowledgeBaseGone: boolean): Promise<NotFoundError> {
-  if (knowledgeBaseGone || (await deps.store.findLiveKnowledgeBase(job.knowledge_base_id)) === null) return NotFoundError.knowledgeBase(job.knowledge_base_id);
+export async function goneError(
+  deps: IngestDeps,
+  job: IngestJobRecord,
+  knowledgeBaseGone: boolean,
+): Promise<NotFoundError> {
+  if (knowledgeBaseGone || (await deps.store.findLiveKnowledgeBase(job.knowledge_base_id)) === null)
+    return NotFoundError.knowledgeBase(job.knowledge_base_id);
   return new NotFoundError(`document ${job._id} not found`);
 }
 

@@ -9,7 +9,9 @@ import type { ChunkMetadata } from '../search/metadataFilter.ts';
 /** A document's chunks as indexed. Chunk ids derive from the document id and version: indexing again overwrites. */
 export function chunkDocuments(
   /** `chunkMetadata`: the version's metadata as every chunk carries it (computed once per job: one shared object). */
-  record: Pick<DocumentRecord, '_id' | 'knowledge_base_id' | 'filename' | 'title' | 'created_at'> & { chunkMetadata?: ChunkMetadata },
+  record: Pick<DocumentRecord, '_id' | 'knowledge_base_id' | 'filename' | 'title' | 'created_at'> & {
+    chunkMetadata?: ChunkMetadata;
+  },
   version: number,
   segments: TextSegment[],
   embeddings: SegmentEmbedding[],

@@ -5,11 +5,24 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.ts';
-import { ApiError, SearchIndexReadOnlyError, ServiceStoppingError, UpstreamUnavailableError, errorSummary } from '../errors.ts';
+import {
+  ApiError,
+  SearchIndexReadOnlyError,
+  ServiceStoppingError,
+  UpstreamUnavailableError,
+  errorSummary,
+} from '../errors.ts';
 import type { DocumentRecord, IngestionTimings, IngestJobRecord } from '../store/index.ts';
 import { createPdfExtractor, type PdfExtractor, type PdfPoolStats, type PdfSteps } from '../extraction/pdf.ts';
 import { isClaimable, type ScheduledJob } from '../store/ingestJobs.ts';
-import { failJob, goneError, isTransient, removeVersionChunksUnlessLive, retryDelayMs, stoppingError } from './failures.ts';
+import {
+  failJob,
+  goneError,
+  isTransient,
+  removeVersionChunksUnlessLive,
+  retryDelayMs,
+  stoppingError,
+} from './failures.ts';
 import { JobCancelled, JobStopped, type HeldWrites, type IngestDeps, type Prepared, type StopReason } from './run.ts';
 import { claimOrder, documentsAhead, knowledgeBaseOwners, needsPdfReader } from './scheduling.ts';
 import { executeJob } from './steps.ts';
@@ -21,7 +34,8 @@ const PDF_READERS = 1;
 function lazyPdfExtractor(limits: Config['pdf']): PdfExtractor {
   let extractor: PdfExtractor | null = null;
   return {
-    extract: (bytes, onPage, stop, steps) => (extractor ??= createPdfExtractor(limits, { workers: PDF_READERS })).extract(bytes, onPage, stop, steps),
+    extract: (bytes, onPage, stop, steps) =>
+      (extractor ??= createPdfExtractor(limits, { workers: PDF_READERS })).extract(bytes, onPage, stop, steps),
     close: async () => {
       await extractor?.close();
     },
@@ -105,9 +119,17 @@ export class IngestRunner {
     await this.#knowledgeBaseOwners.learn(jobs.map((job) => job.knowledge_base_id));
     const now = Date.now();
     const paused = new Set(this.#paused.map((entry) => entry.id));
-    const held = jobs.filter((job) => needsPdfReader(job) && job.lease_until !== null && !isClaimable(job, now, this.settings.leaseMs) && !paused.has(job._id));
+    const held = jobs.filter(
+      (job) =>
+        needsPdfReader(job) &&
+        job.lease_until !== null &&
+        !isClaimable(job, now, this.settings.leaseMs) &&
+        !paused.has(job._id),
+    );
     const documents = await Promise.all(held.map((job) => store.findDocument(job._id)));
-    const reading = documents.filter((document) => document !== null && document.progress?.phase !== 'embedding').length;
+    const reading = documents.filter(
+      (document) => document !== null && document.progress?.phase !== 'embedding',
+    ).length;
     const share = { perUser: this.settings.maxJobsPerUser, perKnowledgeBase: this.settings.maxJobsPerKnowledgeBase };
     return documentsAhead(jobs, this.#knowledgeBaseOwners.ownerOf, now, this.settings.leaseMs, share, reading);
   }
@@ -196,7 +218,9 @@ export class IngestRunner {
       const share = { perUser: this.settings.maxJobsPerUser, perKnowledgeBase: this.settings.maxJobsPerKnowledgeBase };
       const { ownerOf } = this.#knowledgeBaseOwners;
       // With `claims: 'own'`, another runner's queued jobs are not this one's to claim; all jobs in flight still count.
-      const mine = this.#own ? jobs.filter((job) => this.#own!.has(job._id) || !isClaimable(job, now, this.settings.leaseMs)) : jobs;
+      const mine = this.#own
+        ? jobs.filter((job) => this.#own!.has(job._id) || !isClaimable(job, now, this.settings.leaseMs))
+        : jobs;
       pausesSeen = this.#pauses;
       const candidates = claimOrder(mine, ownerOf, now, this.settings.leaseMs, share, Math.max(0, readersFree()));
       const pdfsEligible = claimOrder(mine, ownerOf, now, this.settings.leaseMs, share).filter(needsPdfReader);
@@ -250,7 +274,11 @@ export class IngestRunner {
    */
   async #handOver(): Promise<void> {
     try {
-      for (let next = this.#pdfsWaiting.shift(); next && this.#readersFree() > 0 && !this.#stopping; next = this.#pdfsWaiting.shift()) {
+      for (
+        let next = this.#pdfsWaiting.shift();
+        next && this.#readersFree() > 0 && !this.#stopping;
+        next = this.#pdfsWaiting.shift()
+      ) {
         if (this.#running.has(next._id)) continue;
         const job = await this.#deps.store.claimJob(next, this.owner, Date.now(), this.settings.leaseMs);
         if (!job) continue;
@@ -338,7 +366,11 @@ export class IngestRunner {
             if (!stillHeld) stopWith('lease-lost');
             else leaseValidUntil = Math.max(leaseValidUntil, sentAt + this.settings.leaseMs);
           },
-          (error: unknown) => this.#deps.logger.warn({ err: errorSummary(error), documentId: job._id }, 'ingestion jobs: could not renew a lease'),
+          (error: unknown) =>
+            this.#deps.logger.warn(
+              { err: errorSummary(error), documentId: job._id },
+              'ingestion jobs: could not renew a lease',
+            ),
         )
         .finally(() => (renewing = false));
     }, renewEvery);
@@ -374,7 +406,8 @@ export class IngestRunner {
         clearInterval(renewal);
         this.#running.delete(job._id);
         this.#reading.delete(job._id);
-        if (this.#own && (await this.#deps.store.findJob(job._id).catch(() => null)) === null) this.#own.delete(job._id);
+        if (this.#own && (await this.#deps.store.findJob(job._id).catch(() => null)) === null)
+          this.#own.delete(job._id);
         // A queued job's slot is free: look for the next one now. (A request's own job took no slot.)
         if (!this.#stopping && fromQueue) this.#schedule(0);
       }
@@ -382,7 +415,12 @@ export class IngestRunner {
     this.#running.set(job._id, { stop: stopWith, done });
   }
 
-  async #settleFailure(job: IngestJobRecord, error: unknown, onFailed: ((error: unknown) => void) | undefined, held: HeldWrites): Promise<void> {
+  async #settleFailure(
+    job: IngestJobRecord,
+    error: unknown,
+    onFailed: ((error: unknown) => void) | undefined,
+    held: HeldWrites,
+  ): Promise<void> {
     const { store, logger } = this.#deps;
     try {
       if (error instanceof JobStopped) {
@@ -402,7 +440,8 @@ export class IngestRunner {
         onFailed?.(await goneError(this.#deps, job, error.knowledgeBaseGone));
         return;
       }
-      if (!(error instanceof ApiError)) logger.error({ err: errorSummary(error), documentId: job._id }, 'ingestion job failed');
+      if (!(error instanceof ApiError))
+        logger.error({ err: errorSummary(error), documentId: job._id }, 'ingestion job failed');
       if (error instanceof SearchIndexReadOnlyError) {
         // A full disk is not the document's fault and may last hours. The job waits, queued, without using up an
         // attempt (the runner claims nothing while the block is on), keeping what it indexed: OpenSearch refuses
@@ -414,26 +453,42 @@ export class IngestRunner {
         if (job.phase === 'build') await store.setDocumentProgress(job._id, 'queued', null);
         // A waiting request is told its document is stored and queued: async from now on, so a later transient
         // failure retries it instead of removing the document as all-or-nothing (failJob).
-        await held(() => store.releaseJob(job._id, this.owner, Date.now() + retryDelayMs(1), { unclaimed: true, async: true }));
+        await held(() =>
+          store.releaseJob(job._id, this.owner, Date.now() + retryDelayMs(1), { unclaimed: true, async: true }),
+        );
         this.#own?.add(job._id);
-        logger.warn({ err: errorSummary(error), documentId: job._id }, 'ingestion job waits: the search index is read-only');
+        logger.warn(
+          { err: errorSummary(error), documentId: job._id },
+          'ingestion job waits: the search index is read-only',
+        );
         onFailed?.(new SearchIndexReadOnlyError(error.block, job._id));
         return;
       }
       const retried = job.mode === 'async' && isTransient(error) && job.attempts < this.settings.maxAttempts;
-      if (error instanceof UpstreamUnavailableError && (retried || !onFailed)) this.#deps.metrics?.countUpstreamError(error.upstream);
+      if (error instanceof UpstreamUnavailableError && (retried || !onFailed))
+        this.#deps.metrics?.countUpstreamError(error.upstream);
       if (retried) {
         await store.setDocumentProgress(job._id, 'queued', null);
         await held(() => store.releaseJob(job._id, this.owner, Date.now() + retryDelayMs(job.attempts)));
-        logger.warn({ err: errorSummary(error), documentId: job._id, attempts: job.attempts }, 'ingestion job will be retried');
+        logger.warn(
+          { err: errorSummary(error), documentId: job._id, attempts: job.attempts },
+          'ingestion job will be retried',
+        );
         return;
       }
       await failJob(this.#deps, job, error);
       onFailed?.(error);
     } catch (settleError) {
       // The stores are failing too: the job keeps its record and lease, which lapses; the next holder settles it.
-      logger.error({ err: errorSummary(settleError), documentId: job._id }, 'ingestion jobs: could not record the end of a job; its lease will lapse and it runs again');
-      onFailed?.(error instanceof JobStopped ? new ServiceStoppingError('the service is shutting down; retry the request') : error);
+      logger.error(
+        { err: errorSummary(settleError), documentId: job._id },
+        'ingestion jobs: could not record the end of a job; its lease will lapse and it runs again',
+      );
+      onFailed?.(
+        error instanceof JobStopped
+          ? new ServiceStoppingError('the service is shutting down; retry the request')
+          : error,
+      );
     }
   }
 }

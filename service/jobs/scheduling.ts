@@ -58,9 +58,10 @@ export function claimOrder(
 
   let pdfsLeft = pdfReadersFree;
   const eligible = (job: ScheduledJob) =>
-    count(inFlightByKnowledgeBase, job.knowledge_base_id) < share.perKnowledgeBase && (pdfsLeft > 0 || !needsPdfReader(job));
+    count(inFlightByKnowledgeBase, job.knowledge_base_id) < share.perKnowledgeBase &&
+    (pdfsLeft > 0 || !needsPdfReader(job));
   const order: ScheduledJob[] = [];
-  for (let taken = true; taken; ) {
+  for (let taken = true; taken;) {
     taken = false;
     for (const { owner, queue } of owners) {
       if (count(inFlightByOwner, owner) >= share.perUser) continue;

@@ -59,13 +59,15 @@ async function buildVersion(run: JobRun): Promise<void> {
   } else {
     document = await store.findDocument(job._id);
     const knowledgeBaseLive = (await store.findLiveKnowledgeBase(job.knowledge_base_id)) !== null;
-    if (!document || document.version !== job.version || !knowledgeBaseLive) await cancel(deps, job, !knowledgeBaseLive);
+    if (!document || document.version !== job.version || !knowledgeBaseLive)
+      await cancel(deps, job, !knowledgeBaseLive);
     // An earlier attempt may have indexed some chunks (or more of them, before a splitter change): start clean.
     if (job.attempts > 1) await search.deleteChunksOfDocumentVersion(job._id, job.version);
     content = job.file_id ? null : await store.findDocumentContent(job.content_id);
   }
   const pages = job.file_id ? await extractPdf(run, job.file_id) : null;
-  if (pages === null && content === null) throw new Error(`the stored text of document ${job._id} (version ${job.version}) is missing`);
+  if (pages === null && content === null)
+    throw new Error(`the stored text of document ${job._id} (version ${job.version}) is missing`);
 
   const { total, segments } = pages
     ? await splitPages(pages, (text) => rag.split(text, job.filename))
@@ -77,7 +79,15 @@ async function buildVersion(run: JobRun): Promise<void> {
   // One document write per job start and per PROGRESS_EVERY_MS, not per step: writes are what FerretDB is slow at.
   // A request waiting on a document of one step goes from queued to ready directly (nobody polls it meanwhile).
   if (!prepared || segments.length > SEGMENTS_PER_STEP) {
-    if (!(await store.setDocumentProgress(job._id, 'processing', { embedded: 0, total: segments.length, ...phase }, run.timings))) await cancel(deps, job, false);
+    if (
+      !(await store.setDocumentProgress(
+        job._id,
+        'processing',
+        { embedded: 0, total: segments.length, ...phase },
+        run.timings,
+      ))
+    )
+      await cancel(deps, job, false);
   }
   // The version's metadata on every chunk; a job queued before jobs carried metadata uses the record's.
   const metadata = job.metadata ?? document!.metadata;
@@ -100,14 +110,18 @@ async function buildVersion(run: JobRun): Promise<void> {
     const embeddings = await rag.embedSegments(job.title, step, serving.embedder.modelName);
     vectorsKept?.push(...embeddings);
     checkpoint();
-    await search.indexChunks(chunkDocuments(target, job.version, step, embeddings, serving.embedder.modelName, start), serving.index);
+    await search.indexChunks(
+      chunkDocuments(target, job.version, step, embeddings, serving.embedder.modelName, start),
+      serving.index,
+    );
     // Deleted (cancelled) meanwhile: its deleter removed the chunks written so far, not this step's. Seen here, one
     // primary-key read per step, rather than at the next lease renewal seconds later.
     if (segments.length > SEGMENTS_PER_STEP && (await store.findJob(job._id)) === null) await cancel(deps, job, false);
     const embedded = start + step.length;
     if (embedded < segments.length && Date.now() - lastProgress >= PROGRESS_EVERY_MS) {
       lastProgress = Date.now();
-      if (!(await store.setDocumentProgress(job._id, 'processing', { embedded, total: segments.length, ...phase }))) await cancel(deps, job, false);
+      if (!(await store.setDocumentProgress(job._id, 'processing', { embedded, total: segments.length, ...phase })))
+        await cancel(deps, job, false);
     }
     checkpoint();
   }
@@ -120,21 +134,36 @@ async function buildVersion(run: JobRun): Promise<void> {
     search.forgetServingIndex();
     const now = await search.servingIndex();
     if (now.index === serving.index) break;
-    if (moves >= MAX_ALIAS_MOVES) throw new UpstreamUnavailableError('opensearch', `the chunk index alias kept moving while document ${job._id} was indexed; it is retried`);
-    deps.logger.info({ documentId: job._id, from: serving.index, to: now.index }, 'the chunk index alias moved during an ingestion: writing the version to the new index');
+    if (moves >= MAX_ALIAS_MOVES)
+      throw new UpstreamUnavailableError(
+        'opensearch',
+        `the chunk index alias kept moving while document ${job._id} was indexed; it is retried`,
+      );
+    deps.logger.info(
+      { documentId: job._id, from: serving.index, to: now.index },
+      'the chunk index alias moved during an ingestion: writing the version to the new index',
+    );
     const reuse = vectorsKept !== null && now.embedder.modelName === serving.embedder.modelName;
     for (let start = 0; start < segments.length; start += SEGMENTS_PER_STEP) {
       const step = segments.slice(start, start + SEGMENTS_PER_STEP);
-      const embeddings = reuse ? vectorsKept.slice(start, start + step.length) : await rag.embedSegments(job.title, step, now.embedder.modelName);
+      const embeddings = reuse
+        ? vectorsKept.slice(start, start + step.length)
+        : await rag.embedSegments(job.title, step, now.embedder.modelName);
       checkpoint();
-      await search.indexChunks(chunkDocuments(target, job.version, step, embeddings, now.embedder.modelName, start), now.index);
+      await search.indexChunks(
+        chunkDocuments(target, job.version, step, embeddings, now.embedder.modelName, start),
+        now.index,
+      );
       checkpoint();
     }
     await search.chunksSearchable(now.index);
     // The old index dropped meanwhile and made again by this job's own writes (a bulk creates a missing index):
     // removed, and said, rather than left as an index of no family.
     if (await search.removeRecreatedIndex(serving.index, job._id, job.version)) {
-      deps.logger.warn({ documentId: job._id, index: serving.index }, 'an ingestion wrote to a dropped chunk index, which its writes created again: deleted it');
+      deps.logger.warn(
+        { documentId: job._id, index: serving.index },
+        'an ingestion wrote to a dropped chunk index, which its writes created again: deleted it',
+      );
     }
     serving = now;
     checkpoint();
@@ -143,19 +172,38 @@ async function buildVersion(run: JobRun): Promise<void> {
   const built = { chunks: segments.length, total_chunks: total };
   if (job.replaces === null) {
     const now = new Date();
-    if (!(await store.setDocumentReady(job._id, job.version, { filename: job.filename, title: job.title, ...built, ...liveMetadata(job) }, now))) {
+    if (
+      !(await store.setDocumentReady(
+        job._id,
+        job.version,
+        { filename: job.filename, title: job.title, ...built, ...liveMetadata(job) },
+        now,
+      ))
+    ) {
       await cancel(deps, job, false);
     }
     // The KB may have been deleted while this job worked: it is invisible now, so remove what was written (the
     // document is new: nothing of it was live before this job).
     if ((await store.findLiveKnowledgeBase(job.knowledge_base_id)) === null) await cancel(deps, job, true, true);
     await store.deleteJob(job._id);
-    onLive({ ...document!, filename: job.filename, title: job.title, ...built, ...liveMetadata(job), status: 'ready', live_version: job.version, progress: null, error: null, updated_at: now });
+    onLive({
+      ...document!,
+      filename: job.filename,
+      title: job.title,
+      ...built,
+      ...liveMetadata(job),
+      status: 'ready',
+      live_version: job.version,
+      progress: null,
+      error: null,
+      updated_at: now,
+    });
     return;
   }
   // The swap: one write hides the replaced version instead of the new one.
   const replaced = job.replaces;
-  if (!(await held(() => store.updateHeldJob(job._id, owner, { phase: 'retire', hidden: [replaced], built })))) throw new JobStopped('lease-lost');
+  if (!(await held(() => store.updateHeldJob(job._id, owner, { phase: 'retire', hidden: [replaced], built }))))
+    throw new JobStopped('lease-lost');
   job.phase = 'retire';
   job.hidden = [replaced];
   job.built = built;
@@ -166,7 +214,10 @@ async function buildVersion(run: JobRun): Promise<void> {
  * "extracting page n of m" (written at most every PROGRESS_EVERY_MS). An unreadable PDF fails the document with a
  * message a person understands (extraction.ts); nothing has been indexed yet, so nothing half-ingested remains.
  */
-async function extractPdf({ deps, job, checkpoint, stopped, onExtracted, readerSteps, timings }: JobRun, fileId: string): Promise<string[]> {
+async function extractPdf(
+  { deps, job, checkpoint, stopped, onExtracted, readerSteps, timings }: JobRun,
+  fileId: string,
+): Promise<string[]> {
   const bytes = await deps.store.readFile(fileId);
   if (bytes === null) throw new Error(`the stored file of document ${job._id} is missing`);
   let lastProgress = 0;
@@ -175,7 +226,9 @@ async function extractPdf({ deps, job, checkpoint, stopped, onExtracted, readerS
     if (done < total && Date.now() - lastProgress < PROGRESS_EVERY_MS) return;
     lastProgress = Date.now();
     const progress = { embedded: 0, total: 0, phase: 'extracting' as const, pages: { done, total } };
-    progressWrite = progressWrite.then(() => deps.store.setDocumentProgress(job._id, 'processing', progress, { ...timings })).catch(() => undefined);
+    progressWrite = progressWrite
+      .then(() => deps.store.setDocumentProgress(job._id, 'processing', progress, { ...timings }))
+      .catch(() => undefined);
   };
   let extracted;
   try {
@@ -188,7 +241,10 @@ async function extractPdf({ deps, job, checkpoint, stopped, onExtracted, readerS
     checkpoint();
     // Over its memory or time: what a hostile PDF looks like, worth an operator's eye (ordinary failures are not).
     if (error instanceof PdfExtractionError && (error.reason === 'too_large' || error.reason === 'timeout')) {
-      deps.logger.warn({ documentId: job._id, reason: error.reason, detail: error.message }, 'a PDF hit a reading limit');
+      deps.logger.warn(
+        { documentId: job._id, reason: error.reason, detail: error.message },
+        'a PDF hit a reading limit',
+      );
     }
     throw error;
   } finally {
@@ -220,7 +276,12 @@ async function retireReplacedVersion({ deps, job, onLive, checkpoint }: JobRun):
     if (content !== null) await store.setLiveContent(job._id, job.knowledge_base_id, content);
   }
   const now = new Date();
-  const ready = await store.setDocumentReady(job._id, job.version, { filename: job.filename, title: job.title, ...built, ...liveMetadata(job) }, now);
+  const ready = await store.setDocumentReady(
+    job._id,
+    job.version,
+    { filename: job.filename, title: job.title, ...built, ...liveMetadata(job) },
+    now,
+  );
   if (job.content_id !== job._id) await store.deleteDocumentContent(job.content_id);
   const document = ready ? await store.findDocument(job._id) : null;
   if (document) onLive(document);
@@ -241,7 +302,12 @@ async function retireReplacedVersion({ deps, job, onLive, checkpoint }: JobRun):
  * The document, its version or its KB went away: remove this version's chunks (and, when the KB is gone and the
  * document never went live, the whole document), delete the job, stop.
  */
-async function cancel(deps: IngestDeps, job: IngestJobRecord, knowledgeBaseGone: boolean, newDocument = false): Promise<never> {
+async function cancel(
+  deps: IngestDeps,
+  job: IngestJobRecord,
+  knowledgeBaseGone: boolean,
+  newDocument = false,
+): Promise<never> {
   // Read first: a job found gone may have been finished by another process after this one's lease lapsed, and the
   // version it made live keeps its chunks. (A KB gone takes all of a new document's chunks below anyway.)
   const document = await deps.store.findDocument(job._id);

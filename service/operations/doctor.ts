@@ -58,9 +58,15 @@ export interface DoctorOptions {
   leaseMs?: number;
 }
 
-type DocumentSummary = Pick<DocumentRecord, '_id' | 'knowledge_base_id' | 'chunks' | 'status' | 'version' | 'live_version'>;
+type DocumentSummary = Pick<
+  DocumentRecord,
+  '_id' | 'knowledge_base_id' | 'chunks' | 'status' | 'version' | 'live_version'
+>;
 
-export async function runDoctor(deps: { store: Store; search: SearchIndex }, options: DoctorOptions = {}): Promise<DoctorReport> {
+export async function runDoctor(
+  deps: { store: Store; search: SearchIndex },
+  options: DoctorOptions = {},
+): Promise<DoctorReport> {
   const scope = options.knowledgeBaseIds;
   const cutoff = (options.now ?? new Date()).getTime() - (options.graceMs ?? DEFAULT_GRACE_MS);
   // Read in the reverse of the order things are written (KB → content → document record → job → chunks), one
@@ -76,7 +82,9 @@ export async function runDoctor(deps: { store: Store; search: SearchIndex }, opt
   const knowledgeBases = new Set(knowledgeBaseIds);
   const documentsById = new Map(documents.map((document) => [document._id, document]));
   const jobsById = new Map(jobs.map((job) => [job._id, job]));
-  const recentChunks = new Set(chunkGroups.filter((group) => group.last_indexed_ms > cutoff).map((group) => group.document_id));
+  const recentChunks = new Set(
+    chunkGroups.filter((group) => group.last_indexed_ms > cutoff).map((group) => group.document_id),
+  );
   const liveChunks = new Map<string, number>();
 
   const findings: DoctorFindings = {
@@ -94,7 +102,11 @@ export async function runDoctor(deps: { store: Store; search: SearchIndex }, opt
     const document = documentsById.get(group.document_id);
     if (!document) {
       if (recentChunks.has(group.document_id) || jobsById.has(group.document_id)) continue;
-      const seen = orphanChunks.get(group.document_id) ?? { document_id: group.document_id, knowledge_base_id: group.knowledge_base_id, chunks: 0 };
+      const seen = orphanChunks.get(group.document_id) ?? {
+        document_id: group.document_id,
+        knowledge_base_id: group.knowledge_base_id,
+        chunks: 0,
+      };
       seen.chunks += group.chunks;
       orphanChunks.set(group.document_id, seen);
       continue;
@@ -105,13 +117,22 @@ export async function runDoctor(deps: { store: Store; search: SearchIndex }, opt
     }
     const job = jobsById.get(document._id);
     if (job && (job.version === group.document_version || job.replaces === group.document_version)) continue;
-    findings.stale_chunk_versions.push({ document_id: document._id, knowledge_base_id: document.knowledge_base_id, version: group.document_version, chunks: group.chunks });
+    findings.stale_chunk_versions.push({
+      document_id: document._id,
+      knowledge_base_id: document.knowledge_base_id,
+      version: group.document_version,
+      chunks: group.chunks,
+    });
   }
   findings.orphan_chunks = [...orphanChunks.values()];
   for (const content of contents) {
     const documentId = content.document_id ?? content._id;
     if (documentsById.has(documentId) || recentChunks.has(documentId) || jobsById.has(documentId)) continue;
-    findings.orphan_contents.push({ document_id: documentId, knowledge_base_id: content.knowledge_base_id, content_id: content._id });
+    findings.orphan_contents.push({
+      document_id: documentId,
+      knowledge_base_id: content.knowledge_base_id,
+      content_id: content._id,
+    });
   }
   for (const document of documents) {
     const ref = { document_id: document._id, knowledge_base_id: document.knowledge_base_id };
@@ -125,14 +146,24 @@ export async function runDoctor(deps: { store: Store; search: SearchIndex }, opt
     }
     if (document.live_version === null || job) continue;
     const indexed = liveChunks.get(document._id) ?? 0;
-    if (indexed !== document.chunks) findings.documents_missing_chunks.push({ ...ref, expected: document.chunks, indexed });
+    if (indexed !== document.chunks)
+      findings.documents_missing_chunks.push({ ...ref, expected: document.chunks, indexed });
   }
   for (const job of jobs) {
-    if (!documentsById.has(job._id)) findings.orphan_jobs.push({ document_id: job._id, knowledge_base_id: job.knowledge_base_id, version: job.version });
+    if (!documentsById.has(job._id))
+      findings.orphan_jobs.push({
+        document_id: job._id,
+        knowledge_base_id: job.knowledge_base_id,
+        version: job.version,
+      });
   }
   for (const token of claimTokens) {
     if (!isOrphanClaimToken(token, jobsById.get(token.job_id) ?? null, cutoff)) continue;
-    findings.orphan_claim_tokens.push({ document_id: token.job_id, knowledge_base_id: token.knowledge_base_id, claim: token.claim });
+    findings.orphan_claim_tokens.push({
+      document_id: token.job_id,
+      knowledge_base_id: token.knowledge_base_id,
+      claim: token.claim,
+    });
   }
 
   const clean = Object.values(findings).every((list) => list.length === 0);
@@ -140,7 +171,11 @@ export async function runDoctor(deps: { store: Store; search: SearchIndex }, opt
   return { ...findings, clean, fixed: await fix(deps, findings, options) };
 }
 
-async function fix(deps: { store: Store; search: SearchIndex }, findings: DoctorFindings, options: DoctorOptions): Promise<NonNullable<DoctorReport['fixed']>> {
+async function fix(
+  deps: { store: Store; search: SearchIndex },
+  findings: DoctorFindings,
+  options: DoctorOptions,
+): Promise<NonNullable<DoctorReport['fixed']>> {
   const { store, search } = deps;
   const fixed = {
     chunks_removed_for_documents: 0,
@@ -156,7 +191,8 @@ async function fix(deps: { store: Store; search: SearchIndex }, findings: Doctor
   // Each finding is checked again right before it is acted on: the report is a snapshot, and a record may have
   // been written (or a KB restored) since.
   // An orphan is one no record claims: neither a document nor a job (checked again, right before acting).
-  const claimed = async (documentId: string) => (await store.findDocument(documentId)) !== null || (await store.findJob(documentId)) !== null;
+  const claimed = async (documentId: string) =>
+    (await store.findDocument(documentId)) !== null || (await store.findJob(documentId)) !== null;
   for (const orphan of findings.orphan_chunks) {
     if (await claimed(orphan.document_id)) continue;
     await search.deleteChunksOfDocument(orphan.document_id);
@@ -165,7 +201,8 @@ async function fix(deps: { store: Store; search: SearchIndex }, findings: Doctor
   for (const stale of findings.stale_chunk_versions) {
     const document = await store.findDocument(stale.document_id);
     const job = await store.findJob(stale.document_id);
-    if (document?.live_version === stale.version || job?.version === stale.version || job?.replaces === stale.version) continue;
+    if (document?.live_version === stale.version || job?.version === stale.version || job?.replaces === stale.version)
+      continue;
     await search.deleteChunksOfDocumentVersion(stale.document_id, stale.version);
     fixed.stale_versions_removed += 1;
   }
@@ -205,7 +242,13 @@ async function fix(deps: { store: Store; search: SearchIndex }, findings: Doctor
     const document = await store.findDocument(stuck.document_id);
     if (!document || document.version !== stuck.version || (await store.findJob(document._id))) continue;
     if (document.status !== 'queued' && document.status !== 'processing') continue;
-    await store.insertJob(requeuedJob(document, await store.hasDocumentContent(pendingContentId(document._id, document.version)), options.leaseMs ?? 30_000));
+    await store.insertJob(
+      requeuedJob(
+        document,
+        await store.hasDocumentContent(pendingContentId(document._id, document.version)),
+        options.leaseMs ?? 30_000,
+      ),
+    );
     fixed.documents_requeued += 1;
   }
   // A ready document whose chunks are missing is rebuilt from its stored original.
@@ -219,7 +262,11 @@ async function fix(deps: { store: Store; search: SearchIndex }, findings: Doctor
 }
 
 /** A claim token no job will read again: its job is gone (and it is older than the grace), or it predates the job. */
-function isOrphanClaimToken(token: IngestJobClaimRecord, job: Pick<IngestJobRecord, 'created_at'> | null, cutoff: number): boolean {
+function isOrphanClaimToken(
+  token: IngestJobClaimRecord,
+  job: Pick<IngestJobRecord, 'created_at'> | null,
+  cutoff: number,
+): boolean {
   return job === null ? token.created_at <= cutoff : token.created_at < job.created_at.getTime();
 }
 
@@ -253,12 +300,18 @@ export function formatDoctorReport(report: DoctorReport): string {
     `ingestion jobs whose document is gone: ${report.orphan_jobs.length}`,
     `claim tokens of ingestion jobs that are gone: ${report.orphan_claim_tokens.length}`,
   ];
-  for (const orphan of report.orphan_chunks.slice(0, 20)) lines.push(`  chunks of document ${orphan.document_id} (kb ${orphan.knowledge_base_id}): ${orphan.chunks}`);
+  for (const orphan of report.orphan_chunks.slice(0, 20))
+    lines.push(`  chunks of document ${orphan.document_id} (kb ${orphan.knowledge_base_id}): ${orphan.chunks}`);
   for (const missing of report.documents_missing_chunks.slice(0, 20)) {
-    lines.push(`  document ${missing.document_id} (kb ${missing.knowledge_base_id}): ${missing.indexed} of ${missing.expected} chunks indexed`);
+    lines.push(
+      `  document ${missing.document_id} (kb ${missing.knowledge_base_id}): ${missing.indexed} of ${missing.expected} chunks indexed`,
+    );
   }
   if (report.clean) lines.push('clean: every chunk, content, job and document belongs to a record that exists');
-  else if (!report.fixed) lines.push('run `kbqa doctor --fix` to remove orphans, queue stuck documents again and rebuild missing chunks from the stored contents');
+  else if (!report.fixed)
+    lines.push(
+      'run `kbqa doctor --fix` to remove orphans, queue stuck documents again and rebuild missing chunks from the stored contents',
+    );
   else {
     const f = report.fixed;
     lines.push(

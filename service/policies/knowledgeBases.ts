@@ -11,7 +11,8 @@ export function roleOf(user: Principal, knowledgeBase: KnowledgeBaseRecord): Kno
   if (knowledgeBase.deleted_at !== null) return null;
   if (knowledgeBase.owner_id === user._id) return 'owner';
   if (knowledgeBase.shared_user_ids.includes(user._id)) return 'viewer';
-  if (user.organisation_id !== null && knowledgeBase.shared_organisation_ids.includes(user.organisation_id)) return 'org-member';
+  if (user.organisation_id !== null && knowledgeBase.shared_organisation_ids.includes(user.organisation_id))
+    return 'org-member';
   if (knowledgeBase.is_library) return 'library';
   return null;
 }
@@ -25,7 +26,8 @@ export function inDefaultScope(user: Principal, knowledgeBase: KnowledgeBaseReco
   if (knowledgeBase.owner_id === user._id) return true;
   const accepted = knowledgeBase.accepted_user_ids ?? [];
   if (knowledgeBase.shared_user_ids.includes(user._id) && accepted.includes(user._id)) return true;
-  if (user.organisation_id !== null && knowledgeBase.shared_organisation_ids.includes(user.organisation_id)) return true;
+  if (user.organisation_id !== null && knowledgeBase.shared_organisation_ids.includes(user.organisation_id))
+    return true;
   return knowledgeBase.is_library;
 }
 
@@ -38,17 +40,28 @@ export function isPendingShare(user: Principal, knowledgeBase: KnowledgeBaseReco
  * Leaving (or declining) is for a KB shared with the caller directly; an owner deletes theirs, and organisation and
  * library KBs are left by whoever made them so (the owner, an administrator). Invisible: 404.
  */
-export function authorizeLeave(user: Principal, knowledgeBase: KnowledgeBaseRecord | null, id: string): KnowledgeBaseRecord {
+export function authorizeLeave(
+  user: Principal,
+  knowledgeBase: KnowledgeBaseRecord | null,
+  id: string,
+): KnowledgeBaseRecord {
   const role = authorizeRead(user, knowledgeBase, id);
-  if (role === 'owner') throw new ForbiddenError(`knowledge base ${id}: you own it, so you cannot leave it (delete it instead)`);
+  if (role === 'owner')
+    throw new ForbiddenError(`knowledge base ${id}: you own it, so you cannot leave it (delete it instead)`);
   if (role !== 'viewer') {
-    throw new ForbiddenError(`knowledge base ${id} reaches you as ${role}, not shared with you directly: only its owner or an administrator can change that`);
+    throw new ForbiddenError(
+      `knowledge base ${id} reaches you as ${role}, not shared with you directly: only its owner or an administrator can change that`,
+    );
   }
   return knowledgeBase as KnowledgeBaseRecord;
 }
 
 /** Reads (get, list, documents list, query) need any role. Unknown and invisible look the same: 404. */
-export function authorizeRead(user: Principal, knowledgeBase: KnowledgeBaseRecord | null, id: string): KnowledgeBaseRole {
+export function authorizeRead(
+  user: Principal,
+  knowledgeBase: KnowledgeBaseRecord | null,
+  id: string,
+): KnowledgeBaseRole {
   const role = knowledgeBase ? roleOf(user, knowledgeBase) : null;
   if (role === null) throw NotFoundError.knowledgeBase(id);
   return role;
@@ -58,7 +71,11 @@ export function authorizeRead(user: Principal, knowledgeBase: KnowledgeBaseRecor
  * Managing a KB (deleting it, sharing and unsharing it) needs `owner`; a KB the caller can see but not own is 403,
  * one it cannot see is 404.
  */
-export function authorizeManage(user: Principal, knowledgeBase: KnowledgeBaseRecord | null, id: string): KnowledgeBaseRecord {
+export function authorizeManage(
+  user: Principal,
+  knowledgeBase: KnowledgeBaseRecord | null,
+  id: string,
+): KnowledgeBaseRecord {
   const role = authorizeRead(user, knowledgeBase, id);
   if (role !== 'owner') throw ForbiddenError.knowledgeBase(id);
   return knowledgeBase as KnowledgeBaseRecord;
@@ -95,13 +112,21 @@ export function authorizeCurateLibrary(caller: { isAdmin: boolean }): void {
  * A permanent delete also takes a KB its owner already soft-deleted: erasing what was deleted is the point, and a
  * purge that failed half-way must be retryable. A soft-deleted KB stays invisible (404) to everyone else.
  */
-export function authorizePermanentDelete(user: Principal, knowledgeBase: KnowledgeBaseRecord | null, id: string): KnowledgeBaseRecord {
+export function authorizePermanentDelete(
+  user: Principal,
+  knowledgeBase: KnowledgeBaseRecord | null,
+  id: string,
+): KnowledgeBaseRecord {
   if (knowledgeBase && knowledgeBase.deleted_at !== null && knowledgeBase.owner_id === user._id) return knowledgeBase;
   return authorizeManage(user, knowledgeBase, id);
 }
 
 /** Writing documents needs `owner`; any other id, visible or not, existing or not, is 403 (as the contract says). */
-export function authorizeWriteDocuments(user: Principal, knowledgeBase: KnowledgeBaseRecord | null, id: string): KnowledgeBaseRecord {
+export function authorizeWriteDocuments(
+  user: Principal,
+  knowledgeBase: KnowledgeBaseRecord | null,
+  id: string,
+): KnowledgeBaseRecord {
   if (!knowledgeBase || roleOf(user, knowledgeBase) !== 'owner') throw ForbiddenError.knowledgeBase(id);
   return knowledgeBase;
 }

@@ -4,7 +4,11 @@ import type { membership as membershipSchema } from '../http/routes/knowledgeBas
 import type { KnowledgeBaseRole } from '../policies/knowledgeBases.ts';
 import type { KnowledgeBaseRecord } from '../store/index.ts';
 import type { z } from 'zod';
-import type { createdKnowledgeBase, knowledgeBase, knowledgeBaseListItem } from '../http/routes/knowledgeBases.schema.ts';
+import type {
+  createdKnowledgeBase,
+  knowledgeBase,
+  knowledgeBaseListItem,
+} from '../http/routes/knowledgeBases.schema.ts';
 import type { deletedKnowledgeBase, sharing as sharingSchema } from '../http/routes/webApp.schema.ts';
 
 // The Developer API's shapes are typed against the response schemas (http/routes/knowledgeBases.schema.ts), which the
@@ -20,7 +24,10 @@ export function presentCreatedKnowledgeBase(record: KnowledgeBaseRecord): z.inpu
   };
 }
 
-export function presentKnowledgeBase(record: KnowledgeBaseRecord, role: KnowledgeBaseRole): z.input<typeof knowledgeBase> {
+export function presentKnowledgeBase(
+  record: KnowledgeBaseRecord,
+  role: KnowledgeBaseRole,
+): z.input<typeof knowledgeBase> {
   return {
     id: record._id,
     name: record.name,
@@ -31,7 +38,11 @@ export function presentKnowledgeBase(record: KnowledgeBaseRecord, role: Knowledg
   };
 }
 
-export function presentKnowledgeBaseListItem(record: KnowledgeBaseRecord, role: KnowledgeBaseRole, documentCount: number): z.input<typeof knowledgeBaseListItem> {
+export function presentKnowledgeBaseListItem(
+  record: KnowledgeBaseRecord,
+  role: KnowledgeBaseRole,
+  documentCount: number,
+): z.input<typeof knowledgeBaseListItem> {
   return {
     id: record._id,
     name: record.name,
@@ -47,7 +58,11 @@ export function presentKnowledgeBaseListItem(record: KnowledgeBaseRecord, role: 
  * The web app's KBs also say whether each is a share waiting for the user to accept it (it marks them and offers
  * Accept and Decline). The Developer API's keep the contract's fields; its clients ask GET …/membership.
  */
-export function withPendingMark<Presented extends object>(presented: Presented, pending: boolean, marked: boolean): Presented {
+export function withPendingMark<Presented extends object>(
+  presented: Presented,
+  pending: boolean,
+  marked: boolean,
+): Presented {
   return marked ? { ...presented, pending } : presented;
 }
 
@@ -57,7 +72,10 @@ export function presentMembership(membership: Membership): z.input<typeof member
 }
 
 /** "Recently deleted": when it went and until when its owner can bring it back. */
-export function presentDeletedKnowledgeBase(record: KnowledgeBaseRecord, retentionMs: number): z.input<typeof deletedKnowledgeBase> {
+export function presentDeletedKnowledgeBase(
+  record: KnowledgeBaseRecord,
+  retentionMs: number,
+): z.input<typeof deletedKnowledgeBase> {
   const deletedAt = record.deleted_at ?? new Date(0);
   return {
     id: record._id,
@@ -74,7 +92,11 @@ export function presentSharing(sharing: KnowledgeBaseSharing): z.input<typeof sh
   return {
     users: users.map(({ user, pending }) => ({ id: user._id, email: user.email, pending })),
     organisation: organisation
-      ? { id: organisation._id, name: organisation.name, shared: record.shared_organisation_ids.includes(organisation._id) }
+      ? {
+          id: organisation._id,
+          name: organisation.name,
+          shared: record.shared_organisation_ids.includes(organisation._id),
+        }
       : null,
     is_library: record.is_library,
   };

@@ -42,7 +42,10 @@ export function presentCitation(citation: Citation, options: { citationPages?: b
  * `citationPages`: the web app's citations also carry the PDF pages they cite. The Developer API's citations keep
  * exactly the contract's four fields (clients may validate them strictly); its `chunks` records carry the pages.
  */
-export function presentQueryResult(result: QueryResult, options: { citationPages?: boolean } = {}): z.input<typeof queryResponse> {
+export function presentQueryResult(
+  result: QueryResult,
+  options: { citationPages?: boolean } = {},
+): z.input<typeof queryResponse> {
   return {
     answer: result.answer,
     citations: result.citations.map((citation) => presentCitation(citation, options)),

@@ -9,12 +9,18 @@ export function presentMe(user: Principal): z.input<typeof meResponse> {
 }
 
 /** The signed-in user as the web app sees them, with the CSRF token it must echo on state-changing requests. */
-export function presentSession(user: { id: string; email: string; isAdmin: boolean }, csrfToken: string): z.input<typeof sessionResponse> {
+export function presentSession(
+  user: { id: string; email: string; isAdmin: boolean },
+  csrfToken: string,
+): z.input<typeof sessionResponse> {
   return { user: { id: user.id, email: user.email, is_admin: user.isAdmin }, csrf_token: csrfToken };
 }
 
 export function presentCallerSession(caller: Caller): z.input<typeof sessionResponse> {
-  return presentSession({ id: caller.user._id, email: caller.user.email, isAdmin: caller.isAdmin }, caller.session?.csrfToken ?? '');
+  return presentSession(
+    { id: caller.user._id, email: caller.user.email, isAdmin: caller.isAdmin },
+    caller.session?.csrfToken ?? '',
+  );
 }
 
 /** An admin's list of users: never the password hash, only whether one is set. */

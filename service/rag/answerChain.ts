@@ -146,11 +146,15 @@ export class CitationMarkers extends Runnable<string, AnswerDelta> {
 
   /** The whole answer: the streamed pieces of one piece, joined (so the two can never differ). */
   async invoke(rawAnswer: string, options?: Partial<RunnableConfig>): Promise<AnswerDelta> {
-    return this._callWithConfig(async (raw: string) => {
-      let whole: AnswerDelta = { text: '', citations: [] };
-      for await (const delta of this.#deltas(onePiece(raw))) whole = this._concatOutputChunks(whole, delta);
-      return whole;
-    }, rawAnswer, options);
+    return this._callWithConfig(
+      async (raw: string) => {
+        let whole: AnswerDelta = { text: '', citations: [] };
+        for await (const delta of this.#deltas(onePiece(raw))) whole = this._concatOutputChunks(whole, delta);
+        return whole;
+      },
+      rawAnswer,
+      options,
+    );
   }
 
   async *transform(pieces: AsyncGenerator<string>, options?: Partial<RunnableConfig>): AsyncGenerator<AnswerDelta> {
@@ -160,13 +164,19 @@ export class CitationMarkers extends Runnable<string, AnswerDelta> {
   _concatOutputChunks<T>(first: T, second: T): T {
     const [a, b] = [first as AnswerDelta, second as AnswerDelta];
     const sentences = b.sentences ?? a.sentences;
-    return { text: a.text + b.text, citations: [...a.citations, ...b.citations], ...(sentences ? { sentences } : {}) } as T;
+    return {
+      text: a.text + b.text,
+      citations: [...a.citations, ...b.citations],
+      ...(sentences ? { sentences } : {}),
+    } as T;
   }
 
   async *#deltas(pieces: AsyncGenerator<string>): AsyncGenerator<AnswerDelta> {
     const mapper = new CitationMapper(this.#passages, this.#question);
     // The refusal the prompt asks for cites nothing and claims nothing about the passages: not marked.
-    const checker = this.#checkSentences ? new SentenceChecker<Citation>(this.#factsOf(mapper), [NOTHING_RELEVANT_ANSWER]) : null;
+    const checker = this.#checkSentences
+      ? new SentenceChecker<Citation>(this.#factsOf(mapper), [NOTHING_RELEVANT_ANSWER])
+      : null;
     const checked = (delta: AnswerDelta): AnswerDelta => (checker ? checker.push(delta.text, delta.citations) : delta);
     for await (const piece of pieces) {
       const delta = checked(mapper.push(piece));
@@ -175,7 +185,11 @@ export class CitationMarkers extends Runnable<string, AnswerDelta> {
     let last = checked(mapper.end());
     if (checker) {
       const rest = checker.end();
-      last = { text: last.text + rest.text, citations: [...last.citations, ...rest.citations], sentences: { ...checker.counts } };
+      last = {
+        text: last.text + rest.text,
+        citations: [...last.citations, ...rest.citations],
+        sentences: { ...checker.counts },
+      };
     }
     if (last.text.length > 0 || last.citations.length > 0 || last.sentences) yield last;
   }
@@ -189,7 +203,10 @@ export class CitationMarkers extends Runnable<string, AnswerDelta> {
       let known = facts.get(n);
       if (!known) {
         const passage = this.#passages[n - 1];
-        known = passageFacts(passage.pageContent, [passage.metadata.title, ...passage.metadata.heading_path].join('\n'));
+        known = passageFacts(
+          passage.pageContent,
+          [passage.metadata.title, ...passage.metadata.heading_path].join('\n'),
+        );
         facts.set(n, known);
       }
       return known;

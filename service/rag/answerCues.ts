@@ -13,9 +13,39 @@ const QUANTITY_AFTER_HOW = new Set(['many', 'much', 'old', 'big', 'heavy', 'larg
 /** After "how": a length. */
 const LENGTH_AFTER_HOW = new Set(['far', 'deep', 'high', 'tall', 'wide']);
 /** In a "how much" question: a price. */
-const PRICE_WORDS = new Set(['cost', 'costs', 'price', 'fee', 'fees', 'charge', 'charged', 'pay', 'paid', 'fare', 'fares', 'fine', 'fines', 'deposit']);
+const PRICE_WORDS = new Set([
+  'cost',
+  'costs',
+  'price',
+  'fee',
+  'fees',
+  'charge',
+  'charged',
+  'pay',
+  'paid',
+  'fare',
+  'fares',
+  'fine',
+  'fines',
+  'deposit',
+]);
 const CURRENCY_WORDS = new Set(['pound', 'euro', 'dollar', 'penny', 'pence', 'cent', 'free', 'gbp', 'eur', 'usd']);
-const LENGTH_UNITS = new Set(['m', 'metre', 'meter', 'km', 'kilometre', 'kilometer', 'mile', 'mi', 'feet', 'foot', 'ft', 'cm', 'mm', 'yard']);
+const LENGTH_UNITS = new Set([
+  'm',
+  'metre',
+  'meter',
+  'km',
+  'kilometre',
+  'kilometer',
+  'mile',
+  'mi',
+  'feet',
+  'foot',
+  'ft',
+  'cm',
+  'mm',
+  'yard',
+]);
 /** After "how": a time ("how early", "how late": a time of day). */
 const TIME_AFTER_HOW = new Set(['soon', 'often']);
 const CLOCK_AFTER_HOW = new Set(['early', 'late']);
@@ -24,8 +54,17 @@ const PHONE_WORDS = new Set(['phone', 'telephone', 'extension', 'fax']);
 const CALL_WORDS = new Set(['call', 'ring', 'dial', 'phone']);
 /** After "what" or "which". */
 const AFTER_WHAT: ReadonlyMap<string, AnswerKind> = new Map([
-  ['time', 'clock'], ['year', 'time'], ['date', 'time'], ['day', 'time'], ['days', 'time'], ['month', 'time'], ['hours', 'time'],
-  ['age', 'quantity'], ['percentage', 'quantity'], ['temperature', 'quantity'], ['number', 'quantity'],
+  ['time', 'clock'],
+  ['year', 'time'],
+  ['date', 'time'],
+  ['day', 'time'],
+  ['days', 'time'],
+  ['month', 'time'],
+  ['hours', 'time'],
+  ['age', 'quantity'],
+  ['percentage', 'quantity'],
+  ['temperature', 'quantity'],
+  ['number', 'quantity'],
 ]);
 
 const NUMBER_WORDS = new Set(
@@ -50,7 +89,9 @@ const EVENT_WORDS = new Set(['when', 'once', 'after', 'before', 'until']);
 const SPEED_UNITS = new Set(['mph', 'kph', 'kmh', 'knot', 'kn']);
 /** Day and month names: a question naming one asks about that day or month. */
 const DATE_NAMES = new Set(
-  'monday tuesday wednesday thursday friday saturday sunday january february march april june july august september october november december'.split(' '),
+  'monday tuesday wednesday thursday friday saturday sunday january february march april june july august september october november december'.split(
+    ' ',
+  ),
 );
 const TIME_UNITS = new Set(['minute', 'min', 'hour', 'hr', 'h', 'day', 'week', 'month', 'year', 'fortnight', 'second']);
 
@@ -75,9 +116,42 @@ export interface AnswerCue {
 
 /** Words that end the noun a "how many" counts, or the role of a "who is the" question. */
 const PHRASE_ENDS = new Set([
-  'do', 'does', 'did', 'is', 'are', 'was', 'were', 'can', 'could', 'will', 'would', 'should', 'must', 'may', 'might',
-  'have', 'has', 'had', 'of', 'in', 'on', 'at', 'for', 'to', 'from', 'by', 'with', 'about', 'off', 'there', 'that',
-  'who', 'which', 'the', 'a', 'an',
+  'do',
+  'does',
+  'did',
+  'is',
+  'are',
+  'was',
+  'were',
+  'can',
+  'could',
+  'will',
+  'would',
+  'should',
+  'must',
+  'may',
+  'might',
+  'have',
+  'has',
+  'had',
+  'of',
+  'in',
+  'on',
+  'at',
+  'for',
+  'to',
+  'from',
+  'by',
+  'with',
+  'about',
+  'off',
+  'there',
+  'that',
+  'who',
+  'which',
+  'the',
+  'a',
+  'an',
 ]);
 /** Words a "how many" phrase takes at most ("how many [customers complained] about …"). */
 const COUNTED_WORDS = 3;
@@ -107,8 +181,7 @@ export function answerKinds(question: string): AnswerCue {
       kind = 'time';
       // "When does the game finish?": an event ("when the deck runs out") answers as well as a date.
       if (next === 'does' || next === 'do') kinds.add('event');
-    }
-    else if (word === 'how' && next === 'much' && lower.some((other) => PRICE_WORDS.has(other))) kind = 'money';
+    } else if (word === 'how' && next === 'much' && lower.some((other) => PRICE_WORDS.has(other))) kind = 'money';
     else if (word === 'how' && next === 'long') {
       // "How long is the river?" or "How long does the crossing take?": a length or a span of time.
       kinds.add('length');
@@ -124,8 +197,12 @@ export function answerKinds(question: string): AnswerCue {
     kinds.add(kind);
     if (word !== 'when') cueWords.add(next);
   }
-  if (lower.includes('speed') || (lower.includes('how') && lower[lower.indexOf('how') + 1] === 'fast')) kinds.add('speed');
-  if (lower.some((word) => PHONE_WORDS.has(word)) || (lower.includes('number') && lower.some((word) => CALL_WORDS.has(word)))) {
+  if (lower.includes('speed') || (lower.includes('how') && lower[lower.indexOf('how') + 1] === 'fast'))
+    kinds.add('speed');
+  if (
+    lower.some((word) => PHONE_WORDS.has(word)) ||
+    (lower.includes('number') && lower.some((word) => CALL_WORDS.has(word)))
+  ) {
     // A number to ring, not any number ("What number can customers call?").
     kinds.delete('quantity');
     kinds.add('phone');
@@ -153,11 +230,17 @@ const MEASURED_WORDS = 4;
 /** "How deep is Harrow Fell reservoir?" → ["harrow", "fell", "reservoir"]; "How long does it take?" → []. */
 function measuredThing(lower: string[]): string[] {
   const at = lower.indexOf('how');
-  if (at < 0 || !MEASURING_AFTER_HOW.has(lower[at + 1] ?? '') || !['is', 'are', 'was', 'were'].includes(lower[at + 2] ?? '')) return [];
+  if (
+    at < 0 ||
+    !MEASURING_AFTER_HOW.has(lower[at + 1] ?? '') ||
+    !['is', 'are', 'was', 'were'].includes(lower[at + 2] ?? '')
+  )
+    return [];
   let index = at + 3;
   if (['the', 'a', 'an'].includes(lower[index] ?? '')) index += 1;
   const thing: string[] = [];
-  for (; index < lower.length && !PHRASE_ENDS.has(lower[index]) && thing.length < MEASURED_WORDS; index += 1) thing.push(lower[index]);
+  for (; index < lower.length && !PHRASE_ENDS.has(lower[index]) && thing.length < MEASURED_WORDS; index += 1)
+    thing.push(lower[index]);
   return thing;
 }
 
@@ -190,15 +273,36 @@ export function fitsConstraints(text: string, cue: AnswerCue, context = ''): boo
   }
   for (const date of cue.namedDates) if (!present.has(date)) return false;
   if (cue.role.length > 0 && !cue.role.every((word) => roots.has(wordRoot(word)))) return false;
-  if (cue.counted.length > 0 && cue.kinds.has('quantity') && !holdsCount(text, lower, new Set(cue.counted))) return false;
+  if (cue.counted.length > 0 && cue.kinds.has('quantity') && !holdsCount(text, lower, new Set(cue.counted)))
+    return false;
   return true;
 }
 
 /** Units of measure: a number followed by one measures, it does not count (unless it is what is counted). */
 const MEASURE_UNITS = new Set([
-  ...LENGTH_UNITS, ...TIME_UNITS, ...CURRENCY_WORDS,
-  'kg', 'g', 'gram', 'kilogram', 'tonne', 'ton', 'l', 'litre', 'liter', 'ml', 'megalitre', 'bar', 'psi', 'percent', 'per',
-  'degree', 'mph', 'kph', 'knot', 'mg',
+  ...LENGTH_UNITS,
+  ...TIME_UNITS,
+  ...CURRENCY_WORDS,
+  'kg',
+  'g',
+  'gram',
+  'kilogram',
+  'tonne',
+  'ton',
+  'l',
+  'litre',
+  'liter',
+  'ml',
+  'megalitre',
+  'bar',
+  'psi',
+  'percent',
+  'per',
+  'degree',
+  'mph',
+  'kph',
+  'knot',
+  'mg',
 ]);
 const WEAK_COUNTS = new Set(['one', 'single', 'once', 'twice', 'half']);
 /** Words that make a number an age or a bound ("aged 11", "children under twelve"), not a count. */
@@ -217,7 +321,8 @@ function holdsCount(text: string, lower: string[], counted: ReadonlySet<string>)
   return lower.some((word, index) => {
     if (!isNumber(word) || word === 'free' || /^(?:1[5-9]|20)\d\d$/.test(word)) return false;
     // Either half of a time of day ("from 18:00") counts nothing; a decimal ("3.8 bar") is judged by its last part.
-    if (clockSeparated(text, word, lower[index + 1] ?? '') || clockSeparated(text, lower[index - 1] ?? '', word)) return false;
+    if (clockSeparated(text, word, lower[index + 1] ?? '') || clockSeparated(text, lower[index - 1] ?? '', word))
+      return false;
     if (decimalJoined(text, word, lower[index + 1] ?? '')) return false;
     if (isCounted(lower[index + 1]) || isCounted(lower[index + 2])) return true;
     // "one shop", "a single crossing": a word as often an article as a count, so it counts only what is asked.
@@ -256,7 +361,9 @@ function numberWithUnit(lower: string[], units: ReadonlySet<string>): boolean {
     const glued = word.replace(/^[\d.,]+/, '');
     // The unit may follow one word on ("5 consecutive days", "2 full hours").
     const unitAt = (offset: number) => units.has(singular(lower[index + offset] ?? ''));
-    return unitAt(1) || (unitAt(2) && !isNumber(lower[index + 1] ?? '')) || (glued !== word && units.has(singular(glued)));
+    return (
+      unitAt(1) || (unitAt(2) && !isNumber(lower[index + 1] ?? '')) || (glued !== word && units.has(singular(glued)))
+    );
   });
 }
 
@@ -277,7 +384,12 @@ function holdsKind(text: string, kind: AnswerKind): boolean {
     if (TIME_WORDS.has(word) || TIME_WORDS.has(singular(word))) return true;
     if (/^(?:1[5-9]|20)\d\d$/.test(word) || /^\d{1,2}(?:st|nd|rd|th)$/.test(word)) return true;
     if (numberWithUnit([word, lower[index + 1] ?? ''], TIME_UNITS)) return true;
-    if (/^\d{1,2}(?:am|pm|h)?$/.test(word) && /^\d\d(?:am|pm|h)?$/.test(lower[index + 1] ?? '') && clockSeparated(text, word, lower[index + 1])) return true;
+    if (
+      /^\d{1,2}(?:am|pm|h)?$/.test(word) &&
+      /^\d\d(?:am|pm|h)?$/.test(lower[index + 1] ?? '') &&
+      clockSeparated(text, word, lower[index + 1])
+    )
+      return true;
   }
   return false;
 }

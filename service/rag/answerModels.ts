@@ -22,7 +22,8 @@ export interface AnswerModels {
   model(name: string): AnswerModel;
 }
 
-const unavailable = (cause: unknown) => new UpstreamUnavailableError('answer-model', ANSWER_MODEL_UNAVAILABLE, { cause });
+const unavailable = (cause: unknown) =>
+  new UpstreamUnavailableError('answer-model', ANSWER_MODEL_UNAVAILABLE, { cause });
 
 interface RetryPolicy {
   attempts: number;
@@ -31,7 +32,11 @@ interface RetryPolicy {
 }
 
 /** Runs `attempt` under the retry policy: what still fails is a 503, unless the run was aborted. */
-async function withRetries<T>(policy: RetryPolicy, signal: AbortSignal | undefined, attempt: () => Promise<T>): Promise<T> {
+async function withRetries<T>(
+  policy: RetryPolicy,
+  signal: AbortSignal | undefined,
+  attempt: () => Promise<T>,
+): Promise<T> {
   try {
     return await retryTransient(policy.attempts, signal, attempt);
   } catch (error) {
@@ -113,7 +118,8 @@ class RetriedAnswerModel extends Runnable<AnswerInput, string> {
     };
     const { iterator, controller, first } = await withRetries(this.#policy, signal, open);
     try {
-      for (let next = first; !next.done; next = await within(iterator.next(), idleTimeoutMs, controller)) yield next.value;
+      for (let next = first; !next.done; next = await within(iterator.next(), idleTimeoutMs, controller))
+        yield next.value;
     } catch (error) {
       if (signal?.aborted) throw error;
       throw unavailable(error);

@@ -210,7 +210,11 @@ export class BgeOnnxEmbeddings extends Embeddings {
    * Same model, session and tokenizer (nothing is reloaded), different batching. E.g.
    * `embedder.withBatchMode('padded')` for latency-sensitive embedding of many short texts.
    */
-  withBatchMode(batchMode: BgeBatchMode, batchSize: number = this.batchSize, maxTokens: number = this.maxTokens): BgeOnnxEmbeddings {
+  withBatchMode(
+    batchMode: BgeBatchMode,
+    batchSize: number = this.batchSize,
+    maxTokens: number = this.maxTokens,
+  ): BgeOnnxEmbeddings {
     if (batchMode !== 'exact' && batchMode !== 'padded') throw new RangeError(`Unknown batchMode ${String(batchMode)}`);
     return new BgeOnnxEmbeddings({
       session: this.#session,

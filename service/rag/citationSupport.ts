@@ -15,9 +15,31 @@ import { contentTerms, words } from './terms.ts';
 
 /** Number words read as their figure ("fifteen seconds" = "15 seconds"); "one" is a stopword, not a claim. */
 const NUMBER_WORDS: Record<string, string> = {
-  two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9', ten: '10', eleven: '11',
-  twelve: '12', thirteen: '13', fourteen: '14', fifteen: '15', sixteen: '16', seventeen: '17', eighteen: '18',
-  nineteen: '19', twenty: '20', thirty: '30', forty: '40', fifty: '50', sixty: '60', seventy: '70', eighty: '80',
+  two: '2',
+  three: '3',
+  four: '4',
+  five: '5',
+  six: '6',
+  seven: '7',
+  eight: '8',
+  nine: '9',
+  ten: '10',
+  eleven: '11',
+  twelve: '12',
+  thirteen: '13',
+  fourteen: '14',
+  fifteen: '15',
+  sixteen: '16',
+  seventeen: '17',
+  eighteen: '18',
+  nineteen: '19',
+  twenty: '20',
+  thirty: '30',
+  forty: '40',
+  fifty: '50',
+  sixty: '60',
+  seventy: '70',
+  eighty: '80',
   ninety: '90',
 };
 
@@ -75,7 +97,8 @@ export function numbersOf(text: string): Set<string> {
     const start = index;
     while (index < text.length) {
       if (isDigit(text[index])) index += 1;
-      else if ((text[index] === '.' || text[index] === ',' || text[index] === ':') && isDigit(text[index + 1] ?? '')) index += 1;
+      else if ((text[index] === '.' || text[index] === ',' || text[index] === ':') && isDigit(text[index + 1] ?? ''))
+        index += 1;
       else break;
     }
     numbers.add(normaliseNumber(text.slice(start, index)));
@@ -121,6 +144,10 @@ export function checkSupport(sentence: string, cited: PassageFacts[]): SupportCh
   const terms = [...wordTerms(sentence)].filter((term) => !FRAME_TERMS.has(term));
   const coveredTerms = terms.filter((term) => cited.some((facts) => holdsTerm(facts, term))).length;
   const checkable = terms.length > 0 || numbersOf(sentence).size > 0;
-  const supported = cited.length > 0 && checkable && missingNumbers.length === 0 && (terms.length === 0 || coveredTerms * 2 > terms.length);
+  const supported =
+    cited.length > 0 &&
+    checkable &&
+    missingNumbers.length === 0 &&
+    (terms.length === 0 || coveredTerms * 2 > terms.length);
   return { supported, missingNumbers, terms: terms.length, coveredTerms };
 }

@@ -15,6 +15,9 @@ export const BGE_SMALL_EN = { modelName: 'bge-small-en-v1.5', dimensions: 384 } 
  * name (`openai-text-embedding-3-small-256`) and a shortened embedder gets an index of its own.
  */
 export function openaiEmbedderName(model: string, dimensions: number | null): string {
-  const words = model.toLowerCase().split(/[^a-z0-9.]+/).filter((word) => word.length > 0);
+  const words = model
+    .toLowerCase()
+    .split(/[^a-z0-9.]+/)
+    .filter((word) => word.length > 0);
   return ['openai', ...words, ...(dimensions === null ? [] : [String(dimensions)])].join('-');
 }

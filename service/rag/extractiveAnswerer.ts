@@ -233,7 +233,11 @@ function shareHolding(term: string, holders: Array<Set<string>>): number {
 
 /** Content terms of a passage's text, title and headings. */
 function passageTerms(passage: AnswerPassage): Set<string> {
-  return new Set([...contentTerms(passage.text ?? ''), ...contentTerms(passage.title ?? ''), ...contentTerms((passage.headings ?? []).join(' '))]);
+  return new Set([
+    ...contentTerms(passage.text ?? ''),
+    ...contentTerms(passage.title ?? ''),
+    ...contentTerms((passage.headings ?? []).join(' ')),
+  ]);
 }
 
 function rankCandidates(input: ExtractiveAnswerInput, options: ExtractiveAnswerOptions): Candidate[] {
@@ -255,14 +259,35 @@ function rankCandidates(input: ExtractiveAnswerInput, options: ExtractiveAnswerO
     const units = splitSentences(p.text ?? '');
     const vectors = unitVectors(p, units.length);
     units.forEach((s, position) => {
-      const key = s.text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+      const key = s.text
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}]+/gu, ' ')
+        .trim();
       if (!key || seen.has(key)) return;
       seen.add(key);
       const tier = s.heading || words(s.text).length < MIN_WORDS ? 1 : 0;
       const vector = vectors[position];
       // A sentence vector is the sentence alone; its passage's (title and headings as context) says where it stands.
-      const similarity = vector && haveQuestion ? SENTENCE_SHARE * cosine(vector, q) + (1 - SENTENCE_SHARE) * (p.similarity ?? 0) : (p.similarity ?? 0);
-      all.push({ text: s.text, rank, n: p.n, position, terms: contentTerms(s.text), titleTerms, context, passageTerms: terms, tier, vector, similarity, overlap: 0, fits: true, score: 0 });
+      const similarity =
+        vector && haveQuestion
+          ? SENTENCE_SHARE * cosine(vector, q) + (1 - SENTENCE_SHARE) * (p.similarity ?? 0)
+          : (p.similarity ?? 0);
+      all.push({
+        text: s.text,
+        rank,
+        n: p.n,
+        position,
+        terms: contentTerms(s.text),
+        titleTerms,
+        context,
+        passageTerms: terms,
+        tier,
+        vector,
+        similarity,
+        overlap: 0,
+        fits: true,
+        score: 0,
+      });
     });
   });
   if (all.length === 0) return [];
@@ -275,7 +300,9 @@ function rankCandidates(input: ExtractiveAnswerInput, options: ExtractiveAnswerO
   const holders = allPassages.map(passageTerms);
   const weights = termWeights(qTerms, holders);
   // Names the question is about ("Quarry Road") that most retrieved passages lack: the answer's passage must hold them.
-  const names = [...contentTerms(namedWords(input.question ?? '').join(' '))].filter((term) => shareHolding(term, holders) < NAME_SHARED);
+  const names = [...contentTerms(namedWords(input.question ?? '').join(' '))].filter(
+    (term) => shareHolding(term, holders) < NAME_SHARED,
+  );
   let total = 0;
   for (const weight of weights.values()) total += weight;
   for (const c of pool) {
@@ -285,7 +312,10 @@ function rankCandidates(input: ExtractiveAnswerInput, options: ExtractiveAnswerO
       else if (c.titleTerms.has(t)) hit += TITLE_TERM_CREDIT * weight;
     }
     c.overlap = total > 0 ? hit / total : 0;
-    c.fits = holdsAnswerKind(c.text, cue.kinds) && fitsConstraints(c.text, cue, c.context) && names.every((term) => c.passageTerms.has(term));
+    c.fits =
+      holdsAnswerKind(c.text, cue.kinds) &&
+      fitsConstraints(c.text, cue, c.context) &&
+      names.every((term) => c.passageTerms.has(term));
     c.score =
       OVERLAP_WEIGHT * c.overlap +
       (c.fits ? (cue.kinds.size === 0 ? 0 : TYPE_WEIGHT) : -UNTYPED_PENALTY) +
@@ -308,19 +338,35 @@ export function support(sentence: Pick<ScoredSentence, 'overlap' | 'similarity'>
  * Whether the best sentence answers: it fits the question (a number that counts for "how many", the day it names …),
  * and its support reaches SUPPORT_THRESHOLD. Otherwise the answer is "nothing".
  */
-export function answerDecision(best: Pick<ScoredSentence, 'overlap' | 'similarity' | 'fits'>, minSupport = SUPPORT_THRESHOLD): boolean {
+export function answerDecision(
+  best: Pick<ScoredSentence, 'overlap' | 'similarity' | 'fits'>,
+  minSupport = SUPPORT_THRESHOLD,
+): boolean {
   return best.fits && support(best) >= minSupport;
 }
 
 /** Every candidate with its scores, best first (for diagnostics and tuning). */
-export function scoreAnswerSentences(input: ExtractiveAnswerInput, options: ExtractiveAnswerOptions = {}): ScoredSentence[] {
+export function scoreAnswerSentences(
+  input: ExtractiveAnswerInput,
+  options: ExtractiveAnswerOptions = {},
+): ScoredSentence[] {
   return rankCandidates(input, options).map(({ text, n, rank, position, overlap, similarity, fits, score }) => ({
-    text, n, rank, position, overlap, similarity, fits, score,
+    text,
+    n,
+    rank,
+    position,
+    overlap,
+    similarity,
+    fits,
+    score,
   }));
 }
 
 /** The sentences of the answer, in reading order; none when the best sentence does not answer (answerDecision). */
-export function chooseAnswerSentences(input: ExtractiveAnswerInput, options: ExtractiveAnswerOptions = {}): Array<{ text: string; n: number }> {
+export function chooseAnswerSentences(
+  input: ExtractiveAnswerInput,
+  options: ExtractiveAnswerOptions = {},
+): Array<{ text: string; n: number }> {
   const maxSentences = Math.max(1, Math.floor(options.maxSentences ?? DEFAULT_MAX_SENTENCES));
   const ranked = rankCandidates(input, options);
   if (ranked.length === 0 || !answerDecision(ranked[0], options.minSupport)) return [];
@@ -332,7 +378,9 @@ export function chooseAnswerSentences(input: ExtractiveAnswerInput, options: Ext
     if (chosen.length >= maxSentences) break;
     if (c.score < best.score * MIN_RELATIVE_SCORE) break;
     const redundant = chosen.some(
-      (o) => (c.vector && o.vector && cosine(c.vector, o.vector) >= REDUNDANT_COSINE) || jaccard(c.terms, o.terms) >= REDUNDANT_JACCARD,
+      (o) =>
+        (c.vector && o.vector && cosine(c.vector, o.vector) >= REDUNDANT_COSINE) ||
+        jaccard(c.terms, o.terms) >= REDUNDANT_JACCARD,
     );
     if (!redundant) chosen.push(c);
   }

@@ -8,7 +8,13 @@
 // embedQuestion / embedSegments.
 import { EXTRACTIVE_MODEL, type Config } from '../config.ts';
 import { EmbedderNotConfiguredError, UpstreamUnavailableError } from '../errors.ts';
-import { answerChain, type AnswerDelta, type AnswerInput, type ChainAnswer, type PassageMetadata } from './answerChain.ts';
+import {
+  answerChain,
+  type AnswerDelta,
+  type AnswerInput,
+  type ChainAnswer,
+  type PassageMetadata,
+} from './answerChain.ts';
 import { buildAnswerModels, type AnswerModels } from './answerModels.ts';
 import { BGE_SMALL_EN, type EmbedderIdentity } from './embedderIdentity.ts';
 import { startModelPool, type ModelPool } from './modelPool.ts';
@@ -131,7 +137,11 @@ export async function loadRag(config: Config): Promise<Rag> {
   const embedders = openai ? [bge, openai] : [bge];
   const embedderNamed = (modelName: string = configured.modelName): Embedder => {
     const embedder = embedders.find((candidate) => candidate.modelName === modelName);
-    if (!embedder) throw new EmbedderNotConfiguredError(modelName, embedders.map((candidate) => candidate.modelName));
+    if (!embedder)
+      throw new EmbedderNotConfiguredError(
+        modelName,
+        embedders.map((candidate) => candidate.modelName),
+      );
     return embedder;
   };
   // The extractive answerer compares the question with the sentence vectors stored beside the passages: both are in
@@ -149,7 +159,10 @@ export async function loadRag(config: Config): Promise<Rag> {
     get embedder(): EmbedderIdentity {
       const identity = configured.identity();
       if (identity === null) {
-        throw new UpstreamUnavailableError('embedder', `the embedder ${configured.modelName} has not answered since start-up, so its dimensions are unknown; retry later`);
+        throw new UpstreamUnavailableError(
+          'embedder',
+          `the embedder ${configured.modelName} has not answered since start-up, so its dimensions are unknown; retry later`,
+        );
       }
       return identity;
     },
@@ -166,21 +179,36 @@ export async function loadRag(config: Config): Promise<Rag> {
       if (segments.length === 0) return [];
       // Passages and sentences in one call: they spread over every worker together.
       const sentences = segments.map((segment) => (config.chunking.sentenceVectors ? segmentSentences(segment) : []));
-      const vectors = await embedderCall(() => embedder.embedPassages([...segments.map((segment) => embeddingInput(title, segment)), ...sentences.flat()]));
+      const vectors = await embedderCall(() =>
+        embedder.embedPassages([...segments.map((segment) => embeddingInput(title, segment)), ...sentences.flat()]),
+      );
       let next = segments.length;
-      return segments.map((_, index) => ({ vector: vectors[index], sentences: sentences[index].map(() => vectors[next++]) }));
+      return segments.map((_, index) => ({
+        vector: vectors[index],
+        sentences: sentences[index].map(() => vectors[next++]),
+      }));
     },
     async embedQuestion(question, modelName) {
       const embedder = embedderNamed(modelName);
       return embedderCall(() => embedder.embedQuery(question));
     },
     async answer(request) {
-      const chain = answerChain(rag.answerModels.model(request.model), request.passages, request.question, checkOf(request));
+      const chain = answerChain(
+        rag.answerModels.model(request.model),
+        request.passages,
+        request.question,
+        checkOf(request),
+      );
       const { text, citations, sentences } = await chain.invoke(answerInput(request));
       return { answer: text, citations, ...(sentences ? { sentences } : {}) };
     },
     async *streamAnswer(request, signal) {
-      const chain = answerChain(rag.answerModels.model(request.model), request.passages, request.question, checkOf(request));
+      const chain = answerChain(
+        rag.answerModels.model(request.model),
+        request.passages,
+        request.question,
+        checkOf(request),
+      );
       yield* await chain.stream(answerInput(request), { signal });
     },
     close: () => models.close(),

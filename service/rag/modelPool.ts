@@ -54,7 +54,8 @@ interface Waiting {
 function rows(flat: VectorsResult, count: number): number[][] {
   const dimensions = flat.length / count;
   const vectors: number[][] = [];
-  for (let offset = 0; offset < flat.length; offset += dimensions) vectors.push(Array.from(flat.subarray(offset, offset + dimensions)));
+  for (let offset = 0; offset < flat.length; offset += dimensions)
+    vectors.push(Array.from(flat.subarray(offset, offset + dimensions)));
   return vectors;
 }
 
@@ -87,11 +88,14 @@ export function startModelPool(options: ModelPoolOptions): ModelPool {
 
   function start(lane: Lane, next: Waiting): void {
     runningIn[lane] += 1;
-    const running = pool.run(next.task).then(next.resolve, next.reject).finally(() => {
-      runningIn[lane] -= 1;
-      inFlight.delete(running);
-      dispatch();
-    });
+    const running = pool
+      .run(next.task)
+      .then(next.resolve, next.reject)
+      .finally(() => {
+        runningIn[lane] -= 1;
+        inFlight.delete(running);
+        dispatch();
+      });
     inFlight.add(running);
   }
 
@@ -108,10 +112,13 @@ export function startModelPool(options: ModelPoolOptions): ModelPool {
       if (runningIn.background >= workers - reserved) {
         // Look again when the reservation lapses, in case no task ends before then.
         if (!wakeUp) {
-          wakeUp = setTimeout(() => {
-            wakeUp = undefined;
-            dispatch();
-          }, reserveMs - sinceQuestion + 1);
+          wakeUp = setTimeout(
+            () => {
+              wakeUp = undefined;
+              dispatch();
+            },
+            reserveMs - sinceQuestion + 1,
+          );
           wakeUp.unref();
         }
         return;
@@ -132,8 +139,11 @@ export function startModelPool(options: ModelPoolOptions): ModelPool {
     workers,
     split: (content, markdown) => submit<SplitResult>('background', { op: 'split', settings, content, markdown }),
     embedPassages: async (texts) =>
-      texts.length === 0 ? [] : rows(await submit<VectorsResult>('background', { op: 'embedPassages', settings, texts }), texts.length),
-    embedQuery: async (text) => rows(await submit<VectorsResult>('interactive', { op: 'embedQuery', settings, text }), 1)[0],
+      texts.length === 0
+        ? []
+        : rows(await submit<VectorsResult>('background', { op: 'embedPassages', settings, texts }), texts.length),
+    embedQuery: async (text) =>
+      rows(await submit<VectorsResult>('interactive', { op: 'embedQuery', settings, text }), 1)[0],
     // A question's few sentences are spread over the workers (one padded call each): an idle pool answers in the
     // time of the largest part, not of the whole batch on one thread. (The int8 model's vectors depend slightly on
     // a padded batch's make-up; the fixture corpus's answers were the same either way: 55 of 64 held every term.)
@@ -143,7 +153,11 @@ export function startModelPool(options: ModelPoolOptions): ModelPool {
       const tasks: Promise<number[][]>[] = [];
       for (let start = 0; start < texts.length; start += size) {
         const part = texts.slice(start, start + size);
-        tasks.push(submit<VectorsResult>('interactive', { op: 'embedSentences', settings, texts: part }).then((flat) => rows(flat, part.length)));
+        tasks.push(
+          submit<VectorsResult>('interactive', { op: 'embedSentences', settings, texts: part }).then((flat) =>
+            rows(flat, part.length),
+          ),
+        );
       }
       return (await Promise.all(tasks)).flat();
     },

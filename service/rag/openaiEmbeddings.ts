@@ -111,7 +111,9 @@ export class OpenAIEmbedder {
 
   #check(expected: number, vectors: number[][]): void {
     if (vectors.length !== expected) {
-      throw new Error(`the embeddings endpoint answered ${vectors.length} vectors for ${expected} inputs (model ${this.#model})`);
+      throw new Error(
+        `the embeddings endpoint answered ${vectors.length} vectors for ${expected} inputs (model ${this.#model})`,
+      );
     }
     const length = this.#dimensions ?? vectors[0]?.length;
     for (const vector of vectors) {

@@ -5,7 +5,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export function isTransient(error: unknown): boolean {
-  const status = (error as { status?: number; response?: { status?: number } })?.status ?? (error as { response?: { status?: number } })?.response?.status;
+  const status =
+    (error as { status?: number; response?: { status?: number } })?.status ??
+    (error as { response?: { status?: number } })?.response?.status;
   if (typeof status === 'number') return status === 408 || status === 429 || status >= 500;
   const name = (error as Error)?.name ?? '';
   const message = (error as Error)?.message ?? '';
@@ -21,7 +23,11 @@ export function backoffMs(retry: number): number {
  * Runs `attempt` up to `attempts` times while it fails transiently, backing off; never past an aborted signal (the
  * wait then throws the signal's reason). Throws the last failure as it was.
  */
-export async function retryTransient<T>(attempts: number, signal: AbortSignal | undefined, attempt: () => Promise<T>): Promise<T> {
+export async function retryTransient<T>(
+  attempts: number,
+  signal: AbortSignal | undefined,
+  attempt: () => Promise<T>,
+): Promise<T> {
   let lastError: unknown;
   for (let index = 0; index < attempts; index += 1) {
     if (index > 0) await sleep(backoffMs(index), undefined, { signal });

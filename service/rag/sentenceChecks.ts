@@ -29,11 +29,14 @@ export interface SentenceCounts {
 }
 
 const isTerminator = (char: string) => char === '.' || char === '!' || char === '?' || char === '…';
-const isCloser = (char: string) => char === '"' || char === "'" || char === '”' || char === '’' || char === ')' || char === ']';
+const isCloser = (char: string) =>
+  char === '"' || char === "'" || char === '”' || char === '’' || char === ')' || char === ']';
 /** A list item's marker at a line's start ("-", "•", "2.", "b)"): not part of its sentence (the segmenter drops it too). */
 const isListMarker = (text: string) =>
   (text.length === 1 && '-*+•·‣◦'.includes(text)) ||
-  (text.length >= 2 && text.length <= 4 && (text.endsWith('.') || text.endsWith(')')) &&
+  (text.length >= 2 &&
+    text.length <= 4 &&
+    (text.endsWith('.') || text.endsWith(')')) &&
     ([...text.slice(0, -1)].every(isDigit) || (text.length === 2 && isLetter(text[0]))));
 
 const MAX_MARKER_DIGITS = 3;
@@ -167,7 +170,11 @@ export class SentenceChecker<C> {
       this.#lineStart = false;
       this.#headingLine = char === '#';
     }
-    if (this.#heldBlankAfterTerminator && !isLowercaseLetter(char) && sentenceBreaks(`${this.#plain.join('')}${char}`).length > 0) {
+    if (
+      this.#heldBlankAfterTerminator &&
+      !isLowercaseLetter(char) &&
+      sentenceBreaks(`${this.#plain.join('')}${char}`).length > 0
+    ) {
       this.#finishSentence();
     } else this.#emitHeld();
     this.#plain.push(char);

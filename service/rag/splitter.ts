@@ -145,7 +145,11 @@ export function cutLongWords(text: string, limit: number): string {
 /** A heading longer than this is cut in heading_path (it is metadata, repeated per chunk). */
 export const MAX_HEADING_CHARS = 200;
 
-export async function splitDocument(content: string, markdown: boolean, options: SplitterOptions): Promise<SplitResult> {
+export async function splitDocument(
+  content: string,
+  markdown: boolean,
+  options: SplitterOptions,
+): Promise<SplitResult> {
   // Length is the larger of the token count and the characters scaled to tokens, so a piece the splitter accepts
   // has at most chunkTokens tokens AND at most maxChars characters.
   const charsPerToken = options.maxChars / options.chunkTokens;

@@ -2,7 +2,14 @@
 // (drift.ts). Idempotent: run at every start-up, before the API listens.
 import { OpenSearchRequestError, SearchIndexReadOnlyError } from '../errors.ts';
 import type { SearchClient } from './client.ts';
-import { aliasIndices, configuredChunking, ensureServiceFields, indexMeta, setIndexMeta, type ChunkIndexMeta } from './chunkIndices.ts';
+import {
+  aliasIndices,
+  configuredChunking,
+  ensureServiceFields,
+  indexMeta,
+  setIndexMeta,
+  type ChunkIndexMeta,
+} from './chunkIndices.ts';
 import { clusterAssetDrift, indexDrift, MIGRATE_COMMAND, type Drift } from './drift.ts';
 import {
   CHUNKS_ALIAS,
@@ -25,7 +32,11 @@ export interface AppliedAssets {
 }
 
 /** PUTs the ingest pipelines and the current template as the files say; no index and no search pipeline is touched. */
-export async function installIndexAssets(client: SearchClient, settings: SearchAssetSettings, assets = loadSearchAssets(settings.assetsDir)): Promise<void> {
+export async function installIndexAssets(
+  client: SearchClient,
+  settings: SearchAssetSettings,
+  assets = loadSearchAssets(settings.assetsDir),
+): Promise<void> {
   // Every write here sets a named thing to a given state: safe to send again to another node (client.ts).
   const idempotent = true;
   const alias = settings.alias ?? CHUNKS_ALIAS;
@@ -33,14 +44,21 @@ export async function installIndexAssets(client: SearchClient, settings: SearchA
   for (const pipeline of assets.ingestPipelines) {
     await client.request('PUT', `/_ingest/pipeline/${pipeline.name}`, { body: pipeline.body, idempotent });
   }
-  await client.request('PUT', `/_index_template/${chunkTemplateName(assets.version, alias)}`, { body: renderedTemplate(assets, alias), idempotent });
+  await client.request('PUT', `/_index_template/${chunkTemplateName(assets.version, alias)}`, {
+    body: renderedTemplate(assets, alias),
+    idempotent,
+  });
 }
 
 /**
  * Start-up's install: the index assets, and the search pipelines as this API's configuration (its fusion) renders
  * them. Only start-up sends these: the pipelines fuse the running API's queries.
  */
-export async function installSearchAssets(client: SearchClient, settings: SearchAssetSettings, assets = loadSearchAssets(settings.assetsDir)): Promise<void> {
+export async function installSearchAssets(
+  client: SearchClient,
+  settings: SearchAssetSettings,
+  assets = loadSearchAssets(settings.assetsDir),
+): Promise<void> {
   const idempotent = true;
   await installIndexAssets(client, settings, assets);
   for (const [name, body] of Object.entries(searchPipelineBodies(settings))) {
@@ -73,11 +91,18 @@ export async function applySearchAssets(client: SearchClient, settings: SearchAs
       // 400 resource_already_exists_exception when two instances start at once: the other one created it.
       await client.request('PUT', `/${index}`, {
         acceptStatuses: [400],
-        body: chunkIndexBody(assets, settings, { embedder, replicas: settings.replicas, migration: { state: 'live', source: null } }),
+        body: chunkIndexBody(assets, settings, {
+          embedder,
+          replicas: settings.replicas,
+          migration: { state: 'live', source: null },
+        }),
         idempotent,
       });
     }
-    await client.request('POST', '/_aliases', { body: { actions: [{ add: { index, alias, is_write_index: true } }] }, idempotent });
+    await client.request('POST', '/_aliases', {
+      body: { actions: [{ add: { index, alias, is_write_index: true } }] },
+      idempotent,
+    });
   } else {
     // The alias exists: it keeps serving what it points to (a migration moves it, never start-up).
     index = live.find((entry) => entry.isWriteIndex)?.index ?? live[0].index;
@@ -88,7 +113,12 @@ export async function applySearchAssets(client: SearchClient, settings: SearchAs
       // both are known: a wrong embedder there would embed questions with the wrong model.
       meta = await legacyIndexMeta(client, index, alias, settings);
       if (meta) await setIndexMeta(client, index, meta);
-      else drift.push({ asset: 'embedder (configuration)', kind: 'embedder', detail: `${index} records no embedder and its name does not say one: migrate it (${MIGRATE_COMMAND})` });
+      else
+        drift.push({
+          asset: 'embedder (configuration)',
+          kind: 'embedder',
+          detail: `${index} records no embedder and its name does not say one: migrate it (${MIGRATE_COMMAND})`,
+        });
     }
     if (meta && meta.template_version === assets.version) {
       // Additive mapping changes of the same template version (a new field) reach the live index in place; a
@@ -98,10 +128,17 @@ export async function applySearchAssets(client: SearchClient, settings: SearchAs
       const sent = structuredClone(properties);
       sent.embedding = { ...sent.embedding, dimension: meta.embedder.dimensions || sent.embedding.dimension };
       try {
-        await client.request('PUT', `/${index}/_mapping`, { body: { properties: sent, ...(dynamicTemplates ? { dynamic_templates: dynamicTemplates } : {}) }, idempotent });
+        await client.request('PUT', `/${index}/_mapping`, {
+          body: { properties: sent, ...(dynamicTemplates ? { dynamic_templates: dynamicTemplates } : {}) },
+          idempotent,
+        });
       } catch (error) {
         if (!(error instanceof OpenSearchRequestError || error instanceof SearchIndexReadOnlyError)) throw error;
-        drift.push({ asset: assets.templateFile, kind: 'mappings', detail: `the mapping change does not apply in place (${error instanceof OpenSearchRequestError ? (error.reason ?? error.type ?? error.message) : error.message})` });
+        drift.push({
+          asset: assets.templateFile,
+          kind: 'mappings',
+          detail: `the mapping change does not apply in place (${error instanceof OpenSearchRequestError ? (error.reason ?? error.type ?? error.message) : error.message})`,
+        });
       }
       // Template v1: every distinct metadata key adds a field (two for a date): an index created before metadata
       // has the default limit of 1000 fields; the template's (a dynamic setting) reaches it in place. Raised only,
@@ -119,10 +156,18 @@ export async function applySearchAssets(client: SearchClient, settings: SearchAs
     await ensureServiceFields(client, index);
   } catch (error) {
     if (!(error instanceof OpenSearchRequestError || error instanceof SearchIndexReadOnlyError)) throw error;
-    drift.push({ asset: 'sentence_embeddings (service field)', kind: 'mappings', detail: `${index} refused the field's mapping (${error.message}): ingestion into it fails (or, over a field of another type, stores no usable sentence vectors) until it has it` });
+    drift.push({
+      asset: 'sentence_embeddings (service field)',
+      kind: 'mappings',
+      detail: `${index} refused the field's mapping (${error.message}): ingestion into it fails (or, over a field of another type, stores no usable sentence vectors) until it has it`,
+    });
   }
-  const found = [...(await indexDrift(client, assets, index, embedder, settings.chunking)), ...(await clusterAssetDrift(client, assets, settings))];
-  for (const entry of found) if (!drift.some((known) => known.asset === entry.asset && known.kind === entry.kind)) drift.push(entry);
+  const found = [
+    ...(await indexDrift(client, assets, index, embedder, settings.chunking)),
+    ...(await clusterAssetDrift(client, assets, settings)),
+  ];
+  for (const entry of found)
+    if (!drift.some((known) => known.asset === entry.asset && known.kind === entry.kind)) drift.push(entry);
   return { index, drift };
 }
 
@@ -131,7 +176,12 @@ export async function applySearchAssets(client: SearchClient, settings: SearchAs
  * (kbqa-chunks-v<N>[-<name>]-<embedder>, the embedder's name as chunkIndexName writes it), its vectors' length from
  * its mapping. Null when either is not there to read.
  */
-async function legacyIndexMeta(client: SearchClient, index: string, alias: string, settings: SearchAssetSettings): Promise<ChunkIndexMeta | null> {
+async function legacyIndexMeta(
+  client: SearchClient,
+  index: string,
+  alias: string,
+  settings: SearchAssetSettings,
+): Promise<ChunkIndexMeta | null> {
   const version = Number(/^kbqa-chunks-v(\d{1,6})/.exec(index)?.[1] ?? Number.NaN);
   if (!Number.isInteger(version)) return null;
   const prefix = `${chunkTemplateName(version, alias)}-`;
@@ -139,7 +189,9 @@ async function legacyIndexMeta(client: SearchClient, index: string, alias: strin
   const written = index.slice(prefix.length);
   // The configured embedder when the name is its; else the name as written (bge-small-en-v1.5 is written as itself).
   const name = chunkIndexName(settings.embedderName, alias, version) === index ? settings.embedderName : written;
-  const mapping = await client.request<Record<string, { mappings?: { properties?: { embedding?: { dimension?: number } } } }>>('GET', `/${index}/_mapping`);
+  const mapping = await client.request<
+    Record<string, { mappings?: { properties?: { embedding?: { dimension?: number } } } }>
+  >('GET', `/${index}/_mapping`);
   const dimensions = mapping[index]?.mappings?.properties?.embedding?.dimension;
   if (typeof dimensions !== 'number' || dimensions <= 0) return null;
   return {
@@ -155,11 +207,11 @@ async function legacyIndexMeta(client: SearchClient, index: string, alias: strin
 
 /** The index's field limit, set or default. */
 async function totalFieldsLimit(client: SearchClient, index: string): Promise<number> {
-  const response = await client.request<Record<string, { settings?: Record<string, string>; defaults?: Record<string, string> }>>(
-    'GET',
-    `/${index}/_settings/${TOTAL_FIELDS_LIMIT}`,
-    { querystring: { flat_settings: true, include_defaults: true } },
-  );
+  const response = await client.request<
+    Record<string, { settings?: Record<string, string>; defaults?: Record<string, string> }>
+  >('GET', `/${index}/_settings/${TOTAL_FIELDS_LIMIT}`, {
+    querystring: { flat_settings: true, include_defaults: true },
+  });
   const found = response[index];
   return Number(found?.settings?.[TOTAL_FIELDS_LIMIT] ?? found?.defaults?.[TOTAL_FIELDS_LIMIT] ?? 1000);
 }

@@ -114,7 +114,8 @@ export function loadSearchAssets(assetsDir?: string | null): SearchAssets {
   const dir = assetsDir ?? repositoryRoot;
   const templates = versionedFiles(dir, 'index-templates');
   const newest = templates.at(-1);
-  if (!newest) throw new SearchAssetsError(`no chunk index template in ${join(dir, 'index-templates')} (kbqa-chunks.v<N>.json)`);
+  if (!newest)
+    throw new SearchAssetsError(`no chunk index template in ${join(dir, 'index-templates')} (kbqa-chunks.v<N>.json)`);
   const template = readJson(dir, newest.file) as unknown as ChunkTemplate;
   if (!template.template?.mappings?.properties?.embedding) {
     throw new SearchAssetsError(`${newest.file}: template.mappings.properties.embedding is missing`);
@@ -126,9 +127,18 @@ export function loadSearchAssets(assetsDir?: string | null): SearchAssets {
   }));
   const pipeline = template.template.settings['index.default_pipeline'];
   if (typeof pipeline === 'string' && !ingestPipelines.some((entry) => entry.name === pipeline)) {
-    throw new SearchAssetsError(`${newest.file} names the ingest pipeline ${pipeline}, but ingest-pipelines/ has no file for it (kbqa-chunks.v<M>.json)`);
+    throw new SearchAssetsError(
+      `${newest.file} names the ingest pipeline ${pipeline}, but ingest-pipelines/ has no file for it (kbqa-chunks.v<M>.json)`,
+    );
   }
-  return { dir, version: newest.version, templateFile: newest.file, template, ingestPipelines, searchPipelineFile: `search-pipelines/${SEARCH_PIPELINE_FILE}` };
+  return {
+    dir,
+    version: newest.version,
+    templateFile: newest.file,
+    template,
+    ingestPipelines,
+    searchPipelineFile: `search-pipelines/${SEARCH_PIPELINE_FILE}`,
+  };
 }
 
 /** The template as installed for an alias: its own name, pattern and (for a non-default alias) a higher priority. */
@@ -142,16 +152,28 @@ export function renderedTemplate(assets: SearchAssets, alias = CHUNKS_ALIAS): Ch
  * and side weights, or a min_max / l2 normalization-processor in its place.
  */
 export function hybridPipelineBody(
-  settings: Pick<SearchAssetSettings, 'rrfRankConstant' | 'rrfWeights' | 'hybridFusion'> & { assetsDir?: string | null },
+  settings: Pick<SearchAssetSettings, 'rrfRankConstant' | 'rrfWeights' | 'hybridFusion'> & {
+    assetsDir?: string | null;
+  },
   explain: boolean,
 ) {
-  const file = readJson(settings.assetsDir ?? repositoryRoot, `search-pipelines/${SEARCH_PIPELINE_FILE}`) as SearchPipelineBody;
-  return renderHybridPipeline({ fusion: settings.hybridFusion ?? 'rrf', rankConstant: settings.rrfRankConstant, weights: settings.rrfWeights }, explain, file);
+  const file = readJson(
+    settings.assetsDir ?? repositoryRoot,
+    `search-pipelines/${SEARCH_PIPELINE_FILE}`,
+  ) as SearchPipelineBody;
+  return renderHybridPipeline(
+    { fusion: settings.hybridFusion ?? 'rrf', rankConstant: settings.rrfRankConstant, weights: settings.rrfWeights },
+    explain,
+    file,
+  );
 }
 
 /** The search pipelines as the config renders them: name → body. */
 export function searchPipelineBodies(settings: SearchAssetSettings): Record<string, unknown> {
-  return { [HYBRID_SEARCH_PIPELINE]: hybridPipelineBody(settings, false), [HYBRID_EXPLAIN_SEARCH_PIPELINE]: hybridPipelineBody(settings, true) };
+  return {
+    [HYBRID_SEARCH_PIPELINE]: hybridPipelineBody(settings, false),
+    [HYBRID_EXPLAIN_SEARCH_PIPELINE]: hybridPipelineBody(settings, true),
+  };
 }
 
 export const TOTAL_FIELDS_LIMIT = 'index.mapping.total_fields.limit';
@@ -163,7 +185,12 @@ export const TOTAL_FIELDS_LIMIT = 'index.mapping.total_fields.limit';
 export function chunkIndexBody(
   assets: SearchAssets,
   settings: SearchAssetSettings,
-  options: { embedder: { modelName: string; dimensions: number }; replicas: number; refreshInterval?: string; migration: ChunkIndexMeta['migration'] },
+  options: {
+    embedder: { modelName: string; dimensions: number };
+    replicas: number;
+    refreshInterval?: string;
+    migration: ChunkIndexMeta['migration'];
+  },
 ) {
   const { template } = assets.template;
   const meta: ChunkIndexMeta = {

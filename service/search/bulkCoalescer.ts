@@ -3,7 +3,15 @@
 // for a handful of documents. While one bulk is in flight, every write that arrives waits and goes out with the
 // others in the next one (byte-bounded like any bulk), and each caller learns the fate of its own chunks only.
 import type { SearchClient } from './client.ts';
-import { bulkFailure, bulkLines, chunkBytesUpperBound, indexChunks, MAX_BULK_BYTES, type BulkResponse, type ChunkDocument } from './chunks.ts';
+import {
+  bulkFailure,
+  bulkLines,
+  chunkBytesUpperBound,
+  indexChunks,
+  MAX_BULK_BYTES,
+  type BulkResponse,
+  type ChunkDocument,
+} from './chunks.ts';
 
 interface PendingWrite {
   chunks: ChunkDocument[];
@@ -34,7 +42,10 @@ export function startBulkCoalescer(client: SearchClient, alias: string, maxBytes
     let response: BulkResponse;
     try {
       // Idempotent: chunks are indexed under their own ids (chunks.ts indexChunks).
-      response = await client.request<BulkResponse>('POST', '/_bulk', { bulkBody: batch.flatMap((write) => bulkLines(write.target, write.chunks)), idempotent: true });
+      response = await client.request<BulkResponse>('POST', '/_bulk', {
+        bulkBody: batch.flatMap((write) => bulkLines(write.target, write.chunks)),
+        idempotent: true,
+      });
     } catch (error) {
       for (const write of batch) write.reject(error);
       return;

@@ -18,7 +18,13 @@ export interface ChunkIndexMeta {
    * (not served). `swapped`: served, the catch-up after the swap not yet done. `kept`: a former live index the
    * alias moved away from (kept until `kbqa index drop-old`).
    */
-  migration: { state: 'live' | 'filling' | 'swapped' | 'kept'; source: string | null; started_at?: string; swapped_at?: string; finished_at?: string };
+  migration: {
+    state: 'live' | 'filling' | 'swapped' | 'kept';
+    source: string | null;
+    started_at?: string;
+    swapped_at?: string;
+    finished_at?: string;
+  };
 }
 
 /**
@@ -91,11 +97,9 @@ export interface AliasedIndex {
 
 /** The indices the alias points to (none when it does not exist). */
 export async function aliasIndices(client: SearchClient, alias: string): Promise<AliasedIndex[]> {
-  const body = await client.request<Record<string, { aliases?: Record<string, { is_write_index?: boolean }> }> | { status?: number; error?: unknown }>(
-    'GET',
-    `/_alias/${alias}`,
-    { acceptStatuses: [404] },
-  );
+  const body = await client.request<
+    Record<string, { aliases?: Record<string, { is_write_index?: boolean }> }> | { status?: number; error?: unknown }
+  >('GET', `/_alias/${alias}`, { acceptStatuses: [404] });
   if (!body || typeof body !== 'object' || ('status' in body && body.status === 404)) return [];
   return Object.entries(body as Record<string, { aliases?: Record<string, { is_write_index?: boolean }> }>)
     .filter(([name, value]) => name !== 'error' && name !== 'status' && typeof value === 'object' && value !== null)
@@ -105,7 +109,9 @@ export async function aliasIndices(client: SearchClient, alias: string): Promise
 
 /** The index's _meta.kbqa; null when it has none; undefined when the index does not exist. */
 export async function indexMeta(client: SearchClient, index: string): Promise<ChunkIndexMeta | null | undefined> {
-  const body = await client.request<Record<string, { mappings?: { _meta?: { kbqa?: ChunkIndexMeta } } }> & { status?: number }>('GET', `/${index}/_mapping`, {
+  const body = await client.request<
+    Record<string, { mappings?: { _meta?: { kbqa?: ChunkIndexMeta } } }> & { status?: number }
+  >('GET', `/${index}/_mapping`, {
     querystring: { filter_path: '*.mappings._meta,status' },
     acceptStatuses: [404],
   });
@@ -134,15 +140,20 @@ export interface FamilyIndex {
 export async function familyIndices(client: SearchClient, alias: string): Promise<FamilyIndex[]> {
   const [aliased, metas] = await Promise.all([
     aliasIndices(client, alias),
-    client.request<Record<string, { mappings?: { _meta?: { kbqa?: ChunkIndexMeta } } }>>('GET', '/kbqa-chunks-v*/_mapping', {
-      querystring: { filter_path: '*.mappings._meta.kbqa', allow_no_indices: true, ignore_unavailable: true },
-    }),
+    client.request<Record<string, { mappings?: { _meta?: { kbqa?: ChunkIndexMeta } } }>>(
+      'GET',
+      '/kbqa-chunks-v*/_mapping',
+      {
+        querystring: { filter_path: '*.mappings._meta.kbqa', allow_no_indices: true, ignore_unavailable: true },
+      },
+    ),
   ]);
   const aliasedNames = new Set(aliased.map((entry) => entry.index));
   const family = new Map<string, FamilyIndex>();
   for (const [index, value] of Object.entries(metas ?? {})) {
     const meta = value?.mappings?._meta?.kbqa ?? null;
-    if (meta?.alias === alias || aliasedNames.has(index)) family.set(index, { index, meta, aliased: aliasedNames.has(index) });
+    if (meta?.alias === alias || aliasedNames.has(index))
+      family.set(index, { index, meta, aliased: aliasedNames.has(index) });
   }
   for (const name of aliasedNames) if (!family.has(name)) family.set(name, { index: name, meta: null, aliased: true });
   return [...family.values()].sort((a, b) => a.index.localeCompare(b.index));
@@ -154,8 +165,16 @@ export async function indexDefinition(
   index: string,
 ): Promise<{ settings: Record<string, unknown>; mappings: Record<string, unknown> } | null> {
   const [settings, mappings] = await Promise.all([
-    client.request<Record<string, { settings?: { index?: Record<string, unknown> } }> & { status?: number }>('GET', `/${index}/_settings`, { acceptStatuses: [404] }),
-    client.request<Record<string, { mappings?: Record<string, unknown> }> & { status?: number }>('GET', `/${index}/_mapping`, { acceptStatuses: [404] }),
+    client.request<Record<string, { settings?: { index?: Record<string, unknown> } }> & { status?: number }>(
+      'GET',
+      `/${index}/_settings`,
+      { acceptStatuses: [404] },
+    ),
+    client.request<Record<string, { mappings?: Record<string, unknown> }> & { status?: number }>(
+      'GET',
+      `/${index}/_mapping`,
+      { acceptStatuses: [404] },
+    ),
   ]);
   if (settings?.status === 404 || mappings?.status === 404) return null;
   return { settings: settings[index]?.settings?.index ?? {}, mappings: mappings[index]?.mappings ?? {} };

@@ -98,8 +98,17 @@ function metadataBytesUpperBound(metadata: ChunkDocument['metadata'], keys: stri
 }
 
 function textBytesUpperBound(chunk: ChunkDocument): number {
-  const strings = chunk.text.length + chunk.title.length + chunk.filename.length + chunk.heading_path.reduce((sum, heading) => sum + heading.length + 3, 0);
-  const ids = chunk.chunk_id.length * 2 + chunk.document_id.length * 2 + chunk.knowledge_base_id.length + chunk.embedder.length + 32;
+  const strings =
+    chunk.text.length +
+    chunk.title.length +
+    chunk.filename.length +
+    chunk.heading_path.reduce((sum, heading) => sum + heading.length + 3, 0);
+  const ids =
+    chunk.chunk_id.length * 2 +
+    chunk.document_id.length * 2 +
+    chunk.knowledge_base_id.length +
+    chunk.embedder.length +
+    32;
   // Sentence vectors are base64 of 4 bytes per component.
   const components = (chunk.sentence_embeddings ?? []).reduce((sum, vector) => sum + vector.length, 0);
   const sentences = Math.ceil((components * 16) / 3) + 8;
@@ -143,7 +152,8 @@ export interface BulkResponse {
 export function bulkFailure(response: BulkResponse): Error {
   const failed = response.items.map((item) => Object.values(item)[0]).find((result) => result.error);
   const error = failed?.error ?? { type: 'unknown', reason: '' };
-  if (isWriteBlock(error.type, failed?.status, error.reason)) return new SearchIndexReadOnlyError(safeReason(error.reason) ?? error.type);
+  if (isWriteBlock(error.type, failed?.status, error.reason))
+    return new SearchIndexReadOnlyError(safeReason(error.reason) ?? error.type);
   if (/limit of total fields/i.test(error.reason)) {
     // Each distinct metadata key (per type) is a field of the shared chunk index, which has a ceiling.
     return new BadRequestError(
@@ -151,7 +161,10 @@ export function bulkFailure(response: BulkResponse): Error {
     );
   }
   if (failed && (failed.status === 429 || failed.status >= 500)) {
-    return new UpstreamUnavailableError('opensearch', 'the search engine is overloaded or failing; nothing was stored; retry later');
+    return new UpstreamUnavailableError(
+      'opensearch',
+      'the search engine is overloaded or failing; nothing was stored; retry later',
+    );
   }
   return new ChunkIndexingError(`chunk indexing failed: ${error.type}: ${safeReason(error.reason) ?? ''}`);
 }
@@ -164,7 +177,10 @@ export function bulkFailure(response: BulkResponse): Error {
 export async function indexChunks(client: SearchClient, alias: string, chunks: ChunkDocument[]): Promise<void> {
   for (const batch of bulkBatches(chunks)) {
     // Idempotent: every chunk has its own id, so a bulk sent twice writes the same documents twice.
-    const response = await client.request<BulkResponse>('POST', '/_bulk', { bulkBody: bulkLines(alias, batch), idempotent: true });
+    const response = await client.request<BulkResponse>('POST', '/_bulk', {
+      bulkBody: bulkLines(alias, batch),
+      idempotent: true,
+    });
     if (response.errors) throw bulkFailure(response);
   }
 }
@@ -179,7 +195,10 @@ export async function refreshChunks(client: SearchClient, alias: string): Promis
  */
 async function deleteChunksWhere(client: SearchClient, targets: string, query: object): Promise<number> {
   // `targets`: the alias, or every index of its family (a comma-separated list; one dropped meanwhile is skipped).
-  await client.request('POST', `/${targets}/_refresh`, { querystring: { ignore_unavailable: true, allow_no_indices: true }, idempotent: true });
+  await client.request('POST', `/${targets}/_refresh`, {
+    querystring: { ignore_unavailable: true, allow_no_indices: true },
+    idempotent: true,
+  });
   // Idempotent: sent twice, the second finds less to delete and the end state is the same (only its count differs).
   const response = await client.request<{ deleted: number }>('POST', `/${targets}/_delete_by_query`, {
     querystring: { refresh: true, conflicts: 'proceed', ignore_unavailable: true, allow_no_indices: true },
@@ -195,15 +214,24 @@ async function deleteChunksWhere(client: SearchClient, targets: string, query: o
  */
 export function chunkVersionQuery(documentId: string, version: number): object {
   return version === 0
-    ? { bool: { filter: [{ term: { document_id: documentId } }], must_not: [{ exists: { field: 'document_version' } }] } }
+    ? {
+        bool: {
+          filter: [{ term: { document_id: documentId } }],
+          must_not: [{ exists: { field: 'document_version' } }],
+        },
+      }
     : { bool: { filter: [{ term: { document_id: documentId } }, { term: { document_version: version } }] } };
 }
 
 export const deleteChunksOfDocument = (client: SearchClient, alias: string, documentId: string) =>
   deleteChunksWhere(client, alias, { term: { document_id: documentId } });
 
-export const deleteChunksOfDocumentVersion = (client: SearchClient, alias: string, documentId: string, version: number) =>
-  deleteChunksWhere(client, alias, chunkVersionQuery(documentId, version));
+export const deleteChunksOfDocumentVersion = (
+  client: SearchClient,
+  alias: string,
+  documentId: string,
+  version: number,
+) => deleteChunksWhere(client, alias, chunkVersionQuery(documentId, version));
 
 export const deleteChunksOfKnowledgeBase = (client: SearchClient, alias: string, knowledgeBaseId: string) =>
   deleteChunksWhere(client, alias, { term: { knowledge_base_id: knowledgeBaseId } });
@@ -236,7 +264,11 @@ export interface ChunkGroup {
  * Chunk counts per (document, KB, version) over the whole index, or some KBs, paged with a composite aggregation: what
  * `kbqa doctor` compares with the document records. An admin scan, never on a request path.
  */
-export async function listChunkGroups(client: SearchClient, alias: string, knowledgeBaseIds?: string[]): Promise<ChunkGroup[]> {
+export async function listChunkGroups(
+  client: SearchClient,
+  alias: string,
+  knowledgeBaseIds?: string[],
+): Promise<ChunkGroup[]> {
   const groups: ChunkGroup[] = [];
   let after: Record<string, unknown> | undefined;
   for (;;) {
@@ -267,14 +299,23 @@ export async function listChunkGroups(client: SearchClient, alias: string, knowl
               ],
               ...(after ? { after } : {}),
             },
-            aggs: { last_indexed: { max: { field: 'indexed_at' } }, first_chunk: { filter: { term: { chunk_index: 0 } } } },
+            aggs: {
+              last_indexed: { max: { field: 'indexed_at' } },
+              first_chunk: { filter: { term: { chunk_index: 0 } } },
+            },
           },
         },
       },
     });
     const { buckets, after_key: afterKey } = response.aggregations.groups;
     for (const bucket of buckets) {
-      groups.push({ ...bucket.key, document_version: bucket.key.document_version ?? 0, chunks: bucket.doc_count, last_indexed_ms: bucket.last_indexed.value ?? 0, has_first_chunk: bucket.first_chunk.doc_count > 0 });
+      groups.push({
+        ...bucket.key,
+        document_version: bucket.key.document_version ?? 0,
+        chunks: bucket.doc_count,
+        last_indexed_ms: bucket.last_indexed.value ?? 0,
+        has_first_chunk: bucket.first_chunk.doc_count > 0,
+      });
     }
     if (buckets.length === 0 || !afterKey) return groups;
     after = afterKey;

@@ -56,12 +56,27 @@ export interface SearchClientOptions {
  * Endpoints whose POST only reads (a body too big for a query string): the first path segment starting with `_`
  * names the endpoint (`/kbqa-chunks/_search`, `/_validate/query`; `/index/_doc/_search` is a write of id _search).
  */
-const READ_ENDPOINTS = new Set(['_search', '_count', '_mget', '_msearch', '_analyze', '_explain', '_field_caps', '_validate', '_termvectors', '_mtermvectors', '_render']);
+const READ_ENDPOINTS = new Set([
+  '_search',
+  '_count',
+  '_mget',
+  '_msearch',
+  '_analyze',
+  '_explain',
+  '_field_caps',
+  '_validate',
+  '_termvectors',
+  '_mtermvectors',
+  '_render',
+]);
 
 export function isRead(method: string, path: string): boolean {
   if (method === 'GET' || method === 'HEAD') return true;
   if (method !== 'POST') return false;
-  const endpoint = path.split('?')[0].split('/').find((segment) => segment.startsWith('_'));
+  const endpoint = path
+    .split('?')[0]
+    .split('/')
+    .find((segment) => segment.startsWith('_'));
   return endpoint !== undefined && READ_ENDPOINTS.has(endpoint);
 }
 
@@ -74,7 +89,10 @@ const neverSent = new WeakSet<object>();
  * once its socket is connected (a reused keep-alive socket is): conservative for TLS, whose handshake comes after.
  */
 class SentOrNotConnection extends Connection {
-  override request(params: Parameters<Connection['request']>[0], callback: Parameters<Connection['request']>[1]): ClientRequest {
+  override request(
+    params: Parameters<Connection['request']>[0],
+    callback: Parameters<Connection['request']>[1],
+  ): ClientRequest {
     let connected = false;
     const request = super.request(params, (error, response) => {
       if (error && !connected) neverSent.add(error);
@@ -132,10 +150,12 @@ export function createSearchClient(options: SearchClientOptions): SearchClient {
           );
           return response.body as T;
         } catch (error) {
-          if (attempt >= maxAttempts || !worthAnotherNode(error, idempotent, isRead(method, path))) throw classify(error, method, path);
+          if (attempt >= maxAttempts || !worthAnotherNode(error, idempotent, isRead(method, path)))
+            throw classify(error, method, path);
           // The pool marks a node dead on its own for connection trouble and 502/503/504, not for a 500 naming the
           // node's trouble: the next attempt must not land on it again.
-          if (error instanceof errors.ResponseError && error.meta?.meta?.connection) client.connectionPool.markDead(error.meta.meta.connection);
+          if (error instanceof errors.ResponseError && error.meta?.meta?.connection)
+            client.connectionPool.markDead(error.meta.meta.connection);
         }
       }
     },
@@ -144,7 +164,12 @@ export function createSearchClient(options: SearchClientOptions): SearchClient {
 }
 
 /** 5xx error types that blame the node that answered (it is closing, or lost its cluster), not the request. */
-const NODE_FAULT_TYPES = new Set(['node_closed_exception', 'node_not_connected_exception', 'node_disconnected_exception', 'connect_transport_exception']);
+const NODE_FAULT_TYPES = new Set([
+  'node_closed_exception',
+  'node_not_connected_exception',
+  'node_disconnected_exception',
+  'connect_transport_exception',
+]);
 
 /**
  * Whether a failed attempt may go to another node. A request that never reached one always may. Otherwise only an
@@ -187,7 +212,11 @@ export interface OpenSearchFailure {
  * write, the cluster-wide read-only ones). Not the 503 ones (no cluster manager, state not recovered: an outage
  * like any other), nor a read or metadata block.
  */
-export function isWriteBlock(type: string | undefined, status: number | undefined, reason: string | undefined): boolean {
+export function isWriteBlock(
+  type: string | undefined,
+  status: number | undefined,
+  reason: string | undefined,
+): boolean {
   if (type !== 'cluster_block_exception') return false;
   if (status === 429) return true;
   const text = reason ?? '';
@@ -250,22 +279,32 @@ function classify(error: unknown, method: string, path: string): Error {
     const requestFault = chain.some((entry) => entry.type !== undefined && REQUEST_FAULT_TYPES.has(entry.type));
     // A 403 too: an index.blocks.write block is no more a kbqa bug than a full disk is. _delete_by_query names it
     // in its per-document failures instead.
-    if (isWriteBlock(type, status, root?.reason)) return new SearchIndexReadOnlyError(reason ?? type ?? 'cluster_block_exception');
+    if (isWriteBlock(type, status, root?.reason))
+      return new SearchIndexReadOnlyError(reason ?? type ?? 'cluster_block_exception');
     const failures = typeof body === 'object' && body !== null ? (body as { failures?: unknown }).failures : undefined;
     const blocked = Array.isArray(failures)
-      ? (failures as Array<{ status?: number; cause?: OpenSearchErrorBody } | null>).find((failure) => isWriteBlock(failure?.cause?.type, failure?.status, failure?.cause?.reason))
+      ? (failures as Array<{ status?: number; cause?: OpenSearchErrorBody } | null>).find((failure) =>
+          isWriteBlock(failure?.cause?.type, failure?.status, failure?.cause?.reason),
+        )
       : undefined;
     if (blocked) return new SearchIndexReadOnlyError(safeReason(blocked.cause?.reason) ?? 'cluster_block_exception');
     // The security plugin refusing kbqa's credentials (401) or privileges (403 security_exception) is the
     // deployment's fault, not the request's: unavailable until an operator fixes it; the log names the reason.
-    const refusedCredentials = status === 401 || (status === 403 && chain.some((entry) => entry.type === 'security_exception'));
+    const refusedCredentials =
+      status === 401 || (status === 403 && chain.some((entry) => entry.type === 'security_exception'));
     if (((status >= 500 || status === 429) && !requestFault) || refusedCredentials) {
       const cause: OpenSearchFailure = { name: 'ResponseError', status, type, reason };
       return new UpstreamUnavailableError('opensearch', 'the search engine is unavailable; retry later', { cause });
     }
-    return new OpenSearchRequestError(status, type, reason, `${method} ${path} → ${status}: ${type ?? ''} ${reason ?? ''}`.trim());
+    return new OpenSearchRequestError(
+      status,
+      type,
+      reason,
+      `${method} ${path} → ${status}: ${type ?? ''} ${reason ?? ''}`.trim(),
+    );
   }
   // Any other client error (serialisation, a response that is not JSON) may carry the data it choked on: keep its name.
-  if (error instanceof errors.OpenSearchClientError) return new Error(`${method} ${path}: OpenSearch client ${error.name}`);
+  if (error instanceof errors.OpenSearchClientError)
+    return new Error(`${method} ${path}: OpenSearch client ${error.name}`);
   return error instanceof Error ? error : new Error(String(error));
 }

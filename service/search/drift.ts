@@ -13,7 +13,15 @@ import {
 export interface Drift {
   /** The file (relative to the assets directory) or setting that differs from what the cluster runs. */
   asset: string;
-  kind: 'analysis' | 'mappings' | 'version' | 'embedder' | 'chunking' | 'index_template' | 'ingest_pipeline' | 'search_pipeline';
+  kind:
+    | 'analysis'
+    | 'mappings'
+    | 'version'
+    | 'embedder'
+    | 'chunking'
+    | 'index_template'
+    | 'ingest_pipeline'
+    | 'search_pipeline';
   detail: string;
 }
 
@@ -36,7 +44,11 @@ export function flatten(value: unknown, prefix = '', into = new Map<string, stri
 }
 
 /** Up to three differences between two flattened values, in words. */
-export function differences(expected: Map<string, string>, actual: Map<string, string>, ignore: (path: string) => boolean = () => false): string[] {
+export function differences(
+  expected: Map<string, string>,
+  actual: Map<string, string>,
+  ignore: (path: string) => boolean = () => false,
+): string[] {
   const found: string[] = [];
   for (const [path, value] of expected) {
     if (ignore(path)) continue;
@@ -44,7 +56,8 @@ export function differences(expected: Map<string, string>, actual: Map<string, s
     if (other === undefined) found.push(`${path}: missing in the cluster (file: ${value})`);
     else if (other !== value) found.push(`${path}: cluster ${other}, file ${value}`);
   }
-  for (const [path, value] of actual) if (!ignore(path) && !expected.has(path)) found.push(`${path}: ${value} in the cluster, not in the file`);
+  for (const [path, value] of actual)
+    if (!ignore(path) && !expected.has(path)) found.push(`${path}: ${value} in the cluster, not in the file`);
   return found;
 }
 
@@ -52,11 +65,17 @@ function summary(found: string[]): string {
   return found.length <= 3 ? found.join('; ') : `${found.slice(0, 3).join('; ')}; and ${found.length - 3} more`;
 }
 
-const DYNAMIC_METADATA = ['str', 'num', 'bool', 'date'].map((type) => `properties.metadata.properties.${type}.properties.`);
+const DYNAMIC_METADATA = ['str', 'num', 'bool', 'date'].map(
+  (type) => `properties.metadata.properties.${type}.properties.`,
+);
 
 /** Mapping paths start-up and migrations set per index: the embedder's dimension, and (template v1) metadata keys mapped as they come. */
 function perIndexMappingPath(path: string): boolean {
-  return path === 'properties.embedding.dimension' || path.startsWith('_meta') || DYNAMIC_METADATA.some((prefix) => path.startsWith(prefix));
+  return (
+    path === 'properties.embedding.dimension' ||
+    path.startsWith('_meta') ||
+    DYNAMIC_METADATA.some((prefix) => path.startsWith(prefix))
+  );
 }
 
 /** `type: object` beside `properties` is implied: OpenSearch does not return it. */
@@ -96,7 +115,11 @@ export async function indexDrift(
   const drift: Drift[] = [];
   const file = assets.templateFile;
   if (meta && meta.template_version < assets.version) {
-    drift.push({ asset: file, kind: 'version', detail: `${index} is built from template v${meta.template_version}; the current template is v${assets.version}` });
+    drift.push({
+      asset: file,
+      kind: 'version',
+      detail: `${index} is built from template v${meta.template_version}; the current template is v${assets.version}`,
+    });
   }
   if (meta && meta.embedder.name !== embedder.modelName) {
     drift.push({
@@ -114,49 +137,100 @@ export async function indexDrift(
       detail: `${index}'s chunks are ${describeChunking(built)}; configured: ${describeChunking(configured)}`,
     });
   }
-  const analysis = differences(flatten(assets.template.template.settings.analysis ?? {}), flatten(definition.settings.analysis ?? {}));
-  if (analysis.length > 0) drift.push({ asset: file, kind: 'analysis', detail: `${index}'s analysis differs from the file: ${summary(analysis.map((path) => `analysis.${path}`))}` });
+  const analysis = differences(
+    flatten(assets.template.template.settings.analysis ?? {}),
+    flatten(definition.settings.analysis ?? {}),
+  );
+  if (analysis.length > 0)
+    drift.push({
+      asset: file,
+      kind: 'analysis',
+      detail: `${index}'s analysis differs from the file: ${summary(analysis.map((path) => `analysis.${path}`))}`,
+    });
   const mappings = differences(
     withoutImpliedObjectTypes(flatten(assets.template.template.mappings)),
     withoutImpliedObjectTypes(flatten(definition.mappings)),
     perIndexMappingPath,
   );
-  if (mappings.length > 0) drift.push({ asset: file, kind: 'mappings', detail: `${index}'s mappings differ from the file: ${summary(mappings)}` });
+  if (mappings.length > 0)
+    drift.push({
+      asset: file,
+      kind: 'mappings',
+      detail: `${index}'s mappings differ from the file: ${summary(mappings)}`,
+    });
   return drift;
 }
 
 /** The cluster's index template, ingest pipelines and search pipelines against the files (and the configured fusion). */
-export async function clusterAssetDrift(client: SearchClient, assets: SearchAssets, settings: SearchAssetSettings): Promise<Drift[]> {
+export async function clusterAssetDrift(
+  client: SearchClient,
+  assets: SearchAssets,
+  settings: SearchAssetSettings,
+): Promise<Drift[]> {
   const drift: Drift[] = [];
   const templateName = chunkTemplateName(assets.version, settings.alias);
-  const installed = await client.request<{ index_templates?: Array<{ index_template: Record<string, unknown> & { template?: { settings?: Record<string, unknown>; mappings?: unknown } } }> }>(
-    'GET',
-    `/_index_template/${templateName}`,
-    { acceptStatuses: [404] },
-  );
+  const installed = await client.request<{
+    index_templates?: Array<{
+      index_template: Record<string, unknown> & {
+        template?: { settings?: Record<string, unknown>; mappings?: unknown };
+      };
+    }>;
+  }>('GET', `/_index_template/${templateName}`, { acceptStatuses: [404] });
   const cluster = installed?.index_templates?.[0]?.index_template;
   const rendered = renderedTemplate(assets, settings.alias);
   if (!cluster) {
-    drift.push({ asset: assets.templateFile, kind: 'index_template', detail: `the index template ${templateName} is not installed (start the API to install it)` });
+    drift.push({
+      asset: assets.templateFile,
+      kind: 'index_template',
+      detail: `the index template ${templateName} is not installed (start the API to install it)`,
+    });
   } else {
     const found = [
-      ...differences(settingsPaths(rendered.template.settings), settingsPaths(cluster.template?.settings ?? {})).map((text) => `settings.${text}`),
-      ...differences(withoutImpliedObjectTypes(flatten(rendered.template.mappings)), withoutImpliedObjectTypes(flatten(cluster.template?.mappings ?? {}))).map(
-        (text) => `mappings.${text}`,
+      ...differences(settingsPaths(rendered.template.settings), settingsPaths(cluster.template?.settings ?? {})).map(
+        (text) => `settings.${text}`,
       ),
-      ...differences(flatten({ index_patterns: rendered.index_patterns, priority: rendered.priority, version: rendered.version }), flatten({ index_patterns: cluster.index_patterns, priority: cluster.priority, version: cluster.version })),
+      ...differences(
+        withoutImpliedObjectTypes(flatten(rendered.template.mappings)),
+        withoutImpliedObjectTypes(flatten(cluster.template?.mappings ?? {})),
+      ).map((text) => `mappings.${text}`),
+      ...differences(
+        flatten({ index_patterns: rendered.index_patterns, priority: rendered.priority, version: rendered.version }),
+        flatten({ index_patterns: cluster.index_patterns, priority: cluster.priority, version: cluster.version }),
+      ),
     ];
-    if (found.length > 0) drift.push({ asset: assets.templateFile, kind: 'index_template', detail: `the installed template ${templateName} differs from the file: ${summary(found)}` });
+    if (found.length > 0)
+      drift.push({
+        asset: assets.templateFile,
+        kind: 'index_template',
+        detail: `the installed template ${templateName} differs from the file: ${summary(found)}`,
+      });
   }
   for (const pipeline of assets.ingestPipelines) {
-    const body = await client.request<Record<string, unknown>>('GET', `/_ingest/pipeline/${pipeline.name}`, { acceptStatuses: [404] });
-    const found = body?.[pipeline.name] === undefined ? ['not installed'] : differences(flatten(pipeline.body), flatten(body[pipeline.name]));
-    if (found.length > 0) drift.push({ asset: pipeline.file, kind: 'ingest_pipeline', detail: `the ingest pipeline ${pipeline.name} differs from the file: ${summary(found)}` });
+    const body = await client.request<Record<string, unknown>>('GET', `/_ingest/pipeline/${pipeline.name}`, {
+      acceptStatuses: [404],
+    });
+    const found =
+      body?.[pipeline.name] === undefined
+        ? ['not installed']
+        : differences(flatten(pipeline.body), flatten(body[pipeline.name]));
+    if (found.length > 0)
+      drift.push({
+        asset: pipeline.file,
+        kind: 'ingest_pipeline',
+        detail: `the ingest pipeline ${pipeline.name} differs from the file: ${summary(found)}`,
+      });
   }
   for (const [name, expected] of Object.entries(searchPipelineBodies(settings))) {
-    const body = await client.request<Record<string, unknown>>('GET', `/_search/pipeline/${name}`, { acceptStatuses: [404] });
+    const body = await client.request<Record<string, unknown>>('GET', `/_search/pipeline/${name}`, {
+      acceptStatuses: [404],
+    });
     const found = body?.[name] === undefined ? ['not installed'] : differences(flatten(expected), flatten(body[name]));
-    if (found.length > 0) drift.push({ asset: assets.searchPipelineFile, kind: 'search_pipeline', detail: `the search pipeline ${name} differs from the file as configured: ${summary(found)}` });
+    if (found.length > 0)
+      drift.push({
+        asset: assets.searchPipelineFile,
+        kind: 'search_pipeline',
+        detail: `the search pipeline ${name} differs from the file as configured: ${summary(found)}`,
+      });
   }
   return drift;
 }

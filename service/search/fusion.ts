@@ -37,7 +37,10 @@ export function countingField(fields: Bm25Field[]): string {
 }
 
 /** pagination_depth and k for a request (see the top of this file). */
-export function sideDepths(tuning: Pick<HybridTuning, 'bm25Depth' | 'knnDepth'>, request: { depth: number; size: number }) {
+export function sideDepths(
+  tuning: Pick<HybridTuning, 'bm25Depth' | 'knnDepth'>,
+  request: { depth: number; size: number },
+) {
   const requested = Math.max(request.depth, request.size);
   const paginationDepth = tuning.bm25Depth ?? requested;
   return { paginationDepth, k: Math.min(tuning.knnDepth ?? requested, paginationDepth) };
@@ -83,7 +86,9 @@ export interface SearchPipelineBody {
 }
 
 /** What a pipeline without a file to start from (an inline one) fuses with: the RRF processor, filled in below. */
-const BARE_RRF_PIPELINE: SearchPipelineBody = { phase_results_processors: [{ 'score-ranker-processor': { combination: { technique: 'rrf' } } }] };
+const BARE_RRF_PIPELINE: SearchPipelineBody = {
+  phase_results_processors: [{ 'score-ranker-processor': { combination: { technique: 'rrf' } } }],
+};
 
 /**
  * The search pipeline for a tuning. `base` is the versioned file (search-pipelines/kbqa-hybrid-rrf.v1.json) for the
@@ -92,12 +97,18 @@ const BARE_RRF_PIPELINE: SearchPipelineBody = { phase_results_processors: [{ 'sc
  * hybrid_score_explanation response processor is added: each hit's `_explanation` then lists the per-side
  * normalized scores (1 / (rank_constant + rank) for rrf, which sideRanksFromExplanation reads back).
  */
-export function renderHybridPipeline(tuning: PipelineTuning, explain: boolean, base: SearchPipelineBody = BARE_RRF_PIPELINE): SearchPipelineBody {
+export function renderHybridPipeline(
+  tuning: PipelineTuning,
+  explain: boolean,
+  base: SearchPipelineBody = BARE_RRF_PIPELINE,
+): SearchPipelineBody {
   const pipeline = structuredClone(base);
   if (tuning.fusion === 'rrf') {
     for (const processor of pipeline.phase_results_processors) {
-      const combination = (processor['score-ranker-processor'] as { combination?: { rank_constant?: number; parameters?: Record<string, unknown> } } | undefined)
-        ?.combination;
+      const combination = (
+        processor['score-ranker-processor'] as
+          { combination?: { rank_constant?: number; parameters?: Record<string, unknown> } } | undefined
+      )?.combination;
       if (!combination) continue;
       combination.rank_constant = tuning.rankConstant;
       combination.parameters = { ...combination.parameters, weights: tuning.weights.map(weightAsDouble) };
@@ -110,7 +121,8 @@ export function renderHybridPipeline(tuning: PipelineTuning, explain: boolean, b
         `(KBQA_HYBRID_FUSION=${tuning.fusion}, weights [bm25, knn] from KBQA_RRF_WEIGHTS); the file holds the default, RRF.`;
     }
   }
-  if (explain) pipeline.response_processors = [...(pipeline.response_processors ?? []), { hybrid_score_explanation: {} }];
+  if (explain)
+    pipeline.response_processors = [...(pipeline.response_processors ?? []), { hybrid_score_explanation: {} }];
   return pipeline;
 }
 

@@ -2,7 +2,15 @@
 import type { Config } from '../config.ts';
 import { applySearchAssets } from './applyAssets.ts';
 import { CHUNKS_ALIAS, chunkIndexName, loadSearchAssets, type SearchAssetSettings } from './assets.ts';
-import { countChunks, deleteChunksOfDocument, deleteChunksOfDocumentVersion, listChunkGroups, deleteChunksOfKnowledgeBase, refreshChunks, type ChunkDocument } from './chunks.ts';
+import {
+  countChunks,
+  deleteChunksOfDocument,
+  deleteChunksOfDocumentVersion,
+  listChunkGroups,
+  deleteChunksOfKnowledgeBase,
+  refreshChunks,
+  type ChunkDocument,
+} from './chunks.ts';
 import { startBulkCoalescer } from './bulkCoalescer.ts';
 import { startRefresher } from './refresher.ts';
 import { createSearchClient, type SearchClientOptions } from './client.ts';
@@ -33,7 +41,8 @@ const DRIFT_TTL_MS = 5_000;
 /** A retrieval request, optionally bound to the concrete index it was embedded for (servingIndex()). */
 export type IndexedRetrievalRequest = RetrievalRequest & { index?: string };
 
-export interface SearchIndexOptions extends SearchAssetSettings, Pick<SearchClientOptions, 'auth' | 'caFile' | 'resurrectAfterMs'> {
+export interface SearchIndexOptions
+  extends SearchAssetSettings, Pick<SearchClientOptions, 'auth' | 'caFile' | 'resurrectAfterMs'> {
   /** The BM25 side's fields and each side's depth (fusion.ts HybridTuning); unset: text and title, the request's depth. */
   bm25Fields?: Bm25Field[];
   sentenceWeight?: number;
@@ -54,7 +63,10 @@ export type SearchIndex = ReturnType<typeof openSearchIndex>;
  * `embedder.dimensions` is read only when an index must be created for it (or drift named with it): pass a getter
  * when they may be unknown yet (an OpenAI-compatible model down since start-up), never a value read at start-up.
  */
-export function openConfiguredSearchIndex(config: Config, embedder: { readonly modelName: string; readonly dimensions: number }): SearchIndex {
+export function openConfiguredSearchIndex(
+  config: Config,
+  embedder: { readonly modelName: string; readonly dimensions: number },
+): SearchIndex {
   return openSearchIndex({
     url: config.opensearch.url,
     urls: config.opensearch.urls,
@@ -174,8 +186,14 @@ export function openSearchIndex(options: SearchIndexOptions) {
       if ((await serving.family()).includes(index)) return false;
       const meta = await indexMeta(client, index);
       if (meta !== null) return false;
-      await client.request('POST', `/${index}/_refresh`, { querystring: { ignore_unavailable: true }, idempotent: true });
-      const [all, own] = await Promise.all([countChunks(client, index), countChunks(client, index, { document_id: documentId, document_version: version })]);
+      await client.request('POST', `/${index}/_refresh`, {
+        querystring: { ignore_unavailable: true },
+        idempotent: true,
+      });
+      const [all, own] = await Promise.all([
+        countChunks(client, index),
+        countChunks(client, index, { document_id: documentId, document_version: version }),
+      ]);
       if (all !== own) return false;
       await client.request('DELETE', `/${index}`, { acceptStatuses: [404], idempotent: true });
       return true;
@@ -195,21 +213,33 @@ export function openSearchIndex(options: SearchIndexOptions) {
     deleteChunksOfDocument: (documentId: string) =>
       writeBlock.assertWritable().then(async () => deleteChunksOfDocument(client, await deleteTargets(), documentId)),
     deleteChunksOfDocumentVersion: (documentId: string, version: number) =>
-      writeBlock.assertWritable().then(async () => deleteChunksOfDocumentVersion(client, await deleteTargets(), documentId, version)),
+      writeBlock
+        .assertWritable()
+        .then(async () => deleteChunksOfDocumentVersion(client, await deleteTargets(), documentId, version)),
     deleteChunksOfKnowledgeBase: (knowledgeBaseId: string) =>
-      writeBlock.assertWritable().then(async () => deleteChunksOfKnowledgeBase(client, await deleteTargets(), knowledgeBaseId)),
+      writeBlock
+        .assertWritable()
+        .then(async () => deleteChunksOfKnowledgeBase(client, await deleteTargets(), knowledgeBaseId)),
     listChunkGroups: (knowledgeBaseIds?: string[]) => listChunkGroups(client, alias, knowledgeBaseIds),
     /** A document version's first `limit` passages in reading order, and how many it has. */
-    documentPassages: (documentId: string, version: number, limit: number) => listDocumentPassages(client, alias, documentId, version, limit),
-    countChunks: (filter?: { document_id?: string; knowledge_base_id?: string; document_version?: number }) => countChunks(client, alias, filter),
+    documentPassages: (documentId: string, version: number, limit: number) =>
+      listDocumentPassages(client, alias, documentId, version, limit),
+    countChunks: (filter?: { document_id?: string; knowledge_base_id?: string; document_version?: number }) =>
+      countChunks(client, alias, filter),
     // Each query runs on one concrete index (request.index, else the one served now): never on two during a swap.
     // An override (kbqa eval --sweep) changes knobs for this request alone; a different fusion goes inline (retrieval.ts).
-    hybridSearch: async (request: IndexedRetrievalRequest, override?: Partial<HybridTuning>, options?: { inlinePipeline?: boolean }) =>
-      hybridSearch(client, await searched(request), request, tuning, override, options),
-    lexicalSearch: async (request: IndexedRetrievalRequest) => lexicalSearch(client, await searched(request), request, tuning.bm25Fields),
+    hybridSearch: async (
+      request: IndexedRetrievalRequest,
+      override?: Partial<HybridTuning>,
+      options?: { inlinePipeline?: boolean },
+    ) => hybridSearch(client, await searched(request), request, tuning, override, options),
+    lexicalSearch: async (request: IndexedRetrievalRequest) =>
+      lexicalSearch(client, await searched(request), request, tuning.bm25Fields),
     /** What the BM25 side sends for a question (bounded to MAX_LEXICAL_TERMS terms). */
-    lexicalQueryText: async (question: string) => lexicalQueryText(client, (await serving.current()).index, question, tuning.bm25Fields),
-    vectorSearch: async (request: IndexedRetrievalRequest) => vectorSearch(client, await searched(request), request, tuning.sentenceWeight),
+    lexicalQueryText: async (question: string) =>
+      lexicalQueryText(client, (await serving.current()).index, question, tuning.bm25Fields),
+    vectorSearch: async (request: IndexedRetrievalRequest) =>
+      vectorSearch(client, await searched(request), request, tuning.sentenceWeight),
     problem: () => searchEngineProblem(client),
     listPluginsAndModules: () => listPluginsAndModules(client),
     /** Snapshot repositories, snapshots and restores of the chunk indices: for `kbqa backup` only. */
@@ -233,4 +263,9 @@ export type { Drift } from './drift.ts';
 export { MIGRATE_COMMAND } from './drift.ts';
 export { INDEX_DRIFT_KINDS, resolvingCommand } from './indexAdmin.ts';
 export type { ChunkIndexMeta } from './chunkIndices.ts';
-export { CHUNKS_INGEST_PIPELINE, CHUNKS_TEMPLATE, HYBRID_EXPLAIN_SEARCH_PIPELINE, HYBRID_SEARCH_PIPELINE } from './assets.ts';
+export {
+  CHUNKS_INGEST_PIPELINE,
+  CHUNKS_TEMPLATE,
+  HYBRID_EXPLAIN_SEARCH_PIPELINE,
+  HYBRID_SEARCH_PIPELINE,
+} from './assets.ts';

@@ -11,7 +11,14 @@ import {
   type SearchAssetSettings,
 } from './assets.ts';
 import { installIndexAssets } from './applyAssets.ts';
-import { aliasIndices, ensureServiceFields, familyIndices, indexMeta, setIndexMeta, type ChunkIndexMeta } from './chunkIndices.ts';
+import {
+  aliasIndices,
+  ensureServiceFields,
+  familyIndices,
+  indexMeta,
+  setIndexMeta,
+  type ChunkIndexMeta,
+} from './chunkIndices.ts';
 import { chunkVersionQuery, documentVersionId, indexChunks, listChunkGroups, type ChunkDocument } from './chunks.ts';
 import { metadataCopyScript } from './metadataLayouts.ts';
 import type { SearchClient } from './client.ts';
@@ -39,7 +46,13 @@ const TASK_POLL_MS = 250;
 export const COPY_TIMEOUT_MS = 10 * 60_000;
 
 /** Drift of the index itself (not of the cluster's assets): only a new index resolves it. */
-export const INDEX_DRIFT_KINDS: ReadonlySet<Drift['kind']> = new Set(['analysis', 'mappings', 'version', 'embedder', 'chunking']);
+export const INDEX_DRIFT_KINDS: ReadonlySet<Drift['kind']> = new Set([
+  'analysis',
+  'mappings',
+  'version',
+  'embedder',
+  'chunking',
+]);
 
 /**
  * The command that resolves this drift, for `kbqa index status` and /readyz alike. The live index being the one
@@ -47,13 +60,23 @@ export const INDEX_DRIFT_KINDS: ReadonlySet<Drift['kind']> = new Set(['analysis'
  * an index's analysis cannot change, so the way out is a new version, then a migration. Search pipelines are
  * installed by start-up as the API's configuration renders them (a migration never touches them).
  */
-export function resolvingCommand(drift: Drift[], live: string | null, target: string, assets: Pick<SearchAssets, 'templateFile' | 'version'>): string | null {
+export function resolvingCommand(
+  drift: Drift[],
+  live: string | null,
+  target: string,
+  assets: Pick<SearchAssets, 'templateFile' | 'version'>,
+): string | null {
   if (drift.length === 0) return null;
   const steps: string[] = [];
   const indexDrift = drift.some((entry) => INDEX_DRIFT_KINDS.has(entry.kind));
-  if (indexDrift && live === target) steps.push(`copy ${assets.templateFile} to index-templates/kbqa-chunks.v${assets.version + 1}.json, then ${MIGRATE_COMMAND}`);
-  else if (indexDrift || drift.some((entry) => entry.kind === 'index_template' || entry.kind === 'ingest_pipeline')) steps.push(MIGRATE_COMMAND);
-  if (drift.some((entry) => entry.kind === 'search_pipeline')) steps.push('restart the API (start-up installs the search pipelines as its configuration renders them)');
+  if (indexDrift && live === target)
+    steps.push(
+      `copy ${assets.templateFile} to index-templates/kbqa-chunks.v${assets.version + 1}.json, then ${MIGRATE_COMMAND}`,
+    );
+  else if (indexDrift || drift.some((entry) => entry.kind === 'index_template' || entry.kind === 'ingest_pipeline'))
+    steps.push(MIGRATE_COMMAND);
+  if (drift.some((entry) => entry.kind === 'search_pipeline'))
+    steps.push('restart the API (start-up installs the search pipelines as its configuration renders them)');
   return steps.join('; ');
 }
 
@@ -65,20 +88,34 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
     if (indices.length === 0) return [];
     const list = indices.join(',');
     const [response, health] = await Promise.all([
-      client.request<{ indices?: Record<string, { primaries: { docs?: { count: number }; segments?: { count: number } }; total: { store?: { size_in_bytes: number }; segments?: { count: number } } }> }>(
-        'GET',
-        `/${list}/_stats/docs,store,segments`,
-        { querystring: { ignore_unavailable: true } },
-      ),
-      client.request<Array<{ index: string; health: string }>>('GET', `/_cat/indices/${list}`, { querystring: { format: 'json', h: 'index,health', ignore_unavailable: true } }),
+      client.request<{
+        indices?: Record<
+          string,
+          {
+            primaries: { docs?: { count: number }; segments?: { count: number } };
+            total: { store?: { size_in_bytes: number }; segments?: { count: number } };
+          }
+        >;
+      }>('GET', `/${list}/_stats/docs,store,segments`, { querystring: { ignore_unavailable: true } }),
+      client.request<Array<{ index: string; health: string }>>('GET', `/_cat/indices/${list}`, {
+        querystring: { format: 'json', h: 'index,health', ignore_unavailable: true },
+      }),
     ]);
     const rows: IndexStats[] = [];
     for (const index of indices) {
       const found = response.indices?.[index];
       if (!found) continue;
-      const distinct = await client.request<{ aggregations: { documents: { value: number } } }>('POST', `/${index}/_search`, {
-        body: { size: 0, track_total_hits: false, aggs: { documents: { cardinality: { field: 'document_id', precision_threshold: 40_000 } } } },
-      });
+      const distinct = await client.request<{ aggregations: { documents: { value: number } } }>(
+        'POST',
+        `/${index}/_search`,
+        {
+          body: {
+            size: 0,
+            track_total_hits: false,
+            aggs: { documents: { cardinality: { field: 'document_id', precision_threshold: 40_000 } } },
+          },
+        },
+      );
       rows.push({
         index,
         chunks: found.primaries.docs?.count ?? 0,
@@ -105,18 +142,26 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
     /** The live index's drift and the cluster's assets' drift against the files, with the configured embedder. */
     async drift(index: string | null, embedder: { modelName: string; dimensions: number }) {
       const assets = loadSearchAssets(settings.assetsDir);
-      return [...(index ? await indexDrift(client, assets, index, embedder, settings.chunking) : []), ...(await clusterAssetDrift(client, assets, settings))];
+      return [
+        ...(index ? await indexDrift(client, assets, index, embedder, settings.chunking) : []),
+        ...(await clusterAssetDrift(client, assets, settings)),
+      ];
     },
     /** One index against the current template file, this embedder and the configured chunking (no cluster assets). */
-    indexDrift: (index: string, embedder: { modelName: string; dimensions: number }) => indexDrift(client, loadSearchAssets(settings.assetsDir), index, embedder, settings.chunking),
+    indexDrift: (index: string, embedder: { modelName: string; dimensions: number }) =>
+      indexDrift(client, loadSearchAssets(settings.assetsDir), index, embedder, settings.chunking),
     /** The ingest pipeline the index runs every chunk through, and the search pipelines queries name. */
     async pipelinesInForce(index: string | null): Promise<{ ingest: string | null; search: string[] }> {
       let ingest: string | null = null;
       if (index) {
-        const body = await client.request<Record<string, { settings?: Record<string, string> }>>('GET', `/${index}/_settings/index.default_pipeline`, {
-          querystring: { flat_settings: true },
-          acceptStatuses: [404],
-        });
+        const body = await client.request<Record<string, { settings?: Record<string, string> }>>(
+          'GET',
+          `/${index}/_settings/index.default_pipeline`,
+          {
+            querystring: { flat_settings: true },
+            acceptStatuses: [404],
+          },
+        );
         ingest = body?.[index]?.settings?.['index.default_pipeline'] ?? null;
       }
       return { ingest, search: [HYBRID_SEARCH_PIPELINE, HYBRID_EXPLAIN_SEARCH_PIPELINE] };
@@ -125,7 +170,11 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
      * Creates a migration's target from the current template file, set up for a fill: no refresh (no small
      * segments, each with its own HNSW graph) and no replicas (written once, copied once at the end).
      */
-    async createFillingIndex(index: string, embedder: { modelName: string; dimensions: number }, migration: ChunkIndexMeta['migration']): Promise<void> {
+    async createFillingIndex(
+      index: string,
+      embedder: { modelName: string; dimensions: number },
+      migration: ChunkIndexMeta['migration'],
+    ): Promise<void> {
       const assets = loadSearchAssets(settings.assetsDir);
       await client.request('PUT', `/${index}`, {
         body: chunkIndexBody(assets, settings, { embedder, replicas: 0, refreshInterval: '-1', migration }),
@@ -143,7 +192,10 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
     installAssets: () => installIndexAssets(client, settings),
     /** Back to fill settings (a resumed or reused target): no refresh, no replicas. */
     async setIndexFilling(index: string): Promise<void> {
-      await client.request('PUT', `/${index}/_settings`, { body: { 'index.refresh_interval': '-1', 'index.number_of_replicas': 0 }, idempotent });
+      await client.request('PUT', `/${index}/_settings`, {
+        body: { 'index.refresh_interval': '-1', 'index.number_of_replicas': 0 },
+        idempotent,
+      });
     },
     /** After a fill: the template's refresh interval and the configured replicas. */
     async finishFilling(index: string): Promise<void> {
@@ -161,13 +213,19 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
         querystring: { wait_for_status: wanted, timeout: `${timeoutSeconds}s` },
         acceptStatuses: [408],
       });
-      if (health.timed_out) throw new UpstreamUnavailableError('opensearch', `${index} did not reach ${wanted} within ${timeoutSeconds} s (it is ${health.status})`);
+      if (health.timed_out)
+        throw new UpstreamUnavailableError(
+          'opensearch',
+          `${index} did not reach ${wanted} within ${timeoutSeconds} s (it is ${health.status})`,
+        );
       return health.status;
     },
     refresh: (index: string) => client.request('POST', `/${index}/_refresh`, { idempotent }),
     /** Chunk groups per document version of one concrete index (exact, paged). */
     versionGroups: (index: string, knowledgeBaseIds?: string[]) => listChunkGroups(client, index, knowledgeBaseIds),
-    countChunks: async (index: string) => (await client.request<{ count: number }>('POST', `/${index}/_count`, { body: { query: { match_all: {} } } })).count,
+    countChunks: async (index: string) =>
+      (await client.request<{ count: number }>('POST', `/${index}/_count`, { body: { query: { match_all: {} } } }))
+        .count,
     /**
      * Distinct documents per KB in one index, exact: the (KB, document) pairs OpenSearch finds, paged with a composite
      * aggregation (a `cardinality` is HyperLogLog++, whose hash collisions undercount a large KB the same way on every
@@ -178,7 +236,11 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
       const documents = new Map<string, number>();
       let after: Record<string, string> | undefined;
       for (;;) {
-        const body = await client.request<{ aggregations: { pairs: { after_key?: Record<string, string>; buckets: Array<{ key: { knowledge_base_id: string } }> } } }>('POST', `/${index}/_search`, {
+        const body = await client.request<{
+          aggregations: {
+            pairs: { after_key?: Record<string, string>; buckets: Array<{ key: { knowledge_base_id: string } }> };
+          };
+        }>('POST', `/${index}/_search`, {
           body: {
             size: 0,
             track_total_hits: false,
@@ -187,7 +249,10 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
               pairs: {
                 composite: {
                   size: 1000,
-                  sources: [{ knowledge_base_id: { terms: { field: 'knowledge_base_id' } } }, { document_id: { terms: { field: 'document_id' } } }],
+                  sources: [
+                    { knowledge_base_id: { terms: { field: 'knowledge_base_id' } } },
+                    { document_id: { terms: { field: 'document_id' } } },
+                  ],
                   ...(after ? { after } : {}),
                 },
               },
@@ -195,7 +260,8 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
           },
         });
         const { buckets, after_key: afterKey } = body.aggregations.pairs;
-        for (const bucket of buckets) documents.set(bucket.key.knowledge_base_id, (documents.get(bucket.key.knowledge_base_id) ?? 0) + 1);
+        for (const bucket of buckets)
+          documents.set(bucket.key.knowledge_base_id, (documents.get(bucket.key.knowledge_base_id) ?? 0) + 1);
         if (buckets.length === 0 || !afterKey) return documents;
         after = afterKey;
       }
@@ -204,7 +270,12 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
      * Copies these document versions' chunks from one index to another with `_reindex` (a task, polled: a big batch
      * outlasts a request timeout). Through the target's default pipeline, like any chunk write.
      */
-    async copyVersions(source: string, target: string, versions: DocumentVersion[], timeoutMs = COPY_TIMEOUT_MS): Promise<number> {
+    async copyVersions(
+      source: string,
+      target: string,
+      versions: DocumentVersion[],
+      timeoutMs = COPY_TIMEOUT_MS,
+    ): Promise<number> {
       if (versions.length === 0) return 0;
       const script = metadataCopyScript(source, target);
       const task = await client.request<{ task: string }>('POST', '/_reindex', {
@@ -227,13 +298,21 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
               `check the cluster's health (kbqa index status), then run ${MIGRATE_COMMAND} again`,
           );
         }
-        const status = await client.request<{ completed: boolean; response?: { created: number; updated: number; failures?: Array<{ cause?: { type?: string; reason?: string } }> }; error?: { type?: string; reason?: string } }>(
-          'GET',
-          `/_tasks/${task.task}`,
-        );
+        const status = await client.request<{
+          completed: boolean;
+          response?: {
+            created: number;
+            updated: number;
+            failures?: Array<{ cause?: { type?: string; reason?: string } }>;
+          };
+          error?: { type?: string; reason?: string };
+        }>('GET', `/_tasks/${task.task}`);
         if (status.completed) {
           const failure = status.error ?? status.response?.failures?.[0]?.cause;
-          if (failure) throw new Error(`_reindex ${source} → ${target} failed: ${failure.type ?? ''} ${failure.reason ?? ''}`.trim());
+          if (failure)
+            throw new Error(
+              `_reindex ${source} → ${target} failed: ${failure.type ?? ''} ${failure.reason ?? ''}`.trim(),
+            );
           return (status.response?.created ?? 0) + (status.response?.updated ?? 0);
         }
         await new Promise((resolve) => setTimeout(resolve, TASK_POLL_MS));
@@ -257,7 +336,12 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
      */
     async swapAlias(from: string[], to: string): Promise<void> {
       await client.request('POST', '/_aliases', {
-        body: { actions: [...from.filter((index) => index !== to).map((index) => ({ remove: { index, alias } })), { add: { index: to, alias, is_write_index: true } }] },
+        body: {
+          actions: [
+            ...from.filter((index) => index !== to).map((index) => ({ remove: { index, alias } })),
+            { add: { index: to, alias, is_write_index: true } },
+          ],
+        },
         idempotent,
       });
     },
@@ -269,7 +353,16 @@ export type IndexAdmin = ReturnType<typeof indexAdminRequests>;
 
 /** Chunks of any of these document versions: one terms clause on the version id, one clause per legacy version 0. */
 function versionsQuery(versions: DocumentVersion[]): object {
-  const ids = versions.filter((entry) => entry.version > 0).map((entry) => documentVersionId(entry.document_id, entry.version));
-  const legacy = versions.filter((entry) => entry.version === 0).map((entry) => chunkVersionQuery(entry.document_id, 0));
-  return { bool: { should: [...(ids.length > 0 ? [{ terms: { document_version_id: ids } }] : []), ...legacy], minimum_should_match: 1 } };
+  const ids = versions
+    .filter((entry) => entry.version > 0)
+    .map((entry) => documentVersionId(entry.document_id, entry.version));
+  const legacy = versions
+    .filter((entry) => entry.version === 0)
+    .map((entry) => chunkVersionQuery(entry.document_id, 0));
+  return {
+    bool: {
+      should: [...(ids.length > 0 ? [{ terms: { document_version_id: ids } }] : []), ...legacy],
+      minimum_should_match: 1,
+    },
+  };
 }

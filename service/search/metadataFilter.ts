@@ -39,7 +39,9 @@ const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d
 export function isoDateInstant(value: string): string | null {
   const match = ISO_DATE.exec(value);
   if (!match) return null;
-  const [year, month, day, hour = 0, minute = 0, second = 0] = match.slice(1, 7).map((part) => (part === undefined ? undefined : Number(part))) as number[];
+  const [year, month, day, hour = 0, minute = 0, second = 0] = match
+    .slice(1, 7)
+    .map((part) => (part === undefined ? undefined : Number(part))) as number[];
   const millisecond = match[7] ? Number(match[7].slice(0, 3).padEnd(3, '0')) : 0;
   if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
   if (day > new Date(Date.UTC(year, month, 0)).getUTCDate()) return null;
@@ -63,7 +65,12 @@ export function isoDateInstant(value: string): string | null {
 export type MetadataType = 'str' | 'num' | 'bool' | 'date';
 
 /** One key of a document's metadata as a chunk carries it: the key, and its value under its type (a date under two). */
-export type MetadataEntry = { key: string } & { str?: string | string[]; num?: number; bool?: boolean; date?: string | string[] };
+export type MetadataEntry = { key: string } & {
+  str?: string | string[];
+  num?: number;
+  bool?: boolean;
+  date?: string | string[];
+};
 
 /** What a chunk carries of its document's metadata: an entry per key (written as its index's layout has it), and the keys. */
 export interface ChunkMetadata {
@@ -82,7 +89,9 @@ export function chunkMetadata(metadata: DocumentMetadata | undefined): ChunkMeta
   const typed = entries.map(([key, value]): MetadataEntry => {
     if (typeof value === 'number') return { key, num: value };
     if (typeof value === 'boolean') return { key, bool: value };
-    const dates = (Array.isArray(value) ? value : [value]).map(isoDateInstant).filter((date): date is string => date !== null);
+    const dates = (Array.isArray(value) ? value : [value])
+      .map(isoDateInstant)
+      .filter((date): date is string => date !== null);
     return dates.length > 0 ? { key, str: value, date: Array.isArray(value) ? dates : dates[0] } : { key, str: value };
   });
   return { metadata: typed, metadata_keys: entries.map(([key]) => key) };

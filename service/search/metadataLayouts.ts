@@ -26,10 +26,12 @@ const TYPES: readonly MetadataType[] = ['str', 'num', 'bool', 'date'];
 const FIRST_PAIRS_VERSION = 2;
 
 /** One clause, or any of several. */
-const anyOf = (clauses: object[]): object => (clauses.length === 1 ? clauses[0] : { bool: { should: clauses, minimum_should_match: 1 } });
+const anyOf = (clauses: object[]): object =>
+  clauses.length === 1 ? clauses[0] : { bool: { should: clauses, minimum_should_match: 1 } };
 
 /** A term for one value, terms for several. */
-const termsOf = (field: string, values: unknown[]): object => (values.length === 1 ? { term: { [field]: values[0] } } : { terms: { [field]: values } });
+const termsOf = (field: string, values: unknown[]): object =>
+  values.length === 1 ? { term: { [field]: values[0] } } : { terms: { [field]: values } };
 
 const SIGN = 1n << 63n;
 const ALL_BITS = (1n << 64n) - 1n;
@@ -52,9 +54,18 @@ function pair(key: string, value: FilterScalar): string {
 
 /** Template v2 on: `metadata.<type>` keywords of `<key>=<value>`. */
 export const KEY_VALUE_PAIRS: MetadataLayout = {
-  holdsAnyOf: (key, values) => anyOf([...valuesByType(values)].map(([type, typed]) => termsOf(`metadata.${type}`, typed.map((value) => pair(key, value))))),
+  holdsAnyOf: (key, values) =>
+    anyOf(
+      [...valuesByType(values)].map(([type, typed]) =>
+        termsOf(
+          `metadata.${type}`,
+          typed.map((value) => pair(key, value)),
+        ),
+      ),
+    ),
   inRange: (key, op, value) => {
-    const [field, bound] = typeof value === 'object' ? ['metadata.date', `${key}=${value.date}`] : ['metadata.num', pair(key, value)];
+    const [field, bound] =
+      typeof value === 'object' ? ['metadata.date', `${key}=${value.date}`] : ['metadata.num', pair(key, value)];
     // Only this key's values: from `<key>=` (inclusive) to `<key>>` (exclusive), the bound on the operator's side.
     const range = op === 'gt' || op === 'gte' ? { [op]: bound, lt: `${key}>` } : { gte: `${key}=`, [op]: bound };
     return { range: { [field]: range } };
@@ -70,9 +81,12 @@ const v1Field = (type: MetadataType, key: string): string => `metadata.${type}.$
 
 /** Template v1: `metadata.<type>.<key>`, one field per key and type. */
 export const TYPED_FIELDS: MetadataLayout = {
-  holdsAnyOf: (key, values) => anyOf([...valuesByType(values)].map(([type, typed]) => termsOf(v1Field(type, key), typed))),
+  holdsAnyOf: (key, values) =>
+    anyOf([...valuesByType(values)].map(([type, typed]) => termsOf(v1Field(type, key), typed))),
   inRange: (key, op, value) =>
-    typeof value === 'object' ? { range: { [v1Field('date', key)]: { [op]: value.date } } } : { range: { [v1Field('num', key)]: { [op]: value } } },
+    typeof value === 'object'
+      ? { range: { [v1Field('date', key)]: { [op]: value.date } } }
+      : { range: { [v1Field('num', key)]: { [op]: value } } },
 };
 
 const INDEX_VERSION = /^kbqa-chunks-v(\d{1,6})-/;
@@ -89,7 +103,8 @@ function keyValuePairs(entries: MetadataEntry[]): Partial<Record<MetadataType, s
   for (const entry of entries) {
     for (const type of TYPES) {
       const value = entry[type];
-      if (value !== undefined) (pairs[type] ??= []).push(...(Array.isArray(value) ? value : [value]).map((item) => pair(entry.key, item)));
+      if (value !== undefined)
+        (pairs[type] ??= []).push(...(Array.isArray(value) ? value : [value]).map((item) => pair(entry.key, item)));
     }
   }
   return pairs;
@@ -176,8 +191,15 @@ if (pairs instanceof Map) {
 }`;
 
 /** The `_reindex` script that converts chunks' metadata from the source index's layout to the target's; null if they share one. */
-export function metadataCopyScript(source: string, target: string): { lang: 'painless'; source: string; params: { types: readonly MetadataType[] } } | null {
+export function metadataCopyScript(
+  source: string,
+  target: string,
+): { lang: 'painless'; source: string; params: { types: readonly MetadataType[] } } | null {
   const [from, to] = [metadataLayoutOf(source), metadataLayoutOf(target)];
   if (from === to) return null;
-  return { lang: 'painless', source: from === TYPED_FIELDS ? FIELDS_TO_PAIRS : PAIRS_TO_FIELDS, params: { types: TYPES } };
+  return {
+    lang: 'painless',
+    source: from === TYPED_FIELDS ? FIELDS_TO_PAIRS : PAIRS_TO_FIELDS,
+    params: { types: TYPES },
+  };
 }

@@ -21,8 +21,16 @@ export interface DocumentPassages {
 
 const PASSAGE_FIELDS = ['chunk_index', 'heading_path', 'page_start', 'page_end', 'text'];
 
-export async function listDocumentPassages(client: SearchClient, alias: string, documentId: string, version: number, limit: number): Promise<DocumentPassages> {
-  const response = await client.request<{ hits: { total: { value: number }; hits: Array<{ _source: Partial<DocumentPassage> }> } }>('POST', `/${alias}/_search`, {
+export async function listDocumentPassages(
+  client: SearchClient,
+  alias: string,
+  documentId: string,
+  version: number,
+  limit: number,
+): Promise<DocumentPassages> {
+  const response = await client.request<{
+    hits: { total: { value: number }; hits: Array<{ _source: Partial<DocumentPassage> }> };
+  }>('POST', `/${alias}/_search`, {
     body: {
       size: limit,
       track_total_hits: true,

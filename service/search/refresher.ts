@@ -32,7 +32,10 @@ export function startRefresher(client: SearchClient, alias: string, minIntervalM
           // dropped meanwhile (`kbqa index drop-old`) is skipped, not a failure of every waiter: a waiter whose own
           // index is gone learns it from its writes, which fail.
           const targets = [...new Set(batch.map((waiter) => waiter.target))].join(',');
-          await client.request('POST', `/${targets}/_refresh`, { querystring: { ignore_unavailable: true, allow_no_indices: true }, idempotent: true });
+          await client.request('POST', `/${targets}/_refresh`, {
+            querystring: { ignore_unavailable: true, allow_no_indices: true },
+            idempotent: true,
+          });
           refreshes += 1;
           for (const waiter of batch) waiter.resolve();
         } catch (error) {

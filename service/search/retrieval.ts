@@ -6,7 +6,14 @@ import { chunkVersionQuery, documentVersionId, type ChunkDocument } from './chun
 import type { SearchClient } from './client.ts';
 import { HYBRID_EXPLAIN_SEARCH_PIPELINE, HYBRID_SEARCH_PIPELINE } from './assets.ts';
 import { DEFAULT_HYBRID_TUNING, type Bm25Field, type HybridTuning } from '../hybridTuning.ts';
-import { countingField, maxLexicalTerms, multiMatchFields, renderHybridPipeline, samePipeline, sideDepths } from './fusion.ts';
+import {
+  countingField,
+  maxLexicalTerms,
+  multiMatchFields,
+  renderHybridPipeline,
+  samePipeline,
+  sideDepths,
+} from './fusion.ts';
 import { metadataFilterQuery, type MetadataFilter } from './metadataFilter.ts';
 import { metadataLayoutOf } from './metadataLayouts.ts';
 
@@ -70,7 +77,10 @@ export interface ChunkVectors {
 }
 
 /** A chunk as a search returns it: the stored fields without the vector, plus how it ranked. */
-export interface RetrievedChunk extends Omit<ChunkDocument, 'embedding' | 'embedder' | 'created_at' | 'document_version' | 'sentence_embeddings'> {
+export interface RetrievedChunk extends Omit<
+  ChunkDocument,
+  'embedding' | 'embedder' | 'created_at' | 'document_version' | 'sentence_embeddings'
+> {
   /** Fused (or single-sided) score as OpenSearch returned it. */
   score: number;
   /** Cosine similarity of the chunk's embedding to the question's, in [0, 1]. */
@@ -115,8 +125,12 @@ function chunkFilter(request: RetrievalRequest, index: string) {
   // The metadata as the searched index stores it: a v1 index (not yet migrated) in fields of its own (metadataLayouts.ts).
   const filter = request.filters ? [kbs, metadataFilterQuery(request.filters, metadataLayoutOf(index))] : [kbs];
   if (!request.hidden?.length) return filter.length === 1 ? kbs : { bool: { filter } };
-  const versionIds = request.hidden.filter((hidden) => hidden.version > 0).map((hidden) => documentVersionId(hidden.document_id, hidden.version));
-  const legacy = request.hidden.filter((hidden) => hidden.version === 0).map((hidden) => chunkVersionQuery(hidden.document_id, 0));
+  const versionIds = request.hidden
+    .filter((hidden) => hidden.version > 0)
+    .map((hidden) => documentVersionId(hidden.document_id, hidden.version));
+  const legacy = request.hidden
+    .filter((hidden) => hidden.version === 0)
+    .map((hidden) => chunkVersionQuery(hidden.document_id, 0));
   const mustNot = [...(versionIds.length > 0 ? [{ terms: { document_version_id: versionIds } }] : []), ...legacy];
   return { bool: { filter, must_not: mustNot } };
 }
@@ -217,7 +231,12 @@ return _score + params.weight * (sentences == 0 ? _score : (1 + best) / 2);
 function vectorQuery(request: RetrievalRequest, index: string, k: number, sentenceWeight: number) {
   const knn = { knn: { embedding: { vector: request.vector, k, filter: chunkFilter(request, index) } } };
   if (sentenceWeight === 0) return knn;
-  return { script_score: { query: knn, script: { source: SENTENCE_SCORE, params: { weight: sentenceWeight, question: request.vector } } } };
+  return {
+    script_score: {
+      query: knn,
+      script: { source: SENTENCE_SCORE, params: { weight: sentenceWeight, question: request.vector } },
+    },
+  };
 }
 
 /** Vectors are unit length, so the dot product is the cosine; clamp into [0, 1] as the API promises. */
@@ -240,11 +259,16 @@ export function decodeSentenceVectors(base64: string | undefined, dimensions: nu
   if (!base64 || dimensions === 0) return [];
   const packed = decodeEmbedding(base64);
   const vectors: Float32Array[] = [];
-  for (let start = 0; start + dimensions <= packed.length; start += dimensions) vectors.push(packed.subarray(start, start + dimensions));
+  for (let start = 0; start + dimensions <= packed.length; start += dimensions)
+    vectors.push(packed.subarray(start, start + dimensions));
   return vectors;
 }
 
-function toChunk(hit: Hit, request: RetrievalRequest, ranks: { bm25: number | null; vector: number | null }): RetrievedChunk {
+function toChunk(
+  hit: Hit,
+  request: RetrievalRequest,
+  ranks: { bm25: number | null; vector: number | null },
+): RetrievedChunk {
   const { embedding_b64: encoded, embedding: derived, sentence_embeddings: sentences, ...source } = hit._source;
   const passage = request.rankingOnly ? null : encoded ? decodeEmbedding(encoded) : Float32Array.from(derived ?? []);
   return {
@@ -262,7 +286,9 @@ function toChunk(hit: Hit, request: RetrievalRequest, ranks: { bm25: number | nu
     similarity: passage ? cosine(request.vector, passage) : 0,
     bm25_rank: ranks.bm25,
     vector_rank: ranks.vector,
-    ...(request.withSentenceVectors && passage ? { vectors: { passage, sentences: decodeSentenceVectors(sentences, passage.length) } } : {}),
+    ...(request.withSentenceVectors && passage
+      ? { vectors: { passage, sentences: decodeSentenceVectors(sentences, passage.length) } }
+      : {}),
   };
 }
 
@@ -278,7 +304,10 @@ export function sideRanksFromExplanation(explanation: Explanation | undefined, r
     const rank = Math.round(1 / detail.value - rankConstant);
     // A lone contribution is the k-NN side's when it explains a k-NN score, or the sentence script around one.
     const description = detail.details?.[0]?.description ?? '';
-    const isVector = details.length === 1 ? description.startsWith('within top') || description.startsWith('script score function') : index === 1;
+    const isVector =
+      details.length === 1
+        ? description.startsWith('within top') || description.startsWith('script score function')
+        : index === 1;
     if (isVector) ranks.vector = rank;
     else ranks.bm25 = rank;
   });
@@ -289,16 +318,29 @@ export function sideRanksFromExplanation(explanation: Explanation | undefined, r
  * Chunks indexed before embedding_b64 existed carry only the knn_vector: read those vectors (derived source, slower)
  * so their similarity is still right.
  */
-async function withVectors(client: SearchClient, alias: string, hits: Hit[], request: RetrievalRequest): Promise<Hit[]> {
+async function withVectors(
+  client: SearchClient,
+  alias: string,
+  hits: Hit[],
+  request: RetrievalRequest,
+): Promise<Hit[]> {
   if (request.rankingOnly) return hits;
   const missing = hits.filter((hit) => hit._source.embedding_b64 === undefined).map((hit) => hit._id);
   if (missing.length === 0) return hits;
-  const response = await client.request<{ docs: Array<{ _id: string; _source?: { embedding: number[] } }> }>('POST', `/${alias}/_mget`, {
-    body: { ids: missing },
-    querystring: { _source_includes: 'embedding' },
-  });
+  const response = await client.request<{ docs: Array<{ _id: string; _source?: { embedding: number[] } }> }>(
+    'POST',
+    `/${alias}/_mget`,
+    {
+      body: { ids: missing },
+      querystring: { _source_includes: 'embedding' },
+    },
+  );
   const vectors = new Map(response.docs.map((doc) => [doc._id, doc._source?.embedding]));
-  return hits.map((hit) => (hit._source.embedding_b64 === undefined ? { ...hit, _source: { ...hit._source, embedding: vectors.get(hit._id) } } : hit));
+  return hits.map((hit) =>
+    hit._source.embedding_b64 === undefined
+      ? { ...hit, _source: { ...hit._source, embedding: vectors.get(hit._id) } }
+      : hit,
+  );
 }
 
 /**
@@ -319,7 +361,8 @@ export async function hybridSearch(
   options: { inlinePipeline?: boolean } = {},
 ): Promise<RetrievedChunk[]> {
   if (request.knowledgeBaseIds.length === 0) return [];
-  const installed = typeof configured === 'number' ? { ...DEFAULT_HYBRID_TUNING, rankConstant: configured } : configured;
+  const installed =
+    typeof configured === 'number' ? { ...DEFAULT_HYBRID_TUNING, rankConstant: configured } : configured;
   const tuning: HybridTuning = { ...installed, ...override };
   const inline = options.inlinePipeline === true || !samePipeline(tuning, installed);
   const withSideRanks = Boolean(request.withSideRanks) && tuning.fusion === 'rrf';
@@ -334,12 +377,24 @@ export async function hybridSearch(
       ...(inline ? { search_pipeline: renderHybridPipeline(tuning, withSideRanks) } : {}),
       size: request.size,
       _source: returnedFields(request),
-      query: { hybrid: { pagination_depth: paginationDepth, queries: [lexicalQuery(request, alias, text, tuning.bm25Fields), vectorQuery(request, alias, k, tuning.sentenceWeight)] } },
+      query: {
+        hybrid: {
+          pagination_depth: paginationDepth,
+          queries: [
+            lexicalQuery(request, alias, text, tuning.bm25Fields),
+            vectorQuery(request, alias, k, tuning.sentenceWeight),
+          ],
+        },
+      },
     },
   });
   const hits = await withVectors(client, alias, response.hits.hits, request);
   return hits.map((hit) =>
-    toChunk(hit, request, withSideRanks ? sideRanksFromExplanation(hit._explanation, tuning.rankConstant) : { bm25: null, vector: null }),
+    toChunk(
+      hit,
+      request,
+      withSideRanks ? sideRanksFromExplanation(hit._explanation, tuning.rankConstant) : { bm25: null, vector: null },
+    ),
   );
 }
 
@@ -358,7 +413,9 @@ export async function lexicalSearch(
       query: lexicalQuery(request, alias, await lexicalQueryText(client, alias, request.text, fields), fields),
     },
   });
-  return (await withVectors(client, alias, response.hits.hits, request)).map((hit, index) => toChunk(hit, request, { bm25: index + 1, vector: null }));
+  return (await withVectors(client, alias, response.hits.hits, request)).map((hit, index) =>
+    toChunk(hit, request, { bm25: index + 1, vector: null }),
+  );
 }
 
 export async function vectorSearch(
@@ -375,5 +432,7 @@ export async function vectorSearch(
       query: vectorQuery(request, alias, Math.max(request.size, request.depth), sentenceWeight),
     },
   });
-  return (await withVectors(client, alias, response.hits.hits, request)).map((hit, index) => toChunk(hit, request, { bm25: null, vector: index + 1 }));
+  return (await withVectors(client, alias, response.hits.hits, request)).map((hit, index) =>
+    toChunk(hit, request, { bm25: null, vector: index + 1 }),
+  );
 }

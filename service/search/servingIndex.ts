@@ -46,7 +46,11 @@ export function startServingIndexResolver(
   async function read(): Promise<{ serving: ServingIndex; family: string[] }> {
     const family: FamilyIndex[] = await familyIndices(client, alias);
     const aliased = family.filter((entry) => entry.aliased);
-    if (aliased.length === 0) return { serving: { index: alias, embedder: { modelName: configured.modelName, dimensions: configured.dimensions } }, family: family.map((entry) => entry.index) };
+    if (aliased.length === 0)
+      return {
+        serving: { index: alias, embedder: { modelName: configured.modelName, dimensions: configured.dimensions } },
+        family: family.map((entry) => entry.index),
+      };
     // One index behind the alias (start-up and migrations keep it so); were there two, the newest-named one.
     const live = aliased.at(-1)!;
     const embedder =

@@ -66,9 +66,13 @@ export function snapshotRequests(client: SearchClient, alias: string = CHUNKS_AL
      * Not the indices a migration keeps beside it (`kbqa index drop-old` deletes those): they serve nothing.
      */
     async chunkIndices(): Promise<string[]> {
-      const aliases = await client.request<Record<string, unknown> | { status?: number }>('GET', `/_alias/${alias}`, { acceptStatuses: [404] });
+      const aliases = await client.request<Record<string, unknown> | { status?: number }>('GET', `/_alias/${alias}`, {
+        acceptStatuses: [404],
+      });
       if (!aliases || (aliases as { status?: number }).status === 404) return [];
-      return Object.keys(aliases).filter((name) => name !== 'error' && name !== 'status').sort();
+      return Object.keys(aliases)
+        .filter((name) => name !== 'error' && name !== 'status')
+        .sort();
     },
 
     /** Which of these indices exist, alias or not. */
@@ -83,7 +87,9 @@ export function snapshotRequests(client: SearchClient, alias: string = CHUNKS_AL
     /** Documents (chunks) in one index, refreshed first so a count right after a restore or an ingest is exact. */
     async countIndex(index: string): Promise<number> {
       await client.request('POST', `/${index}/_refresh`);
-      const response = await client.request<{ count: number }>('POST', `/${index}/_count`, { body: { query: { match_all: {} } } });
+      const response = await client.request<{ count: number }>('POST', `/${index}/_count`, {
+        body: { query: { match_all: {} } },
+      });
       return response.count;
     },
 

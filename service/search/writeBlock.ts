@@ -23,9 +23,13 @@ export function startWriteBlockCheck(client: SearchClient, alias: string, maxAge
 
   async function read(): Promise<string | null> {
     try {
-      const indices = await client.request<Record<string, { settings?: Record<string, string> }>>('GET', `/${alias}/_settings/index.blocks.*`, {
-        querystring: { flat_settings: true },
-      });
+      const indices = await client.request<Record<string, { settings?: Record<string, string> }>>(
+        'GET',
+        `/${alias}/_settings/index.blocks.*`,
+        {
+          querystring: { flat_settings: true },
+        },
+      );
       for (const { settings } of Object.values(indices)) {
         const block = WRITE_BLOCKS.find((name) => settings?.[name] === 'true');
         if (block) return block;

@@ -23,12 +23,16 @@ export function apiKeysStore(collections: Collections) {
       storeCall(() => apiKeys.find({ user_id: userId }).sort({ created_at: -1, _id: -1 }).toArray()),
     findApiKeyById: (id: string) => storeCall(() => apiKeys.findOne({ id })),
     async revokeApiKey(id: string): Promise<boolean> {
-      const result = await storeCall(() => apiKeys.updateOne({ id, revoked_at: null }, { $set: { revoked_at: new Date() } }));
+      const result = await storeCall(() =>
+        apiKeys.updateOne({ id, revoked_at: null }, { $set: { revoked_at: new Date() } }),
+      );
       return result.modifiedCount === 1;
     },
     /** Every live key of the user at once (a reset, "sign out everywhere"): how many were revoked. */
     async revokeApiKeysOfUser(userId: string, at: Date): Promise<number> {
-      const result = await storeCall(() => apiKeys.updateMany({ user_id: userId, revoked_at: null }, { $set: { revoked_at: at } }));
+      const result = await storeCall(() =>
+        apiKeys.updateMany({ user_id: userId, revoked_at: null }, { $set: { revoked_at: at } }),
+      );
       return result.modifiedCount;
     },
     async touchApiKey(keyId: string, now: Date): Promise<void> {

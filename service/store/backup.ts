@@ -66,11 +66,18 @@ export function backupStore(db: Db) {
      * kbqa's (system collections and TRANSIENT_COLLECTIONS are neither).
      */
     async listBackupCollections(): Promise<{ collections: BackupCollection[]; others: string[] }> {
-      const names = (await storeCall(() => db.listCollections({}, { nameOnly: true }).toArray())).map((entry) => entry.name);
+      const names = (await storeCall(() => db.listCollections({}, { nameOnly: true }).toArray())).map(
+        (entry) => entry.name,
+      );
       return {
         collections: BACKUP_COLLECTIONS.filter((name) => names.includes(name)),
         others: names
-          .filter((name) => !name.startsWith('system.') && !TRANSIENT_COLLECTIONS.includes(name) && !(BACKUP_COLLECTIONS as readonly string[]).includes(name))
+          .filter(
+            (name) =>
+              !name.startsWith('system.') &&
+              !TRANSIENT_COLLECTIONS.includes(name) &&
+              !(BACKUP_COLLECTIONS as readonly string[]).includes(name),
+          )
           .sort(),
       };
     },
@@ -126,7 +133,8 @@ export function backupStore(db: Db) {
       for await (const line of lines) {
         if (line.length === 0) continue;
         const record = BSON.EJSON.parse(line, { relaxed: false }) as Document;
-        if (collection === 'ingest_jobs') Object.assign(record, { lease_owner: null, lease_until: null, not_before: RESTORE_HOLD });
+        if (collection === 'ingest_jobs')
+          Object.assign(record, { lease_owner: null, lease_until: null, not_before: RESTORE_HOLD });
         batch.push(record);
         bytes += line.length;
         if (batch.length >= IMPORT_BATCH_RECORDS || bytes >= IMPORT_BATCH_BYTES) await flush();
@@ -155,7 +163,8 @@ export function backupStore(db: Db) {
     async nonEmptyCollections(collections: string[]): Promise<string[]> {
       const found: string[] = [];
       for (const collection of collections) {
-        if ((await storeCall(() => db.collection(collection).findOne({}, { projection: { _id: 1 } }))) !== null) found.push(collection);
+        if ((await storeCall(() => db.collection(collection).findOne({}, { projection: { _id: 1 } }))) !== null)
+          found.push(collection);
       }
       return found;
     },
@@ -171,7 +180,9 @@ export function backupStore(db: Db) {
 
     /** The restored ingestion jobs become claimable now (RESTORE_HOLD): once the chunk index is back. */
     async releaseRestoredJobs(now: number): Promise<number> {
-      const result = await storeCall(() => db.collection('ingest_jobs').updateMany({ not_before: RESTORE_HOLD }, { $set: { not_before: now } }));
+      const result = await storeCall(() =>
+        db.collection('ingest_jobs').updateMany({ not_before: RESTORE_HOLD }, { $set: { not_before: now } }),
+      );
       return result.modifiedCount;
     },
 
@@ -180,7 +191,12 @@ export function backupStore(db: Db) {
 
     /** The ids of the ingestion jobs left: the kbqa command's runner takes only the jobs it is handed. */
     async listIngestJobIds(): Promise<string[]> {
-      const jobs = await storeCall(() => db.collection<{ _id: string }>('ingest_jobs').find({}, { projection: { _id: 1 } }).toArray());
+      const jobs = await storeCall(() =>
+        db
+          .collection<{ _id: string }>('ingest_jobs')
+          .find({}, { projection: { _id: 1 } })
+          .toArray(),
+      );
       return jobs.map((job) => job._id);
     },
 

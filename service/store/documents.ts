@@ -34,25 +34,54 @@ export function documentsStore(collections: Collections) {
     /** `content` null: a PDF, whose text is extracted from its stored file by the job. */
     async insertDocumentWithJob(record: DocumentRecord, content: string | null, job: IngestJobRecord): Promise<void> {
       if (content !== null) {
-        await storeCall(() => documentContents.insertOne({ _id: job.content_id, document_id: record._id, knowledge_base_id: record.knowledge_base_id, content }));
+        await storeCall(() =>
+          documentContents.insertOne({
+            _id: job.content_id,
+            document_id: record._id,
+            knowledge_base_id: record.knowledge_base_id,
+            content,
+          }),
+        );
       }
       await storeCall(() => documents.insertOne(record));
       await storeCall(() => ingestJobs.insertOne(job));
     },
     /** A document with no job (one already ready): content first, then the record. For tests and restores. */
     async insertDocument(record: DocumentRecord, content: string): Promise<void> {
-      await storeCall(() => documentContents.insertOne({ _id: record._id, document_id: record._id, knowledge_base_id: record.knowledge_base_id, content }));
+      await storeCall(() =>
+        documentContents.insertOne({
+          _id: record._id,
+          document_id: record._id,
+          knowledge_base_id: record.knowledge_base_id,
+          content,
+        }),
+      );
       await storeCall(() => documents.insertOne(record));
     },
     /** Writes a replacement's text beside the live one (it becomes the live text when the new version is). */
-    async insertPendingContent(documentId: string, knowledgeBaseId: string, version: number, content: string): Promise<void> {
+    async insertPendingContent(
+      documentId: string,
+      knowledgeBaseId: string,
+      version: number,
+      content: string,
+    ): Promise<void> {
       const _id = pendingContentId(documentId, version);
-      await storeCall(() => documentContents.replaceOne({ _id }, { document_id: documentId, knowledge_base_id: knowledgeBaseId, content }, { upsert: true }));
+      await storeCall(() =>
+        documentContents.replaceOne(
+          { _id },
+          { document_id: documentId, knowledge_base_id: knowledgeBaseId, content },
+          { upsert: true },
+        ),
+      );
     },
     /** Makes a document's text the live one (idempotent: a re-run writes the same). */
     async setLiveContent(documentId: string, knowledgeBaseId: string, content: string): Promise<void> {
       await storeCall(() =>
-        documentContents.replaceOne({ _id: documentId }, { document_id: documentId, knowledge_base_id: knowledgeBaseId, content }, { upsert: true }),
+        documentContents.replaceOne(
+          { _id: documentId },
+          { document_id: documentId, knowledge_base_id: knowledgeBaseId, content },
+          { upsert: true },
+        ),
       );
     },
     /** The record, then every stored text of the document (live and pending). */
@@ -115,7 +144,16 @@ export function documentsStore(collections: Collections) {
       storeCall(() =>
         documents
           .find(knowledgeBaseIds ? { knowledge_base_id: { $in: knowledgeBaseIds } } : {}, {
-            projection: { _id: 1, knowledge_base_id: 1, chunks: 1, total_chunks: 1, filename: 1, status: 1, version: 1, live_version: 1 },
+            projection: {
+              _id: 1,
+              knowledge_base_id: 1,
+              chunks: 1,
+              total_chunks: 1,
+              filename: 1,
+              status: 1,
+              version: 1,
+              live_version: 1,
+            },
           })
           .toArray(),
       ),
@@ -123,7 +161,9 @@ export function documentsStore(collections: Collections) {
     listDocumentContentSummaries: (knowledgeBaseIds?: string[]) =>
       storeCall(() =>
         documentContents
-          .find(knowledgeBaseIds ? { knowledge_base_id: { $in: knowledgeBaseIds } } : {}, { projection: { _id: 1, document_id: 1, knowledge_base_id: 1 } })
+          .find(knowledgeBaseIds ? { knowledge_base_id: { $in: knowledgeBaseIds } } : {}, {
+            projection: { _id: 1, document_id: 1, knowledge_base_id: 1 },
+          })
           .toArray(),
       ),
     async deleteDocumentContent(id: string): Promise<void> {
@@ -144,8 +184,15 @@ export function documentsStore(collections: Collections) {
      * Status and progress of the ingestion in flight; false when the document is gone. By bare _id (FerretDB pushes
      * down nothing else): a document has one job at a time, and a new version only starts from ready or failed.
      */
-    async setDocumentProgress(id: string, status: DocumentStatus, progress: DocumentRecord['progress'], timings: IngestionTimings = {}): Promise<boolean> {
-      const result = await storeCall(() => documents.updateOne({ _id: id }, { $set: { status, progress, ...timings } }));
+    async setDocumentProgress(
+      id: string,
+      status: DocumentStatus,
+      progress: DocumentRecord['progress'],
+      timings: IngestionTimings = {},
+    ): Promise<boolean> {
+      const result = await storeCall(() =>
+        documents.updateOne({ _id: id }, { $set: { status, progress, ...timings } }),
+      );
       return result.matchedCount === 1;
     },
     /** The version is live: its filename, title and counts become the document's. False when it was deleted or superseded. */
@@ -157,7 +204,10 @@ export function documentsStore(collections: Collections) {
     ): Promise<boolean> {
       // By bare _id, like setDocumentProgress; `version` is what goes live.
       const result = await storeCall(() =>
-        documents.updateOne({ _id: id }, { $set: { ...live, status: 'ready', live_version: version, progress: null, error: null, updated_at: now } }),
+        documents.updateOne(
+          { _id: id },
+          { $set: { ...live, status: 'ready', live_version: version, progress: null, error: null, updated_at: now } },
+        ),
       );
       return result.matchedCount === 1;
     },
@@ -165,12 +215,21 @@ export function documentsStore(collections: Collections) {
      * A live version's chunk counts after `kbqa index migrate` rebuilt its chunks with another chunking. By _id and
      * that version: a document replaced or deleted meanwhile keeps what its own ingestion wrote. False then.
      */
-    async setLiveChunkCounts(id: string, version: number, counts: { chunks: number; total_chunks?: number }): Promise<boolean> {
+    async setLiveChunkCounts(
+      id: string,
+      version: number,
+      counts: { chunks: number; total_chunks?: number },
+    ): Promise<boolean> {
       const result = await storeCall(() => documents.updateOne({ _id: id, live_version: version }, { $set: counts }));
       return result.matchedCount === 1;
     },
     async setDocumentFailed(id: string, error: string, now: Date, retryable = true): Promise<void> {
-      await storeCall(() => documents.updateOne({ _id: id }, { $set: { status: 'failed', progress: null, error, error_retryable: retryable, updated_at: now } }));
+      await storeCall(() =>
+        documents.updateOne(
+          { _id: id },
+          { $set: { status: 'failed', progress: null, error, error_retryable: retryable, updated_at: now } },
+        ),
+      );
     },
     /** Records written before ingestion jobs existed are ready, version 0 (their chunks carry no version). */
     async backfillDocumentVersions(): Promise<number> {
@@ -190,7 +249,10 @@ export function documentsStore(collections: Collections) {
     listFailedUploadsBefore: (cutoff: Date) =>
       storeCall(() =>
         documents
-          .find({ kind: 'pdf', status: 'failed', live_version: null, updated_at: { $lte: cutoff } }, { projection: { _id: 1, knowledge_base_id: 1, stored_bytes: 1 } })
+          .find(
+            { kind: 'pdf', status: 'failed', live_version: null, updated_at: { $lte: cutoff } },
+            { projection: { _id: 1, knowledge_base_id: 1, stored_bytes: 1 } },
+          )
           .toArray(),
       ),
     /** The record of a failed upload, only while it is still one (a retry may have started meanwhile). */

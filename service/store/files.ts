@@ -21,7 +21,9 @@ export interface StoredFile {
 
 export function filesStore(db: Db) {
   const bucket = new GridFSBucket(db, { bucketName: 'document_files' });
-  const files = db.collection<{ _id: string; filename: string; length: number; metadata: StoredFileMetadata }>('document_files.files');
+  const files = db.collection<{ _id: string; filename: string; length: number; metadata: StoredFileMetadata }>(
+    'document_files.files',
+  );
   const chunks = db.collection<{ files_id: string }>('document_files.chunks');
 
   async function deleteWhere(filter: Record<string, unknown>): Promise<number> {
@@ -39,7 +41,10 @@ export function filesStore(db: Db) {
 
   return {
     /** A writable stream into a new file; the file exists once the stream finishes. Abort it with `abortFileUpload`. */
-    openFileUpload(filename: string, metadata: StoredFileMetadata): { id: string; stream: Writable & { abort(): Promise<void> } } {
+    openFileUpload(
+      filename: string,
+      metadata: StoredFileMetadata,
+    ): { id: string; stream: Writable & { abort(): Promise<void> } } {
       const id = randomUUID();
       const stream = bucket.openUploadStreamWithId(id as never, filename, { metadata });
       return { id, stream };
@@ -78,6 +83,7 @@ export function filesStore(db: Db) {
       setTimeout(() => void chunks.deleteMany({ files_id: id }).catch(() => undefined), 1_000).unref();
     },
     deleteFilesOfDocument: (documentId: string) => deleteWhere({ 'metadata.document_id': documentId }),
-    deleteFilesOfKnowledgeBase: (knowledgeBaseId: string) => deleteWhere({ 'metadata.knowledge_base_id': knowledgeBaseId }),
+    deleteFilesOfKnowledgeBase: (knowledgeBaseId: string) =>
+      deleteWhere({ 'metadata.knowledge_base_id': knowledgeBaseId }),
   };
 }

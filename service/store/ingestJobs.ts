@@ -23,13 +23,20 @@ export interface IngestJobCounts {
 }
 
 /** What a claimer read of a claimable job (listClaimableJobs). */
-export type ClaimCandidate = Pick<IngestJobRecord, '_id' | 'knowledge_base_id' | 'lease_until' | 'claims' | 'created_at'>;
+export type ClaimCandidate = Pick<
+  IngestJobRecord,
+  '_id' | 'knowledge_base_id' | 'lease_until' | 'claims' | 'created_at'
+>;
 
 /** What the runners' scheduler reads of every job (listJobsToSchedule): enough to claim it, and to count it. */
 export type ScheduledJob = ClaimCandidate & Pick<IngestJobRecord, 'not_before' | 'phase' | 'file_id'>;
 
 /** Not held (or its holder's lease lapsed more than claimMarginMs(leaseMs) ago), and its back-off over. */
-export function isClaimable(job: Pick<IngestJobRecord, 'lease_until' | 'not_before'>, now: number, leaseMs: number): boolean {
+export function isClaimable(
+  job: Pick<IngestJobRecord, 'lease_until' | 'not_before'>,
+  now: number,
+  leaseMs: number,
+): boolean {
   return job.not_before <= now && (job.lease_until === null || job.lease_until < now - claimMarginMs(leaseMs));
 }
 
@@ -53,7 +60,13 @@ export function ingestJobsStore(collections: Collections) {
   const { ingestJobs, ingestJobClaims } = collections;
 
   /** Inserts claim token `claim` of the job: 'won'; or it exists: 'dead' (provably never reached the job) or 'taken'. */
-  async function insertClaimToken(candidate: ClaimCandidate, claim: number, owner: string, now: number, leaseMs: number): Promise<'won' | 'taken' | 'dead'> {
+  async function insertClaimToken(
+    candidate: ClaimCandidate,
+    claim: number,
+    owner: string,
+    now: number,
+    leaseMs: number,
+  ): Promise<'won' | 'taken' | 'dead'> {
     const token: IngestJobClaimRecord = {
       _id: claimTokenId(candidate._id, claim),
       job_id: candidate._id,
@@ -88,7 +101,12 @@ export function ingestJobsStore(collections: Collections) {
       storeCall(() =>
         ingestJobs
           .find(
-            { $and: [{ not_before: { $lte: now } }, { $or: [{ lease_until: null }, { lease_until: { $lt: now - claimMarginMs(leaseMs) } }] }] },
+            {
+              $and: [
+                { not_before: { $lte: now } },
+                { $or: [{ lease_until: null }, { lease_until: { $lt: now - claimMarginMs(leaseMs) } }] },
+              ],
+            },
             { projection: { _id: 1, knowledge_base_id: 1, lease_until: 1, claims: 1, created_at: 1 } },
           )
           .sort({ created_at: 1 })
@@ -104,14 +122,33 @@ export function ingestJobsStore(collections: Collections) {
     listJobsToSchedule: (): Promise<ScheduledJob[]> =>
       storeCall(() =>
         ingestJobs
-          .find({}, { projection: { _id: 1, knowledge_base_id: 1, lease_until: 1, claims: 1, created_at: 1, not_before: 1, phase: 1, file_id: 1 } })
+          .find(
+            {},
+            {
+              projection: {
+                _id: 1,
+                knowledge_base_id: 1,
+                lease_until: 1,
+                claims: 1,
+                created_at: 1,
+                not_before: 1,
+                phase: 1,
+                file_id: 1,
+              },
+            },
+          )
           .toArray(),
       ),
     /**
      * Takes a job read claimable at `now` for `leaseMs`, counting the attempt: null when another claimer won it, or
      * its holder renewed or released it meanwhile. Of any number of concurrent claimers, one wins.
      */
-    async claimJob(candidate: ClaimCandidate, owner: string, now: number, leaseMs: number): Promise<IngestJobRecord | null> {
+    async claimJob(
+      candidate: ClaimCandidate,
+      owner: string,
+      now: number,
+      leaseMs: number,
+    ): Promise<IngestJobRecord | null> {
       let claim = (candidate.claims ?? 0) + 1;
       for (let dead = 0; ; dead += 1) {
         const outcome = await insertClaimToken(candidate, claim, owner, now, leaseMs);
@@ -140,7 +177,10 @@ export function ingestJobsStore(collections: Collections) {
      */
     async renewLease(documentId: string, owner: string, now: number, until: number): Promise<boolean> {
       const result = await storeCall(() =>
-        ingestJobs.updateOne({ _id: documentId, lease_owner: owner, lease_until: { $gte: now } }, { $set: { lease_until: until } }),
+        ingestJobs.updateOne(
+          { _id: documentId, lease_owner: owner, lease_until: { $gte: now } },
+          { $set: { lease_until: until } },
+        ),
       );
       return result.matchedCount === 1;
     },
@@ -149,20 +189,36 @@ export function ingestJobsStore(collections: Collections) {
      * claim's attempt is undone. `async`: the request that waited on it was answered already ("stored, follow its
      * status"), so whoever runs it next must treat it as queued (retried on outages, never removed as all-or-nothing).
      */
-    async releaseJob(documentId: string, owner: string, notBefore: number, options: { unclaimed?: boolean; async?: boolean } = {}): Promise<void> {
+    async releaseJob(
+      documentId: string,
+      owner: string,
+      notBefore: number,
+      options: { unclaimed?: boolean; async?: boolean } = {},
+    ): Promise<void> {
       await storeCall(() =>
         ingestJobs.updateOne(
           { _id: documentId, lease_owner: owner },
           {
-            $set: { lease_owner: null, lease_until: null, not_before: notBefore, ...(options.async ? { mode: 'async' as const } : {}) },
+            $set: {
+              lease_owner: null,
+              lease_until: null,
+              not_before: notBefore,
+              ...(options.async ? { mode: 'async' as const } : {}),
+            },
             ...(options.unclaimed ? { $inc: { attempts: -1 } } : {}),
           },
         ),
       );
     },
     /** The holder's update of its job (phase, hidden versions, counts); false when it no longer holds it. */
-    async updateHeldJob(documentId: string, owner: string, set: Partial<Pick<IngestJobRecord, 'phase' | 'hidden' | 'built'>>): Promise<boolean> {
-      const result = await storeCall(() => ingestJobs.updateOne({ _id: documentId, lease_owner: owner }, { $set: set }));
+    async updateHeldJob(
+      documentId: string,
+      owner: string,
+      set: Partial<Pick<IngestJobRecord, 'phase' | 'hidden' | 'built'>>,
+    ): Promise<boolean> {
+      const result = await storeCall(() =>
+        ingestJobs.updateOne({ _id: documentId, lease_owner: owner }, { $set: set }),
+      );
       return result.matchedCount === 1;
     },
     /** The job, then its claim tokens (a claim racing the delete finds no job and takes its own token back). */
@@ -176,7 +232,9 @@ export function ingestJobsStore(collections: Collections) {
     },
     /** Claim tokens (admin: the doctor looks for those of jobs that are gone). */
     listJobClaims: (knowledgeBaseIds?: string[]) =>
-      storeCall(() => ingestJobClaims.find(knowledgeBaseIds ? { knowledge_base_id: { $in: knowledgeBaseIds } } : {}).toArray()),
+      storeCall(() =>
+        ingestJobClaims.find(knowledgeBaseIds ? { knowledge_base_id: { $in: knowledgeBaseIds } } : {}).toArray(),
+      ),
     async deleteJobClaim(id: string): Promise<void> {
       await storeCall(() => ingestJobClaims.deleteOne({ _id: id }));
     },
@@ -199,12 +257,16 @@ export function ingestJobsStore(collections: Collections) {
     },
     /** Every job in flight (admin views: doctor, reindex progress). */
     listJobs: (knowledgeBaseIds?: string[]) =>
-      storeCall(() => ingestJobs.find(knowledgeBaseIds ? { knowledge_base_id: { $in: knowledgeBaseIds } } : {}).toArray()),
+      storeCall(() =>
+        ingestJobs.find(knowledgeBaseIds ? { knowledge_base_id: { $in: knowledgeBaseIds } } : {}).toArray(),
+      ),
     /** The chunk versions a query of these KBs must exclude: one small read per query. */
     async listHiddenChunkVersions(knowledgeBaseIds: string[]): Promise<HiddenChunkVersion[]> {
       if (knowledgeBaseIds.length === 0) return [];
       const jobs = await storeCall(() =>
-        ingestJobs.find({ knowledge_base_id: { $in: knowledgeBaseIds } }, { projection: { _id: 1, hidden: 1 } }).toArray(),
+        ingestJobs
+          .find({ knowledge_base_id: { $in: knowledgeBaseIds } }, { projection: { _id: 1, hidden: 1 } })
+          .toArray(),
       );
       return jobs.flatMap((job) => job.hidden.map((version) => ({ document_id: job._id, version })));
     },

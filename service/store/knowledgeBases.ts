@@ -14,7 +14,11 @@ export interface Reader {
  * exactly the KBs for which that function returns a role.
  */
 function reachableBy(reader: Reader): Filter<KnowledgeBaseRecord> {
-  const routes: Filter<KnowledgeBaseRecord>[] = [{ owner_id: reader._id }, { shared_user_ids: reader._id }, { is_library: true }];
+  const routes: Filter<KnowledgeBaseRecord>[] = [
+    { owner_id: reader._id },
+    { shared_user_ids: reader._id },
+    { is_library: true },
+  ];
   if (reader.organisation_id) routes.push({ shared_organisation_ids: reader.organisation_id });
   return { deleted_at: null, $or: routes };
 }
@@ -57,13 +61,17 @@ export function knowledgeBasesStore(collections: Collections) {
      */
     async findLiveKnowledgeBases(ids: string[]): Promise<KnowledgeBaseRecord[]> {
       if (ids.length === 0) return [];
-      const found = ids.length === 1
-        ? [await storeCall(() => knowledgeBases.findOne({ _id: ids[0] }))]
-        : await storeCall(() => knowledgeBases.find({ _id: { $in: ids } }).toArray());
+      const found =
+        ids.length === 1
+          ? [await storeCall(() => knowledgeBases.findOne({ _id: ids[0] }))]
+          : await storeCall(() => knowledgeBases.find({ _id: { $in: ids } }).toArray());
       return found.filter((record): record is KnowledgeBaseRecord => record !== null && record.deleted_at === null);
     },
 
-    async listReachableKnowledgeBases(reader: Reader, page: { limit?: number; cursor?: string }): Promise<Page<KnowledgeBaseRecord>> {
+    async listReachableKnowledgeBases(
+      reader: Reader,
+      page: { limit?: number; cursor?: string },
+    ): Promise<Page<KnowledgeBaseRecord>> {
       const filter: Filter<KnowledgeBaseRecord> = page.cursor
         ? { $and: [reachableBy(reader), afterCursor<KnowledgeBaseRecord>(page.cursor)] }
         : reachableBy(reader);
@@ -75,7 +83,10 @@ export function knowledgeBasesStore(collections: Collections) {
 
     listReachableKnowledgeBaseIds: async (reader: Reader): Promise<string[]> => {
       const records = await storeCall(() =>
-        knowledgeBases.find(reachableBy(reader), { projection: { _id: 1 } }).sort(NEWEST_FIRST).toArray(),
+        knowledgeBases
+          .find(reachableBy(reader), { projection: { _id: 1 } })
+          .sort(NEWEST_FIRST)
+          .toArray(),
       );
       return records.map((record) => record._id);
     },
@@ -86,16 +97,23 @@ export function knowledgeBasesStore(collections: Collections) {
      */
     listDefaultScopeKnowledgeBaseIds: async (reader: Reader, max: number): Promise<string[]> => {
       const records = await storeCall(() =>
-        knowledgeBases.find(inDefaultScopeOf(reader), { projection: { _id: 1 } }).sort(NEWEST_FIRST).limit(max + 1).toArray(),
+        knowledgeBases
+          .find(inDefaultScopeOf(reader), { projection: { _id: 1 } })
+          .sort(NEWEST_FIRST)
+          .limit(max + 1)
+          .toArray(),
       );
       return records.map((record) => record._id);
     },
 
     /** KBs an owner has, soft-deleted ones included (they keep their data until purged, and may be restored). */
-    countKnowledgeBasesOwnedBy: (ownerId: string) => storeCall(() => knowledgeBases.countDocuments({ owner_id: ownerId })),
+    countKnowledgeBasesOwnedBy: (ownerId: string) =>
+      storeCall(() => knowledgeBases.countDocuments({ owner_id: ownerId })),
 
     async softDeleteKnowledgeBase(id: string, at: Date): Promise<boolean> {
-      const result = await storeCall(() => knowledgeBases.updateOne({ _id: id, deleted_at: null }, { $set: { deleted_at: at } }));
+      const result = await storeCall(() =>
+        knowledgeBases.updateOne({ _id: id, deleted_at: null }, { $set: { deleted_at: at } }),
+      );
       return result.modifiedCount === 1;
     },
     async restoreKnowledgeBase(id: string): Promise<boolean> {
@@ -126,7 +144,9 @@ export function knowledgeBasesStore(collections: Collections) {
     },
     /** The owner unshares, an operator unshares, or the recipient leaves: the share and its acceptance both go. */
     async removeSharedUser(id: string, userId: string): Promise<void> {
-      await storeCall(() => knowledgeBases.updateOne({ _id: id }, { $pull: { shared_user_ids: userId, accepted_user_ids: userId } }));
+      await storeCall(() =>
+        knowledgeBases.updateOne({ _id: id }, { $pull: { shared_user_ids: userId, accepted_user_ids: userId } }),
+      );
     },
     async shareWithOrganisation(id: string, organisationId: string, shared: boolean): Promise<void> {
       const update = shared
@@ -145,8 +165,12 @@ export function knowledgeBasesStore(collections: Collections) {
     /** The owner's soft-deleted KBs deleted at or after `since` (the restorable ones), newest deletion first. */
     listSoftDeletedOwnedBy: (ownerId: string, since: Date) =>
       storeCall(() =>
-        knowledgeBases.find({ owner_id: ownerId, deleted_at: { $ne: null, $gte: since } }).sort({ deleted_at: -1, _id: -1 }).toArray(),
+        knowledgeBases
+          .find({ owner_id: ownerId, deleted_at: { $ne: null, $gte: since } })
+          .sort({ deleted_at: -1, _id: -1 })
+          .toArray(),
       ),
-    listKnowledgeBasesOwnedBy: (ownerId: string) => storeCall(() => knowledgeBases.find({ owner_id: ownerId }).toArray()),
+    listKnowledgeBasesOwnedBy: (ownerId: string) =>
+      storeCall(() => knowledgeBases.find({ owner_id: ownerId }).toArray()),
   };
 }

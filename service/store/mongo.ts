@@ -1,7 +1,14 @@
 // The MongoDB connection, the collections and their indexes. Only service/store/ imports `mongodb`.
 // Locally the server is FerretDB v1 (SQLite); production is MongoDB 7. Queries stay within what both support:
 // no transactions, no $lookup, no TTL or partial indexes.
-import { MongoClient, MongoError, MongoNetworkError, MongoServerSelectionError, type Collection, type Db } from 'mongodb';
+import {
+  MongoClient,
+  MongoError,
+  MongoNetworkError,
+  MongoServerSelectionError,
+  type Collection,
+  type Db,
+} from 'mongodb';
 import { UpstreamUnavailableError } from '../errors.ts';
 import { watchServerMonitoring, type MonitorWatchdogOptions } from './monitorWatchdog.ts';
 import type {
@@ -58,7 +65,11 @@ export interface ConnectOptions {
 /** After an outage the driver learns the server is back at its next heartbeat: every 2 s, not the default 10 s. */
 const HEARTBEAT_FREQUENCY_MS = 2_000;
 
-export async function connectMongo(url: string, timeoutMs: number, options: ConnectOptions = {}): Promise<MongoConnection> {
+export async function connectMongo(
+  url: string,
+  timeoutMs: number,
+  options: ConnectOptions = {},
+): Promise<MongoConnection> {
   const client = new MongoClient(url, {
     serverSelectionTimeoutMS: timeoutMs,
     connectTimeoutMS: timeoutMs,
@@ -120,7 +131,10 @@ async function ensureIndexes(collections: Collections): Promise<void> {
   await collections.knowledgeBases.createIndex({ shared_organisation_ids: 1 }, { name: 'shared_organisation_ids' });
   await collections.knowledgeBases.createIndex({ is_library: 1 }, { name: 'is_library' });
   await collections.knowledgeBases.createIndex({ deleted_at: 1 }, { name: 'deleted_at' });
-  await collections.documents.createIndex({ knowledge_base_id: 1, created_at: -1 }, { name: 'knowledge_base_id_created_at' });
+  await collections.documents.createIndex(
+    { knowledge_base_id: 1, created_at: -1 },
+    { name: 'knowledge_base_id_created_at' },
+  );
   await collections.documentContents.createIndex({ knowledge_base_id: 1 }, { name: 'knowledge_base_id' });
   await collections.documentContents.createIndex({ document_id: 1 }, { name: 'document_id' });
   await collections.sessions.createIndex({ user_id: 1 }, { name: 'user_id' });
@@ -129,7 +143,10 @@ async function ensureIndexes(collections: Collections): Promise<void> {
   await collections.passwordLinks.createIndex({ user_id: 1 }, { name: 'user_id' });
   // A document's or a KB's stored files are found by their metadata (store/files.ts).
   await collections.documentFiles.createIndex({ 'metadata.document_id': 1 }, { name: 'metadata_document_id' });
-  await collections.documentFiles.createIndex({ 'metadata.knowledge_base_id': 1 }, { name: 'metadata_knowledge_base_id' });
+  await collections.documentFiles.createIndex(
+    { 'metadata.knowledge_base_id': 1 },
+    { name: 'metadata_knowledge_base_id' },
+  );
 }
 
 export const DUPLICATE_KEY = 11000;
@@ -164,7 +181,9 @@ export function storeFailure(error: unknown): Error {
     error instanceof MongoServerSelectionError ||
     (error instanceof MongoError && /topology|connection|closed|ECONNREFUSED|must be connected/i.test(error.message))
   ) {
-    return new UpstreamUnavailableError('mongodb', 'the metadata store is unavailable; retry later', { cause: mongoFailure(error as Error) });
+    return new UpstreamUnavailableError('mongodb', 'the metadata store is unavailable; retry later', {
+      cause: mongoFailure(error as Error),
+    });
   }
   return error instanceof Error ? error : new Error(String(error));
 }

@@ -6,7 +6,12 @@
 // until the process restarts, although the server is back. Each check is bounded by the driver (connect and handshake
 // or the `hello` each within connectTimeoutMS, an awaited `hello` within heartbeatFrequencyMS more), so a check far
 // past that bound is the lost one: closing and reconnecting the client gives it a new topology and new monitors.
-import type { MongoClient, ServerHeartbeatFailedEvent, ServerHeartbeatStartedEvent, ServerHeartbeatSucceededEvent } from 'mongodb';
+import type {
+  MongoClient,
+  ServerHeartbeatFailedEvent,
+  ServerHeartbeatStartedEvent,
+  ServerHeartbeatSucceededEvent,
+} from 'mongodb';
 
 export interface MonitorWatchdog {
   /** Stops watching (before the client is closed for good). */
@@ -34,7 +39,8 @@ export function watchServerMonitoring(client: MongoClient, options: MonitorWatch
   let stopped = false;
 
   const onStarted = (event: ServerHeartbeatStartedEvent) => checksStartedAt.set(event.connectionId, Date.now());
-  const onEnded = (event: ServerHeartbeatSucceededEvent | ServerHeartbeatFailedEvent) => checksStartedAt.delete(event.connectionId);
+  const onEnded = (event: ServerHeartbeatSucceededEvent | ServerHeartbeatFailedEvent) =>
+    checksStartedAt.delete(event.connectionId);
   client.on('serverHeartbeatStarted', onStarted);
   client.on('serverHeartbeatSucceeded', onEnded);
   client.on('serverHeartbeatFailed', onEnded);
@@ -50,7 +56,12 @@ export function watchServerMonitoring(client: MongoClient, options: MonitorWatch
       options.onRestart?.({ address, checkRunningMs, reconnected: true });
     } catch (error) {
       reconnectPending = true;
-      options.onRestart?.({ address, checkRunningMs, reconnected: false, error: error instanceof Error ? error.message : String(error) });
+      options.onRestart?.({
+        address,
+        checkRunningMs,
+        reconnected: false,
+        error: error instanceof Error ? error.message : String(error),
+      });
     } finally {
       restarting = false;
     }

@@ -105,7 +105,12 @@ export interface DocumentRecord {
    * While queued or processing: segments embedded of total, and for a PDF first the pages extracted of its page count
    * (`phase` says which step the ingestion is in).
    */
-  progress: { embedded: number; total: number; phase?: 'extracting' | 'embedding'; pages?: { done: number; total: number } } | null;
+  progress: {
+    embedded: number;
+    total: number;
+    phase?: 'extracting' | 'embedding';
+    pages?: { done: number; total: number };
+  } | null;
   /** Why the newest ingestion failed, in words a user can act on. */
   error: string | null;
   /**

@@ -12,13 +12,23 @@ export function sessionsStore(collections: Collections) {
   const serialised = serialisedPerKey();
 
   /** One attempt counted: increment a live window, restart an old one, or create a missing one. */
-  async function countAttemptOnce(key: string, now: Date, windowMs: number): Promise<{ count: number; windowStartedAt: Date }> {
+  async function countAttemptOnce(
+    key: string,
+    now: Date,
+    windowMs: number,
+  ): Promise<{ count: number; windowStartedAt: Date }> {
     const cutoff = new Date(now.getTime() - windowMs);
     const counted = await storeCall(() =>
-      signInFailures.findOneAndUpdate({ _id: key, window_started_at: { $gt: cutoff } }, { $inc: { count: 1 } }, { returnDocument: 'after' }),
+      signInFailures.findOneAndUpdate(
+        { _id: key, window_started_at: { $gt: cutoff } },
+        { $inc: { count: 1 } },
+        { returnDocument: 'after' },
+      ),
     );
     if (counted) return { count: counted.count, windowStartedAt: counted.window_started_at };
-    await storeCall(() => signInFailures.updateOne({ _id: key }, { $set: { count: 1, window_started_at: now } }, { upsert: true }));
+    await storeCall(() =>
+      signInFailures.updateOne({ _id: key }, { $set: { count: 1, window_started_at: now } }, { upsert: true }),
+    );
     return { count: 1, windowStartedAt: now };
   }
 
@@ -43,7 +53,9 @@ export function sessionsStore(collections: Collections) {
     findPasswordLink: (digest: string) => storeCall(() => passwordLinks.findOne({ _id: digest })),
     /** Compare-and-set: true for exactly one of any concurrent uses of the same link. */
     async markPasswordLinkUsed(digest: string, at: Date): Promise<boolean> {
-      const result = await storeCall(() => passwordLinks.updateOne({ _id: digest, used_at: null }, { $set: { used_at: at } }));
+      const result = await storeCall(() =>
+        passwordLinks.updateOne({ _id: digest, used_at: null }, { $set: { used_at: at } }),
+      );
       return result.modifiedCount === 1;
     },
     /** A new link replaces the user's earlier ones: only the newest invitation or reset works. */
@@ -70,14 +82,17 @@ export function sessionsStore(collections: Collections) {
       });
     },
 
-
     /**
      * What no request will ever use again: sessions past their absolute or idle expiry, failure windows long over,
      * used or expired links. Start-up and an hourly timer call it (FerretDB has no TTL index).
      */
     async deleteExpiredWebRecords(now: Date, idleMs: number, windowMs: number): Promise<number> {
       const results = await Promise.all([
-        storeCall(() => sessions.deleteMany({ $or: [{ expires_at: { $lte: now } }, { last_seen_at: { $lte: new Date(now.getTime() - idleMs) } }] })),
+        storeCall(() =>
+          sessions.deleteMany({
+            $or: [{ expires_at: { $lte: now } }, { last_seen_at: { $lte: new Date(now.getTime() - idleMs) } }],
+          }),
+        ),
         storeCall(() => signInFailures.deleteMany({ window_started_at: { $lte: new Date(now.getTime() - windowMs) } })),
         storeCall(() => passwordLinks.deleteMany({ $or: [{ used_at: { $ne: null } }, { expires_at: { $lte: now } }] })),
       ]);

@@ -23,7 +23,9 @@ export function usageStore(collections: Collections) {
 
   async function ownedKnowledgeBaseIds(ownerId: string): Promise<string[]> {
     // Soft-deleted KBs too: their documents stay stored until the purge.
-    const records = await storeCall(() => knowledgeBases.find({ owner_id: ownerId }, { projection: { _id: 1 } }).toArray());
+    const records = await storeCall(() =>
+      knowledgeBases.find({ owner_id: ownerId }, { projection: { _id: 1 } }).toArray(),
+    );
     return records.map((record) => record._id);
   }
 
@@ -31,8 +33,13 @@ export function usageStore(collections: Collections) {
   async function sumDocuments(ids: string[]): Promise<Usage> {
     if (ids.length === 0) return { documents: 0, bytes: 0 };
     // Summed here, not by $group: FerretDB v1's $sum of a field path answered 0 (measured).
-    const records = await storeCall(() => documents.find({ knowledge_base_id: { $in: ids } }, { projection: { _id: 0, stored_bytes: 1 } }).toArray());
-    return { documents: records.length, bytes: records.reduce((total, record) => total + (record.stored_bytes ?? 0), 0) };
+    const records = await storeCall(() =>
+      documents.find({ knowledge_base_id: { $in: ids } }, { projection: { _id: 0, stored_bytes: 1 } }).toArray(),
+    );
+    return {
+      documents: records.length,
+      bytes: records.reduce((total, record) => total + (record.stored_bytes ?? 0), 0),
+    };
   }
 
   /** What the documents say of the owner's usage (an admin repair, or a first use). */
@@ -70,7 +77,9 @@ export function usageStore(collections: Collections) {
           ...(delta.documents > 0 ? { documents: { $lte: limits.documents - delta.documents } } : {}),
           ...(delta.bytes > 0 ? { bytes: { $lte: limits.bytes - delta.bytes } } : {}),
         };
-        const result = await storeCall(() => usage.updateOne(filter, { $inc: { documents: delta.documents, bytes: delta.bytes } }));
+        const result = await storeCall(() =>
+          usage.updateOne(filter, { $inc: { documents: delta.documents, bytes: delta.bytes } }),
+        );
         if (result.modifiedCount === 1 || (delta.documents === 0 && delta.bytes === 0)) return { reserved: true };
         const current = await storeCall(() => usage.findOne({ _id: userId }));
         return { reserved: false, usage: { documents: current?.documents ?? 0, bytes: current?.bytes ?? 0 } };
@@ -79,7 +88,9 @@ export function usageStore(collections: Collections) {
     /** Gives back what a deleted document (or a reservation whose write failed) held. */
     releaseUsage(userId: string, delta: Usage): Promise<void> {
       return serialised(userId, async () => {
-        await storeCall(() => usage.updateOne({ _id: userId }, { $inc: { documents: -delta.documents, bytes: -delta.bytes } }));
+        await storeCall(() =>
+          usage.updateOne({ _id: userId }, { $inc: { documents: -delta.documents, bytes: -delta.bytes } }),
+        );
       });
     },
     /** The repair: the record set from the documents. */

@@ -3,7 +3,15 @@
 
 /** A blank: space, tab, line and page breaks, no-break space. */
 export function isBlankChar(char: string): boolean {
-  return char === ' ' || char === '\t' || char === '\n' || char === '\r' || char === '\f' || char === '\v' || char === '\u00a0';
+  return (
+    char === ' ' ||
+    char === '\t' ||
+    char === '\n' ||
+    char === '\r' ||
+    char === '\f' ||
+    char === '\v' ||
+    char === '\u00a0'
+  );
 }
 
 /** A letter of any script that has case (and so can be told from a digit or a mark). */

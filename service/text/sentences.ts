@@ -25,13 +25,62 @@ export interface SentenceUnit {
 
 /** Words before a period that do not end a sentence. */
 const ABBREVIATIONS = new Set([
-  'mr', 'mrs', 'ms', 'dr', 'prof', 'sr', 'jr', 'st', 'vs', 'e.g', 'i.e', 'u.s', 'fig', 'figs', 'approx', 'inc', 'ltd',
-  'co', 'cf', 'ca', 'al', 'max', 'min', 'incl', 'excl', 'dept', 'est', 'resp', 'viz', 'mt',
+  'mr',
+  'mrs',
+  'ms',
+  'dr',
+  'prof',
+  'sr',
+  'jr',
+  'st',
+  'vs',
+  'e.g',
+  'i.e',
+  'u.s',
+  'fig',
+  'figs',
+  'approx',
+  'inc',
+  'ltd',
+  'co',
+  'cf',
+  'ca',
+  'al',
+  'max',
+  'min',
+  'incl',
+  'excl',
+  'dept',
+  'est',
+  'resp',
+  'viz',
+  'mt',
 ]);
 /** Words before a period that do not end a sentence when a digit follows ("No. 12", "p. 4", "Oct. 3"). */
 const NUMBER_ABBREVIATIONS = new Set([
-  'no', 'nos', 'nr', 'pp', 'vol', 'ch', 'sec', 'art', 'tab', 'eq', 'ex',
-  'jan', 'feb', 'mar', 'apr', 'jun', 'jul', 'aug', 'sep', 'sept', 'oct', 'nov', 'dec',
+  'no',
+  'nos',
+  'nr',
+  'pp',
+  'vol',
+  'ch',
+  'sec',
+  'art',
+  'tab',
+  'eq',
+  'ex',
+  'jan',
+  'feb',
+  'mar',
+  'apr',
+  'jun',
+  'jul',
+  'aug',
+  'sep',
+  'sept',
+  'oct',
+  'nov',
+  'dec',
 ]);
 
 /** Runs longer than this many words are cut into windows (tables without pipes, code, unpunctuated text). */
@@ -41,8 +90,10 @@ const WINDOW_WORDS = 50;
 const HEADING_MAX_WORDS = 10;
 
 const isTerminator = (char: string) => char === '.' || char === '!' || char === '?' || char === '…';
-const isCloser = (char: string) => char === '"' || char === "'" || char === '”' || char === '’' || char === ')' || char === ']';
-const isOpener = (char: string) => char === '"' || char === "'" || char === '“' || char === '‘' || char === '(' || char === '[';
+const isCloser = (char: string) =>
+  char === '"' || char === "'" || char === '”' || char === '’' || char === ')' || char === ']';
+const isOpener = (char: string) =>
+  char === '"' || char === "'" || char === '“' || char === '‘' || char === '(' || char === '[';
 
 /** The word before position `end` (back to `floor`), without opening quotes or brackets, lower-cased. */
 function wordBefore(line: string, end: number, floor: number): string {
@@ -248,7 +299,8 @@ export function splitSentences(text: string): SentenceUnit[] {
     if (!line) return;
     // A short line on its own (blank lines or the text's start around it, more text after it) with no end
     // punctuation is a heading: how a PDF's or a plain text's headings arrive.
-    const alone = (index === 0 || collapseBlanks(lines[index - 1]) === '') && collapseBlanks(lines[index + 1] ?? '') === '';
+    const alone =
+      (index === 0 || collapseBlanks(lines[index - 1]) === '') && collapseBlanks(lines[index + 1] ?? '') === '';
     if (!marker && alone && index < lastText && !endsWithTerminator(line) && wordCount(line) <= HEADING_MAX_WORDS) {
       out.push({ text: line, heading: true });
       return;
@@ -260,7 +312,8 @@ export function splitSentences(text: string): SentenceUnit[] {
       start = next;
     }
     pieces.push(line.slice(start).trim());
-    for (const piece of pieces) for (const window of windowed(piece)) if (window) out.push({ text: window, heading: false });
+    for (const piece of pieces)
+      for (const window of windowed(piece)) if (window) out.push({ text: window, heading: false });
   });
   return out;
 }

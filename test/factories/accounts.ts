@@ -17,7 +17,10 @@ export function uniqueEmail(label = 'user'): string {
   return `${label}-${randomUUID().slice(0, 8)}@example.test`;
 }
 
-export async function makeUser(store: Store, options: { organisation?: string; label?: string } = {}): Promise<TestUser> {
+export async function makeUser(
+  store: Store,
+  options: { organisation?: string; label?: string } = {},
+): Promise<TestUser> {
   const email = uniqueEmail(options.label);
   const { user, defaultKnowledgeBase } = await createUser(store, email, options.organisation);
   const { record, key } = await createApiKey(store, email, 'test');
@@ -35,7 +38,10 @@ export { addOrganisationMember };
 export const TEST_PASSWORD = 'correct horse battery staple';
 
 /** A user who signs in to the web app with TEST_PASSWORD (what setting a password by link leaves behind). */
-export async function makeWebUser(store: Store, options: { isAdmin?: boolean; label?: string; organisation?: string } = {}) {
+export async function makeWebUser(
+  store: Store,
+  options: { isAdmin?: boolean; label?: string; organisation?: string } = {},
+) {
   const email = uniqueEmail(options.label ?? 'web');
   const { user, defaultKnowledgeBase } = await createUser(store, email, options.organisation, {
     isAdmin: options.isAdmin ?? false,

@@ -54,11 +54,22 @@ export interface ApiProcess {
  * until /healthz answers 200. Throws with the process's last lines if it exits or does not answer in time.
  * `onLine` sees every line the process prints (its log, with KBQA_LOG_LEVEL=info one line per request).
  */
-export async function startApiProcess(env: Record<string, string>, readyTimeoutMs = 120_000, onLine?: (line: string) => void): Promise<ApiProcess> {
+export async function startApiProcess(
+  env: Record<string, string>,
+  readyTimeoutMs = 120_000,
+  onLine?: (line: string) => void,
+): Promise<ApiProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, ['service/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, KBQA_HOST: HOST, KBQA_PORT: String(port), KBQA_LOG_LEVEL: 'warn', KBQA_METRICS_PORT: '0', ...env },
+    env: {
+      ...process.env,
+      KBQA_HOST: HOST,
+      KBQA_PORT: String(port),
+      KBQA_LOG_LEVEL: 'warn',
+      KBQA_METRICS_PORT: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
@@ -103,7 +114,14 @@ export async function startApiProcess(env: Record<string, string>, readyTimeoutM
       // Checked against the OpenAPI description like the in-process app's responses (helpers/openapiCheck.ts).
       const result = await callJson(url, method, path, options);
       const contentType = result.headers.get('content-type');
-      recordResponse({ method, path: path.split('?')[0], status: result.status, contentType, body: result.body, where: `API process ${url}` });
+      recordResponse({
+        method,
+        path: path.split('?')[0],
+        status: result.status,
+        contentType,
+        body: result.body,
+        where: `API process ${url}`,
+      });
       return result;
     },
     signal(signal) {
@@ -139,7 +157,12 @@ export async function startApiProcess(env: Record<string, string>, readyTimeoutM
 // For tests of several API processes on one port (node:cluster) and their one /metrics.
 
 /** Polls `probe` until it returns something other than null/false, or throws after `timeoutMs` saying what it awaited. */
-export async function until<T>(what: string, timeoutMs: number, probe: () => T | null | false | Promise<T | null | false>, context = () => ''): Promise<T> {
+export async function until<T>(
+  what: string,
+  timeoutMs: number,
+  probe: () => T | null | false | Promise<T | null | false>,
+  context = () => '',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   while (true) {
     const value = await probe();
@@ -174,7 +197,9 @@ export function metricSamples(exposition: string, name: string): Map<string, num
 
 /** GET /metrics (or any text), failing with the URL when it does not answer 200. */
 export async function scrapeMetrics(url: string): Promise<string> {
-  const response = await fetch(url).catch((error) => { throw new Error(`scrape ${url}: ${error.cause?.message ?? error.message}`); });
+  const response = await fetch(url).catch((error) => {
+    throw new Error(`scrape ${url}: ${error.cause?.message ?? error.message}`);
+  });
   if (response.status !== 200) throw new Error(`GET ${url}: ${response.status}`);
   return response.text();
 }

@@ -36,7 +36,10 @@ export interface TestAppOptions {
   claims?: 'all' | 'own';
 }
 
-export async function startTestApp(environment: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
+export async function startTestApp(
+  environment: Record<string, string> = {},
+  options: TestAppOptions = {},
+): Promise<TestApp> {
   const config: Config = loadConfig({ ...process.env, KBQA_LOG_LEVEL: 'silent', ...environment });
   const logger = options.logger ?? pino({ level: config.logLevel });
   const rag = await loadRag(config);
@@ -87,7 +90,10 @@ function checkedApp(deps: AppDeps) {
  * The same app (same stores, models and job runner) with some configuration changed, on a port of its own: for
  * limits and expiries too small or too large to set through the environment.
  */
-export async function serveVariant(deps: AppDeps, change: (config: Config) => Config): Promise<{ baseUrl: string; close(): Promise<void> }> {
+export async function serveVariant(
+  deps: AppDeps,
+  change: (config: Config) => Config,
+): Promise<{ baseUrl: string; close(): Promise<void> }> {
   const server: Server = checkedApp({ ...deps, config: change(deps.config) }).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   return {
@@ -122,7 +128,10 @@ export async function serveWithOwnDatabase(
 /** A database label from the test file's name: `apiKeyRevocation.test.ts` → `apikeyrevocation`. */
 function fileLabel(): string {
   const file = anyTest.meta.file.startsWith('file:') ? fileURLToPath(anyTest.meta.file) : anyTest.meta.file;
-  return basename(file, '.test.ts').toLowerCase().replace(/[^a-z0-9]+/g, '_').slice(0, 40);
+  return basename(file, '.test.ts')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .slice(0, 40);
 }
 
 export interface HarnessOptions<Context> {
@@ -131,7 +140,9 @@ export interface HarnessOptions<Context> {
    * (after the file's database exists) that may start what the app needs first (a proxy, a fake model server),
    * keep it in the context, and return the environment that points the app at it.
    */
-  env?: Record<string, string> | ((t: ExecutionContext<Context>) => Record<string, string> | Promise<Record<string, string>>);
+  env?:
+    | Record<string, string>
+    | ((t: ExecutionContext<Context>) => Record<string, string> | Promise<Record<string, string>>);
   /** The label the file's database is named with (default: the file's name). */
   ownDatabase?: string;
   /** The app's logger (see TestAppOptions). */

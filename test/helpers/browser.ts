@@ -10,7 +10,10 @@ import { testWithApp, type HarnessOptions, type TestApp } from './app.ts';
 
 export type ViewportKind = 'desktop' | 'phone';
 
-const VIEWPORTS: Record<ViewportKind, { viewport: { width: number; height: number }; isMobile: boolean; hasTouch: boolean }> = {
+const VIEWPORTS: Record<
+  ViewportKind,
+  { viewport: { width: number; height: number }; isMobile: boolean; hasTouch: boolean }
+> = {
   desktop: { viewport: { width: 1280, height: 800 }, isMobile: false, hasTouch: false },
   phone: { viewport: { width: 375, height: 812 }, isMobile: true, hasTouch: true },
 };
@@ -48,7 +51,11 @@ export async function launchBrowser(): Promise<Browser> {
 const viewportOf = new WeakMap<Page, ViewportKind>();
 
 /** A page in a fresh context (no shared cookies or storage) at baseUrl; closing the page (or the browser) closes its context. */
-export async function newPage(browser: Browser, baseUrl: string, options: { viewport?: ViewportKind } = {}): Promise<Page> {
+export async function newPage(
+  browser: Browser,
+  baseUrl: string,
+  options: { viewport?: ViewportKind } = {},
+): Promise<Page> {
   const kind = options.viewport ?? 'desktop';
   const context = await browser.newContext({ baseURL: baseUrl, ...VIEWPORTS[kind] });
   const page = await context.newPage();

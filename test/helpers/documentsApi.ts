@@ -38,7 +38,13 @@ export interface IngestedDocument {
 }
 
 /** POST /documents that must succeed; returns the `document` object. */
-export async function ingest(app: TestApp, key: string, kbId: string, filename: string, content: string): Promise<IngestedDocument> {
+export async function ingest(
+  app: TestApp,
+  key: string,
+  kbId: string,
+  filename: string,
+  content: string,
+): Promise<IngestedDocument> {
   const response = await app.call('POST', '/api/v1/documents', { key, body: { kb_id: kbId, filename, content } });
   if (response.status !== 201) {
     throw new Error(`ingest of ${filename} failed: ${response.status} ${JSON.stringify(response.body)}`);
@@ -65,7 +71,10 @@ export function markers(answer: string): number[] {
  * [n] ↔ citations[n-1]: every marker names a citation, every citation is cited, and markers are numbered in order of
  * first use (the first new marker is [1], the next new one [2], …).
  */
-export function assertMarkersMatchCitations(t: ExecutionContext, body: { answer?: unknown; citations?: unknown }): void {
+export function assertMarkersMatchCitations(
+  t: ExecutionContext,
+  body: { answer?: unknown; citations?: unknown },
+): void {
   t.is(typeof body.answer, 'string');
   t.true(Array.isArray(body.citations));
   const answer = body.answer as string;
@@ -88,12 +97,19 @@ export function assertCitationShape(t: ExecutionContext, citation: Record<string
   t.is(typeof citation.title, 'string');
   t.is(typeof citation.snippet, 'string');
   t.true((citation.snippet as string).length > 0, 'snippet is not empty');
-  t.true((citation.snippet as string).length <= 500, `snippet is at most 500 characters (${(citation.snippet as string).length})`);
+  t.true(
+    (citation.snippet as string).length <= 500,
+    `snippet is at most 500 characters (${(citation.snippet as string).length})`,
+  );
   t.is(typeof citation.similarity, 'number');
-  t.true((citation.similarity as number) >= 0 && (citation.similarity as number) <= 1, `similarity in [0, 1]: ${citation.similarity}`);
+  t.true(
+    (citation.similarity as number) >= 0 && (citation.similarity as number) <= 1,
+    `similarity in [0, 1]: ${citation.similarity}`,
+  );
 }
 
-const isRank = (value: unknown) => value === null || (typeof value === 'number' && Number.isInteger(value) && value >= 1);
+const isRank = (value: unknown) =>
+  value === null || (typeof value === 'number' && Number.isInteger(value) && value >= 1);
 
 /** Field set and types of one include_chunks record. */
 export function assertChunkShape(t: ExecutionContext, chunk: Record<string, unknown>): void {
@@ -103,17 +119,25 @@ export function assertChunkShape(t: ExecutionContext, chunk: Record<string, unkn
   t.regex(chunk.knowledge_base_id as string, UUID);
   t.is(typeof chunk.filename, 'string');
   t.is(typeof chunk.title, 'string');
-  t.true(Array.isArray(chunk.heading_path) && (chunk.heading_path as unknown[]).every((part) => typeof part === 'string'));
+  t.true(
+    Array.isArray(chunk.heading_path) && (chunk.heading_path as unknown[]).every((part) => typeof part === 'string'),
+  );
   t.true(Number.isInteger(chunk.chunk_index) && (chunk.chunk_index as number) >= 0);
   t.is(typeof chunk.text, 'string');
   t.true((chunk.text as string).length > 0);
   t.is(typeof chunk.score, 'number');
   t.true(Number.isFinite(chunk.score));
   t.is(typeof chunk.similarity, 'number');
-  t.true((chunk.similarity as number) >= 0 && (chunk.similarity as number) <= 1, `similarity in [0, 1]: ${chunk.similarity}`);
+  t.true(
+    (chunk.similarity as number) >= 0 && (chunk.similarity as number) <= 1,
+    `similarity in [0, 1]: ${chunk.similarity}`,
+  );
   t.true(isRank(chunk.bm25_rank), `bm25_rank is an integer ≥ 1 or null: ${chunk.bm25_rank}`);
   t.true(isRank(chunk.vector_rank), `vector_rank is an integer ≥ 1 or null: ${chunk.vector_rank}`);
-  t.false(chunk.bm25_rank === null && chunk.vector_rank === null, 'a retrieved chunk was returned by at least one side');
+  t.false(
+    chunk.bm25_rank === null && chunk.vector_rank === null,
+    'a retrieved chunk was returned by at least one side',
+  );
 }
 
 export const normaliseSpace = (text: string) => text.replace(/\s+/g, ' ').trim();

@@ -29,7 +29,12 @@ export interface StreamRequest {
 export async function postForEvents(baseUrl: string, path: string, request: StreamRequest): Promise<StreamResponse> {
   const headers: Record<string, string> = { 'content-type': 'application/json', ...request.headers };
   if (request.key) headers.authorization = `Bearer ${request.key}`;
-  const response = await fetch(`${baseUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(request.body), signal: request.signal });
+  const response = await fetch(`${baseUrl}${path}`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify(request.body),
+    signal: request.signal,
+  });
   const comments: string[] = [];
   if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream') || response.body === null) {
     const text = await response.text();
@@ -43,7 +48,9 @@ export async function postForEvents(baseUrl: string, path: string, request: Stre
   }
   const parsed = response.body
     .pipeThrough(new TextDecoderStream())
-    .pipeThrough(new EventSourceParserStream({ onComment: (comment) => comments.push(comment.trim()), onError: 'terminate' }));
+    .pipeThrough(
+      new EventSourceParserStream({ onComment: (comment) => comments.push(comment.trim()), onError: 'terminate' }),
+    );
   async function* events(): AsyncGenerator<StreamedEvent> {
     for await (const message of parsed) yield { event: message.event ?? 'message', data: JSON.parse(message.data) };
   }
@@ -61,5 +68,8 @@ export async function allEvents(response: StreamResponse): Promise<StreamedEvent
 /** The answer the deltas add up to, and the citations they introduce, in order. */
 export function concatDeltas(events: StreamedEvent[]): { text: string; citations: unknown[] } {
   const deltas = events.filter((event) => event.event === 'delta');
-  return { text: deltas.map((event) => event.data.text).join(''), citations: deltas.flatMap((event) => event.data.citations) };
+  return {
+    text: deltas.map((event) => event.data.text).join(''),
+    citations: deltas.flatMap((event) => event.data.citations),
+  };
 }

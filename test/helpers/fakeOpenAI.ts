@@ -144,18 +144,33 @@ function embeddingsError(response: ServerResponse, status: number, message: stri
 }
 
 /** What is wrong with an embeddings request, as OpenAI words it; null when it is fine. */
-function invalidEmbeddingsRequest(body: RecordedEmbeddingRequest['body'], inputs: string[] | null): { message: string; param: string } | null {
-  if (typeof body.model !== 'string' || body.model.length === 0) return { message: "you must provide a model parameter", param: 'model' };
-  if (inputs === null) return { message: "'$.input' is invalid: a string or a list of strings is expected", param: 'input' };
-  if (inputs.length === 0 || inputs.length > MAX_EMBEDDING_INPUTS) return { message: `'$.input' must hold 1 to ${MAX_EMBEDDING_INPUTS} inputs`, param: 'input' };
-  if (inputs.some((input) => input.length === 0)) return { message: "'$.input' is invalid: an input cannot be an empty string", param: 'input' };
+function invalidEmbeddingsRequest(
+  body: RecordedEmbeddingRequest['body'],
+  inputs: string[] | null,
+): { message: string; param: string } | null {
+  if (typeof body.model !== 'string' || body.model.length === 0)
+    return { message: 'you must provide a model parameter', param: 'model' };
+  if (inputs === null)
+    return { message: "'$.input' is invalid: a string or a list of strings is expected", param: 'input' };
+  if (inputs.length === 0 || inputs.length > MAX_EMBEDDING_INPUTS)
+    return { message: `'$.input' must hold 1 to ${MAX_EMBEDDING_INPUTS} inputs`, param: 'input' };
+  if (inputs.some((input) => input.length === 0))
+    return { message: "'$.input' is invalid: an input cannot be an empty string", param: 'input' };
   if (body.encoding_format !== undefined && body.encoding_format !== 'float' && body.encoding_format !== 'base64') {
     return { message: "'encoding_format' must be 'float' or 'base64'", param: 'encoding_format' };
   }
   if (body.dimensions !== undefined) {
-    if (!SHORTENING_MODELS.has(body.model)) return { message: 'This model does not support specifying dimensions.', param: 'dimensions' };
-    if (!Number.isInteger(body.dimensions) || body.dimensions < 1 || body.dimensions > FAKE_EMBEDDING_MODEL_DIMENSIONS[body.model]) {
-      return { message: `'dimensions' must be between 1 and ${FAKE_EMBEDDING_MODEL_DIMENSIONS[body.model]}`, param: 'dimensions' };
+    if (!SHORTENING_MODELS.has(body.model))
+      return { message: 'This model does not support specifying dimensions.', param: 'dimensions' };
+    if (
+      !Number.isInteger(body.dimensions) ||
+      body.dimensions < 1 ||
+      body.dimensions > FAKE_EMBEDDING_MODEL_DIMENSIONS[body.model]
+    ) {
+      return {
+        message: `'dimensions' must be between 1 and ${FAKE_EMBEDDING_MODEL_DIMENSIONS[body.model]}`,
+        param: 'dimensions',
+      };
     }
   }
   return null;
@@ -167,7 +182,11 @@ function base64Float32(vector: number[]): string {
   return bytes.toString('base64');
 }
 
-function answerEmbeddings(response: ServerResponse, recorded: RecordedEmbeddingRequest, script: FakeEmbeddingsScript): void {
+function answerEmbeddings(
+  response: ServerResponse,
+  recorded: RecordedEmbeddingRequest,
+  script: FakeEmbeddingsScript,
+): void {
   const { body, inputs } = recorded;
   const model = body.model as string;
   const dimensions = body.dimensions ?? FAKE_EMBEDDING_MODEL_DIMENSIONS[model] ?? script.dimensions ?? 1536;
@@ -220,13 +239,28 @@ export function tokensOf(reply: string, script: FakeOpenAIScript): string[] {
 }
 
 /** A streamed chat completion, chunk by chunk, as api.openai.com sends it. */
-async function streamReply(response: ServerResponse, recorded: RecordedChatRequest, reply: string, id: string, script: FakeOpenAIScript): Promise<void> {
-  const base = { id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: recorded.body.model ?? 'unknown', system_fingerprint: 'fp_fake' };
+async function streamReply(
+  response: ServerResponse,
+  recorded: RecordedChatRequest,
+  reply: string,
+  id: string,
+  script: FakeOpenAIScript,
+): Promise<void> {
+  const base = {
+    id,
+    object: 'chat.completion.chunk',
+    created: Math.floor(Date.now() / 1000),
+    model: recorded.body.model ?? 'unknown',
+    system_fingerprint: 'fp_fake',
+  };
   const gone = () => response.destroyed || response.writableEnded;
   const send = (data: unknown) => {
     if (!gone()) response.write(`data: ${JSON.stringify(data)}\n\n`);
   };
-  const choice = (delta: Record<string, unknown>, finish: string | null) => ({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+  const choice = (delta: Record<string, unknown>, finish: string | null) => ({
+    ...base,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+  });
   response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
   send(choice({ role: 'assistant', content: '', refusal: null }, null));
   const tokens = tokensOf(reply, script);
@@ -236,7 +270,9 @@ async function streamReply(response: ServerResponse, recorded: RecordedChatReque
       // What was written reaches the client first: destroyed at once, the socket would discard it.
       if (failure.kind === 'drop') await sleep(100).then(() => response.socket?.destroy());
       else {
-        send({ error: { message: 'scripted failure inside the stream', type: 'server_error', param: null, code: null } });
+        send({
+          error: { message: 'scripted failure inside the stream', type: 'server_error', param: null, code: null },
+        });
         response.end();
       }
       return;
@@ -249,7 +285,11 @@ async function streamReply(response: ServerResponse, recorded: RecordedChatReque
   }
   send(choice({}, 'stop'));
   if ((recorded.body.stream_options as { include_usage?: boolean } | undefined)?.include_usage) {
-    send({ ...base, choices: [], usage: { prompt_tokens: 100, completion_tokens: tokens.length, total_tokens: 100 + tokens.length } });
+    send({
+      ...base,
+      choices: [],
+      usage: { prompt_tokens: 100, completion_tokens: tokens.length, total_tokens: 100 + tokens.length },
+    });
   }
   if (!gone()) response.end('data: [DONE]\n\n');
 }
@@ -283,11 +323,23 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       return;
     }
     const input = body.input;
-    const inputs = typeof input === 'string' ? [input] : Array.isArray(input) && input.every((item) => typeof item === 'string') ? (input as string[]) : null;
-    const recorded: RecordedEmbeddingRequest = { path: request.url ?? '', headers: request.headers, body, inputs: inputs ?? [], status: null };
+    const inputs =
+      typeof input === 'string'
+        ? [input]
+        : Array.isArray(input) && input.every((item) => typeof item === 'string')
+          ? (input as string[])
+          : null;
+    const recorded: RecordedEmbeddingRequest = {
+      path: request.url ?? '',
+      headers: request.headers,
+      body,
+      inputs: inputs ?? [],
+      status: null,
+    };
     embeddingRequests.push(recorded);
     const script = current.embeddings ?? {};
-    const status = embeddingStatusQueue.length > 0 ? (embeddingStatusQueue.shift() as number) : (script.thenStatus ?? 200);
+    const status =
+      embeddingStatusQueue.length > 0 ? (embeddingStatusQueue.shift() as number) : (script.thenStatus ?? 200);
     if ((script.delayMs ?? 0) > 0) await sleep(script.delayMs as number);
     if (response.destroyed || request.socket.destroyed) return;
     const invalid = invalidEmbeddingsRequest(body, inputs);
@@ -305,7 +357,9 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       return;
     }
     if (request.method !== 'POST' || !/\/v1\/chat\/completions$/.test(path)) {
-      sendJson(response, 404, { error: { message: `no route ${request.method} ${request.url}`, type: 'invalid_request_error' } });
+      sendJson(response, 404, {
+        error: { message: `no route ${request.method} ${request.url}`, type: 'invalid_request_error' },
+      });
       return;
     }
     let body: RecordedChatRequest['body'];
@@ -338,11 +392,17 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     recorded.status = status;
     if (status !== 200) {
       sendJson(response, status, {
-        error: { message: `scripted failure ${status}`, type: ERROR_TYPES[status] ?? 'server_error', param: null, code: null },
+        error: {
+          message: `scripted failure ${status}`,
+          type: ERROR_TYPES[status] ?? 'server_error',
+          param: null,
+          code: null,
+        },
       });
       return;
     }
-    const reply = typeof current.reply === 'function' ? current.reply(recorded) : (current.reply ?? 'I cannot tell [1].');
+    const reply =
+      typeof current.reply === 'function' ? current.reply(recorded) : (current.reply ?? 'I cannot tell [1].');
     counter += 1;
     if (recorded.stream) {
       await streamReply(response, recorded, reply, `chatcmpl-fake-${counter}`, current);
@@ -361,7 +421,11 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
           finish_reason: 'stop',
         },
       ],
-      usage: { prompt_tokens: Math.ceil(text.length / 4), completion_tokens: Math.ceil(reply.length / 4), total_tokens: Math.ceil((text.length + reply.length) / 4) },
+      usage: {
+        prompt_tokens: Math.ceil(text.length / 4),
+        completion_tokens: Math.ceil(reply.length / 4),
+        total_tokens: Math.ceil((text.length + reply.length) / 4),
+      },
       system_fingerprint: 'fp_fake',
     });
   });

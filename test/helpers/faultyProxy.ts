@@ -29,7 +29,9 @@ export interface FaultyProxy {
 
 const isBulk = (request: IncomingMessage) => request.method === 'POST' && /^\/_bulk(?:\?|$)/.test(request.url ?? '');
 
-export async function startFaultyProxy(target = process.env.KBQA_OPENSEARCH_URL ?? 'http://127.0.0.1:9200'): Promise<FaultyProxy> {
+export async function startFaultyProxy(
+  target = process.env.KBQA_OPENSEARCH_URL ?? 'http://127.0.0.1:9200',
+): Promise<FaultyProxy> {
   const upstream = new URL(target);
   let fault: BulkFault | null = null;
   let failedBulks = 0;
@@ -74,7 +76,9 @@ export async function startFaultyProxy(target = process.env.KBQA_OPENSEARCH_URL 
         request.resume();
         request.on('end', () => {
           response.writeHead(503, { 'content-type': 'application/json' });
-          response.end(JSON.stringify({ error: { type: 'injected_fault', reason: 'bulk failed on purpose' }, status: 503 }));
+          response.end(
+            JSON.stringify({ error: { type: 'injected_fault', reason: 'bulk failed on purpose' }, status: 503 }),
+          );
         });
         return;
       }

@@ -45,7 +45,13 @@ function splitTitle(content: string): { title: string; text: string } {
   const lines = content.replace(/\r\n/g, '\n').split('\n');
   const first = lines.findIndex((line) => line.trim().length > 0);
   if (first === -1) return { title: '', text: '' };
-  return { title: lines[first].replace(/^#+\s*/, '').trim(), text: lines.slice(first + 1).join('\n').trim() };
+  return {
+    title: lines[first].replace(/^#+\s*/, '').trim(),
+    text: lines
+      .slice(first + 1)
+      .join('\n')
+      .trim(),
+  };
 }
 
 export async function buildFixtureBeir(split = 'test'): Promise<FixtureBeir> {

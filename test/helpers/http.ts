@@ -13,7 +13,12 @@ export interface CallResult {
   headers: Headers;
 }
 
-export async function callJson(baseUrl: string, method: string, path: string, options: CallOptions = {}): Promise<CallResult> {
+export async function callJson(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: CallOptions = {},
+): Promise<CallResult> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key) headers.authorization = `Bearer ${options.key}`;
   let body: string | undefined = options.rawBody;

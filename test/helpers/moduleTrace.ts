@@ -46,7 +46,10 @@ export function packagesOf(modules: string[]): string[] {
 }
 
 /** Runs `node --import moduleTraceHook.ts ...args` (on this process's Node) and returns what it printed and loaded. */
-export async function runTraced(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<TracedRun> {
+export async function runTraced(
+  args: string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number },
+): Promise<TracedRun> {
   const directory = mkdtempSync(join(tmpdir(), 'kbqa-module-trace-'));
   const traceFile = join(directory, 'modules.txt');
   try {
@@ -54,7 +57,11 @@ export async function runTraced(args: string[], options: { cwd: string; env?: No
       execFile(
         process.execPath,
         ['--import', HOOK, ...args],
-        { cwd: options.cwd, env: { ...(options.env ?? process.env), MODULE_TRACE_FILE: traceFile }, timeout: options.timeoutMs ?? 120_000 },
+        {
+          cwd: options.cwd,
+          env: { ...(options.env ?? process.env), MODULE_TRACE_FILE: traceFile },
+          timeout: options.timeoutMs ?? 120_000,
+        },
         (error, stdout, stderr) => {
           const code = error ? (error as { code?: unknown }).code : 0;
           if (typeof code !== 'number') reject(error ?? new Error('no exit code'));
@@ -62,7 +69,9 @@ export async function runTraced(args: string[], options: { cwd: string; env?: No
         },
       );
     });
-    const modules = readFileSync(traceFile, 'utf8').split('\n').filter((line) => line.length > 0);
+    const modules = readFileSync(traceFile, 'utf8')
+      .split('\n')
+      .filter((line) => line.length > 0);
     return { ...outcome, modules };
   } finally {
     rmSync(directory, { recursive: true, force: true });

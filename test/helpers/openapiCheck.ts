@@ -60,9 +60,10 @@ function relocateRefs(value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value;
   const copy: Record<string, unknown> = {};
   for (const [key, inner] of Object.entries(value)) {
-    copy[key] = key === '$ref' && typeof inner === 'string' && inner.startsWith('#/components/schemas/')
-      ? `${COMPONENTS_ID}#/$defs/${inner.slice('#/components/schemas/'.length)}`
-      : relocateRefs(inner);
+    copy[key] =
+      key === '$ref' && typeof inner === 'string' && inner.startsWith('#/components/schemas/')
+        ? `${COMPONENTS_ID}#/$defs/${inner.slice('#/components/schemas/'.length)}`
+        : relocateRefs(inner);
   }
   return copy;
 }
@@ -72,13 +73,19 @@ export class SpecChecker {
   private readonly ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: true });
   private readonly validators = new Map<string, ValidateFunction>();
 
-  constructor(document: { paths?: Record<string, unknown>; components?: { schemas?: Record<string, unknown> } } = openApiDocument().document) {
+  constructor(
+    document: {
+      paths?: Record<string, unknown>;
+      components?: { schemas?: Record<string, unknown> };
+    } = openApiDocument().document,
+  ) {
     addFormats(this.ajv);
     this.ajv.addSchema({ $id: COMPONENTS_ID, $defs: relocateRefs(document.components?.schemas ?? {}) });
     for (const [template, item] of Object.entries(document.paths ?? {})) {
       for (const method of METHODS) {
         const operation = (item as Record<string, Operation | undefined>)[method];
-        if (operation) this.routes.push({ method: method.toUpperCase(), template, segments: template.split('/'), operation });
+        if (operation)
+          this.routes.push({ method: method.toUpperCase(), template, segments: template.split('/'), operation });
       }
     }
   }
@@ -89,7 +96,9 @@ export class SpecChecker {
     return this.routes.filter(
       (route) =>
         route.segments.length === segments.length &&
-        route.segments.every((segment, index) => (segment.startsWith('{') && segment.endsWith('}') ? segments[index] !== '' : segment === segments[index])),
+        route.segments.every((segment, index) =>
+          segment.startsWith('{') && segment.endsWith('}') ? segments[index] !== '' : segment === segments[index],
+        ),
     );
   }
 
@@ -110,12 +119,17 @@ export class SpecChecker {
     if (!route) {
       // No operation: the router's 404 (no such path) or 405 (no such method), in the envelope; OPTIONS is answered
       // by the router with the Allow header and no body.
-      if (observed.method === 'OPTIONS' && routes.length > 0 && (observed.status === 200 || observed.status === 204)) return null;
+      if (observed.method === 'OPTIONS' && routes.length > 0 && (observed.status === 200 || observed.status === 204))
+        return null;
       const expected = routes.length > 0 ? [404, 405] : [404];
-      if (!expected.includes(observed.status)) return `no operation ${method} ${observed.path} in the spec, and the status is ${observed.status}, not ${expected.join(' or ')}`;
+      if (!expected.includes(observed.status))
+        return `no operation ${method} ${observed.path} in the spec, and the status is ${observed.status}, not ${expected.join(' or ')}`;
       return this.bodyProblem('Error', { schema: { $ref: '#/components/schemas/Error' } }, observed);
     }
-    const declared = route.operation.responses[String(observed.status)] ?? route.operation.responses[`${String(observed.status)[0]}XX`] ?? route.operation.responses.default;
+    const declared =
+      route.operation.responses[String(observed.status)] ??
+      route.operation.responses[`${String(observed.status)[0]}XX`] ??
+      route.operation.responses.default;
     const name = route.operation.operationId ?? `${route.method} ${route.template}`;
     if (!declared) {
       return `${name}: status ${observed.status} is not declared (declared: ${Object.keys(route.operation.responses).join(', ')})`;
@@ -143,7 +157,10 @@ export class SpecChecker {
     if (validate(observed.body)) return null;
     const errors = (validate.errors ?? [])
       .slice(0, 8)
-      .map((error) => `${error.instancePath || '(body)'} ${error.message ?? ''}${error.params && Object.keys(error.params).length ? ` ${JSON.stringify(error.params)}` : ''}`)
+      .map(
+        (error) =>
+          `${error.instancePath || '(body)'} ${error.message ?? ''}${error.params && Object.keys(error.params).length ? ` ${JSON.stringify(error.params)}` : ''}`,
+      )
       .join('; ');
     return `${key}: the body does not match the schema: ${errors}; body: ${JSON.stringify(observed.body)?.slice(0, 600)}`;
   }
@@ -157,7 +174,8 @@ export function recordResponse(observed: ObservedResponse): void {
   if (!observed.path.startsWith('/api/v1/') || observed.path === OPENAPI_PATH) return;
   checker ??= new SpecChecker();
   const problem = checker.problem(observed);
-  if (problem) unreported.push(`${observed.method} ${observed.path} → ${observed.status} (${observed.where}): ${problem}`);
+  if (problem)
+    unreported.push(`${observed.method} ${observed.path} → ${observed.status} (${observed.where}): ${problem}`);
 }
 
 /** The violations seen since the last call, as one error (null when none): each distinct one once, at most 40. */

@@ -2,7 +2,13 @@
 import type { WebClient } from './webClient.ts';
 
 /** What the web app sends: multipart with the file in the field "file", the session cookie and its CSRF token. */
-export async function upload(browser: WebClient, kbId: string, filename: string, bytes: Uint8Array, baseUrl = browser.baseUrl) {
+export async function upload(
+  browser: WebClient,
+  kbId: string,
+  filename: string,
+  bytes: Uint8Array,
+  baseUrl = browser.baseUrl,
+) {
   const form = new FormData();
   form.append('file', new Blob([Buffer.from(bytes)], { type: 'application/pdf' }), filename);
   const response = await fetch(`${baseUrl}/api/web/knowledge-bases/${kbId}/uploads`, {

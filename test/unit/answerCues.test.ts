@@ -2,7 +2,13 @@
 // question asks for, and whether a sentence can be its answer. Each pair below is a sentence that fits and one that
 // only looks near, as the answer benchmark's tune split found them.
 import test from 'ava';
-import { answerKinds, fitsConstraints, holdsAnswerKind, namedWords, type AnswerKind } from '../../service/rag/answerCues.ts';
+import {
+  answerKinds,
+  fitsConstraints,
+  holdsAnswerKind,
+  namedWords,
+  type AnswerKind,
+} from '../../service/rag/answerCues.ts';
 
 const fits = (question: string, sentence: string, context = '') => {
   const cue = answerKinds(question);
@@ -11,8 +17,14 @@ const fits = (question: string, sentence: string, context = '') => {
 
 test('"how many X" wants a number that counts X, not a measure, an age or a time of day', (t) => {
   t.deepEqual(answerKinds('How many parking spaces does the car park have?').counted, ['parking', 'space']);
-  t.deepEqual(answerKinds('How many of the community transport minibuses are electric?').counted, ['community', 'transport', 'minibuse']);
-  t.true(fits('How many vans are in the depot fleet?', 'Each technician is given a van from the depot fleet of 34 vans.'));
+  t.deepEqual(answerKinds('How many of the community transport minibuses are electric?').counted, [
+    'community',
+    'transport',
+    'minibuse',
+  ]);
+  t.true(
+    fits('How many vans are in the depot fleet?', 'Each technician is given a van from the depot fleet of 34 vans.'),
+  );
   t.true(fits('How many volunteer drivers does it have?', 'It has 6 minibuses and 48 volunteer drivers.'));
   // Not named at all: a bare count of something else may still answer ("12 cars" for vehicles).
   t.true(fits('How many vehicles can the ferry carry?', 'The ferry carries up to 12 cars.'));
@@ -22,7 +34,9 @@ test('"how many X" wants a number that counts X, not a measure, an age or a time
   t.false(fits('How many members does the club have?', 'The nets are open to juniors on Tuesdays from 18:00.'));
   t.false(fits('How many customers complained last year?', 'Normal pressure: 3.8 bar'));
   // Named, but not counted: "members under 18 travel free" does not say how many members there are.
-  t.false(fits('How many members does the club have?', 'Membership costs 12 pounds, and members under 18 travel free.'));
+  t.false(
+    fits('How many members does the club have?', 'Membership costs 12 pounds, and members under 18 travel free.'),
+  );
 });
 
 test('a named day or month must be in the answer; "who is the …" names the role; "how deep is X" names X', (t) => {

@@ -47,7 +47,10 @@ test('gold strings: any alternative counts, compared normalized and as whole wor
 });
 
 test('citation markers are removed with the blank before them', (t) => {
-  t.is(withoutCitationMarkers('It closes at 20:00 [1]. It opens [2][3]. Both [1, 2].'), 'It closes at 20:00. It opens. Both.');
+  t.is(
+    withoutCitationMarkers('It closes at 20:00 [1]. It opens [2][3]. Both [1, 2].'),
+    'It closes at 20:00. It opens. Both.',
+  );
   t.is(withoutCitationMarkers('A [note] stays, and [] too.'), 'A [note] stays, and [] too.');
 });
 
@@ -59,12 +62,23 @@ test('whole sentences: a whole sentence, list item or table row passes; a fragme
   );
   t.deepEqual(whole, { sentences: 4, pieces: [] });
 
-  const fragment = checkWholeSentences('The only petrol station closes at [1]. It opens on 3 [1]. October after the repairs [1].', source);
+  const fragment = checkWholeSentences(
+    'The only petrol station closes at [1]. It opens on 3 [1]. October after the repairs [1].',
+    source,
+  );
   t.is(fragment.sentences, 3);
   t.deepEqual(fragment.pieces, ['The only petrol station closes at.', 'It opens on 3.', 'October after the repairs.']);
 
-  t.deepEqual(checkWholeSentences('Opening hours [1].', source).pieces, ['Opening hours.'], 'a heading answered as a sentence');
-  t.deepEqual(checkWholeSentences('Route: Harbour to lighthouse [1].', source).pieces, ['Route: Harbour to lighthouse.'], 'half a table row');
+  t.deepEqual(
+    checkWholeSentences('Opening hours [1].', source).pieces,
+    ['Opening hours.'],
+    'a heading answered as a sentence',
+  );
+  t.deepEqual(
+    checkWholeSentences('Route: Harbour to lighthouse [1].', source).pieces,
+    ['Route: Harbour to lighthouse.'],
+    'half a table row',
+  );
   t.deepEqual(checkWholeSentences('It opens on 3 October after the repairs [1].', source).pieces, [], 'whole');
 });
 
@@ -76,29 +90,83 @@ test('a refusal is an answer citing nothing', (t) => {
 test('the cited page is the page range of the chunk that holds the snippet; a wrong page or document is wrong', (t) => {
   const chunks = [
     { document_id: 'doc-1', text: 'Page one text.  The depot is staffed from 06:30.', page_start: 1, page_end: 1 },
-    { document_id: 'doc-1', text: 'Harrow Fell works produces 18 megalitres a day. More text follows here.', page_start: 2, page_end: 3 },
+    {
+      document_id: 'doc-1',
+      text: 'Harrow Fell works produces 18 megalitres a day. More text follows here.',
+      page_start: 2,
+      page_end: 3,
+    },
     { document_id: 'doc-2', text: 'Harrow Fell works produces 18 megalitres a day.', page_start: null, page_end: null },
   ];
-  const pages = citedPages({ document_id: 'doc-1', snippet: 'Harrow Fell works produces 18 megalitres a day. More…' }, chunks);
+  const pages = citedPages(
+    { document_id: 'doc-1', snippet: 'Harrow Fell works produces 18 megalitres a day. More…' },
+    chunks,
+  );
   t.deepEqual(pages, { start: 2, end: 3 });
   t.true(citesGoldPage(pages, [3]));
   t.false(citesGoldPage(pages, [1]), 'a wrong page');
-  t.false(citesGoldPage(citedPages({ document_id: 'doc-2', snippet: 'Harrow Fell works produces 18 megalitres a day.' }, chunks), [2]), 'a document without pages');
+  t.false(
+    citesGoldPage(
+      citedPages({ document_id: 'doc-2', snippet: 'Harrow Fell works produces 18 megalitres a day.' }, chunks),
+      [2],
+    ),
+    'a document without pages',
+  );
   t.is(citedPages({ document_id: 'doc-3', snippet: 'Page one text.' }, chunks), null, 'no chunk of that document');
 });
 
 test('the summary counts refusals per kind and a wrong first citation as wrong', (t) => {
   const base: QuestionOutcome = {
-    id: 'f1', split: 'report', kind: 'answerable', knowledge_base: 'pdf', gold_kind: 'pdf', question: 'q', answer: 'a [1].',
-    cited: [{ document: 'handbook', pages: { start: 2, end: 2 } }], refused: false, holds_gold: true, first_citation_right: true,
-    page_right: true, sentences: 1, pieces: [], ms: 10,
+    id: 'f1',
+    split: 'report',
+    kind: 'answerable',
+    knowledge_base: 'pdf',
+    gold_kind: 'pdf',
+    question: 'q',
+    answer: 'a [1].',
+    cited: [{ document: 'handbook', pages: { start: 2, end: 2 } }],
+    refused: false,
+    holds_gold: true,
+    first_citation_right: true,
+    page_right: true,
+    sentences: 1,
+    pieces: [],
+    ms: 10,
   };
   const summary = summarize([
     base,
-    { ...base, id: 'f2', holds_gold: false, first_citation_right: false, page_right: false, pieces: ['closes at.'], ms: 30 },
+    {
+      ...base,
+      id: 'f2',
+      holds_gold: false,
+      first_citation_right: false,
+      page_right: false,
+      pieces: ['closes at.'],
+      ms: 30,
+    },
     { ...base, id: 'f3', gold_kind: 'markdown', page_right: null, ms: 20 },
-    { ...base, id: 'u1', kind: 'unanswerable', gold_kind: null, holds_gold: null, first_citation_right: null, page_right: null, ms: 40 },
-    { ...base, id: 'o1', kind: 'off_topic', gold_kind: null, holds_gold: null, first_citation_right: null, page_right: null, refused: true, cited: [], ms: 50 },
+    {
+      ...base,
+      id: 'u1',
+      kind: 'unanswerable',
+      gold_kind: null,
+      holds_gold: null,
+      first_citation_right: null,
+      page_right: null,
+      ms: 40,
+    },
+    {
+      ...base,
+      id: 'o1',
+      kind: 'off_topic',
+      gold_kind: null,
+      holds_gold: null,
+      first_citation_right: null,
+      page_right: null,
+      refused: true,
+      cited: [],
+      ms: 50,
+    },
   ]);
   t.deepEqual(summary.gold_fact.pdf, { hits: 1, of: 2, share: 0.5 });
   t.deepEqual(summary.gold_fact.markdown, { hits: 1, of: 1, share: 1 });
@@ -112,11 +180,16 @@ test('the summary counts refusals per kind and a wrong first citation as wrong',
 
 test('the committed benchmark has its sizes, fixed splits and gold facts that are in their documents', async (t) => {
   const dataset = await loadAnswerDataset(BENCH);
-  const count = (kind: string, split?: string) => dataset.questions.filter((question) => question.kind === kind && (!split || question.split === split)).length;
+  const count = (kind: string, split?: string) =>
+    dataset.questions.filter((question) => question.kind === kind && (!split || question.split === split)).length;
   t.true(count('answerable') >= 60, `${count('answerable')} answerable`);
   t.true(count('unanswerable') >= 20, `${count('unanswerable')} unanswerable`);
   t.true(count('off_topic') >= 10, `${count('off_topic')} off-topic`);
-  for (const split of ['tune', 'report']) t.true(count('answerable', split) >= 30 && count('unanswerable', split) >= 10 && count('off_topic', split) >= 5, split);
+  for (const split of ['tune', 'report'])
+    t.true(
+      count('answerable', split) >= 30 && count('unanswerable', split) >= 10 && count('off_topic', split) >= 5,
+      split,
+    );
   const pages = dataset.documents.reduce((sum, document) => sum + (document.layout?.pages.length ?? 0), 0);
   t.true(pages >= 12, `${pages} PDF pages`);
   const byName = new Map(dataset.documents.map((document) => [document.name, document]));
@@ -124,13 +197,24 @@ test('the committed benchmark has its sizes, fixed splits and gold facts that ar
     if (question.kind !== 'answerable') continue;
     const document = byName.get(question.document);
     // The gold fact is in its document (and on its gold page), so a miss is the answer's, not the data's.
-    const where = document?.layout ? layoutToMarkdown({ ...document.layout, pages: question.pages.map((page) => document.layout?.pages[page - 1] ?? []) }) : (document?.markdown ?? '');
-    t.true(holdsGoldAnswer(where, question.answers), `${question.id}: ${question.answers.join(' / ')} on its page of ${question.document}`);
+    const where = document?.layout
+      ? layoutToMarkdown({
+          ...document.layout,
+          pages: question.pages.map((page) => document.layout?.pages[page - 1] ?? []),
+        })
+      : (document?.markdown ?? '');
+    t.true(
+      holdsGoldAnswer(where, question.answers),
+      `${question.id}: ${question.answers.join(' / ')} on its page of ${question.document}`,
+    );
   }
-  t.deepEqual(selectQuestions(dataset.questions, 'report', 2).map((question) => question.kind), ['answerable', 'answerable', 'unanswerable', 'unanswerable', 'off_topic', 'off_topic']);
+  t.deepEqual(
+    selectQuestions(dataset.questions, 'report', 2).map((question) => question.kind),
+    ['answerable', 'answerable', 'unanswerable', 'unanswerable', 'off_topic', 'off_topic'],
+  );
 });
 
-test('BEIR citation metrics: a first citation of an unjudged document is a miss, beside retrieval\'s own P@1', (t) => {
+test("BEIR citation metrics: a first citation of an unjudged document is a miss, beside retrieval's own P@1", (t) => {
   const relevant = new Map([['d1', 1]]);
   const metrics = citationMetrics([
     { cited: ['d1', 'd2'], ranked: ['d1', 'd2'], relevant },
@@ -154,5 +238,8 @@ test('BEIR citation metrics: a first citation of an unjudged document is a miss,
       { document_id: 'id-a', filename: 'd1.txt' },
     ],
   };
-  t.deepEqual(citedRanking(response, (filename) => filename.replace('.txt', ''), relevant), { cited: ['d2', null], ranked: ['d1', 'd2'], relevant });
+  t.deepEqual(
+    citedRanking(response, (filename) => filename.replace('.txt', ''), relevant),
+    { cited: ['d2', null], ranked: ['d1', 'd2'], relevant },
+  );
 });

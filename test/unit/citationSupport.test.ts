@@ -8,10 +8,18 @@ import { LIGHTHOUSE, TIDES } from '../fixtures/corranPoint.ts';
 const lighthouse = passageFacts(LIGHTHOUSE, 'corran-lighthouse');
 const tides = passageFacts(TIDES, 'corran-tides');
 
-const supported = (sentence: string, ...cited: ReturnType<typeof passageFacts>[]) => checkSupport(sentence, cited).supported;
+const supported = (sentence: string, ...cited: ReturnType<typeof passageFacts>[]) =>
+  checkSupport(sentence, cited).supported;
 
 test('numbers: digit runs with inner . , :, number words, leading zeros and thousands commas normalised', (t) => {
-  t.deepEqual([...numbersOf('Opens at 07:15, costs 1,000 or 4.20 on 3 October 2024; fifteen seconds.')].sort(), ['1000', '15', '2024', '3', '4.20', '7:15']);
+  t.deepEqual([...numbersOf('Opens at 07:15, costs 1,000 or 4.20 on 3 October 2024; fifteen seconds.')].sort(), [
+    '1000',
+    '15',
+    '2024',
+    '3',
+    '4.20',
+    '7:15',
+  ]);
   t.deepEqual([...numbersOf('3.05 is not 3.5, and 007 is 7.')].sort(), ['3.05', '3.5', '7']);
   t.deepEqual([...numbersOf('One lamp, no figures.')], [], '"one" is not read as a claim');
   t.deepEqual([...numbersOf('Error E2 (see 4.) ends.')].sort(), ['2', '4']);
@@ -26,9 +34,12 @@ test('every number must be in a cited passage, whatever the words', (t) => {
   const wrongYear = checkSupport('The Corran Point lighthouse was automated in 1978.', [lighthouse]);
   t.false(wrongYear.supported);
   t.deepEqual(wrongYear.missingNumbers, ['1978']);
-  t.is(wrongYear.coveredTerms, wrongYear.terms, 'all its words are the passage\'s: only the number gives it away');
+  t.is(wrongYear.coveredTerms, wrongYear.terms, "all its words are the passage's: only the number gives it away");
   t.false(supported('The spring tide range reaches 4.3 metres.', tides));
-  t.false(supported('The lamp can be seen from 18 nautical miles.', tides), 'the number is in another passage than the one cited');
+  t.false(
+    supported('The lamp can be seen from 18 nautical miles.', tides),
+    'the number is in another passage than the one cited',
+  );
   // A figure written as a word in the passage is the same figure.
   t.true(supported('The lamp flashes white twice every 15 seconds.', lighthouse));
   t.true(supported('The causeway floods 2 hours before high water.', tides));
@@ -58,7 +69,7 @@ test('threshold: more than half of the distinctive terms (a paraphrase passes, a
   t.false(supported('The causeway is closed to cars.', tides));
 });
 
-test('what the check cannot see: the passage\'s own words reordered or negated', (t) => {
+test("what the check cannot see: the passage's own words reordered or negated", (t) => {
   // "before"/"after" and "not" are stopwords: this wrong sentence passes. The check catches figures and words the
   // passage does not hold, not every misreading; docs/api.md says so.
   t.true(supported('The causeway floods two hours after high water.', tides));

@@ -36,7 +36,10 @@ test('a local cluster of N nodes: one URL becomes N consecutive ports, with 3 sh
   const config = loadConfig({ KBQA_OPENSEARCH_URL: 'http://127.0.0.1:9200/', KBQA_OPENSEARCH_NODES: '3' });
   t.deepEqual(config.opensearch.urls, ['http://127.0.0.1:9200', 'http://127.0.0.1:9201', 'http://127.0.0.1:9202']);
   t.like(config.opensearch, { url: 'http://127.0.0.1:9200', shards: 3, replicas: 1 });
-  t.like(loadConfig({ KBQA_OPENSEARCH_NODES: '3', KBQA_CHUNKS_SHARDS: '2', KBQA_CHUNKS_REPLICAS: '0' }).opensearch, { shards: 2, replicas: 0 });
+  t.like(loadConfig({ KBQA_OPENSEARCH_NODES: '3', KBQA_CHUNKS_SHARDS: '2', KBQA_CHUNKS_REPLICAS: '0' }).opensearch, {
+    shards: 2,
+    replicas: 0,
+  });
 });
 
 test('listed OpenSearch URLs are kept as listed, without trailing slashes', (t) => {
@@ -45,20 +48,32 @@ test('listed OpenSearch URLs are kept as listed, without trailing slashes', (t) 
 });
 
 test('OpenSearch credentials: both or neither', (t) => {
-  t.deepEqual(loadConfig({ KBQA_OPENSEARCH_USERNAME: 'admin', KBQA_OPENSEARCH_PASSWORD: 'secret' }).opensearch.auth, { username: 'admin', password: 'secret' });
-  t.throws(() => loadConfig({ KBQA_OPENSEARCH_USERNAME: 'admin' }), { message: /set both KBQA_OPENSEARCH_USERNAME and KBQA_OPENSEARCH_PASSWORD/ });
+  t.deepEqual(loadConfig({ KBQA_OPENSEARCH_USERNAME: 'admin', KBQA_OPENSEARCH_PASSWORD: 'secret' }).opensearch.auth, {
+    username: 'admin',
+    password: 'secret',
+  });
+  t.throws(() => loadConfig({ KBQA_OPENSEARCH_USERNAME: 'admin' }), {
+    message: /set both KBQA_OPENSEARCH_USERNAME and KBQA_OPENSEARCH_PASSWORD/,
+  });
   t.throws(() => loadConfig({ KBQA_OPENSEARCH_PASSWORD: 'secret' }), { message: /set both/ });
 });
 
 test('chunk overlap must be smaller than the chunk', (t) => {
-  t.throws(() => loadConfig({ KBQA_CHUNK_TOKENS: '128', KBQA_CHUNK_OVERLAP_TOKENS: '128' }), { message: /KBQA_CHUNK_OVERLAP_TOKENS must be smaller than KBQA_CHUNK_TOKENS/ });
-  t.like(loadConfig({ KBQA_CHUNK_TOKENS: '128', KBQA_CHUNK_OVERLAP_TOKENS: '16' }).chunking, { chunkTokens: 128, overlapTokens: 16 });
+  t.throws(() => loadConfig({ KBQA_CHUNK_TOKENS: '128', KBQA_CHUNK_OVERLAP_TOKENS: '128' }), {
+    message: /KBQA_CHUNK_OVERLAP_TOKENS must be smaller than KBQA_CHUNK_TOKENS/,
+  });
+  t.like(loadConfig({ KBQA_CHUNK_TOKENS: '128', KBQA_CHUNK_OVERLAP_TOKENS: '16' }).chunking, {
+    chunkTokens: 128,
+    overlapTokens: 16,
+  });
 });
 
 test('sentence vectors off: the sentence weight is 0, and setting one above 0 is refused', (t) => {
   t.is(loadConfig({ KBQA_SENTENCE_VECTORS: 'off' }).opensearch.sentenceWeight, 0);
   t.is(loadConfig({ KBQA_SENTENCE_VECTORS: 'off' }).chunking.sentenceVectors, false);
-  t.throws(() => loadConfig({ KBQA_SENTENCE_VECTORS: 'off', KBQA_SENTENCE_WEIGHT: '0.5' }), { message: /KBQA_SENTENCE_VECTORS=off/ });
+  t.throws(() => loadConfig({ KBQA_SENTENCE_VECTORS: 'off', KBQA_SENTENCE_WEIGHT: '0.5' }), {
+    message: /KBQA_SENTENCE_VECTORS=off/,
+  });
   t.notThrows(() => loadConfig({ KBQA_SENTENCE_VECTORS: 'off', KBQA_SENTENCE_WEIGHT: '0' }));
 });
 
@@ -71,25 +86,46 @@ test('answer models: an OpenAI-compatible endpoint makes its first model the def
 });
 
 test('answer models: KBQA_DEFAULT_MODEL must be one that is available', (t) => {
-  t.is(loadConfig({ KBQA_OPENAI_BASE_URL: 'http://127.0.0.1:1/v1', KBQA_DEFAULT_MODEL: EXTRACTIVE_MODEL }).answerModels.defaultModel, EXTRACTIVE_MODEL);
-  t.throws(() => loadConfig({ KBQA_DEFAULT_MODEL: 'gpt-4o' }), { message: (text: string) => text.includes(`KBQA_DEFAULT_MODEL must be one of ${EXTRACTIVE_MODEL}`) });
+  t.is(
+    loadConfig({ KBQA_OPENAI_BASE_URL: 'http://127.0.0.1:1/v1', KBQA_DEFAULT_MODEL: EXTRACTIVE_MODEL }).answerModels
+      .defaultModel,
+    EXTRACTIVE_MODEL,
+  );
+  t.throws(() => loadConfig({ KBQA_DEFAULT_MODEL: 'gpt-4o' }), {
+    message: (text: string) => text.includes(`KBQA_DEFAULT_MODEL must be one of ${EXTRACTIVE_MODEL}`),
+  });
 });
 
 test('the OpenAI embedder needs an endpoint; without one the local embedder is used', (t) => {
-  t.throws(() => loadConfig({ KBQA_EMBEDDER: 'openai' }), { message: /KBQA_EMBEDDER=openai needs KBQA_OPENAI_BASE_URL/ });
+  t.throws(() => loadConfig({ KBQA_EMBEDDER: 'openai' }), {
+    message: /KBQA_EMBEDDER=openai needs KBQA_OPENAI_BASE_URL/,
+  });
   t.is(loadConfig({}).embedder.openai, null);
-  t.is(loadConfig({ KBQA_EMBEDDER: 'openai', KBQA_OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' }).embedder.openai?.model, 'text-embedding-3-small');
+  t.is(
+    loadConfig({ KBQA_EMBEDDER: 'openai', KBQA_OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' }).embedder.openai?.model,
+    'text-embedding-3-small',
+  );
 });
 
 test('the public URL: default from host and port, trailing slashes dropped, https turns on secure cookies', (t) => {
-  t.like(loadConfig({ KBQA_HOST: '0.0.0.0', KBQA_PORT: '3000' }).web, { publicUrl: 'http://0.0.0.0:3000', secureCookies: false });
-  t.like(loadConfig({ KBQA_PUBLIC_URL: 'https://kb.example.com//' }).web, { publicUrl: 'https://kb.example.com', secureCookies: true });
+  t.like(loadConfig({ KBQA_HOST: '0.0.0.0', KBQA_PORT: '3000' }).web, {
+    publicUrl: 'http://0.0.0.0:3000',
+    secureCookies: false,
+  });
+  t.like(loadConfig({ KBQA_PUBLIC_URL: 'https://kb.example.com//' }).web, {
+    publicUrl: 'https://kb.example.com',
+    secureCookies: true,
+  });
 });
 
 test('metrics can be turned off; durations are converted to milliseconds', (t) => {
   t.is(loadConfig({ KBQA_METRICS_PORT: 'off' }).metrics, null);
   t.like(loadConfig({ KBQA_METRICS_PORT: '9999' }).metrics, { port: 9999 });
-  const config = loadConfig({ KBQA_SESSION_IDLE_MINUTES: '30', KBQA_SESSION_MAX_HOURS: '2', KBQA_DELETED_RETENTION_DAYS: '3' });
+  const config = loadConfig({
+    KBQA_SESSION_IDLE_MINUTES: '30',
+    KBQA_SESSION_MAX_HOURS: '2',
+    KBQA_DELETED_RETENTION_DAYS: '3',
+  });
   t.is(config.web.sessionIdleMs, 30 * 60_000);
   t.is(config.web.sessionMaxMs, 2 * 3_600_000);
   t.is(config.deletedRetentionMs, 3 * 86_400_000);

@@ -62,8 +62,16 @@ test('the service table names no variable config.ts does not read', (t) => {
 });
 
 test("the tools table names variables the tools read, and none of config.ts's", (t) => {
-  t.deepEqual(toolRows.filter((name) => fromConfig.includes(name)), []);
-  const tools = ['stack', 'scripts', 'test', 'service/cli', 'bench'].flatMap((directory) => sourceFiles(join(ROOT, directory)));
+  t.deepEqual(
+    toolRows.filter((name) => fromConfig.includes(name)),
+    [],
+  );
+  const tools = ['stack', 'scripts', 'test', 'service/cli', 'bench'].flatMap((directory) =>
+    sourceFiles(join(ROOT, directory)),
+  );
   const read = new Set(tools.flatMap((file) => readFileSync(file, 'utf8').match(VARIABLE) ?? []));
-  t.deepEqual(toolRows.filter((name) => !read.has(name)), []);
+  t.deepEqual(
+    toolRows.filter((name) => !read.has(name)),
+    [],
+  );
 });

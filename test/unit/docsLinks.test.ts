@@ -6,11 +6,21 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const PAGES = ['README.md', 'CHANGELOG.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const PAGES = [
+  'README.md',
+  'CHANGELOG.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
 function anchorOf(heading: string): string {
-  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replaceAll(' ', '-');
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replaceAll(' ', '-');
 }
 
 function anchorsIn(file: string): Set<string> {
@@ -41,7 +51,8 @@ test('every relative link in README and docs/ reaches a file, and every anchor a
       const [path, anchor] = link.split('#');
       const target = path === '' ? file : resolve(dirname(file), path);
       if (!existsSync(target)) broken.push(`${page}: ${link} (no such file)`);
-      else if (anchor !== undefined && target.endsWith('.md') && !anchorsIn(target).has(anchor)) broken.push(`${page}: ${link} (no such heading)`);
+      else if (anchor !== undefined && target.endsWith('.md') && !anchorsIn(target).has(anchor))
+        broken.push(`${page}: ${link} (no such heading)`);
     }
   }
   t.true(checked > 30, `${checked} links checked`);

@@ -24,7 +24,11 @@ test('exposes model metadata', async (t) => {
 
 test('query and document vectors have 384 dims and unit length', async (t) => {
   const e = await embedder();
-  const docs = await e.embedDocuments(['Cats sleep a lot.', 'A much longer sentence about the billing cycle of enterprise accounts.', '']);
+  const docs = await e.embedDocuments([
+    'Cats sleep a lot.',
+    'A much longer sentence about the billing cycle of enterprise accounts.',
+    '',
+  ]);
   const q = await e.embedQuery('How long do cats sleep?');
   for (const v of [...docs, q]) {
     t.is(v.length, 384);
@@ -36,10 +40,22 @@ test('query and document vectors have 384 dims and unit length', async (t) => {
 test('paraphrases are closer than unrelated sentences', async (t) => {
   const e = await embedder();
   const triples: Array<[string, string, string]> = [
-    ['How do I reset my password?', 'What are the steps to change a forgotten password?', 'The Eiffel Tower is in Paris.'],
+    [
+      'How do I reset my password?',
+      'What are the steps to change a forgotten password?',
+      'The Eiffel Tower is in Paris.',
+    ],
     ['The cat is sleeping on the sofa.', 'A kitten naps on the couch.', 'Quarterly revenue rose by eight percent.'],
-    ['How can I cancel my subscription?', 'What is the way to stop my monthly plan?', 'Photosynthesis converts light into chemical energy.'],
-    ['The flight was delayed because of a storm.', 'Bad weather caused the plane to leave late.', 'Add two cups of flour to the bowl.'],
+    [
+      'How can I cancel my subscription?',
+      'What is the way to stop my monthly plan?',
+      'Photosynthesis converts light into chemical energy.',
+    ],
+    [
+      'The flight was delayed because of a storm.',
+      'Bad weather caused the plane to leave late.',
+      'Add two cups of flour to the bowl.',
+    ],
   ];
   for (const [anchor, paraphrase, unrelated] of triples) {
     const [a, p, u] = await e.embedDocuments([anchor, paraphrase, unrelated]);
@@ -62,7 +78,10 @@ test('embedQuery is the unit mean of the instructed and the bare query, close to
   const q = await e.embedQuery(text);
   const [d] = await e.embedDocuments([text]);
   const [prefixed] = await e.embedDocuments([BGE_QUERY_INSTRUCTION + text]);
-  for (const [name, other] of [['bare', d], ['instructed', prefixed]] as const) {
+  for (const [name, other] of [
+    ['bare', d],
+    ['instructed', prefixed],
+  ] as const) {
     const sim = dot(q, other);
     t.true(sim < 0.9999, `query and ${name} vectors should differ (cos ${sim})`);
     t.true(sim > 0.9, `query and ${name} vectors should stay close (cos ${sim})`);
@@ -114,7 +133,11 @@ test('batched embedDocuments matches one-at-a-time, in the original order', asyn
 
 test('very long input is truncated to 512 tokens without error', async (t) => {
   const e = await embedder();
-  const words = Array.from({ length: 3000 }, (_, i) => ['retrieval', 'augmented', 'generation', 'kittens', 'paris', 'database'][i % 6] + (i % 7 === 0 ? '.' : ''));
+  const words = Array.from(
+    { length: 3000 },
+    (_, i) =>
+      ['retrieval', 'augmented', 'generation', 'kittens', 'paris', 'database'][i % 6] + (i % 7 === 0 ? '.' : ''),
+  );
   const long = words.join(' ');
   t.true(e.countTokens(long) > 512);
   const [v] = await e.embedDocuments([long]);

@@ -75,9 +75,19 @@ const declarations = files.flatMap((file) => declarationsIn(relative(ROOT, file)
 
 test('the sources are read: every service file, and the taxonomy with its classes', (t) => {
   t.true(files.length > 100, `${files.length} files`);
-  const taxonomy = errorClasses(declarations).filter((declaration) => declaration.file === TAXONOMY).map((declaration) => declaration.name);
+  const taxonomy = errorClasses(declarations)
+    .filter((declaration) => declaration.file === TAXONOMY)
+    .map((declaration) => declaration.name);
   t.true(taxonomy.length >= 25, `${taxonomy.length} classes in ${TAXONOMY}`);
-  for (const name of ['ApiError', 'ConflictError', 'EmailTakenError', 'InvalidCursorError', 'PdfExtractionError', 'OpenSearchRequestError', 'ConfigError']) {
+  for (const name of [
+    'ApiError',
+    'ConflictError',
+    'EmailTakenError',
+    'InvalidCursorError',
+    'PdfExtractionError',
+    'OpenSearchRequestError',
+    'ConfigError',
+  ]) {
     t.true(taxonomy.includes(name), name);
   }
 });

@@ -19,7 +19,10 @@ const embedder = () => (embedderPromise ??= BgeOnnxEmbeddings.load({ modelDir: M
 const dot = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i], 0);
 
 /** The passages with the vectors ingestion stores (rag segmentSentences): the passage's, and one per unit of several. */
-async function buildInput(question: string, raw: Array<Omit<AnswerPassage, 'similarity' | 'vectors'>>): Promise<ExtractiveAnswerInput> {
+async function buildInput(
+  question: string,
+  raw: Array<Omit<AnswerPassage, 'similarity' | 'vectors'>>,
+): Promise<ExtractiveAnswerInput> {
   const e = await embedder();
   const questionEmbedding = await e.embedQuery(question);
   const vectors = await e.embedDocuments(raw.map((p) => p.text));
@@ -27,7 +30,11 @@ async function buildInput(question: string, raw: Array<Omit<AnswerPassage, 'simi
     raw.map(async (p, i) => {
       const units = splitSentences(p.text).map((unit) => unit.text);
       const sentences = units.length > 1 ? await e.embedDocuments(units) : [];
-      return { ...p, similarity: Math.max(0, dot(questionEmbedding, vectors[i])), vectors: { passage: vectors[i], sentences } };
+      return {
+        ...p,
+        similarity: Math.max(0, dot(questionEmbedding, vectors[i])),
+        vectors: { passage: vectors[i], sentences },
+      };
     }),
   );
   return { question, questionEmbedding, passages };
@@ -104,7 +111,10 @@ test('password question: right sentence from the second passage, markers match s
   }
   // Passage order: markers never decrease.
   const markers = parts.map((p) => p.n);
-  t.deepEqual(markers, [...markers].sort((a, b) => a - b));
+  t.deepEqual(
+    markers,
+    [...markers].sort((a, b) => a - b),
+  );
 });
 
 test('deterministic: same input gives the same answer', async (t) => {
@@ -120,11 +130,19 @@ test('empty passages give ""', (t) => {
 });
 
 test('a passage of one sentence is scored by its passage vector; vectors that do not fit the units are not used', async (t) => {
-  const one = await buildInput('When was the tower finished?', [{ n: 1, title: 'Tower', text: 'The tower was finished in 1889.' }]);
+  const one = await buildInput('When was the tower finished?', [
+    { n: 1, title: 'Tower', text: 'The tower was finished in 1889.' },
+  ]);
   t.is(composeExtractiveAnswer(one), 'The tower was finished in 1889 [1].');
   // Stored by another segmentation (two vectors for three units): the sentences get the passage's similarity.
   const input = await buildInput('How many hours a day do cats sleep?', CAT_PASSAGES);
-  const misfit = { ...input, passages: input.passages.map((p) => ({ ...p, vectors: { passage: p.vectors!.passage, sentences: p.vectors!.sentences.slice(0, 2) } })) };
+  const misfit = {
+    ...input,
+    passages: input.passages.map((p) => ({
+      ...p,
+      vectors: { passage: p.vectors!.passage, sentences: p.vectors!.sentences.slice(0, 2) },
+    })),
+  };
   const scored = scoreAnswerSentences(misfit);
   for (const sentence of scored) t.is(sentence.similarity, misfit.passages.find((p) => p.n === sentence.n)!.similarity);
 });
@@ -152,13 +170,22 @@ test('answer kinds: "how far" wants a length, "how much … cost" a price, "when
   t.deepEqual(answerKinds('When was the lighthouse built?').cueWords, new Set());
   t.deepEqual(answerKinds('On which day is the museum closed?').kinds, new Set(['time']));
   t.deepEqual(answerKinds('On which day is the museum closed?').cueWords, new Set(['day']));
-  t.deepEqual(answerKinds('How long do cats sleep, and when are they active?').kinds, new Set(['length', 'duration', 'time']));
+  t.deepEqual(
+    answerKinds('How long do cats sleep, and when are they active?').kinds,
+    new Set(['length', 'duration', 'time']),
+  );
   t.is(answerKinds('Where is the lighthouse?').kinds.size, 0);
   const [quantity, time] = [new Set(['quantity' as const]), new Set(['time' as const])];
   t.true(holdsAnswerKind('It is 4 km away.', quantity));
   t.true(holdsAnswerKind('It is 4 km away.', new Set(['length'])));
   t.false(holdsAnswerKind('It is 4 km away.', time));
-  for (const text of ['The museum is closed on Mondays.', 'It leaves at 07:15.', 'Built in 1887.', 'Book 24 hours before.', 'Open at dawn.']) {
+  for (const text of [
+    'The museum is closed on Mondays.',
+    'It leaves at 07:15.',
+    'Built in 1887.',
+    'Book 24 hours before.',
+    'Open at dawn.',
+  ]) {
     t.true(holdsAnswerKind(text, time), text);
   }
   t.false(holdsAnswerKind('The lighthouse is by the pier.', quantity));
@@ -202,7 +229,11 @@ test('answer format: marker before the final punctuation, fragments ignored', as
   t.is(answer, 'Cats sleep 16 hours a day [1]. Kittens sleep even more than adult cats [2].');
 
   const question = composeExtractiveAnswer(
-    { ...input, question: 'Is milk safe for cats?', passages: [{ n: 5, title: 'FAQ', text: 'Is it safe to give cats milk?', similarity: 0.5 }] },
+    {
+      ...input,
+      question: 'Is milk safe for cats?',
+      passages: [{ n: 5, title: 'FAQ', text: 'Is it safe to give cats milk?', similarity: 0.5 }],
+    },
     { minSupport: -Infinity },
   );
   t.is(question, 'Is it safe to give cats milk [5]?');
@@ -233,17 +264,25 @@ test('passage text is data: instructions inside passages are only quoted, never 
   for (const part of parseAnswer(answer)) t.true(raw[0].text.includes(part.text));
 });
 
-test('streamed: one sentence per chunk, in the answer\'s order, joining to the whole answer; an abort stops it between sentences', async (t) => {
+test("streamed: one sentence per chunk, in the answer's order, joining to the whole answer; an abort stops it between sentences", async (t) => {
   const input = await buildInput('How many hours a day do cats and kittens sleep?', [
     { n: 1, title: 'Cats', text: 'Adult cats sleep between 12 and 16 hours every day. Cats are popular pets.' },
-    { n: 2, title: 'Kittens', text: 'Kittens sleep up to 20 hours every day. Kittens should be fed several times daily.' },
+    {
+      n: 2,
+      title: 'Kittens',
+      text: 'Kittens sleep up to 20 hours every day. Kittens should be fed several times daily.',
+    },
   ]);
   const whole = composeExtractiveAnswer(input);
   const sentences: string[] = [];
   for await (const sentence of streamExtractiveAnswer(input)) sentences.push(sentence);
   t.true(sentences.length >= 2, JSON.stringify(sentences));
   t.is(sentences.join(''), whole);
-  t.deepEqual(sentences.map((sentence) => parseAnswer(sentence).length), sentences.map(() => 1), 'one marked sentence each');
+  t.deepEqual(
+    sentences.map((sentence) => parseAnswer(sentence).length),
+    sentences.map(() => 1),
+    'one marked sentence each',
+  );
   sentences.forEach((sentence, index) => t.is(sentence.startsWith(' '), index > 0));
 
   // Aborted after the first sentence: no second one.

@@ -37,14 +37,19 @@ test('parseWeights: a wrong count, an empty part, a negative or a weight over 1 
   for (const text of ['0.5', '0.2,0.3,0.5', ',1', '-0.5,1.5', '1.2,-0.2', 'a,b']) {
     t.regex(problemOf(parseWeights(text, ',')), /not two weights \[bm25,knn\]/, text);
   }
-  t.regex(problemOf(parseWeights('0.5,0.5', ':')), /not two weights \[bm25:knn\]/, 'the separator asked for is the one named');
+  t.regex(
+    problemOf(parseWeights('0.5,0.5', ':')),
+    /not two weights \[bm25:knn\]/,
+    'the separator asked for is the one named',
+  );
 });
 
 test('parseNumber: finite numbers inside the range, bounds included', (t) => {
   t.deepEqual(parseNumber('0', { min: 0, max: 10 }), { value: 0 });
   t.deepEqual(parseNumber(' 10 ', { min: 0, max: 10 }), { value: 10 });
   t.deepEqual(parseNumber('2.5', { min: 0, max: 10 }), { value: 2.5 });
-  for (const text of ['', ' ', '10.01', '-1', 'NaN', 'Infinity', 'x']) t.regex(problemOf(parseNumber(text, { min: 0, max: 10 })), /not a number from 0 to 10/, text);
+  for (const text of ['', ' ', '10.01', '-1', 'NaN', 'Infinity', 'x'])
+    t.regex(problemOf(parseNumber(text, { min: 0, max: 10 })), /not a number from 0 to 10/, text);
 });
 
 test('parseInteger: whole numbers only, in range', (t) => {
@@ -55,8 +60,18 @@ test('parseInteger: whole numbers only, in range', (t) => {
 });
 
 test('parseBm25Fields: fields with optional boosts, blanks between separators ignored', (t) => {
-  t.deepEqual(parseBm25Fields('text, title^2', ','), { value: [{ name: 'text', boost: 1 }, { name: 'title', boost: 2 }] });
-  t.deepEqual(parseBm25Fields('text.standard^0.5::title', ':'), { value: [{ name: 'text.standard', boost: 0.5 }, { name: 'title', boost: 1 }] });
+  t.deepEqual(parseBm25Fields('text, title^2', ','), {
+    value: [
+      { name: 'text', boost: 1 },
+      { name: 'title', boost: 2 },
+    ],
+  });
+  t.deepEqual(parseBm25Fields('text.standard^0.5::title', ':'), {
+    value: [
+      { name: 'text.standard', boost: 0.5 },
+      { name: 'title', boost: 1 },
+    ],
+  });
 });
 
 test('parseBm25Fields: unknown fields, bad boosts, repeats and an empty list each have their problem', (t) => {
@@ -73,11 +88,20 @@ test('tuningProblem: the k-NN side may not be deeper than the BM25 side; unset d
   t.is(tuningProblem({ bm25Depth: 50, knnDepth: 50 }), null);
   t.is(tuningProblem({ bm25Depth: null, knnDepth: 500 }), null);
   t.is(tuningProblem({ bm25Depth: 20, knnDepth: null }), null);
-  t.regex(tuningProblem({ bm25Depth: 20, knnDepth: 50 }) ?? '', /k-NN side's depth \(50\) exceeds the BM25 side's \(20\)/);
+  t.regex(
+    tuningProblem({ bm25Depth: 20, knnDepth: 50 }) ?? '',
+    /k-NN side's depth \(50\) exceeds the BM25 side's \(20\)/,
+  );
 });
 
 test('formatBm25Fields and describeTuning: the labels of tables and logs', (t) => {
-  t.is(formatBm25Fields([{ name: 'text', boost: 1 }, { name: 'title', boost: 2 }]), 'text,title^2');
+  t.is(
+    formatBm25Fields([
+      { name: 'text', boost: 1 },
+      { name: 'title', boost: 2 },
+    ]),
+    'text,title^2',
+  );
   t.is(describeTuning(DEFAULT_HYBRID_TUNING), 'rrf k=5 w=0.3:0.7 depth=req/req fields=text:title sentences=0.5');
   t.is(
     describeTuning({ ...DEFAULT_HYBRID_TUNING, fusion: 'l2', bm25Depth: 80, knnDepth: 40, sentenceWeight: 0 }),
@@ -87,7 +111,9 @@ test('formatBm25Fields and describeTuning: the labels of tables and logs', (t) =
 });
 
 test('the defaults parse back from their own labels', (t) => {
-  t.deepEqual(parseBm25Fields(formatBm25Fields(DEFAULT_HYBRID_TUNING.bm25Fields), ','), { value: DEFAULT_HYBRID_TUNING.bm25Fields });
+  t.deepEqual(parseBm25Fields(formatBm25Fields(DEFAULT_HYBRID_TUNING.bm25Fields), ','), {
+    value: DEFAULT_HYBRID_TUNING.bm25Fields,
+  });
   t.deepEqual(parseWeights(DEFAULT_HYBRID_TUNING.weights.join(','), ','), { value: DEFAULT_HYBRID_TUNING.weights });
   t.deepEqual(parseFusion(DEFAULT_HYBRID_TUNING.fusion), { value: 'rrf' });
 });

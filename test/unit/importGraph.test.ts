@@ -28,7 +28,8 @@ function importsOf(file: string): string[] {
     if (from < 0 || statement.slice(0, from).includes(';')) continue;
     const start = from + " from '".length;
     const specifier = statement.slice(start, statement.indexOf("'", start));
-    if (specifier.startsWith('./') || specifier.startsWith('../')) found.push(relative(ROOT, resolve(dirname(file), specifier)));
+    if (specifier.startsWith('./') || specifier.startsWith('../'))
+      found.push(relative(ROOT, resolve(dirname(file), specifier)));
   }
   return found;
 }
@@ -58,7 +59,10 @@ function circles(): string[] {
 test('the import graph is read: every service file, with the imports it names', (t) => {
   t.true(graph.size > 100, `${graph.size} files`);
   t.true((graph.get('service/app.ts') ?? []).includes('service/http/routes/query.ts'));
-  t.true((graph.get('service/search/applyAssets.ts') ?? []).includes('service/search/drift.ts'), 'a multi-line import is read');
+  t.true(
+    (graph.get('service/search/applyAssets.ts') ?? []).includes('service/search/drift.ts'),
+    'a multi-line import is read',
+  );
 });
 
 test('no import circle in service/', (t) => {
@@ -84,11 +88,23 @@ test('one way between the kinds of code: cli, http → operations → commands �
   const arrowsUp = [...graph.entries()].flatMap(([file, targets]) => {
     const kind = Object.keys(below).find((folder) => file.startsWith(`service/${folder}/`));
     if (!kind) return [];
-    return targets.filter((target) => below[kind].some((folder) => target.startsWith(`service/${folder}/`))).map((target) => `${file} → ${target}`);
+    return targets
+      .filter((target) => below[kind].some((folder) => target.startsWith(`service/${folder}/`)))
+      .map((target) => `${file} → ${target}`);
   });
   t.deepEqual(arrowsUp, []);
   // The rule reads something: each kind has files, and the arrows down that the map describes are there.
-  for (const kind of Object.keys(below)) t.true(files.some((file) => relative(ROOT, file).startsWith(`service/${kind}/`)), `service/${kind}/ has files`);
-  t.true((graph.get('service/commands/documents.ts') ?? []).includes('service/jobs/records.ts'), 'a command uses the job engine');
-  t.true((graph.get('service/operations/backup/reconcile.ts') ?? []).includes('service/commands/documents.ts'), 'an operation uses a command');
+  for (const kind of Object.keys(below))
+    t.true(
+      files.some((file) => relative(ROOT, file).startsWith(`service/${kind}/`)),
+      `service/${kind}/ has files`,
+    );
+  t.true(
+    (graph.get('service/commands/documents.ts') ?? []).includes('service/jobs/records.ts'),
+    'a command uses the job engine',
+  );
+  t.true(
+    (graph.get('service/operations/backup/reconcile.ts') ?? []).includes('service/commands/documents.ts'),
+    'an operation uses a command',
+  );
 });

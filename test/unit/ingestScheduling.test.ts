@@ -11,7 +11,11 @@ const SHARE = { perUser: 3, perKnowledgeBase: 3 };
 const ownerOf = (knowledgeBaseId: string) => knowledgeBaseId.split('-')[0];
 
 let sequence = 0;
-function job(id: string, knowledgeBaseId: string, options: { held?: boolean; pdf?: boolean; backingOff?: boolean } = {}): ScheduledJob {
+function job(
+  id: string,
+  knowledgeBaseId: string,
+  options: { held?: boolean; pdf?: boolean; backingOff?: boolean } = {},
+): ScheduledJob {
   sequence += 1;
   return {
     _id: id,
@@ -44,7 +48,12 @@ test('jobs in flight count against their user and KB: the user with fewer goes f
   ];
   // Bob (none in flight), Carol (one), Alice (two, so one more before her cap of three).
   t.deepEqual(ids(claimOrder(jobs, ownerOf, NOW, LEASE_MS, SHARE)), ['b0', 'c0', 'a0']);
-  const capped = [job('d-held-1', 'dave-1', { held: true }), job('d-held-2', 'dave-1', { held: true }), job('d-held-3', 'dave-2', { held: true }), job('d0', 'dave-2')];
+  const capped = [
+    job('d-held-1', 'dave-1', { held: true }),
+    job('d-held-2', 'dave-1', { held: true }),
+    job('d-held-3', 'dave-2', { held: true }),
+    job('d0', 'dave-2'),
+  ];
   t.deepEqual(ids(claimOrder(capped, ownerOf, NOW, LEASE_MS, SHARE)), [], 'three in flight: none more');
 });
 
@@ -60,7 +69,12 @@ test("a KB at its cap is skipped for the same user's other KB; a job backing off
 });
 
 test("PDFs to read only while a reader is free; the same user's text jobs are taken meanwhile", (t) => {
-  const jobs = [job('p0', 'gina-1', { pdf: true }), job('p1', 'gina-1', { pdf: true }), job('g0', 'gina-1'), job('h0', 'hank-1', { pdf: true })];
+  const jobs = [
+    job('p0', 'gina-1', { pdf: true }),
+    job('p1', 'gina-1', { pdf: true }),
+    job('g0', 'gina-1'),
+    job('h0', 'hank-1', { pdf: true }),
+  ];
   t.deepEqual(ids(claimOrder(jobs, ownerOf, NOW, LEASE_MS, SHARE, 0)), ['g0']);
   // One reader: Gina's older PDF takes it; Hank's PDF waits, holding nothing; Gina's text goes on.
   t.deepEqual(ids(claimOrder(jobs, ownerOf, NOW, LEASE_MS, SHARE, 1)), ['p0', 'g0']);

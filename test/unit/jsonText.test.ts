@@ -19,7 +19,11 @@ test('jsonNestingDepth: brackets inside strings, escaped quotes included, do not
   t.is(jsonNestingDepth('{"a":"[[[[{{{{"}', 2), 1);
   t.is(jsonNestingDepth('{"a":"\\"[[[["}', 2), 1, 'an escaped quote does not end the string');
   t.is(jsonNestingDepth('{"a":"\\"[[[","b":"\\\\"}', 2), 1, 'nor does one in a later string');
-  t.is(jsonNestingDepth('{"a":"\\\\","b":[[]]}', 10), 3, 'an escaped backslash before the closing quote ends the string');
+  t.is(
+    jsonNestingDepth('{"a":"\\\\","b":[[]]}', 10),
+    3,
+    'an escaped backslash before the closing quote ends the string',
+  );
 });
 
 test('jsonNestingDepth: stops at maxDepth + 1 however deep the text goes', (t) => {

@@ -2,8 +2,20 @@
 // layouts (service/search/metadataLayouts.ts): ISO dates as instants, types that never mix, the `<key>=<value>`
 // keywords of template v2 with numbers that sort as numbers, and the v1 field-per-key layout.
 import test from 'ava';
-import { chunkMetadata, isoDateInstant, metadataFilterQuery, valuesByType } from '../../service/search/metadataFilter.ts';
-import { KEY_VALUE_PAIRS, TYPED_FIELDS, metadataCopyScript, metadataForIndex, metadataLayoutOf, sortableNumber } from '../../service/search/metadataLayouts.ts';
+import {
+  chunkMetadata,
+  isoDateInstant,
+  metadataFilterQuery,
+  valuesByType,
+} from '../../service/search/metadataFilter.ts';
+import {
+  KEY_VALUE_PAIRS,
+  TYPED_FIELDS,
+  metadataCopyScript,
+  metadataForIndex,
+  metadataLayoutOf,
+  sortableNumber,
+} from '../../service/search/metadataLayouts.ts';
 
 test('isoDateInstant: calendar dates and date-times become UTC instants with milliseconds', (t) => {
   t.is(isoDateInstant('2024-05-01'), '2024-05-01T00:00:00.000Z');
@@ -14,7 +26,19 @@ test('isoDateInstant: calendar dates and date-times become UTC instants with mil
 });
 
 test('isoDateInstant: impossible dates and times, other formats and out-of-range years are not dates', (t) => {
-  for (const text of ['2023-02-29', '2024-02-30', '2024-13-01', '2024-00-10', '2024-05-01T24:00', '2024-05-01T10:60', '2024-05-01T10:00+24:00', '01/05/2024', '2024-5-1', '2024-05-01 ', 'today']) {
+  for (const text of [
+    '2023-02-29',
+    '2024-02-30',
+    '2024-13-01',
+    '2024-00-10',
+    '2024-05-01T24:00',
+    '2024-05-01T10:60',
+    '2024-05-01T10:00+24:00',
+    '01/05/2024',
+    '2024-5-1',
+    '2024-05-01 ',
+    'today',
+  ]) {
     t.is(isoDateInstant(text), null, text);
   }
   t.is(isoDateInstant('2024-02-29'), '2024-02-29T00:00:00.000Z', 'a leap day is a date');
@@ -22,16 +46,19 @@ test('isoDateInstant: impossible dates and times, other formats and out-of-range
 });
 
 test('chunkMetadata: each value under its type; ISO date strings also under date; keys listed', (t) => {
-  t.deepEqual(chunkMetadata({ team: 'alpha', year: 2024, draft: false, published: '2024-05-01', tags: ['a', '2024-01-02'] }), {
-    metadata: [
-      { key: 'team', str: 'alpha' },
-      { key: 'year', num: 2024 },
-      { key: 'draft', bool: false },
-      { key: 'published', str: '2024-05-01', date: '2024-05-01T00:00:00.000Z' },
-      { key: 'tags', str: ['a', '2024-01-02'], date: ['2024-01-02T00:00:00.000Z'] },
-    ],
-    metadata_keys: ['team', 'year', 'draft', 'published', 'tags'],
-  });
+  t.deepEqual(
+    chunkMetadata({ team: 'alpha', year: 2024, draft: false, published: '2024-05-01', tags: ['a', '2024-01-02'] }),
+    {
+      metadata: [
+        { key: 'team', str: 'alpha' },
+        { key: 'year', num: 2024 },
+        { key: 'draft', bool: false },
+        { key: 'published', str: '2024-05-01', date: '2024-05-01T00:00:00.000Z' },
+        { key: 'tags', str: ['a', '2024-01-02'], date: ['2024-01-02T00:00:00.000Z'] },
+      ],
+      metadata_keys: ['team', 'year', 'draft', 'published', 'tags'],
+    },
+  );
 });
 
 test('chunkMetadata: no metadata and empty metadata carry nothing; an empty array still names its key', (t) => {
@@ -41,14 +68,17 @@ test('chunkMetadata: no metadata and empty metadata carry nothing; an empty arra
 });
 
 test('valuesByType: a number, a boolean and a string of the same text stay apart', (t) => {
-  t.deepEqual([...valuesByType([5, '5', true, 'true', 6])], [
-    ['num', [5, 6]],
-    ['str', ['5', 'true']],
-    ['bool', [true]],
-  ]);
+  t.deepEqual(
+    [...valuesByType([5, '5', true, 'true', 6])],
+    [
+      ['num', [5, 6]],
+      ['str', ['5', 'true']],
+      ['bool', [true]],
+    ],
+  );
 });
 
-test('sortableNumber: 16 hex digits whose string order is the numbers\' order, -0 as 0', (t) => {
+test("sortableNumber: 16 hex digits whose string order is the numbers' order, -0 as 0", (t) => {
   const numbers = [-Infinity, -1e300, -2.5, -1, -Number.MIN_VALUE, 0, Number.MIN_VALUE, 0.5, 1, 2, 10, 1e300, Infinity];
   const encoded = numbers.map(sortableNumber);
   t.true(encoded.every((text) => /^[0-9a-f]{16}$/.test(text)));
@@ -88,22 +118,30 @@ test('metadataCopyScript: a script between layouts, none within one', (t) => {
 });
 
 test('filter queries in the v2 layout: eq and in as terms on key=value keywords, grouped by type', (t) => {
-  t.deepEqual(metadataFilterQuery({ op: 'eq', key: 'team', value: 'alpha' }, KEY_VALUE_PAIRS), { term: { 'metadata.str': 'team=alpha' } });
+  t.deepEqual(metadataFilterQuery({ op: 'eq', key: 'team', value: 'alpha' }, KEY_VALUE_PAIRS), {
+    term: { 'metadata.str': 'team=alpha' },
+  });
   t.deepEqual(metadataFilterQuery({ op: 'in', key: 'team', values: ['a', 'b', 5] }, KEY_VALUE_PAIRS), {
     bool: {
-      should: [{ terms: { 'metadata.str': ['team=a', 'team=b'] } }, { term: { 'metadata.num': `team=${sortableNumber(5)}` } }],
+      should: [
+        { terms: { 'metadata.str': ['team=a', 'team=b'] } },
+        { term: { 'metadata.num': `team=${sortableNumber(5)}` } },
+      ],
       minimum_should_match: 1,
     },
   });
 });
 
-test('filter queries in the v2 layout: a range stays within its key\'s keywords', (t) => {
+test("filter queries in the v2 layout: a range stays within its key's keywords", (t) => {
   t.deepEqual(metadataFilterQuery({ op: 'gte', key: 'year', value: 2020 }, KEY_VALUE_PAIRS), {
     range: { 'metadata.num': { gte: `year=${sortableNumber(2020)}`, lt: 'year>' } },
   });
-  t.deepEqual(metadataFilterQuery({ op: 'lt', key: 'published', value: { date: '2024-01-01T00:00:00.000Z' } }, KEY_VALUE_PAIRS), {
-    range: { 'metadata.date': { gte: 'published=', lt: 'published=2024-01-01T00:00:00.000Z' } },
-  });
+  t.deepEqual(
+    metadataFilterQuery({ op: 'lt', key: 'published', value: { date: '2024-01-01T00:00:00.000Z' } }, KEY_VALUE_PAIRS),
+    {
+      range: { 'metadata.date': { gte: 'published=', lt: 'published=2024-01-01T00:00:00.000Z' } },
+    },
+  );
 });
 
 test('filter queries: ne and nin need the key; exists reads metadata_keys; empty in matches nothing', (t) => {
@@ -112,8 +150,12 @@ test('filter queries: ne and nin need the key; exists reads metadata_keys; empty
     bool: { filter: [hasTeam], must_not: [{ term: { 'metadata.str': 'team=a' } }] },
   });
   t.deepEqual(metadataFilterQuery({ op: 'nin', key: 'team', values: [] }, KEY_VALUE_PAIRS), hasTeam);
-  t.deepEqual(metadataFilterQuery({ op: 'exists', key: 'team', value: false }, KEY_VALUE_PAIRS), { bool: { must_not: [hasTeam] } });
-  t.deepEqual(metadataFilterQuery({ op: 'in', key: 'team', values: [] }, KEY_VALUE_PAIRS), { bool: { must_not: [{ match_all: {} }] } });
+  t.deepEqual(metadataFilterQuery({ op: 'exists', key: 'team', value: false }, KEY_VALUE_PAIRS), {
+    bool: { must_not: [hasTeam] },
+  });
+  t.deepEqual(metadataFilterQuery({ op: 'in', key: 'team', values: [] }, KEY_VALUE_PAIRS), {
+    bool: { must_not: [{ match_all: {} }] },
+  });
 });
 
 test('filter queries: and, or and not compose; an empty and matches everything', (t) => {
@@ -121,14 +163,23 @@ test('filter queries: and, or and not compose; an empty and matches everything',
   const term = { term: { 'metadata.bool': 'k=true' } };
   t.deepEqual(metadataFilterQuery({ op: 'and', filters: [] }, KEY_VALUE_PAIRS), { match_all: {} });
   t.deepEqual(metadataFilterQuery({ op: 'and', filters: [eq] }, KEY_VALUE_PAIRS), { bool: { filter: [term] } });
-  t.deepEqual(metadataFilterQuery({ op: 'or', filters: [eq, eq] }, KEY_VALUE_PAIRS), { bool: { should: [term, term], minimum_should_match: 1 } });
+  t.deepEqual(metadataFilterQuery({ op: 'or', filters: [eq, eq] }, KEY_VALUE_PAIRS), {
+    bool: { should: [term, term], minimum_should_match: 1 },
+  });
   t.deepEqual(metadataFilterQuery({ op: 'not', filter: eq }, KEY_VALUE_PAIRS), { bool: { must_not: [term] } });
 });
 
 test('filter queries in the v1 layout: typed fields per key, dots encoded, ranges on the typed field', (t) => {
-  t.deepEqual(metadataFilterQuery({ op: 'eq', key: 'team.name', value: 'alpha' }, TYPED_FIELDS), { term: { 'metadata.str.team%2Ename': 'alpha' } });
-  t.deepEqual(metadataFilterQuery({ op: 'gt', key: 'year', value: 2020 }, TYPED_FIELDS), { range: { 'metadata.num.year': { gt: 2020 } } });
-  t.deepEqual(metadataFilterQuery({ op: 'lte', key: 'at', value: { date: '2024-01-01T00:00:00.000Z' } }, TYPED_FIELDS), {
-    range: { 'metadata.date.at': { lte: '2024-01-01T00:00:00.000Z' } },
+  t.deepEqual(metadataFilterQuery({ op: 'eq', key: 'team.name', value: 'alpha' }, TYPED_FIELDS), {
+    term: { 'metadata.str.team%2Ename': 'alpha' },
   });
+  t.deepEqual(metadataFilterQuery({ op: 'gt', key: 'year', value: 2020 }, TYPED_FIELDS), {
+    range: { 'metadata.num.year': { gt: 2020 } },
+  });
+  t.deepEqual(
+    metadataFilterQuery({ op: 'lte', key: 'at', value: { date: '2024-01-01T00:00:00.000Z' } }, TYPED_FIELDS),
+    {
+      range: { 'metadata.date.at': { lte: '2024-01-01T00:00:00.000Z' } },
+    },
+  );
 });

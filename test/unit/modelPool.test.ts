@@ -5,10 +5,19 @@ import { loadConfig } from '../../service/config.ts';
 import { startModelPool } from '../../service/rag/modelPool.ts';
 
 const config = loadConfig();
-const passage = Array.from({ length: 40 }, (_, index) => `Passage sentence ${index} about tidal energy and the moon.`).join(' ');
+const passage = Array.from(
+  { length: 40 },
+  (_, index) => `Passage sentence ${index} about tidal energy and the moon.`,
+).join(' ');
 
 function pool(interactiveReserveMs?: number) {
-  return startModelPool({ ...config.chunking, modelDir: config.embedder.modelDir, workers: 2, threadsPerWorker: 1, interactiveReserveMs });
+  return startModelPool({
+    ...config.chunking,
+    modelDir: config.embedder.modelDir,
+    workers: 2,
+    threadsPerWorker: 1,
+    interactiveReserveMs,
+  });
 }
 
 test.serial('a question overtakes the document work queued before it', async (t) => {
@@ -17,8 +26,14 @@ test.serial('a question overtakes the document work queued before it', async (t)
     // Warm both workers up with document work only: no question is recent, so document work may take both workers.
     await Promise.all([models.embedPassages(['warm up']), models.embedPassages(['warm up'])]);
     const finished: string[] = [];
-    const background = Array.from({ length: 12 }, (_, index) => models.embedPassages([passage]).then(() => finished.push(`passage ${index}`)));
-    t.is(models.queued().background, 10, 'both workers run a passage; the rest wait in the pool\'s own queue, not in piscina\'s');
+    const background = Array.from({ length: 12 }, (_, index) =>
+      models.embedPassages([passage]).then(() => finished.push(`passage ${index}`)),
+    );
+    t.is(
+      models.queued().background,
+      10,
+      "both workers run a passage; the rest wait in the pool's own queue, not in piscina's",
+    );
     const question = models.embedQuery('When is the spring tide?').then(() => finished.push('question'));
     await Promise.all([...background, question]);
     // It waits only for a passage already running on a worker: at most the two in flight finish before it.
@@ -35,7 +50,9 @@ test.serial('while questions come, document work keeps one worker free for them'
     // Two questions at once: each worker loads its model, and a question is now recent.
     await Promise.all([models.embedQuery('a question was just asked'), models.embedQuery('and another one')]);
     const finished: string[] = [];
-    const background = Array.from({ length: 8 }, (_, index) => models.embedPassages([passage]).then(() => finished.push(`passage ${index}`)));
+    const background = Array.from({ length: 8 }, (_, index) =>
+      models.embedPassages([passage]).then(() => finished.push(`passage ${index}`)),
+    );
     t.is(models.queued().background, 7, 'one worker takes a passage; the other is kept for questions');
     // The question starts at once on the free worker (a few tokens against a long passage running beside it).
     const question = models.embedQuery('When is the spring tide?').then(() => finished.push('question'));

@@ -10,7 +10,12 @@ import { PAGE_BREAK_TEXT, gutterPdf, pageBreakPdf, tableAndListPdf, villageGuide
 const test = anyTest as TestFn<{ extractor: PdfExtractor }>;
 
 test.before((t) => {
-  t.context.extractor = createPdfExtractor({ maxBytes: 50 * 1024 ** 2, maxPages: 100, timeoutMs: 120_000, maxMemoryMb: 1_024 });
+  t.context.extractor = createPdfExtractor({
+    maxBytes: 50 * 1024 ** 2,
+    maxPages: 100,
+    timeoutMs: 120_000,
+    maxMemoryMb: 1_024,
+  });
 });
 
 test.after.always(async (t) => {

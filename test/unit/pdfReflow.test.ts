@@ -5,10 +5,19 @@ import { pageLines, type PlacedText } from '../../service/extraction/pdfLayout.t
 import { joinLines, pagesText, startsListItem } from '../../service/extraction/pdfReflow.ts';
 
 /** One item per printed line, 5.5 pt a character at 11 pt. */
-const item = (text: string, x: number, y: number, size = 11): PlacedText => ({ text, x, y, width: text.length * 5.5, size });
+const item = (text: string, x: number, y: number, size = 11): PlacedText => ({
+  text,
+  x,
+  y,
+  width: text.length * 5.5,
+  size,
+});
 
 test('joinLines: a blank between lines, a broken word joined, a hyphen before an uppercase letter or a digit kept', (t) => {
-  t.is(joinLines('the only petrol station closes at', 'eight in the evening.'), 'the only petrol station closes at eight in the evening.');
+  t.is(
+    joinLines('the only petrol station closes at', 'eight in the evening.'),
+    'the only petrol station closes at eight in the evening.',
+  );
   t.is(joinLines('text extrac-', 'tion'), 'text extraction');
   t.is(joinLines('the state-', 'Of the art'), 'the state-Of the art');
   t.is(joinLines('in 2019-', '2023'), 'in 2019-2023');
@@ -17,8 +26,10 @@ test('joinLines: a blank between lines, a broken word joined, a hyphen before an
 });
 
 test('startsListItem: bullets, numbers and letters with a blank after them', (t) => {
-  for (const text of ['1. Close the valve', '12) Drain', 'a) First', '• Bullet', '- Dash', '– En dash']) t.true(startsListItem(text), text);
-  for (const text of ['1.5 litres of water', '2023 was dry', 'a.m. starts', '-5 degrees', 'Route 66']) t.false(startsListItem(text), text);
+  for (const text of ['1. Close the valve', '12) Drain', 'a) First', '• Bullet', '- Dash', '– En dash'])
+    t.true(startsListItem(text), text);
+  for (const text of ['1.5 litres of water', '2023 was dry', 'a.m. starts', '-5 degrees', 'Route 66'])
+    t.false(startsListItem(text), text);
 });
 
 test('lines of a column: wrapped lines joined, a line the author broke kept, a larger line a heading on its own', (t) => {
@@ -37,7 +48,13 @@ test('lines of a column: wrapped lines joined, a line the author broke kept, a l
 test('a sentence over a page break is completed on its first page; a heading on the next page is not taken', (t) => {
   const first = pageLines([item('The ferry leaves the harbour at seven and the first bus leaves at', 72, 700)]);
   const second = pageLines([item('eight. The café opens at nine.', 72, 700)]);
-  t.deepEqual(pagesText([first, second]), ['The ferry leaves the harbour at seven and the first bus leaves at eight.', 'The café opens at nine.']);
+  t.deepEqual(pagesText([first, second]), [
+    'The ferry leaves the harbour at seven and the first bus leaves at eight.',
+    'The café opens at nine.',
+  ]);
   const heading = pageLines([item('Timetable', 72, 700, 16), item('Buses run hourly.', 72, 680)]);
-  t.deepEqual(pagesText([first, heading]), ['The ferry leaves the harbour at seven and the first bus leaves at', 'Timetable\n\nBuses run hourly.']);
+  t.deepEqual(pagesText([first, heading]), [
+    'The ferry leaves the harbour at seven and the first bus leaves at',
+    'Timetable\n\nBuses run hourly.',
+  ]);
 });

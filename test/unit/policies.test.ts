@@ -72,7 +72,10 @@ test('roleOf: a user without an organisation never matches an organisation share
 test('inDefaultScope: a share is searched by default only once its recipient accepted it', (t) => {
   t.false(inDefaultScope(VIEWER, kb({ shared_user_ids: [VIEWER._id] })));
   t.true(inDefaultScope(VIEWER, kb({ shared_user_ids: [VIEWER._id], accepted_user_ids: [VIEWER._id] })));
-  t.false(inDefaultScope(VIEWER, kb({ shared_user_ids: [VIEWER._id], accepted_user_ids: undefined })), 'records older than invitations: pending');
+  t.false(
+    inDefaultScope(VIEWER, kb({ shared_user_ids: [VIEWER._id], accepted_user_ids: undefined })),
+    'records older than invitations: pending',
+  );
 });
 
 test('inDefaultScope: own, organisation and library KBs are in scope; deleted and unrelated ones are not', (t) => {
@@ -92,8 +95,14 @@ test('isPendingShare: a direct share not yet accepted, and nothing else', (t) =>
 
 test('authorizeRead: any role reads; an unknown id and an invisible KB are both 404', (t) => {
   t.is(authorizeRead(VIEWER, kb({ shared_user_ids: [VIEWER._id] }), 'kb-1'), 'viewer');
-  t.is(outcome(() => authorizeRead(STRANGER, kb(), 'kb-1')), 404);
-  t.is(outcome(() => authorizeRead(STRANGER, null, 'kb-1')), 404);
+  t.is(
+    outcome(() => authorizeRead(STRANGER, kb(), 'kb-1')),
+    404,
+  );
+  t.is(
+    outcome(() => authorizeRead(STRANGER, null, 'kb-1')),
+    404,
+  );
 });
 
 test('authorizeRead: the 404 names the id asked for', (t) => {
@@ -102,18 +111,45 @@ test('authorizeRead: the 404 names the id asked for', (t) => {
 });
 
 test('authorizeManage: the owner manages; a KB visible but not owned is 403, an invisible one 404', (t) => {
-  t.is(outcome(() => authorizeManage(OWNER, kb(), 'kb-1')), 'allowed');
-  t.is(outcome(() => authorizeManage(VIEWER, kb({ shared_user_ids: [VIEWER._id] }), 'kb-1')), 403);
-  t.is(outcome(() => authorizeManage(STRANGER, kb({ is_library: true }), 'kb-1')), 403);
-  t.is(outcome(() => authorizeManage(STRANGER, kb(), 'kb-1')), 404);
+  t.is(
+    outcome(() => authorizeManage(OWNER, kb(), 'kb-1')),
+    'allowed',
+  );
+  t.is(
+    outcome(() => authorizeManage(VIEWER, kb({ shared_user_ids: [VIEWER._id] }), 'kb-1')),
+    403,
+  );
+  t.is(
+    outcome(() => authorizeManage(STRANGER, kb({ is_library: true }), 'kb-1')),
+    403,
+  );
+  t.is(
+    outcome(() => authorizeManage(STRANGER, kb(), 'kb-1')),
+    404,
+  );
 });
 
 test('authorizeLeave: only a direct share can be left; the owner and organisation members are 403, strangers 404', (t) => {
-  t.is(outcome(() => authorizeLeave(VIEWER, kb({ shared_user_ids: [VIEWER._id] }), 'kb-1')), 'allowed');
-  t.is(outcome(() => authorizeLeave(OWNER, kb(), 'kb-1')), 403);
-  t.is(outcome(() => authorizeLeave(COLLEAGUE, kb({ shared_organisation_ids: ['org-1'] }), 'kb-1')), 403);
-  t.is(outcome(() => authorizeLeave(STRANGER, kb({ is_library: true }), 'kb-1')), 403);
-  t.is(outcome(() => authorizeLeave(STRANGER, kb(), 'kb-1')), 404);
+  t.is(
+    outcome(() => authorizeLeave(VIEWER, kb({ shared_user_ids: [VIEWER._id] }), 'kb-1')),
+    'allowed',
+  );
+  t.is(
+    outcome(() => authorizeLeave(OWNER, kb(), 'kb-1')),
+    403,
+  );
+  t.is(
+    outcome(() => authorizeLeave(COLLEAGUE, kb({ shared_organisation_ids: ['org-1'] }), 'kb-1')),
+    403,
+  );
+  t.is(
+    outcome(() => authorizeLeave(STRANGER, kb({ is_library: true }), 'kb-1')),
+    403,
+  );
+  t.is(
+    outcome(() => authorizeLeave(STRANGER, kb(), 'kb-1')),
+    404,
+  );
 });
 
 test('authorizeLeave: the owner is told to delete instead', (t) => {
@@ -125,27 +161,75 @@ test('authorizeRestore: the owner within the retention period only; everything e
   const deletedAt = new Date('2026-03-01T00:00:00Z');
   const deleted = kb({ deleted_at: deletedAt });
   const now = deletedAt.getTime() + day;
-  t.is(outcome(() => authorizeRestore(OWNER, deleted, 'kb-1', 2 * day, now)), 'allowed');
-  t.is(outcome(() => authorizeRestore(OWNER, deleted, 'kb-1', day, now)), 404, 'retention ends exactly at deleted_at + retention');
-  t.is(outcome(() => authorizeRestore(VIEWER, kb({ deleted_at: deletedAt, shared_user_ids: [VIEWER._id] }), 'kb-1', 2 * day, now)), 404);
-  t.is(outcome(() => authorizeRestore(OWNER, kb(), 'kb-1', 2 * day, now)), 404, 'a live KB has nothing to restore');
-  t.is(outcome(() => authorizeRestore(OWNER, null, 'kb-1', 2 * day, now)), 404);
+  t.is(
+    outcome(() => authorizeRestore(OWNER, deleted, 'kb-1', 2 * day, now)),
+    'allowed',
+  );
+  t.is(
+    outcome(() => authorizeRestore(OWNER, deleted, 'kb-1', day, now)),
+    404,
+    'retention ends exactly at deleted_at + retention',
+  );
+  t.is(
+    outcome(() =>
+      authorizeRestore(VIEWER, kb({ deleted_at: deletedAt, shared_user_ids: [VIEWER._id] }), 'kb-1', 2 * day, now),
+    ),
+    404,
+  );
+  t.is(
+    outcome(() => authorizeRestore(OWNER, kb(), 'kb-1', 2 * day, now)),
+    404,
+    'a live KB has nothing to restore',
+  );
+  t.is(
+    outcome(() => authorizeRestore(OWNER, null, 'kb-1', 2 * day, now)),
+    404,
+  );
 });
 
 test('authorizePermanentDelete: the owner may erase a KB already soft-deleted; others see 404', (t) => {
   const deleted = kb({ deleted_at: new Date() });
-  t.is(outcome(() => authorizePermanentDelete(OWNER, deleted, 'kb-1')), 'allowed');
-  t.is(outcome(() => authorizePermanentDelete(OWNER, kb(), 'kb-1')), 'allowed');
-  t.is(outcome(() => authorizePermanentDelete(VIEWER, kb({ deleted_at: new Date(), shared_user_ids: [VIEWER._id] }), 'kb-1')), 404);
-  t.is(outcome(() => authorizePermanentDelete(VIEWER, kb({ shared_user_ids: [VIEWER._id] }), 'kb-1')), 403);
+  t.is(
+    outcome(() => authorizePermanentDelete(OWNER, deleted, 'kb-1')),
+    'allowed',
+  );
+  t.is(
+    outcome(() => authorizePermanentDelete(OWNER, kb(), 'kb-1')),
+    'allowed',
+  );
+  t.is(
+    outcome(() =>
+      authorizePermanentDelete(VIEWER, kb({ deleted_at: new Date(), shared_user_ids: [VIEWER._id] }), 'kb-1'),
+    ),
+    404,
+  );
+  t.is(
+    outcome(() => authorizePermanentDelete(VIEWER, kb({ shared_user_ids: [VIEWER._id] }), 'kb-1')),
+    403,
+  );
 });
 
 test('authorizeWriteDocuments: only the owner writes; every other id is 403, visible or not, existing or not', (t) => {
-  t.is(outcome(() => authorizeWriteDocuments(OWNER, kb(), 'kb-1')), 'allowed');
-  t.is(outcome(() => authorizeWriteDocuments(VIEWER, kb({ shared_user_ids: [VIEWER._id] }), 'kb-1')), 403);
-  t.is(outcome(() => authorizeWriteDocuments(STRANGER, kb(), 'kb-1')), 403);
-  t.is(outcome(() => authorizeWriteDocuments(STRANGER, null, 'kb-1')), 403);
-  t.is(outcome(() => authorizeWriteDocuments(OWNER, kb({ deleted_at: new Date() }), 'kb-1')), 403);
+  t.is(
+    outcome(() => authorizeWriteDocuments(OWNER, kb(), 'kb-1')),
+    'allowed',
+  );
+  t.is(
+    outcome(() => authorizeWriteDocuments(VIEWER, kb({ shared_user_ids: [VIEWER._id] }), 'kb-1')),
+    403,
+  );
+  t.is(
+    outcome(() => authorizeWriteDocuments(STRANGER, kb(), 'kb-1')),
+    403,
+  );
+  t.is(
+    outcome(() => authorizeWriteDocuments(STRANGER, null, 'kb-1')),
+    403,
+  );
+  t.is(
+    outcome(() => authorizeWriteDocuments(OWNER, kb({ deleted_at: new Date() }), 'kb-1')),
+    403,
+  );
 });
 
 test('authorizeQuery: every named KB readable, ids returned once each in the order given', (t) => {
@@ -160,12 +244,27 @@ test('authorizeQuery: 403 naming the first KB that is not readable or not found'
   const error = t.throws(() => authorizeQuery(OWNER, ['a', 'c', 'missing'], [mine, hidden]));
   t.is((error as unknown as { status: number }).status, 403);
   t.regex(error?.message ?? '', /\bc\b/);
-  t.is(outcome(() => authorizeQuery(OWNER, ['a', 'missing'], [mine])), 403);
+  t.is(
+    outcome(() => authorizeQuery(OWNER, ['a', 'missing'], [mine])),
+    403,
+  );
 });
 
 test('library curation and account administration are for administrators only (403 otherwise)', (t) => {
-  t.is(outcome(() => authorizeCurateLibrary({ isAdmin: true })), 'allowed');
-  t.is(outcome(() => authorizeCurateLibrary({ isAdmin: false })), 403);
-  t.is(outcome(() => authorizeAdministration({ isAdmin: true })), 'allowed');
-  t.is(outcome(() => authorizeAdministration({ isAdmin: false })), 403);
+  t.is(
+    outcome(() => authorizeCurateLibrary({ isAdmin: true })),
+    'allowed',
+  );
+  t.is(
+    outcome(() => authorizeCurateLibrary({ isAdmin: false })),
+    403,
+  );
+  t.is(
+    outcome(() => authorizeAdministration({ isAdmin: true })),
+    'allowed',
+  );
+  t.is(
+    outcome(() => authorizeAdministration({ isAdmin: false })),
+    403,
+  );
 });

@@ -14,9 +14,15 @@ import { BLANKS, DOCUMENTS, LONG, RUN_CHARACTERS } from '../fixtures/redosInputs
 
 test('atxHeading: long heading lines parse as the former regex would have, without its cost', (t) => {
   t.deepEqual(atxHeading(`# x${' '.repeat(BLANKS)}y`), { level: 1, text: `x${' '.repeat(BLANKS)}y` });
-  t.deepEqual(atxHeading(`## x${'\t'.repeat(BLANKS)}y${'\t'.repeat(BLANKS)}`), { level: 2, text: `x${'\t'.repeat(BLANKS)}y` });
+  t.deepEqual(atxHeading(`## x${'\t'.repeat(BLANKS)}y${'\t'.repeat(BLANKS)}`), {
+    level: 2,
+    text: `x${'\t'.repeat(BLANKS)}y`,
+  });
   t.deepEqual(atxHeading(`# x${' \t#'.repeat(BLANKS / 2)}y`), { level: 1, text: `x${' \t#'.repeat(BLANKS / 2)}y` });
-  t.deepEqual(atxHeading(`# x${' '.repeat(BLANKS)}${'#'.repeat(BLANKS)}${' '.repeat(BLANKS)}`), { level: 1, text: 'x' });
+  t.deepEqual(atxHeading(`# x${' '.repeat(BLANKS)}${'#'.repeat(BLANKS)}${' '.repeat(BLANKS)}`), {
+    level: 1,
+    text: 'x',
+  });
   t.deepEqual(atxHeading(`#${' '.repeat(BLANKS)}`), { level: 1, text: '' });
   t.is(atxHeading('#'.repeat(100_000)), null);
   t.is(atxHeading(`${'#'.repeat(100_000)} x`), null);
@@ -54,13 +60,20 @@ const PASSAGES: Array<[string, string]> = [
   ['initials that never end a sentence', 'A. '.repeat(PASSAGE_CHARS / 3)],
   ['one long word', 'x'.repeat(PASSAGE_CHARS)],
   ['a long word before a period', `${'x'.repeat(PASSAGE_CHARS)}. Next sentence here.`],
-  ...RUN_CHARACTERS.map((character): [string, string] => [`a run of ${character}`, `a ${character.repeat(PASSAGE_CHARS)} b.`]),
+  ...RUN_CHARACTERS.map((character): [string, string] => [
+    `a run of ${character}`,
+    `a ${character.repeat(PASSAGE_CHARS)} b.`,
+  ]),
 ];
 
 test('splitSentences and contentTerms: pathological passages split into the expected sentences', (t) => {
   t.deepEqual(splitSentences(`# a${' '.repeat(PASSAGE_CHARS)}b`), [{ text: 'a b', heading: true }]);
-  t.deepEqual(splitSentences(`# a${' '.repeat(PASSAGE_CHARS)}##${' '.repeat(PASSAGE_CHARS)}`), [{ text: 'a', heading: true }]);
-  t.deepEqual(splitSentences(`a${'!'.repeat(PASSAGE_CHARS)}x`), [{ text: `a${'!'.repeat(PASSAGE_CHARS)}x`, heading: false }]);
+  t.deepEqual(splitSentences(`# a${' '.repeat(PASSAGE_CHARS)}##${' '.repeat(PASSAGE_CHARS)}`), [
+    { text: 'a', heading: true },
+  ]);
+  t.deepEqual(splitSentences(`a${'!'.repeat(PASSAGE_CHARS)}x`), [
+    { text: `a${'!'.repeat(PASSAGE_CHARS)}x`, heading: false },
+  ]);
   // No split at initials: one run-on sentence, cut into 50-word windows only.
   t.is(splitSentences('A. '.repeat(PASSAGE_CHARS / 3)).length, Math.ceil(Math.floor(PASSAGE_CHARS / 3) / 50));
   for (const [label, text] of PASSAGES) {
@@ -98,7 +111,9 @@ const passageDocument = (text: string) =>
     title: 'T',
     filename: 't.md',
     heading_path: [],
-    chunk_index: 0, page_start: null, page_end: null,
+    chunk_index: 0,
+    page_start: null,
+    page_end: null,
     similarity: 0.9,
   });
 
@@ -107,7 +122,10 @@ test('mapCitations: long blank runs, unclosed and endless markers', (t) => {
   const blanks = ' \t'.repeat(PASSAGE_CHARS / 2);
   t.is(mapCitations(`a${blanks}b [1]`, passages, 'q').answer, 'a b [1]');
   t.is(mapCitations(`a${blanks}. [1]`, passages, 'q').answer, 'a. [1]');
-  t.is(mapCitations(`a [1${', 1'.repeat(PASSAGE_CHARS / 3)}`, passages, 'q').answer, `a [1${', 1'.repeat(PASSAGE_CHARS / 3)}`);
+  t.is(
+    mapCitations(`a [1${', 1'.repeat(PASSAGE_CHARS / 3)}`, passages, 'q').answer,
+    `a [1${', 1'.repeat(PASSAGE_CHARS / 3)}`,
+  );
   t.is(mapCitations(`a [1${', 1'.repeat(PASSAGE_CHARS / 3)}]`, passages, 'q').answer, 'a [1]');
   for (const character of [...RUN_CHARACTERS, '[', '1', ',']) {
     const answer = `${character.repeat(PASSAGE_CHARS)} [1]`;
@@ -126,6 +144,9 @@ test('bestSnippet: pathological passages give a snippet of at most 500 character
     const snippet = bestSnippet(text, 'what about the question words?');
     t.true(snippet.length > 0 && snippet.length <= 500, `${snippet.length}`);
   }
-  const snippet = bestSnippet(`${'Filler sentence. '.repeat(PASSAGE_CHARS / 17)}The question words here.`, 'question words');
+  const snippet = bestSnippet(
+    `${'Filler sentence. '.repeat(PASSAGE_CHARS / 17)}The question words here.`,
+    'question words',
+  );
   t.true(snippet.endsWith('The question words here.'), snippet);
 });

@@ -9,7 +9,8 @@ test('isTransient: 408, 429 and 5xx statuses, on the error or on its response', 
 });
 
 test('isTransient: other 4xx statuses are permanent, whatever the message says', (t) => {
-  for (const status of [400, 401, 403, 404, 422]) t.false(isTransient({ status, message: 'connection timeout' }), String(status));
+  for (const status of [400, 401, 403, 404, 422])
+    t.false(isTransient({ status, message: 'connection timeout' }), String(status));
 });
 
 test('isTransient: timeouts, aborts and dropped connections without a status are transient', (t) => {
@@ -60,7 +61,7 @@ test('retryTransient: a permanent failure is thrown at once, as it was', async (
   t.is(calls, 1);
 });
 
-test('retryTransient: a signal aborted during an attempt throws that attempt\'s failure, with no retry', async (t) => {
+test("retryTransient: a signal aborted during an attempt throws that attempt's failure, with no retry", async (t) => {
   const controller = new AbortController();
   let calls = 0;
   const busy = Object.assign(new Error('busy'), { status: 503 });

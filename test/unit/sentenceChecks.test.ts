@@ -31,7 +31,8 @@ async function* pieces(parts: string[]): AsyncGenerator<string> {
 
 async function streamedDeltas(parts: string[]): Promise<AnswerDelta[]> {
   const deltas: AnswerDelta[] = [];
-  for await (const delta of new CitationMarkers(PASSAGES, 'question', true).transform(pieces(parts))) deltas.push(delta);
+  for await (const delta of new CitationMarkers(PASSAGES, 'question', true).transform(pieces(parts)))
+    deltas.push(delta);
   return deltas;
 }
 
@@ -45,27 +46,44 @@ test('supported, unsupported, uncited, a marker naming no passage: the answer ke
     'The lighthouse was automated in 1987 [1]. The spring tide range reaches 5.2 metres [2][unverified]. ' +
       'The causeway is the only road to the lighthouse [unverified]. Its lamp flashes white twice every fifteen seconds [unverified].',
   );
-  t.deepEqual(answer.citations.map((citation) => citation.document_id), ['document-1', 'document-2']);
+  t.deepEqual(
+    answer.citations.map((citation) => citation.document_id),
+    ['document-1', 'document-2'],
+  );
   t.deepEqual(answer.sentences, { supported: 1, unsupported: 1, uncited: 2 });
 });
 
 test('where the mark goes: after the markers, before the end punctuation, after a closing quote, at a line end', async (t) => {
   const cases: Array<[string, string]> = [
     ['Automated in 1990 [1].', 'Automated in 1990 [1][unverified].'],
-    ['Automated in 1990. [1] Tides reach 4.2 metres [2]!', 'Automated in 1990. [1][unverified] Tides reach 4.2 metres [2]!'],
+    [
+      'Automated in 1990. [1] Tides reach 4.2 metres [2]!',
+      'Automated in 1990. [1][unverified] Tides reach 4.2 metres [2]!',
+    ],
     ['Open 24 hours (approx.).', 'Open 24 hours (approx.) [unverified].'],
     ['The keeper said "no."', 'The keeper said "no." [unverified]'],
-    ['- Automated in 1990 [1]\n- Tides reach 4.2 metres [2]', '- Automated in 1990 [1][unverified]\n- Tides reach 4.2 metres [2]'],
+    [
+      '- Automated in 1990 [1]\n- Tides reach 4.2 metres [2]',
+      '- Automated in 1990 [1][unverified]\n- Tides reach 4.2 metres [2]',
+    ],
     ['Automated in 1987 [1] and closed to cars.', 'Automated in 1987 [1] and closed to cars [unverified].'],
-    ['[1] The lighthouse was automated in 1990.\n  [2] Tides reach 4.2 metres.', '[1] The lighthouse was automated in 1990 [unverified].\n [2] Tides reach 4.2 metres.'],
+    [
+      '[1] The lighthouse was automated in 1990.\n  [2] Tides reach 4.2 metres.',
+      '[1] The lighthouse was automated in 1990 [unverified].\n [2] Tides reach 4.2 metres.',
+    ],
   ];
   for (const [raw, expected] of cases) t.is((await checked(raw)).text, expected, raw);
 });
 
 test('the one segmentation: abbreviations, decimals, times and list numbers do not end or start a sentence', async (t) => {
   // One sentence each, supported as a whole: a cut at "approx." or "4.2" would leave a piece with nothing to check.
-  const answer = await checked('At Corran Point the range reaches approx. 4.2 metres [2].\n2. The lighthouse was automated in 1987 [1].');
-  t.is(answer.text, 'At Corran Point the range reaches approx. 4.2 metres [1].\n2. The lighthouse was automated in 1987 [2].');
+  const answer = await checked(
+    'At Corran Point the range reaches approx. 4.2 metres [2].\n2. The lighthouse was automated in 1987 [1].',
+  );
+  t.is(
+    answer.text,
+    'At Corran Point the range reaches approx. 4.2 metres [1].\n2. The lighthouse was automated in 1987 [2].',
+  );
   t.deepEqual(answer.sentences, { supported: 2, unsupported: 0, uncited: 0 });
 });
 
@@ -76,23 +94,77 @@ test('not checked, so never marked: headings, lead-ins, the refusal the prompt a
   const answer = await checked(raw);
   t.is(answer.text, raw);
   t.deepEqual(answer.sentences, { supported: 1, unsupported: 0, uncited: 0 });
-  t.false((await checked('The knowledge bases hold nothing.')).text === 'The knowledge bases hold nothing.', 'only the exact refusal is exempt');
+  t.false(
+    (await checked('The knowledge bases hold nothing.')).text === 'The knowledge bases hold nothing.',
+    'only the exact refusal is exempt',
+  );
 });
 
 test('streaming: text goes out as it arrives; only the end where a mark may go waits, and a citation goes with its marker', async (t) => {
-  const deltas = await streamedDeltas(['The lighthouse was', ' automated in 1990', ' [1]', '.', ' The', ' causeway floods.']);
+  const deltas = await streamedDeltas([
+    'The lighthouse was',
+    ' automated in 1990',
+    ' [1]',
+    '.',
+    ' The',
+    ' causeway floods.',
+  ]);
   t.deepEqual(
     deltas.map((delta) => delta.text),
-    ['The lighthouse was', ' automated in 1990', ` [1]${UNVERIFIED_MARK}. The`, ' causeway floods', ` ${UNVERIFIED_MARK}.`],
+    [
+      'The lighthouse was',
+      ' automated in 1990',
+      ` [1]${UNVERIFIED_MARK}. The`,
+      ' causeway floods',
+      ` ${UNVERIFIED_MARK}.`,
+    ],
   );
-  t.deepEqual(deltas.map((delta) => delta.citations.map((citation) => citation.document_id)), [[], [], ['document-1'], [], []]);
+  t.deepEqual(
+    deltas.map((delta) => delta.citations.map((citation) => citation.document_id)),
+    [[], [], ['document-1'], [], []],
+  );
   t.deepEqual(deltas.at(-1)?.sentences, { supported: 0, unsupported: 1, uncited: 1 });
 });
 
 const PIECES = [
-  '[1] ', '[2]  The', 'The lighthouse', ' was automated', ' in 1987', ' 1990', ' metres', ' 4.2', ' approx.', ' Dr.', ' e.g.', ' (max.)', ' "no."',
-  ' [1]', ' [2]', '[1][2]', ' [7]', ' [x]', ' [1234]', '.', '!', '?', '…', ':', ' ', '  ', '\n', '\n\n', '- ', '2. ', '## ',
-  'Tides', ' reach', ' the causeway', ' floods', ' two hours', ' 😀', ' é',
+  '[1] ',
+  '[2]  The',
+  'The lighthouse',
+  ' was automated',
+  ' in 1987',
+  ' 1990',
+  ' metres',
+  ' 4.2',
+  ' approx.',
+  ' Dr.',
+  ' e.g.',
+  ' (max.)',
+  ' "no."',
+  ' [1]',
+  ' [2]',
+  '[1][2]',
+  ' [7]',
+  ' [x]',
+  ' [1234]',
+  '.',
+  '!',
+  '?',
+  '…',
+  ':',
+  ' ',
+  '  ',
+  '\n',
+  '\n\n',
+  '- ',
+  '2. ',
+  '## ',
+  'Tides',
+  ' reach',
+  ' the causeway',
+  ' floods',
+  ' two hours',
+  ' 😀',
+  ' é',
 ];
 
 test('property: over random answers cut at random points, the streamed deltas add up to the whole answer and its citations', async (t) => {
@@ -106,13 +178,20 @@ test('property: over random answers cut at random points, the streamed deltas ad
     const deltas = await streamedDeltas(parts);
     const context = `seed ${seed}: ${JSON.stringify(raw)}`;
     const text = deltas.map((delta) => delta.text).join('');
-    if (text !== whole.text) return t.fail(`${context}: streamed ${JSON.stringify(text)} ≠ ${JSON.stringify(whole.text)}`);
-    t.deepEqual(deltas.flatMap((delta) => delta.citations), whole.citations, context);
+    if (text !== whole.text)
+      return t.fail(`${context}: streamed ${JSON.stringify(text)} ≠ ${JSON.stringify(whole.text)}`);
+    t.deepEqual(
+      deltas.flatMap((delta) => delta.citations),
+      whole.citations,
+      context,
+    );
     t.deepEqual(deltas.at(-1)?.sentences, whole.sentences, context);
     // Nothing dropped, moved or added but the marks: without them (and blanks, since a mark may bring one), the
     // answer is the mapped answer as it was.
-    const visible = (text: string) => [...text.replaceAll(UNVERIFIED_MARK, '')].filter((char) => char.trim() !== '').join('');
-    if (visible(whole.text) !== visible(mapCitations(raw, PASSAGES, 'question').answer)) return t.fail(`${context}: ${JSON.stringify(whole.text)}`);
+    const visible = (text: string) =>
+      [...text.replaceAll(UNVERIFIED_MARK, '')].filter((char) => char.trim() !== '').join('');
+    if (visible(whole.text) !== visible(mapCitations(raw, PASSAGES, 'question').answer))
+      return t.fail(`${context}: ${JSON.stringify(whole.text)}`);
     // Every sentence the check counted as unverified carries a mark.
     const marks = whole.text.split(UNVERIFIED_MARK).length - 1;
     t.is(marks, (whole.sentences?.unsupported ?? 0) + (whole.sentences?.uncited ?? 0), context);

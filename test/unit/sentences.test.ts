@@ -7,21 +7,42 @@ const texts = (text: string) => splitSentences(text).map((sentence) => sentence.
 
 test('abbreviations, decimals, "(max.)", times and initials do not end a sentence', (t) => {
   const cases: Array<[string, string[]]> = [
-    ['Bring warm clothes, e.g. a fleece. Dr. Hale runs the clinic.', ['Bring warm clothes, e.g. a fleece.', 'Dr. Hale runs the clinic.']],
+    [
+      'Bring warm clothes, e.g. a fleece. Dr. Hale runs the clinic.',
+      ['Bring warm clothes, e.g. a fleece.', 'Dr. Hale runs the clinic.'],
+    ],
     ['The walk is approx. 5 km long. It takes 3.5 hours.', ['The walk is approx. 5 km long.', 'It takes 3.5 hours.']],
-    ['The car park holds 40 cars (max.) Overflow parking is on the beach road.', ['The car park holds 40 cars (max.) Overflow parking is on the beach road.']],
+    [
+      'The car park holds 40 cars (max.) Overflow parking is on the beach road.',
+      ['The car park holds 40 cars (max.) Overflow parking is on the beach road.'],
+    ],
     ['Each room sleeps four people (max.). Cots are free.', ['Each room sleeps four people (max.).', 'Cots are free.']],
-    ['The ferry leaves at 07:15. The bus leaves at 7.45 a.m. every day.', ['The ferry leaves at 07:15.', 'The bus leaves at 7.45 a.m. every day.']],
-    ['The Hobbit was written by J. R. R. Tolkien. It appeared in 1937.', ['The Hobbit was written by J. R. R. Tolkien.', 'It appeared in 1937.']],
+    [
+      'The ferry leaves at 07:15. The bus leaves at 7.45 a.m. every day.',
+      ['The ferry leaves at 07:15.', 'The bus leaves at 7.45 a.m. every day.'],
+    ],
+    [
+      'The Hobbit was written by J. R. R. Tolkien. It appeared in 1937.',
+      ['The Hobbit was written by J. R. R. Tolkien.', 'It appeared in 1937.'],
+    ],
     ['See Fig. 3 and No. 12 on the map. Prof. Ng agrees.', ['See Fig. 3 and No. 12 on the map.', 'Prof. Ng agrees.']],
-    ['He asked: "Is it open?" The guard said no. "Yes!" she replied.', ['He asked: "Is it open?"', 'The guard said no.', '"Yes!" she replied.']],
-    ['It was over... Then it rained. Version 2.1.3 fixed it.', ['It was over...', 'Then it rained.', 'Version 2.1.3 fixed it.']],
-    ['A bracket (never closed. The next sentence still starts here.', ['A bracket (never closed.', 'The next sentence still starts here.']],
+    [
+      'He asked: "Is it open?" The guard said no. "Yes!" she replied.',
+      ['He asked: "Is it open?"', 'The guard said no.', '"Yes!" she replied.'],
+    ],
+    [
+      'It was over... Then it rained. Version 2.1.3 fixed it.',
+      ['It was over...', 'Then it rained.', 'Version 2.1.3 fixed it.'],
+    ],
+    [
+      'A bracket (never closed. The next sentence still starts here.',
+      ['A bracket (never closed.', 'The next sentence still starts here.'],
+    ],
   ];
   for (const [text, expected] of cases) t.deepEqual(texts(text), expected, text);
 });
 
-test('a line is a unit: list items and table rows are whole units, table rows carry their header cells\' names', (t) => {
+test("a line is a unit: list items and table rows are whole units, table rows carry their header cells' names", (t) => {
   const text = [
     'Before winter:',
     '1. Close the main valve.',
@@ -47,7 +68,9 @@ test('a line is a unit: list items and table rows are whole units, table rows ca
 });
 
 test('a short line standing alone without end punctuation is a heading; markdown headings stay headings', (t) => {
-  const sentences = splitSentences('Opening hours\n\nThe museum opens at ten. It closes at six.\n\n## Tickets ##\nAdults pay 14 euros.');
+  const sentences = splitSentences(
+    'Opening hours\n\nThe museum opens at ten. It closes at six.\n\n## Tickets ##\nAdults pay 14 euros.',
+  );
   t.deepEqual(
     sentences.map(({ text, heading }) => [text, heading]),
     [

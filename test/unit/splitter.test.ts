@@ -16,7 +16,9 @@ test('sections carry the path of headings above them; skipped levels do not leav
 });
 
 test('a heading with nothing under it becomes its own section; a parent heading does not', (t) => {
-  const sections = markdownSections('# Holiday policy\n\n## Every employee gets 22 days\n## Carry over up to 5 days\n# Other\ntext');
+  const sections = markdownSections(
+    '# Holiday policy\n\n## Every employee gets 22 days\n## Carry over up to 5 days\n# Other\ntext',
+  );
   t.deepEqual(sections, [
     { heading_path: ['Holiday policy'], body: 'Every employee gets 22 days' },
     { heading_path: ['Holiday policy'], body: 'Carry over up to 5 days' },
@@ -34,7 +36,12 @@ test('hashes inside fenced code are not headings', (t) => {
 test('splitDocument keeps chunks within the token budget, drops contentless and duplicate pieces', async (t) => {
   const paragraph = Array.from({ length: 60 }, (_, index) => `word${index}`).join(' ');
   const markdown = `# T\n${paragraph}\n\n${paragraph}\n\n---\n\n# T\n${paragraph}`;
-  const result = await splitDocument(markdown, true, { chunkTokens: 64, overlapTokens: 0, maxChars: 4096, countTokens: words });
+  const result = await splitDocument(markdown, true, {
+    chunkTokens: 64,
+    overlapTokens: 0,
+    maxChars: 4096,
+    countTokens: words,
+  });
   t.true(result.segments.length >= 2, `${result.segments.length} segments`);
   for (const segment of result.segments) t.true(words(segment.text) <= 64);
   t.true(result.segments.every((segment) => /\w/.test(segment.text)));

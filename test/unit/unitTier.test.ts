@@ -14,7 +14,13 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
  * Test helpers a unit test must not reach: each builds an app, opens a store, or launches a browser or a process of
  * the API. (Service modules may be imported: importing one opens nothing; the closed port catches any call.)
  */
-const STACK_MODULES = ['test/helpers/app.ts', 'test/helpers/browser.ts', 'test/helpers/apiProcess.ts', 'test/helpers/webClient.ts', 'test/factories/accounts.ts'];
+const STACK_MODULES = [
+  'test/helpers/app.ts',
+  'test/helpers/browser.ts',
+  'test/helpers/apiProcess.ts',
+  'test/helpers/webClient.ts',
+  'test/factories/accounts.ts',
+];
 
 /** Packages that talk to a server of the stack or drive a browser. */
 const STACK_PACKAGES = ['mongodb', '@opensearch-project/opensearch', 'playwright-core'];
@@ -54,7 +60,11 @@ test('the tiers split the test files: each file in exactly one, and both hold fi
   const stack = stackTierFiles(ROOT);
   const everyTestFile = (directory: string): string[] =>
     readdirSync(join(ROOT, directory), { withFileTypes: true }).flatMap((entry) =>
-      entry.isDirectory() ? everyTestFile(join(directory, entry.name)) : entry.name.endsWith('.test.ts') ? [join(directory, entry.name)] : [],
+      entry.isDirectory()
+        ? everyTestFile(join(directory, entry.name))
+        : entry.name.endsWith('.test.ts')
+          ? [join(directory, entry.name)]
+          : [],
     );
   const all = everyTestFile('test').sort();
   t.true(unit.length >= 10, `${unit.length} unit test files`);
@@ -78,7 +88,7 @@ test('no unit test file reaches a helper that builds an app, opens a store or dr
   t.deepEqual(problems, []);
 });
 
-test('no unit test file imports a client of the stack\'s servers or the browser itself', (t) => {
+test("no unit test file imports a client of the stack's servers or the browser itself", (t) => {
   const files = unitTierFiles(ROOT);
   t.true(files.length >= 10, `${files.length} unit test files`);
   const problems = files.flatMap((file) =>

@@ -14,7 +14,8 @@ test('/docs renders every operation from this origin alone, under a CSP that ref
   const problems: string[] = [];
   page.on('request', (request) => requests.push(request.url()));
   page.on('console', (message) => {
-    if (message.type() === 'error' || /content security policy/i.test(message.text())) problems.push(`${message.type()}: ${message.text()}`);
+    if (message.type() === 'error' || /content security policy/i.test(message.text()))
+      problems.push(`${message.type()}: ${message.text()}`);
   });
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
 
@@ -41,9 +42,14 @@ test('/docs renders every operation from this origin alone, under a CSP that ref
   await page.getByText('knowledge_base_ids').first().waitFor();
 
   t.true(requests.length >= 3, `the page, the bundle and the spec at least: ${requests.join(', ')}`);
-  const offOrigin = requests.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:') && !url.startsWith('blob:'));
+  const offOrigin = requests.filter(
+    (url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:') && !url.startsWith('blob:'),
+  );
   t.deepEqual(offOrigin, [], 'every request stays on the origin');
-  t.true(requests.some((url) => url === `${origin}/api/v1/openapi.json`), 'the spec is read from this server');
+  t.true(
+    requests.some((url) => url === `${origin}/api/v1/openapi.json`),
+    'the spec is read from this server',
+  );
   t.deepEqual(problems, [], 'no console errors, no CSP reports');
 });
 

@@ -19,11 +19,17 @@ const test = testWithBrowser<Omit<Context, 'app' | 'browser'>>({
     t.context.fake = await startFakeOpenAI();
     // Seven characters a token, 60 ms apart: the reply takes about two seconds to write, in ~20 pieces.
     t.context.fake.script({ reply: REPLY, tokenChars: 7, tokenDelayMs: 60 });
-    return { KBQA_OPENAI_BASE_URL: t.context.fake.baseUrl, KBQA_OPENAI_API_KEY: 'test', KBQA_OPENAI_MODELS: 'gpt-test' };
+    return {
+      KBQA_OPENAI_BASE_URL: t.context.fake.baseUrl,
+      KBQA_OPENAI_API_KEY: 'test',
+      KBQA_OPENAI_MODELS: 'gpt-test',
+    };
   },
 });
-const REPLY = 'The causeway floods two hours before high water [1]. The lighthouse was automated in 1987 [1]. Visitors cross at low tide only [1].';
-const TIDES = '# Corran tides\n\nThe causeway to Corran island floods two hours before high water. The lighthouse on the island was automated in 1987. Visitors cross at low tide only.\n';
+const REPLY =
+  'The causeway floods two hours before high water [1]. The lighthouse was automated in 1987 [1]. Visitors cross at low tide only [1].';
+const TIDES =
+  '# Corran tides\n\nThe causeway to Corran island floods two hours before high water. The lighthouse on the island was automated in 1987. Visitors cross at low tide only.\n';
 
 test.after.always(async (t) => {
   await t.context.fake?.close();
@@ -73,7 +79,10 @@ test('on a phone the answer streams in, is scrolled into view and focused, and t
   await announcement.getByText('The causeway floods two hours before high water').waitFor({ timeout: 60_000 });
   t.is((await announcement.getAttribute('aria-live')) ?? '', 'polite');
   const announced = (await announcement.innerText()).trim();
-  t.true(announced.startsWith('Answer: The causeway floods') && announced.includes('Visitors cross at low tide only'), announced);
+  t.true(
+    announced.startsWith('Answer: The causeway floods') && announced.includes('Visitors cross at low tide only'),
+    announced,
+  );
 
   const lengths = await page.evaluate(() => (window as unknown as { answerLengths: number[] }).answerLengths);
   t.true(lengths.length >= 5, `the answer grew in steps: ${JSON.stringify(lengths)}`);
@@ -82,9 +91,17 @@ test('on a phone the answer streams in, is scrolled into view and focused, and t
   const placed = await page.evaluate(() => {
     const heading = document.getElementById('answer-heading');
     const box = heading?.getBoundingClientRect();
-    return { focused: document.activeElement?.id ?? null, top: box?.top ?? -1, bottom: box?.bottom ?? -1, height: window.innerHeight };
+    return {
+      focused: document.activeElement?.id ?? null,
+      top: box?.top ?? -1,
+      bottom: box?.bottom ?? -1,
+      height: window.innerHeight,
+    };
   });
   t.is(placed.focused, 'answer-heading');
-  t.true(placed.top >= 0 && placed.bottom <= placed.height, `the answer's heading is in view: ${JSON.stringify(placed)}`);
+  t.true(
+    placed.top >= 0 && placed.bottom <= placed.height,
+    `the answer's heading is in view: ${JSON.stringify(placed)}`,
+  );
   await page.context().close();
 });

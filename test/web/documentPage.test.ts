@@ -94,7 +94,13 @@ test('a document page shows its text rendered safely, its passages, its KB by na
 
 test('PDFs: every uploaded file is named, a failure is not announced as started, its title comes from the PDF, and a broken one offers Remove, not Retry', async (t) => {
   const { user, page } = await ownerOnDefaultKnowledgeBase(t.context, 'doc-pdf');
-  const pdf = await textPdf([['Tidal turbines are inspected every spring by the harbour crew.'], ['Blades are replaced after ten years of service.']], { title: 'Tidal Turbine Handbook' });
+  const pdf = await textPdf(
+    [
+      ['Tidal turbines are inspected every spring by the harbour crew.'],
+      ['Blades are replaced after ten years of service.'],
+    ],
+    { title: 'Tidal Turbine Handbook' },
+  );
   await page.getByLabel('Upload files').setInputFiles([
     { name: 'handbook-v3.pdf', mimeType: 'application/pdf', buffer: Buffer.from(pdf) },
     { name: 'broken.pdf', mimeType: 'application/pdf', buffer: Buffer.from(corruptPdf()) },
@@ -108,7 +114,11 @@ test('PDFs: every uploaded file is named, a failure is not announced as started,
   t.regex(said, /handbook-v3\.pdf/, 'both files are named');
   t.notRegex(said, /ingestion has started/);
 
-  t.is(await row(page, 'broken.pdf').getByRole('button', { name: 'Retry' }).count(), 0, 'a retry cannot read a broken file');
+  t.is(
+    await row(page, 'broken.pdf').getByRole('button', { name: 'Retry' }).count(),
+    0,
+    'a retry cannot read a broken file',
+  );
   t.is(await row(page, 'broken.pdf').getByRole('button', { name: 'Remove' }).count(), 1);
   t.regex(await row(page, 'handbook-v3.pdf').innerText(), /Tidal Turbine Handbook/);
   await screenshotBothWidths(page, 'knowledge-base-uploads');
@@ -137,7 +147,8 @@ test('the cancel dialog names its actions: "Stop ingestion" and "Keep going"', a
   await page.route('**/documents?include=status', async (route) => {
     const response = await route.fetch();
     const body = await response.json();
-    for (const document of body.documents) Object.assign(document, { status: 'processing', progress: { embedded: 0, total: 1 } });
+    for (const document of body.documents)
+      Object.assign(document, { status: 'processing', progress: { embedded: 0, total: 1 } });
     await route.fulfill({ response, json: body });
   });
   await page.reload();
@@ -163,19 +174,28 @@ test('the retrieved-chunks table keeps a heading path and a score on one line on
   await page.getByTestId('chunk-row').first().waitFor({ timeout: 30_000 });
   /** Lines a cell's text (or the part of it from `part` on, `part.length` long) takes: the distinct tops of its line boxes. */
   const lines = (cell: string, part?: string) =>
-    page.getByTestId('chunk-row').first().locator(`td[data-label="${cell}"]`).evaluate((element, part) => {
-      const range = document.createRange();
-      const text = Array.from(element.childNodes).find((node) => node.nodeType === Node.TEXT_NODE && (!part || node.textContent?.includes(part)));
-      if (part && text) {
-        const start = (text.textContent as string).indexOf(part);
-        range.setStart(text, start);
-        range.setEnd(text, start + part.length);
-      } else {
-        range.selectNodeContents(element);
-      }
-      return new Set(Array.from(range.getClientRects(), (rect) => Math.round(rect.top))).size;
-    }, part);
-  t.regex(await page.getByTestId('chunk-row').first().locator('td[data-label="Heading path"]').innerText(), /varro\/w-\/guide/);
+    page
+      .getByTestId('chunk-row')
+      .first()
+      .locator(`td[data-label="${cell}"]`)
+      .evaluate((element, part) => {
+        const range = document.createRange();
+        const text = Array.from(element.childNodes).find(
+          (node) => node.nodeType === Node.TEXT_NODE && (!part || node.textContent?.includes(part)),
+        );
+        if (part && text) {
+          const start = (text.textContent as string).indexOf(part);
+          range.setStart(text, start);
+          range.setEnd(text, start + part.length);
+        } else {
+          range.selectNodeContents(element);
+        }
+        return new Set(Array.from(range.getClientRects(), (rect) => Math.round(rect.top))).size;
+      }, part);
+  t.regex(
+    await page.getByTestId('chunk-row').first().locator('td[data-label="Heading path"]').innerText(),
+    /varro\/w-\/guide/,
+  );
   t.is(await lines('Heading path', 'varro/w-/guide'), 1);
   t.is(await lines('Score'), 1);
   t.is(await lines('Similarity'), 1);
@@ -185,7 +205,11 @@ test('the retrieved-chunks table keeps a heading path and a score on one line on
 
 test('the same file chosen again is not uploaded twice: the page says so and offers Replace', async (t) => {
   const { page } = await ownerOnDefaultKnowledgeBase(t.context, 'doc-duplicate');
-  const file = { name: 'twice.md', mimeType: 'text/markdown', buffer: Buffer.from('# Twice\n\nThe same note, chosen twice.\n') };
+  const file = {
+    name: 'twice.md',
+    mimeType: 'text/markdown',
+    buffer: Buffer.from('# Twice\n\nThe same note, chosen twice.\n'),
+  };
   await page.getByLabel('Upload files').setInputFiles([file]);
   await row(page, 'twice.md').and(page.locator('[data-status=ready]')).waitFor({ timeout: 60_000 });
 
@@ -195,7 +219,9 @@ test('the same file chosen again is not uploaded twice: the page says so and off
   t.regex(await duplicate.innerText(), /twice\.md is already in this knowledge base, with the same content/);
   t.is(await page.getByTestId('document-row').count(), 1, 'no second document');
 
-  const replaced = page.waitForResponse((response) => response.request().method() === 'PUT' && response.url().includes('/api/web/documents/'));
+  const replaced = page.waitForResponse(
+    (response) => response.request().method() === 'PUT' && response.url().includes('/api/web/documents/'),
+  );
   await duplicate.getByRole('button', { name: 'Replace' }).click();
   t.is((await replaced).status(), 202);
   await duplicate.waitFor({ state: 'detached' });

@@ -27,8 +27,10 @@ const harness = testWithBrowser();
 const test = harness.serial;
 const ownerPassword = 'first account passphrase';
 
-const VACATION = '# Vacation policy\n\nEmployees receive twenty-five days of paid vacation per calendar year.\n\nUnused vacation days carry over until the end of March of the following year.\n';
-const EXPENSES = '# Expense policy\n\nTravel expenses are reimbursed within fourteen days when the receipts are submitted through the finance portal.\n';
+const VACATION =
+  '# Vacation policy\n\nEmployees receive twenty-five days of paid vacation per calendar year.\n\nUnused vacation days carry over until the end of March of the following year.\n';
+const EXPENSES =
+  '# Expense policy\n\nTravel expenses are reimbursed within fourteen days when the receipts are submitted through the finance portal.\n';
 
 harness.before((t) => {
   state.app = t.context.app;
@@ -84,7 +86,9 @@ test('create a knowledge base, upload two markdown files (file picker and drag a
   await row.getByRole('link', { name: 'Handbook' }).click();
   await page.waitForURL(`**/knowledge-bases/${state.kbId}`);
   await page.getByTestId('dropzone').waitFor();
-  await page.getByLabel('Upload files').setInputFiles([{ name: 'vacation-policy.md', mimeType: 'text/markdown', buffer: Buffer.from(VACATION) }]);
+  await page
+    .getByLabel('Upload files')
+    .setInputFiles([{ name: 'vacation-policy.md', mimeType: 'text/markdown', buffer: Buffer.from(VACATION) }]);
   const dataTransfer = await page.evaluateHandle((content) => {
     const transfer = new DataTransfer();
     transfer.items.add(new File([content], 'expense-policy.md', { type: 'text/markdown' }));
@@ -100,7 +104,9 @@ test('create a knowledge base, upload two markdown files (file picker and drag a
   t.is(await page.getByTestId('document-row').count(), 2);
   await screenshot(page, 'knowledge-base');
 
-  await page.getByLabel('Upload files').setInputFiles([{ name: 'slides.pptx', mimeType: 'application/octet-stream', buffer: Buffer.from('x') }]);
+  await page
+    .getByLabel('Upload files')
+    .setInputFiles([{ name: 'slides.pptx', mimeType: 'application/octet-stream', buffer: Buffer.from('x') }]);
   await page.getByText('slides.pptx').first().waitFor();
   t.is(await page.getByTestId('document-row').count(), 2, 'a file of another kind is refused, not uploaded');
 });
@@ -122,9 +128,12 @@ test('ask: the answer cites the right document, and a marker click shows its car
   const n = (await marker.innerText()).replace(/\D/g, '');
   await marker.click();
   const card = page.locator(`#citation-${n}`);
-  await page.waitForFunction((id) => document.activeElement?.id === id || document.activeElement?.closest(`#${id}`) !== null, `citation-${n}`);
+  await page.waitForFunction(
+    (id) => document.activeElement?.id === id || document.activeElement?.closest(`#${id}`) !== null,
+    `citation-${n}`,
+  );
   t.regex((await card.getAttribute('class')) ?? '', /citation-card--active/);
-  t.true(await page.getByTestId('chunk-row').count() > 0, 'retrieved chunks with their ranks and scores');
+  t.true((await page.getByTestId('chunk-row').count()) > 0, 'retrieved chunks with their ranks and scores');
   await screenshot(page, 'ask');
 
   await card.getByRole('link', { name: 'Open document' }).click();
@@ -203,14 +212,17 @@ test('a viewer sees no upload, replace or delete controls, and the server refuse
   const token = await csrfTokenOf(viewer);
   const request = viewer.context().request;
   const headers = { 'x-csrf-token': token };
-  const upload = await request.post('/api/web/documents', { headers, data: { kb_id: kbId, filename: 'sneaky.md', content: 'no' } });
+  const upload = await request.post('/api/web/documents', {
+    headers,
+    data: { kb_id: kbId, filename: 'sneaky.md', content: 'no' },
+  });
   const remove = await request.delete(`/api/web/documents/${state.documentIds['vacation-policy.md']}`, { headers });
   const removeKb = await request.delete(`/api/web/knowledge-bases/${kbId}`, { headers });
   t.deepEqual([upload.status(), remove.status(), removeKb.status()], [403, 403, 403]);
   await viewer.close();
 });
 
-test('a second user sees none of the first user\'s private knowledge bases', async (t) => {
+test("a second user sees none of the first user's private knowledge bases", async (t) => {
   const { app, browser, kbId } = state;
   const stranger = await makeWebUser(app.deps.store, { label: 'stranger' });
   const page = await newPage(browser, app.baseUrl);
@@ -219,7 +231,9 @@ test('a second user sees none of the first user\'s private knowledge bases', asy
   await page.getByLabel('Password').fill(TEST_PASSWORD);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByTestId('kb-row').first().waitFor();
-  const names = await page.getByTestId('kb-row').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-kb-id')));
+  const names = await page
+    .getByTestId('kb-row')
+    .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-kb-id')));
   t.deepEqual(names, [stranger.defaultKnowledgeBaseId]);
   await page.goto(`/knowledge-bases/${kbId}`);
   await page.getByText('This knowledge base does not exist, or you cannot see it.').waitFor();
@@ -271,7 +285,8 @@ test('the admin invites a user (link shown once); the link sets a password and s
   await invitee.getByText(email).first().waitFor();
   await screenshotBothWidths(invitee, 'set-password');
   const fields = invitee.locator('input[type=password]');
-  for (let index = 0; index < (await fields.count()); index += 1) await fields.nth(index).fill('invited person passphrase');
+  for (let index = 0; index < (await fields.count()); index += 1)
+    await fields.nth(index).fill('invited person passphrase');
   await invitee.getByRole('button', { name: /password/i }).click();
   await invitee.waitForURL('**/knowledge-bases');
   await invitee.getByTestId('kb-row').first().waitFor();
@@ -291,7 +306,8 @@ test('a reset link\'s page offers "Also revoke all my API keys", ticked; using i
     const revoke = resetPage.getByLabel('Also revoke all my API keys');
     t.true(await revoke.isChecked(), 'a reset is what someone asks for who fears another has their account');
     const fields = resetPage.locator('input[type=password]');
-    for (let index = 0; index < (await fields.count()); index += 1) await fields.nth(index).fill('a passphrase after the scare');
+    for (let index = 0; index < (await fields.count()); index += 1)
+      await fields.nth(index).fill('a passphrase after the scare');
     await resetPage.getByRole('button', { name: /password/i }).click();
     await resetPage.waitForURL('**/knowledge-bases');
     t.is((await fetch(`${app.baseUrl}/api/v1/me`, { headers: { authorization: `Bearer ${key}` } })).status, 401);

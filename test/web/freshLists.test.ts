@@ -66,7 +66,9 @@ test('a knowledge base created while the list is loading appears in it', async (
   await page.getByRole('link', { name: 'Knowledge bases' }).first().click();
   await list.held;
   await page.getByLabel('Name').fill('Scratch two');
-  const created = page.waitForResponse((response) => response.request().method() === 'POST' && response.url().endsWith('/api/web/knowledge-bases'));
+  const created = page.waitForResponse(
+    (response) => response.request().method() === 'POST' && response.url().endsWith('/api/web/knowledge-bases'),
+  );
   await page.getByRole('button', { name: 'Create' }).click();
   t.is((await created).status(), 201);
   await page.getByText('Created “Scratch two”.').waitFor();
@@ -89,9 +91,15 @@ for (const way of ['upload', 'paste'] as const) {
     await page.goto(`/knowledge-bases/${user.defaultKnowledgeBaseId}`);
     await list.held;
     const filename = `${way}-note.md`;
-    const added = page.waitForResponse((response) => response.request().method() === 'POST' && response.url().endsWith('/api/web/documents'));
+    const added = page.waitForResponse(
+      (response) => response.request().method() === 'POST' && response.url().endsWith('/api/web/documents'),
+    );
     if (way === 'upload') {
-      await page.getByLabel('Upload files').setInputFiles([{ name: filename, mimeType: 'text/markdown', buffer: Buffer.from('# Note\n\nThe canteen opens at noon.\n') }]);
+      await page
+        .getByLabel('Upload files')
+        .setInputFiles([
+          { name: filename, mimeType: 'text/markdown', buffer: Buffer.from('# Note\n\nThe canteen opens at noon.\n') },
+        ]);
     } else {
       await page.getByRole('textbox', { name: 'Filename', exact: true }).fill(filename);
       await page.getByRole('textbox', { name: 'Text', exact: true }).fill('# Note\n\nThe canteen opens at noon.\n');

@@ -35,21 +35,29 @@ test("a 6-page PDF uploaded while another user's 120-page one is read is ready f
   const bigId: string = bigUpload.body.document.id;
   const bigDocument = async () => (await bigClient.call('GET', `/api/web/documents/${bigId}`)).body.document;
   // The big PDF is being read (its first page extracted) before the small one is uploaded.
-  for (let seen = await bigDocument(); seen.status === 'queued' || (seen.progress?.pages?.done ?? 0) === 0; seen = await bigDocument()) {
-    if (seen.status === 'ready' || seen.status === 'failed') throw new Error(`the big PDF settled before it was seen being read: ${JSON.stringify(seen)}`);
+  for (
+    let seen = await bigDocument();
+    seen.status === 'queued' || (seen.progress?.pages?.done ?? 0) === 0;
+    seen = await bigDocument()
+  ) {
+    if (seen.status === 'ready' || seen.status === 'failed')
+      throw new Error(`the big PDF settled before it was seen being read: ${JSON.stringify(seen)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 
-  await page.getByLabel('Upload files').setInputFiles([{ name: 'leaflet-6.pdf', mimeType: 'application/pdf', buffer: Buffer.from(small.pdf) }]);
+  await page
+    .getByLabel('Upload files')
+    .setInputFiles([{ name: 'leaflet-6.pdf', mimeType: 'application/pdf', buffer: Buffer.from(small.pdf) }]);
   const row = page.locator('[data-testid=document-row][data-filename="leaflet-6.pdf"]');
   await row.waitFor();
   // What the row said while the small PDF waited, read every 50 ms until it settles.
   const said = new Set<string>();
-  for (let status = ''; status !== 'ready' && status !== 'failed'; ) {
+  for (let status = ''; status !== 'ready' && status !== 'failed';) {
     status = (await row.getAttribute('data-status')) ?? '';
     const progress = row.getByTestId('ingestion-progress');
     const text = (await progress.count()) > 0 ? (await progress.innerText().catch(() => '')).trim() : '';
-    if (/ahead/.test(text) && ![...said].some((earlier) => /ahead/.test(earlier))) await screenshot(page, 'knowledge-base-queued');
+    if (/ahead/.test(text) && ![...said].some((earlier) => /ahead/.test(earlier)))
+      await screenshot(page, 'knowledge-base-queued');
     if (text !== '') said.add(text);
     await page.waitForTimeout(50);
   }
@@ -59,14 +67,17 @@ test("a 6-page PDF uploaded while another user's 120-page one is read is ready f
   const waited = (await app.deps.store.findDocument(smallId))?.queue_wait_ms;
   const step = (await app.deps.store.findDocument(bigId))?.longest_step_ms;
   t.log(`the small PDF's row said: ${[...said].join(' | ')}`);
-  t.log(`the small PDF waited ${waited} ms; the big one's longest step held the reader ${step} ms; the big one: ${JSON.stringify(bigWhenSmallReady.progress ?? bigWhenSmallReady.status)}`);
+  t.log(
+    `the small PDF waited ${waited} ms; the big one's longest step held the reader ${step} ms; the big one: ${JSON.stringify(bigWhenSmallReady.progress ?? bigWhenSmallReady.status)}`,
+  );
   t.is(await row.getAttribute('data-status'), 'ready');
   t.not(bigWhenSmallReady.status, 'ready', 'the small PDF is ready before the big one');
   t.true(
     [...said].some((text) => /^(1 document|\d+ documents) ahead$/.test(text)),
     `the waiting small PDF says how many documents are ahead of it; it said: ${[...said].join(' | ')}`,
   );
-  if (typeof waited !== 'number' || typeof step !== 'number') return t.fail(`the waits are recorded on the documents: ${waited}, ${step}`);
+  if (typeof waited !== 'number' || typeof step !== 'number')
+    return t.fail(`the waits are recorded on the documents: ${waited}, ${step}`);
   // One step of the big one, plus the claim's round trips (within one poll interval).
   t.true(waited <= step + app.deps.config.ingestion.pollMs, `waited ${waited} ms; one step is ${step} ms`);
 

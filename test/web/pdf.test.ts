@@ -47,6 +47,11 @@ test('upload a PDF, it reaches ready, the answer cites its page and links to the
   const file = await page.context().request.get(href.split('#')[0]);
   t.is(file.status(), 200);
   t.is(file.headers()['content-type'], 'application/pdf');
-  t.is(Buffer.from(await file.body()).subarray(0, 5).toString(), '%PDF-');
+  t.is(
+    Buffer.from(await file.body())
+      .subarray(0, 5)
+      .toString(),
+    '%PDF-',
+  );
   await page.close();
 });

@@ -13,8 +13,13 @@ test('Bob sees a share pending with Accept and Decline, accepts it, then leaves 
   const bob = await makeWebUser(app.deps.store, { label: 'bob' });
   const aliceWeb = new WebClient(app.baseUrl);
   await aliceWeb.signIn(alice.email, TEST_PASSWORD);
-  const kb = (await aliceWeb.call('POST', '/api/web/knowledge-bases', { body: { name: 'Payroll policy (official)' } })).body.knowledge_base;
-  t.is((await aliceWeb.call('POST', `/api/web/knowledge-bases/${kb.id}/sharing/users`, { body: { email: bob.email } })).status, 201);
+  const kb = (await aliceWeb.call('POST', '/api/web/knowledge-bases', { body: { name: 'Payroll policy (official)' } }))
+    .body.knowledge_base;
+  t.is(
+    (await aliceWeb.call('POST', `/api/web/knowledge-bases/${kb.id}/sharing/users`, { body: { email: bob.email } }))
+      .status,
+    201,
+  );
 
   const page = await newPage(browser, app.baseUrl);
   await page.goto('/sign-in');
@@ -36,7 +41,11 @@ test('Bob sees a share pending with Accept and Decline, accepts it, then leaves 
   t.is(await row.getByRole('button', { name: 'Accept' }).count(), 0);
   const bobWeb = new WebClient(app.baseUrl);
   await bobWeb.signIn(bob.email, TEST_PASSWORD);
-  t.deepEqual((await bobWeb.call('GET', `/api/web/knowledge-bases/${kb.id}/membership`)).body.membership.pending, false, 'accepted on the server');
+  t.deepEqual(
+    (await bobWeb.call('GET', `/api/web/knowledge-bases/${kb.id}/membership`)).body.membership.pending,
+    false,
+    'accepted on the server',
+  );
 
   await row.getByRole('button', { name: 'Leave' }).click();
   await page.getByRole('dialog', { name: 'Leave “Payroll policy (official)”?' }).getByTestId('confirm-button').click();

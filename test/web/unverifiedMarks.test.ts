@@ -7,7 +7,8 @@ import { signInThroughPage, testWithBrowser } from '../helpers/browser.ts';
 import { ingest } from '../helpers/documentsApi.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fakeOpenAI.ts';
 
-const TIDES = '# Corran tides\n\nThe causeway to Corran island floods two hours before high water. The lighthouse on the island was automated in 1987.\n';
+const TIDES =
+  '# Corran tides\n\nThe causeway to Corran island floods two hours before high water. The lighthouse on the island was automated in 1987.\n';
 // The first sentence is the passage's; the second's figure is not in it.
 const REPLY = 'The causeway floods two hours before high water [1]. The lighthouse was automated in 1992 [1].';
 

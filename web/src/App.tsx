@@ -20,13 +20,40 @@ import { SignUpScene } from './scenes/SignUp/SignUpScene.tsx';
 export function App() {
   return (
     <Routes>
-      <Route path="/sign-in" element={<PublicOnly><SignInScene /></PublicOnly>} />
-      <Route path="/first-account" element={<PublicOnly><FirstAccountScene /></PublicOnly>} />
-      <Route path="/sign-up" element={<PublicOnly><SignUpScene /></PublicOnly>} />
+      <Route
+        path="/sign-in"
+        element={
+          <PublicOnly>
+            <SignInScene />
+          </PublicOnly>
+        }
+      />
+      <Route
+        path="/first-account"
+        element={
+          <PublicOnly>
+            <FirstAccountScene />
+          </PublicOnly>
+        }
+      />
+      <Route
+        path="/sign-up"
+        element={
+          <PublicOnly>
+            <SignUpScene />
+          </PublicOnly>
+        }
+      />
       {/* Not PublicOnly: an invitation link may be opened in a browser where someone else is signed in. */}
       <Route path="/set-password" element={<SetPasswordScene />} />
 
-      <Route element={<RequireAuth><Layout /></RequireAuth>}>
+      <Route
+        element={
+          <RequireAuth>
+            <Layout />
+          </RequireAuth>
+        }
+      >
         <Route index element={<Navigate to={HOME} replace />} />
         <Route path="knowledge-bases" element={<KnowledgeBasesScene />} />
         <Route path="knowledge-bases/:id" element={<KnowledgeBaseScene />} />

@@ -20,7 +20,13 @@ const LOOPBACK_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
  * Host, but only for loopback or the public hostname. Trusting any Host would let a DNS-rebinding page (evil.example
  * resolved to 127.0.0.1) pass as same-origin and, say, create the first account of a fresh install.
  */
-function allowedOrigin(origin: string, publicOrigin: string, publicHostname: string, requestOrigin: string, requestHostname: string): boolean {
+function allowedOrigin(
+  origin: string,
+  publicOrigin: string,
+  publicHostname: string,
+  requestOrigin: string,
+  requestHostname: string,
+): boolean {
   if (origin === publicOrigin) return true;
   return origin === requestOrigin && (LOOPBACK_HOSTNAMES.has(requestHostname) || requestHostname === publicHostname);
 }

@@ -1,7 +1,13 @@
 // The one place failures become the envelope { "error": { "code", "message" } }.
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { ApiError, PayloadTooLargeError, RateLimitedError, UpstreamUnavailableError, errorSummary } from '../../errors.ts';
+import {
+  ApiError,
+  PayloadTooLargeError,
+  RateLimitedError,
+  UpstreamUnavailableError,
+  errorSummary,
+} from '../../errors.ts';
 import type { Metrics } from '../../metrics.ts';
 
 interface HttpishError {
@@ -28,7 +34,11 @@ function toApiError(error: unknown, maxBodyBytes: number): ApiError | null {
     return new ApiError(400, 'bad_request', 'body: does not decode per its Content-Encoding');
   }
   if (status === 405) {
-    return new ApiError(405, 'bad_request', `method not allowed; allowed: ${httpError.headers?.Allow ?? httpError.headers?.allow ?? 'see the API reference'}`);
+    return new ApiError(
+      405,
+      'bad_request',
+      `method not allowed; allowed: ${httpError.headers?.Allow ?? httpError.headers?.allow ?? 'see the API reference'}`,
+    );
   }
   if (status === 415) return new ApiError(415, 'bad_request', 'body: send Content-Type: application/json');
   if (typeof status === 'number' && status >= 400 && status < 500 && httpError.expose) {
@@ -99,16 +109,31 @@ export function errorResponse(
     };
   }
   // Unexpected: log what identifies it (never its bodies), reveal nothing but the id that finds the log line.
-  logger.error({ requestId, error: loggableError(error, true), method: request.method, path: request.path }, 'unhandled error');
-  return { status: 500, body: { error: { code: 'server_error', message: `internal error (request id ${requestId ?? 'unknown'})` } } };
+  logger.error(
+    { requestId, error: loggableError(error, true), method: request.method, path: request.path },
+    'unhandled error',
+  );
+  return {
+    status: 500,
+    body: { error: { code: 'server_error', message: `internal error (request id ${requestId ?? 'unknown'})` } },
+  };
 }
 
-export function errorEnvelope(logger: Logger, maxBodyBytes: number, metrics?: Pick<Metrics, 'countUpstreamError'>): Middleware {
+export function errorEnvelope(
+  logger: Logger,
+  maxBodyBytes: number,
+  metrics?: Pick<Metrics, 'countUpstreamError'>,
+): Middleware {
   return async (ctx, next) => {
     try {
       await next();
     } catch (error) {
-      const request = { requestId: ctx.state.requestId as string | undefined, method: ctx.method, path: ctx.path, realm: ctx.state.realm as FailedRequest['realm'] };
+      const request = {
+        requestId: ctx.state.requestId as string | undefined,
+        method: ctx.method,
+        path: ctx.path,
+        realm: ctx.state.realm as FailedRequest['realm'],
+      };
       const response = errorResponse(error, request, { logger, maxBodyBytes, metrics });
       if (response.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(response.retryAfterSeconds));
       ctx.status = response.status;

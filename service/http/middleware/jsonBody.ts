@@ -30,7 +30,13 @@ export interface JsonBodyLimits {
 }
 
 /** The media types taken for JSON (the ones koa-body, the parser before this one, took): clients send these. */
-const JSON_TYPES = ['application/json', 'application/json-patch+json', 'application/vnd.api+json', 'application/csp-report', 'application/reports+json'];
+const JSON_TYPES = [
+  'application/json',
+  'application/json-patch+json',
+  'application/vnd.api+json',
+  'application/csp-report',
+  'application/reports+json',
+];
 /** Methods whose body has meaning; a body on GET or DELETE is never read (as koa-body did before it). */
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 const DECODERS: Record<string, () => NodeJS.ReadWriteStream> = {

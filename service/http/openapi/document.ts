@@ -24,7 +24,15 @@ import { queryStreamDeltaEvent, queryStreamRetrievalEvent } from '../routes/quer
 import { errorEnvelope } from './shared.ts';
 
 /** Every operation, in the order the reference shows them. */
-const PATHS: ZodOpenApiPathsObject[] = [mePaths, knowledgeBasePaths, knowledgeBaseMembershipPaths, documentPaths, queryPaths, searchPaths, modelPaths];
+const PATHS: ZodOpenApiPathsObject[] = [
+  mePaths,
+  knowledgeBasePaths,
+  knowledgeBaseMembershipPaths,
+  documentPaths,
+  queryPaths,
+  searchPaths,
+  modelPaths,
+];
 
 const DESCRIPTION = `
 kbqa stores text and markdown documents in knowledge bases (KBs), splits and embeds them, and answers questions over
@@ -91,7 +99,10 @@ export function buildOpenApiDocument() {
       tags: [
         { name: 'Account', description: 'The identity behind an API key.' },
         { name: 'Knowledge bases', description: 'Containers of documents, owned by a user and shared read-only.' },
-        { name: 'Documents', description: 'Text and markdown, split into chunks and embedded; ingested synchronously or queued.' },
+        {
+          name: 'Documents',
+          description: 'Text and markdown, split into chunks and embedded; ingested synchronously or queued.',
+        },
         { name: 'Query', description: 'Cited answers, ranked passages, and the models that answer.' },
       ],
       paths: Object.assign({}, ...PATHS) as ZodOpenApiPathsObject,
@@ -101,11 +112,16 @@ export function buildOpenApiDocument() {
             type: 'http',
             scheme: 'bearer',
             bearerFormat: 'kbqa_live_…',
-            description: 'A personal API key from the web app (Settings → API Keys): `Authorization: Bearer kbqa_live_…`.',
+            description:
+              'A personal API key from the web app (Settings → API Keys): `Authorization: Bearer kbqa_live_…`.',
           },
         },
         // The streamed answer's event data, named by the text/event-stream response of POST /api/v1/query.
-        schemas: { Error: errorEnvelope, QueryStreamRetrieval: queryStreamRetrievalEvent, QueryStreamDelta: queryStreamDeltaEvent },
+        schemas: {
+          Error: errorEnvelope,
+          QueryStreamRetrieval: queryStreamRetrievalEvent,
+          QueryStreamDelta: queryStreamDeltaEvent,
+        },
       },
     },
     {

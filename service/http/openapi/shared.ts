@@ -49,20 +49,42 @@ export const CODE_OF: Record<ErrorStatus, ErrorCode> = {
 
 /** What a failure means when the operation does not say more, and a message the server really sends. */
 const GENERIC: Record<ErrorStatus, { description: string; message: string }> = {
-  400: { description: 'Invalid request: the message names the field and the rule.', message: 'name: must be 1–200 characters' },
+  400: {
+    description: 'Invalid request: the message names the field and the rule.',
+    message: 'name: must be 1–200 characters',
+  },
   401: { description: 'The API key is missing, malformed, revoked or unknown.', message: INVALID_API_KEY_MESSAGE },
-  403: { description: 'The key is valid but lacks access to the KB or action.', message: 'API key lacks access to knowledge base 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60' },
-  404: { description: 'Not found, or not visible to the key.', message: 'knowledge base 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60 not found' },
-  409: { description: 'The resource is in a state that does not allow this yet.', message: 'document 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60 is processing: wait until it is ready or failed' },
-  413: { description: 'The request body exceeds KBQA_MAX_BODY_BYTES (10 MiB by default).', message: 'request body exceeds the limit of 10485760 bytes' },
-  415: { description: 'The body is in a Content-Encoding the server does not decode (send identity, gzip, deflate or br).', message: 'body: send Content-Type: application/json' },
+  403: {
+    description: 'The key is valid but lacks access to the KB or action.',
+    message: 'API key lacks access to knowledge base 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60',
+  },
+  404: {
+    description: 'Not found, or not visible to the key.',
+    message: 'knowledge base 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60 not found',
+  },
+  409: {
+    description: 'The resource is in a state that does not allow this yet.',
+    message: 'document 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60 is processing: wait until it is ready or failed',
+  },
+  413: {
+    description: 'The request body exceeds KBQA_MAX_BODY_BYTES (10 MiB by default).',
+    message: 'request body exceeds the limit of 10485760 bytes',
+  },
+  415: {
+    description: 'The body is in a Content-Encoding the server does not decode (send identity, gzip, deflate or br).',
+    message: 'body: send Content-Type: application/json',
+  },
   429: {
-    description: 'Too many requests of this kind for now: wait the `Retry-After` header\'s seconds, then retry.',
+    description: "Too many requests of this kind for now: wait the `Retry-After` header's seconds, then retry.",
     message: '200 documents of yours are waiting for ingestion (the limit is 200); retry in 5 s',
   },
-  500: { description: 'Unexpected error; the message carries the request id to quote. Retry with backoff.', message: 'internal error (request id 6a1f0e9c-2b7d-4c1e-8f3a-5d9b0c7e2a41)' },
+  500: {
+    description: 'Unexpected error; the message carries the request id to quote. Retry with backoff.',
+    message: 'internal error (request id 6a1f0e9c-2b7d-4c1e-8f3a-5d9b0c7e2a41)',
+  },
   503: {
-    description: 'A dependency (search engine, metadata store, embedder, answer model) is briefly unavailable, or the server is shutting down. Retry with backoff.',
+    description:
+      'A dependency (search engine, metadata store, embedder, answer model) is briefly unavailable, or the server is shutting down. Retry with backoff.',
     message: 'the search engine is unavailable; retry later',
   },
 };
@@ -86,7 +108,10 @@ export type ErrorDoc = true | string | { description: string; message: string };
  * The failures of an authenticated operation: 401, 500 and 503 always (every /api/v1 request reads its key from the
  * store), plus those listed. With `body: true`, those of parsing a JSON body too: 400 (malformed JSON), 413, 415.
  */
-export function errors(listed: Partial<Record<ErrorStatus, ErrorDoc>>, options: { body?: boolean } = {}): ZodOpenApiResponsesObject {
+export function errors(
+  listed: Partial<Record<ErrorStatus, ErrorDoc>>,
+  options: { body?: boolean } = {},
+): ZodOpenApiResponsesObject {
   const all: Partial<Record<ErrorStatus, ErrorDoc>> = {
     ...(options.body ? { 400: true, 413: true, 415: true } : {}),
     401: true,
@@ -99,7 +124,11 @@ export function errors(listed: Partial<Record<ErrorStatus, ErrorDoc>>, options: 
     const doc = all[status];
     if (doc === undefined) continue;
     responses[`${status}`] =
-      doc === true ? errorResponse(status) : typeof doc === 'string' ? errorResponse(status, doc) : errorResponse(status, doc.description, doc.message);
+      doc === true
+        ? errorResponse(status)
+        : typeof doc === 'string'
+          ? errorResponse(status, doc)
+          : errorResponse(status, doc.description, doc.message);
   }
   return responses;
 }
@@ -110,18 +139,16 @@ export function json(schema: z.ZodType, example: unknown) {
 }
 
 /** `{id}` in a path: any string (an id that names nothing is a 404, never a 400). */
-export const pathId = (description: string) => z.object({ id: z.string().meta({ description, example: '3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60' }) });
+export const pathId = (description: string) =>
+  z.object({ id: z.string().meta({ description, example: '3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60' }) });
 
 /** `Prefer: respond-async` (RFC 7240) on the ingestion operations. */
 export const preferHeader = z.object({
-  prefer: z
-    .string()
-    .optional()
-    .meta({
-      description:
-        '`respond-async` answers 202 at once with the queued document (follow `GET /api/v1/documents/{id}`); without it the request waits until the document is searchable and answers 201.',
-      example: 'respond-async',
-    }),
+  prefer: z.string().optional().meta({
+    description:
+      '`respond-async` answers 202 at once with the queued document (follow `GET /api/v1/documents/{id}`); without it the request waits until the document is searchable and answers 201.',
+    example: 'respond-async',
+  }),
 });
 
 /** What the spec says of one field: its description, an example, and (rarely) an override of the rendered schema. */

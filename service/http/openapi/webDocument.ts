@@ -6,7 +6,12 @@
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
 import { loadConfig } from '../../config.ts';
-import { documentDeletedResponse, ingestDocumentBody, ingestedDocumentResponse, replaceDocumentBody } from '../routes/documents.schema.ts';
+import {
+  documentDeletedResponse,
+  ingestDocumentBody,
+  ingestedDocumentResponse,
+  replaceDocumentBody,
+} from '../routes/documents.schema.ts';
 import { leftResponse, membershipResponse } from '../routes/knowledgeBaseMembership.schema.ts';
 import {
   createKnowledgeBaseBody,
@@ -55,7 +60,7 @@ import {
 import { errorEnvelope, pathId } from './shared.ts';
 
 const config = loadConfig({});
-const ID = pathId('The resource\'s id');
+const ID = pathId("The resource's id");
 
 const content = (schema: z.ZodType) => ({ 'application/json': { schema } });
 
@@ -65,19 +70,26 @@ function operation(
   answers: Partial<Record<200 | 201 | 202, z.ZodType>>,
   options: { body?: z.ZodType; path?: z.ZodObject } = {},
 ): ZodOpenApiOperationObject {
-  const succeeded = Object.fromEntries(Object.entries(answers).map(([status, schema]) => [status, { description: operationId, content: content(schema) }]));
+  const succeeded = Object.fromEntries(
+    Object.entries(answers).map(([status, schema]) => [status, { description: operationId, content: content(schema) }]),
+  );
   return {
     operationId,
     ...(options.path ? { requestParams: { path: options.path } } : {}),
     ...(options.body ? { requestBody: { content: content(options.body) } } : {}),
-    responses: { ...succeeded, default: { description: 'Every failure: the error envelope.', content: content(errorEnvelope) } },
+    responses: {
+      ...succeeded,
+      default: { description: 'Every failure: the error envelope.', content: content(errorEnvelope) },
+    },
   };
 }
 
 const PATHS: ZodOpenApiPathsObject = {
   // Setup, sign-in, session, account (routes/webSession.ts)
   '/api/web/setup': { get: operation('getSetup', { 200: setupStatus }) },
-  '/api/web/setup/first-account': { post: operation('createFirstAccount', { 201: sessionResponse }, { body: credentialsBody }) },
+  '/api/web/setup/first-account': {
+    post: operation('createFirstAccount', { 201: sessionResponse }, { body: credentialsBody }),
+  },
   '/api/web/sign-up': { post: operation('signUp', { 201: sessionResponse }, { body: credentialsBody }) },
   '/api/web/session': {
     get: operation('getSession', { 200: sessionResponse }),
@@ -85,9 +97,15 @@ const PATHS: ZodOpenApiPathsObject = {
     delete: operation('signOut', { 200: signedOutResponse }),
   },
   '/api/web/sessions': { delete: operation('signOutEverywhere', { 200: signedOutEverywhereResponse }) },
-  '/api/web/account/password': { put: operation('changePassword', { 200: passwordChangedResponse }, { body: changePasswordBody }) },
-  '/api/web/password-links/inspect': { post: operation('inspectPasswordLink', { 200: passwordLinkInfo }, { body: passwordLinkBody }) },
-  '/api/web/password-links/use': { post: operation('redeemPasswordLink', { 200: sessionResponse }, { body: usePasswordLinkBody }) },
+  '/api/web/account/password': {
+    put: operation('changePassword', { 200: passwordChangedResponse }, { body: changePasswordBody }),
+  },
+  '/api/web/password-links/inspect': {
+    post: operation('inspectPasswordLink', { 200: passwordLinkInfo }, { body: passwordLinkBody }),
+  },
+  '/api/web/password-links/use': {
+    post: operation('redeemPasswordLink', { 200: sessionResponse }, { body: usePasswordLinkBody }),
+  },
 
   // Admin (routes/admin.ts)
   '/api/web/admin/users': { get: operation('listUsers', { 200: adminUsersResponse }) },
@@ -106,36 +124,60 @@ const PATHS: ZodOpenApiPathsObject = {
     get: operation('getMembership', { 200: membershipResponse }, { path: ID }),
     delete: operation('leaveKnowledgeBase', { 200: leftResponse }, { path: ID }),
   },
-  '/api/web/knowledge-bases/{id}/membership/accept': { post: operation('acceptKnowledgeBase', { 200: membershipResponse }, { path: ID }) },
-  '/api/web/knowledge-bases/{id}/library': { put: operation('setLibrary', { 200: knowledgeBaseResponse }, { path: ID, body: libraryFlagBody }) },
+  '/api/web/knowledge-bases/{id}/membership/accept': {
+    post: operation('acceptKnowledgeBase', { 200: membershipResponse }, { path: ID }),
+  },
+  '/api/web/knowledge-bases/{id}/library': {
+    put: operation('setLibrary', { 200: knowledgeBaseResponse }, { path: ID, body: libraryFlagBody }),
+  },
   '/api/web/knowledge-bases/{id}/sharing': { get: operation('getSharing', { 200: sharing }, { path: ID }) },
-  '/api/web/knowledge-bases/{id}/sharing/users': { post: operation('shareWithUser', { 201: sharedUserResponse }, { path: ID, body: shareWithUserBody }) },
+  '/api/web/knowledge-bases/{id}/sharing/users': {
+    post: operation('shareWithUser', { 201: sharedUserResponse }, { path: ID, body: shareWithUserBody }),
+  },
   '/api/web/knowledge-bases/{id}/sharing/users/{userId}': {
     delete: operation('unshareUser', { 200: unsharedResponse }, { path: ID.extend({ userId: z.string() }) }),
   },
   '/api/web/knowledge-bases/{id}/sharing/organisation': {
     put: operation('setOrganisationSharing', { 200: organisationSharedResponse }, { path: ID, body: sharedFlagBody }),
   },
-  '/api/web/deleted-knowledge-bases': { get: operation('listDeletedKnowledgeBases', { 200: deletedKnowledgeBaseListResponse }) },
-  '/api/web/deleted-knowledge-bases/{id}/restore': { post: operation('restoreKnowledgeBase', { 200: knowledgeBaseResponse }, { path: ID }) },
+  '/api/web/deleted-knowledge-bases': {
+    get: operation('listDeletedKnowledgeBases', { 200: deletedKnowledgeBaseListResponse }),
+  },
+  '/api/web/deleted-knowledge-bases/{id}/restore': {
+    post: operation('restoreKnowledgeBase', { 200: knowledgeBaseResponse }, { path: ID }),
+  },
 
   // Documents (routes/documents.ts, uploads.ts, documentContent.ts); the list as the app asks it (?include=status)
-  '/api/web/knowledge-bases/{id}/documents': { get: operation('listDocuments', { 200: webDocumentListResponse }, { path: ID }) },
+  '/api/web/knowledge-bases/{id}/documents': {
+    get: operation('listDocuments', { 200: webDocumentListResponse }, { path: ID }),
+  },
   '/api/web/knowledge-bases/{id}/uploads': { post: operation('uploadPdf', { 202: webDocumentResponse }, { path: ID }) },
   '/api/web/limits': { get: operation('getLimits', { 200: limits }) },
   '/api/web/documents': {
-    post: operation('createDocument', { 201: ingestedDocumentResponse, 202: webDocumentResponse }, { body: ingestDocumentBody(config.limits.maxContentBytes) }),
+    post: operation(
+      'createDocument',
+      { 201: ingestedDocumentResponse, 202: webDocumentResponse },
+      { body: ingestDocumentBody(config.limits.maxContentBytes) },
+    ),
   },
   '/api/web/documents/{id}': {
     get: operation('getDocument', { 200: webDocumentResponse }, { path: ID }),
-    put: operation('replaceDocument', { 201: ingestedDocumentResponse, 202: webDocumentResponse }, { path: ID, body: replaceDocumentBody(config.limits.maxContentBytes) }),
+    put: operation(
+      'replaceDocument',
+      { 201: ingestedDocumentResponse, 202: webDocumentResponse },
+      { path: ID, body: replaceDocumentBody(config.limits.maxContentBytes) },
+    ),
     delete: operation('deleteDocument', { 200: documentDeletedResponse }, { path: ID }),
   },
-  '/api/web/documents/{id}/retry': { post: operation('retryDocument', { 201: ingestedDocumentResponse, 202: webDocumentResponse }, { path: ID }) },
+  '/api/web/documents/{id}/retry': {
+    post: operation('retryDocument', { 201: ingestedDocumentResponse, 202: webDocumentResponse }, { path: ID }),
+  },
   '/api/web/documents/{id}/content': { get: operation('getDocumentContent', { 200: documentContent }, { path: ID }) },
 
   // Ask (routes/query.ts, models.ts)
-  '/api/web/query': { post: operation('ask', { 200: webQueryResponse }, { body: queryBody(config.answerModels.available) }) },
+  '/api/web/query': {
+    post: operation('ask', { 200: webQueryResponse }, { body: queryBody(config.answerModels.available) }),
+  },
   '/api/web/models': { get: operation('listModels', { 200: modelsResponse }) },
 
   // API keys (routes/apiKeys.ts)
@@ -149,7 +191,11 @@ const PATHS: ZodOpenApiPathsObject = {
 export function buildWebOpenApiDocument() {
   return createDocument({
     openapi: '3.1.0',
-    info: { title: 'kbqa web app API (/api/web)', version: '1.0.0', description: 'The web app\'s own API: a session cookie and a CSRF token, never an API key. Not a public contract.' },
+    info: {
+      title: 'kbqa web app API (/api/web)',
+      version: '1.0.0',
+      description: "The web app's own API: a session cookie and a CSRF token, never an API key. Not a public contract.",
+    },
     paths: PATHS,
   });
 }

@@ -12,18 +12,33 @@ import { inviteBody } from './webSession.schema.ts';
 export function adminRoutes(deps: AppDeps): Router<AppState> {
   const router = newRouter();
 
-  router.get('/admin/users', authenticated(async (ctx, caller) => {
-    authorizeAdministration(caller);
-    ctx.body = { users: (await listUsers(deps.store)).map(presentAdminUser) } satisfies z.input<typeof adminUsersResponse>;
-  }));
+  router.get(
+    '/admin/users',
+    authenticated(async (ctx, caller) => {
+      authorizeAdministration(caller);
+      ctx.body = { users: (await listUsers(deps.store)).map(presentAdminUser) } satisfies z.input<
+        typeof adminUsersResponse
+      >;
+    }),
+  );
 
-  router.post('/admin/invitations', authenticated(async (ctx, caller) => {
-    authorizeAdministration(caller);
-    const input = parseInput(inviteBody, ctx.request.body, 'body');
-    const { user, link } = await inviteUser(deps.store, deps.config.web, { email: input.email, isAdmin: input.is_admin });
-    ctx.status = 201;
-    ctx.body = { user: presentUserReference(user), link: link.url, expires_at: link.expiresAt.toISOString() } satisfies z.input<typeof invitationResponse>;
-  }));
+  router.post(
+    '/admin/invitations',
+    authenticated(async (ctx, caller) => {
+      authorizeAdministration(caller);
+      const input = parseInput(inviteBody, ctx.request.body, 'body');
+      const { user, link } = await inviteUser(deps.store, deps.config.web, {
+        email: input.email,
+        isAdmin: input.is_admin,
+      });
+      ctx.status = 201;
+      ctx.body = {
+        user: presentUserReference(user),
+        link: link.url,
+        expires_at: link.expiresAt.toISOString(),
+      } satisfies z.input<typeof invitationResponse>;
+    }),
+  );
 
   return router;
 }

@@ -11,21 +11,40 @@ import { createApiKeyBody } from './webSession.schema.ts';
 export function apiKeyRoutes(deps: AppDeps): Router<AppState> {
   const router = newRouter();
 
-  router.get('/api-keys', authenticated(async (ctx, caller) => {
-    ctx.body = { api_keys: (await listApiKeysOfUser(deps.store, caller.user._id)).map(presentApiKey) } satisfies z.input<typeof apiKeyListResponse>;
-  }));
+  router.get(
+    '/api-keys',
+    authenticated(async (ctx, caller) => {
+      ctx.body = {
+        api_keys: (await listApiKeysOfUser(deps.store, caller.user._id)).map(presentApiKey),
+      } satisfies z.input<typeof apiKeyListResponse>;
+    }),
+  );
 
-  router.post('/api-keys', authenticated(async (ctx, caller) => {
-    const { name, password } = parseInput(createApiKeyBody, ctx.request.body, 'body');
-    const { record, key } = await createApiKeyForSession(deps.store, deps.config.web, caller, { name, password }, ctx.ip);
-    ctx.status = 201;
-    ctx.body = { api_key: presentApiKey({ ...record, last_used_at: null }), key } satisfies z.input<typeof createdApiKeyResponse>;
-  }));
+  router.post(
+    '/api-keys',
+    authenticated(async (ctx, caller) => {
+      const { name, password } = parseInput(createApiKeyBody, ctx.request.body, 'body');
+      const { record, key } = await createApiKeyForSession(
+        deps.store,
+        deps.config.web,
+        caller,
+        { name, password },
+        ctx.ip,
+      );
+      ctx.status = 201;
+      ctx.body = { api_key: presentApiKey({ ...record, last_used_at: null }), key } satisfies z.input<
+        typeof createdApiKeyResponse
+      >;
+    }),
+  );
 
-  router.delete('/api-keys/:id', authenticated(async (ctx, caller) => {
-    await revokeOwnApiKey(deps.store, caller, ctx.params.id);
-    ctx.body = { revoked: true } satisfies z.input<typeof apiKeyRevokedResponse>;
-  }));
+  router.delete(
+    '/api-keys/:id',
+    authenticated(async (ctx, caller) => {
+      await revokeOwnApiKey(deps.store, caller, ctx.params.id);
+      ctx.body = { revoked: true } satisfies z.input<typeof apiKeyRevokedResponse>;
+    }),
+  );
 
   return router;
 }

@@ -7,8 +7,11 @@ import { authenticated, newRouter, type AppDeps, type AppState } from '../contex
 
 export function documentContentRoutes(deps: AppDeps): Router<AppState> {
   const router = newRouter();
-  router.get('/documents/:id/content', authenticated(async (ctx, caller) => {
-    ctx.body = presentDocumentContent(await readDocumentContent(deps, caller.user, ctx.params.id));
-  }));
+  router.get(
+    '/documents/:id/content',
+    authenticated(async (ctx, caller) => {
+      ctx.body = presentDocumentContent(await readDocumentContent(deps, caller.user, ctx.params.id));
+    }),
+  );
   return router;
 }

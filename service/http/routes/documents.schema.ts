@@ -24,7 +24,8 @@ export function filenameProblem(filename: string): string | null {
   const dot = filename.lastIndexOf('.');
   if (dot <= 0) return null;
   const extension = filename.slice(dot).toLowerCase();
-  if (extension === '.pdf') return 'PDFs are ingested through the web app (Upload), not the API; v1 takes text and markdown';
+  if (extension === '.pdf')
+    return 'PDFs are ingested through the web app (Upload), not the API; v1 takes text and markdown';
   if (!ACCEPTED_EXTENSIONS.includes(extension)) {
     return `${extension} is not accepted; v1 takes text and markdown: ${ACCEPTED_EXTENSIONS.join(', ')} or no extension`;
   }
@@ -40,7 +41,8 @@ const filenameField = () =>
 const contentField = (maxContentBytes: number) =>
   requiredString().superRefine((content, context) => {
     if (content.trim().length === 0) context.addIssue({ code: 'custom', message: 'must not be empty' });
-    else if (content.includes('\u0000')) context.addIssue({ code: 'custom', message: 'must be text (it contains NUL bytes)' });
+    else if (content.includes('\u0000'))
+      context.addIssue({ code: 'custom', message: 'must be text (it contains NUL bytes)' });
     else if (Buffer.byteLength(content, 'utf8') > maxContentBytes) {
       context.addIssue({ code: 'custom', message: `must be at most ${maxContentBytes} bytes (UTF-8)` });
     }
@@ -72,7 +74,9 @@ export function replaceDocumentBody(maxContentBytes: number) {
 export function prefersRespondAsync(header: string | string[] | undefined): boolean {
   const values = Array.isArray(header) ? header : header === undefined ? [] : [header];
   return values.some((value) =>
-    value.split(',').some((preference) => preference.split(';')[0].split('=')[0].trim().toLowerCase() === 'respond-async'),
+    value
+      .split(',')
+      .some((preference) => preference.split(';')[0].split('=')[0].trim().toLowerCase() === 'respond-async'),
   );
 }
 
@@ -94,11 +98,17 @@ const documentIdentity = {
 };
 
 const chunkCounts = {
-  chunks: z.number().int().min(0).meta({ description: 'Number of segments produced (of the searchable version)', example: 12 }),
+  chunks: z
+    .number()
+    .int()
+    .min(0)
+    .meta({ description: 'Number of segments produced (of the searchable version)', example: 12 }),
   total_chunks: z.number().int().min(0).meta({ description: 'Number of segments reported as total', example: 12 }),
 };
 
-const documentSource = z.enum(['api', 'upload']).meta({ description: 'How the document entered the KB: `api` (this API or pasted text) or `upload` (a file in the web app)' });
+const documentSource = z.enum(['api', 'upload']).meta({
+  description: 'How the document entered the KB: `api` (this API or pasted text) or `upload` (a file in the web app)',
+});
 
 /** 201 of POST /documents and PUT /documents/{id}: the contract's fields, once the document is searchable. */
 export const ingestedDocument = z
@@ -108,7 +118,7 @@ export const ingestedDocument = z
 /** GET /knowledge-bases/{id}/documents: exactly the contract's fields. */
 export const documentListItem = z
   .object({ ...documentIdentity, source: documentSource, created_at: timestamp('Creation timestamp') })
-  .meta({ id: 'DocumentListItem', description: 'A searchable document in a KB\'s list.' });
+  .meta({ id: 'DocumentListItem', description: "A searchable document in a KB's list." });
 
 /** GET /documents/{id}, the 202 of a queued ingestion, and list items with ?include=status. */
 export const documentWithStatus = z
@@ -116,7 +126,9 @@ export const documentWithStatus = z
     ...documentIdentity,
     knowledge_base_id: resourceId('The KB the document belongs to'),
     source: documentSource,
-    kind: z.enum(['text', 'pdf']).meta({ description: '`pdf` for PDFs uploaded in the web app; everything else `text`' }),
+    kind: z
+      .enum(['text', 'pdf'])
+      .meta({ description: '`pdf` for PDFs uploaded in the web app; everything else `text`' }),
     status: z.enum(['queued', 'processing', 'ready', 'failed']).meta({
       description:
         'Of the newest ingestion: `queued` → `processing` → `ready` (searchable) or `failed` (see `error`; retry with POST /documents/{id}/retry). A replacement keeps the previous version searchable until it is ready.',
@@ -128,7 +140,10 @@ export const documentWithStatus = z
       .object({
         embedded: z.number().int().min(0).meta({ description: 'Segments embedded so far' }),
         total: z.number().int().min(0).meta({ description: 'Segments to embed (0 until the text is split)' }),
-        phase: z.enum(['extracting', 'embedding']).optional().meta({ description: 'PDFs: which step the ingestion is in' }),
+        phase: z
+          .enum(['extracting', 'embedding'])
+          .optional()
+          .meta({ description: 'PDFs: which step the ingestion is in' }),
         pages: z
           .object({ done: z.number().int().min(0), total: z.number().int().min(0) })
           .optional()
@@ -146,7 +161,8 @@ export const documentResponse = z.object({ document: documentWithStatus });
 export const documentDeletedResponse = z.object({ deleted: z.literal(true) });
 export const documentListResponse = z.object({
   documents: z.array(z.union([documentListItem, documentWithStatus])).meta({
-    description: 'Searchable documents (`DocumentListItem`); with `?include=status` every document with its status (`Document`).',
+    description:
+      'Searchable documents (`DocumentListItem`); with `?include=status` every document with its status (`Document`).',
   }),
   next_cursor: nextCursor,
 });

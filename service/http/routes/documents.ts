@@ -3,7 +3,15 @@
 // Their OpenAPI operations: http/openapi/operations/documents.ts.
 import { authenticated, newRouter, type AppContext, type AppDeps, type AppState } from '../context.ts';
 import type Router from '@koa/router';
-import { deleteDocument, getDocument, ingestDocument, listDocuments, replaceDocument, retryDocument, type IngestMode } from '../../commands/documents.ts';
+import {
+  deleteDocument,
+  getDocument,
+  ingestDocument,
+  listDocuments,
+  replaceDocument,
+  retryDocument,
+  type IngestMode,
+} from '../../commands/documents.ts';
 import { documentsAhead } from '../../commands/ingestQueue.ts';
 import type { DocumentOrigin, DocumentRecord } from '../../store/index.ts';
 import { presentDocument, presentDocumentListItem, presentIngestedDocument } from '../../presenters/documents.ts';
@@ -30,7 +38,11 @@ function realmOf(ctx: AppContext): 'api' | 'web' {
 }
 
 /** The web app's queued documents' places in line (none on /api/v1). */
-function placesInLine(deps: AppDeps, ctx: AppContext, records: DocumentRecord[]): Promise<ReadonlyMap<string, number> | undefined> {
+function placesInLine(
+  deps: AppDeps,
+  ctx: AppContext,
+  records: DocumentRecord[],
+): Promise<ReadonlyMap<string, number> | undefined> {
   return realmOf(ctx) === 'web' ? documentsAhead(deps, records) : Promise.resolve(undefined);
 }
 
@@ -54,7 +66,9 @@ async function answerIngest(deps: AppDeps, ctx: AppContext, mode: IngestMode, re
   ctx.status = 202;
   ctx.set('Preference-Applied', 'respond-async');
   ctx.set('Location', `/api/v1/documents/${record._id}`);
-  ctx.body = { document: presentDocument(record, realmOf(ctx), await placesInLine(deps, ctx, [record])) } satisfies z.input<typeof documentResponse>;
+  ctx.body = {
+    document: presentDocument(record, realmOf(ctx), await placesInLine(deps, ctx, [record])),
+  } satisfies z.input<typeof documentResponse>;
 }
 
 export function documentRoutes(deps: AppDeps): Router<AppState> {
@@ -62,43 +76,65 @@ export function documentRoutes(deps: AppDeps): Router<AppState> {
   const ingestSchema = ingestDocumentBody(deps.config.limits.maxContentBytes);
   const replaceSchema = replaceDocumentBody(deps.config.limits.maxContentBytes);
 
-  router.post('/documents', authenticated(async (ctx, caller) => {
-    const input = parseInput(ingestSchema, ctx.request.body, 'body');
-    const mode = ingestMode(ctx);
-    await answerIngest(deps, ctx, mode, await ingestDocument(deps, caller.user, input, mode, documentOrigin(ctx)));
-  }));
+  router.post(
+    '/documents',
+    authenticated(async (ctx, caller) => {
+      const input = parseInput(ingestSchema, ctx.request.body, 'body');
+      const mode = ingestMode(ctx);
+      await answerIngest(deps, ctx, mode, await ingestDocument(deps, caller.user, input, mode, documentOrigin(ctx)));
+    }),
+  );
 
-  router.get('/documents/:id', authenticated(async (ctx, caller) => {
-    const record = await getDocument(deps.store, caller.user, ctx.params.id);
-    ctx.body = { document: presentDocument(record, realmOf(ctx), await placesInLine(deps, ctx, [record])) } satisfies z.input<typeof documentResponse>;
-  }));
+  router.get(
+    '/documents/:id',
+    authenticated(async (ctx, caller) => {
+      const record = await getDocument(deps.store, caller.user, ctx.params.id);
+      ctx.body = {
+        document: presentDocument(record, realmOf(ctx), await placesInLine(deps, ctx, [record])),
+      } satisfies z.input<typeof documentResponse>;
+    }),
+  );
 
-  router.put('/documents/:id', authenticated(async (ctx, caller) => {
-    const input = parseInput(replaceSchema, ctx.request.body, 'body');
-    const mode = ingestMode(ctx);
-    await answerIngest(deps, ctx, mode, await replaceDocument(deps, caller.user, ctx.params.id, input, mode));
-  }));
+  router.put(
+    '/documents/:id',
+    authenticated(async (ctx, caller) => {
+      const input = parseInput(replaceSchema, ctx.request.body, 'body');
+      const mode = ingestMode(ctx);
+      await answerIngest(deps, ctx, mode, await replaceDocument(deps, caller.user, ctx.params.id, input, mode));
+    }),
+  );
 
-  router.post('/documents/:id/retry', authenticated(async (ctx, caller) => {
-    const mode = ingestMode(ctx);
-    await answerIngest(deps, ctx, mode, await retryDocument(deps, caller.user, ctx.params.id, mode));
-  }));
+  router.post(
+    '/documents/:id/retry',
+    authenticated(async (ctx, caller) => {
+      const mode = ingestMode(ctx);
+      await answerIngest(deps, ctx, mode, await retryDocument(deps, caller.user, ctx.params.id, mode));
+    }),
+  );
 
-  router.delete('/documents/:id', authenticated(async (ctx, caller) => {
-    await deleteDocument(deps, caller.user, ctx.params.id);
-    ctx.body = { deleted: true } satisfies z.input<typeof documentDeletedResponse>;
-  }));
+  router.delete(
+    '/documents/:id',
+    authenticated(async (ctx, caller) => {
+      await deleteDocument(deps, caller.user, ctx.params.id);
+      ctx.body = { deleted: true } satisfies z.input<typeof documentDeletedResponse>;
+    }),
+  );
 
-  router.get('/knowledge-bases/:id/documents', authenticated(async (ctx, caller) => {
-    const { include, ...page } = parseInput(documentListQuery, ctx.query, 'query');
-    const which = include === 'status' ? 'all' : 'live';
-    const { items, nextCursor } = await listDocuments(deps.store, caller.user, ctx.params.id, page, which);
-    const ahead = include === 'status' ? await placesInLine(deps, ctx, items) : undefined;
-    ctx.body = {
-      documents: items.map((record) => (include === 'status' ? presentDocument(record, realmOf(ctx), ahead) : presentDocumentListItem(record))),
-      ...(page.limit !== undefined ? { next_cursor: nextCursor } : {}),
-    } satisfies z.input<typeof documentListResponse>;
-  }));
+  router.get(
+    '/knowledge-bases/:id/documents',
+    authenticated(async (ctx, caller) => {
+      const { include, ...page } = parseInput(documentListQuery, ctx.query, 'query');
+      const which = include === 'status' ? 'all' : 'live';
+      const { items, nextCursor } = await listDocuments(deps.store, caller.user, ctx.params.id, page, which);
+      const ahead = include === 'status' ? await placesInLine(deps, ctx, items) : undefined;
+      ctx.body = {
+        documents: items.map((record) =>
+          include === 'status' ? presentDocument(record, realmOf(ctx), ahead) : presentDocumentListItem(record),
+        ),
+        ...(page.limit !== undefined ? { next_cursor: nextCursor } : {}),
+      } satisfies z.input<typeof documentListResponse>;
+    }),
+  );
 
   return router;
 }

@@ -55,7 +55,11 @@ function readinessProbe(deps: AppDeps): () => Promise<Readiness> {
     const serving = await deps.search.servingIndex().catch(() => null);
     if (!serving || serving.embedder.modelName === deps.rag.embedderName) return null;
     const { modelName } = serving.embedder;
-    if (servingEmbedderAnswered?.modelName === modelName && performance.now() - servingEmbedderAnswered.at < SERVING_EMBEDDER_OK_MS) return null;
+    if (
+      servingEmbedderAnswered?.modelName === modelName &&
+      performance.now() - servingEmbedderAnswered.at < SERVING_EMBEDDER_OK_MS
+    )
+      return null;
     await deps.rag.embedQuestion('ready', modelName);
     servingEmbedderAnswered = { modelName, at: performance.now() };
     return null;
@@ -98,11 +102,20 @@ export function healthRoutes(deps: AppDeps): Router<AppState> {
   });
   router.get('/readyz', async (ctx) => {
     const { problems, searchIndex } = await readiness();
-    const components = Object.fromEntries(COMPONENTS.map((name) => [name, problems[name] === null ? 'ok' : 'unavailable']));
+    const components = Object.fromEntries(
+      COMPONENTS.map((name) => [name, problems[name] === null ? 'ok' : 'unavailable']),
+    );
     const failing = COMPONENTS.filter((name) => problems[name] !== null);
     if (failing.length === 0) {
       // Public: what kind of drift there is and the command that resolves it; never index names or analysis diffs.
-      const detail = searchIndex ? { search_index: { drift: [...new Set(searchIndex.drift.map((entry) => entry.kind))], command: searchIndex.command } } : {};
+      const detail = searchIndex
+        ? {
+            search_index: {
+              drift: [...new Set(searchIndex.drift.map((entry) => entry.kind))],
+              command: searchIndex.command,
+            },
+          }
+        : {};
       ctx.body = { status: 'ready', components, ...detail };
       return;
     }

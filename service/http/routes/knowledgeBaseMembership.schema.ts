@@ -12,7 +12,10 @@ export const membership = z
         '`true`: the KB was shared with the caller and they have not accepted it yet; it is searched only when named in `knowledge_base_ids`. Accepting puts it in the default scope of questions that name no KB.',
     }),
   })
-  .meta({ id: 'Membership', description: 'The caller\'s relation to a KB they reach, and whether it waits for them to accept it.' });
+  .meta({
+    id: 'Membership',
+    description: "The caller's relation to a KB they reach, and whether it waits for them to accept it.",
+  });
 
 export const membershipResponse = z.object({ membership });
 export const leftResponse = z.object({ left: z.literal(true) });

@@ -11,20 +11,29 @@ import type { leftResponse, membershipResponse } from './knowledgeBaseMembership
 export function knowledgeBaseMembershipRoutes(deps: AppDeps): Router<AppState> {
   const router = newRouter();
 
-  router.get('/knowledge-bases/:id/membership', authenticated(async (ctx, caller) => {
-    const membership = await getMembership(deps.store, caller.user, ctx.params.id);
-    ctx.body = { membership: presentMembership(membership) } satisfies z.input<typeof membershipResponse>;
-  }));
+  router.get(
+    '/knowledge-bases/:id/membership',
+    authenticated(async (ctx, caller) => {
+      const membership = await getMembership(deps.store, caller.user, ctx.params.id);
+      ctx.body = { membership: presentMembership(membership) } satisfies z.input<typeof membershipResponse>;
+    }),
+  );
 
-  router.post('/knowledge-bases/:id/membership/accept', authenticated(async (ctx, caller) => {
-    const membership = await acceptKnowledgeBaseShare(deps.store, caller.user, ctx.params.id);
-    ctx.body = { membership: presentMembership(membership) } satisfies z.input<typeof membershipResponse>;
-  }));
+  router.post(
+    '/knowledge-bases/:id/membership/accept',
+    authenticated(async (ctx, caller) => {
+      const membership = await acceptKnowledgeBaseShare(deps.store, caller.user, ctx.params.id);
+      ctx.body = { membership: presentMembership(membership) } satisfies z.input<typeof membershipResponse>;
+    }),
+  );
 
-  router.delete('/knowledge-bases/:id/membership', authenticated(async (ctx, caller) => {
-    await leaveKnowledgeBase(deps.store, caller.user, ctx.params.id);
-    ctx.body = { left: true } satisfies z.input<typeof leftResponse>;
-  }));
+  router.delete(
+    '/knowledge-bases/:id/membership',
+    authenticated(async (ctx, caller) => {
+      await leaveKnowledgeBase(deps.store, caller.user, ctx.params.id);
+      ctx.body = { left: true } satisfies z.input<typeof leftResponse>;
+    }),
+  );
 
   return router;
 }

@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { jsonObject, nameCharacterProblem, optionalString, reportProblem, requiredString, textCharacterProblem } from '../validation.ts';
+import {
+  jsonObject,
+  nameCharacterProblem,
+  optionalString,
+  reportProblem,
+  requiredString,
+  textCharacterProblem,
+} from '../validation.ts';
 import { nextCursor, resourceId, timestamp } from './common.schema.ts';
 
 export const createKnowledgeBaseBody = jsonObject({
@@ -24,17 +31,19 @@ export const deleteKnowledgeBaseQuery = z.object({
 export const knowledgeBaseRole = z.enum(['owner', 'viewer', 'org-member', 'library']).meta({
   id: 'KnowledgeBaseRole',
   description:
-    'The caller\'s relation to the KB: `owner` (created or owns it; only owners write documents or delete the KB), `viewer` (shared with the caller directly, read-only), `org-member` (visible to the caller\'s whole organisation), `library` (a curated KB).',
+    "The caller's relation to the KB: `owner` (created or owns it; only owners write documents or delete the KB), `viewer` (shared with the caller directly, read-only), `org-member` (visible to the caller's whole organisation), `library` (a curated KB).",
 });
 
 const knowledgeBaseFields = {
   id: resourceId('KB id'),
   name: z.string().meta({ description: 'Display name', example: 'Product handbook' }),
-  description: z.string().meta({ description: 'Short description (empty when none was given)', example: 'Policies and how-tos' }),
+  description: z
+    .string()
+    .meta({ description: 'Short description (empty when none was given)', example: 'Policies and how-tos' }),
 };
 
 const knowledgeBaseFlags = {
-  is_default: z.boolean().meta({ description: 'Whether this is the caller\'s default KB (it cannot be deleted)' }),
+  is_default: z.boolean().meta({ description: "Whether this is the caller's default KB (it cannot be deleted)" }),
   created_at: timestamp('Creation timestamp'),
 };
 
@@ -45,7 +54,7 @@ export const createdKnowledgeBase = z
 
 export const knowledgeBase = z
   .object({ ...knowledgeBaseFields, role: knowledgeBaseRole, ...knowledgeBaseFlags })
-  .meta({ id: 'KnowledgeBase', description: 'A KB the caller reaches, with the caller\'s role.' });
+  .meta({ id: 'KnowledgeBase', description: "A KB the caller reaches, with the caller's role." });
 
 export const knowledgeBaseListItem = z
   .object({
@@ -56,12 +65,16 @@ export const knowledgeBaseListItem = z
   })
   .meta({ id: 'KnowledgeBaseListItem', description: 'A KB in the list, with its document count.' });
 
-export const knowledgeBaseListResponse = z.object({ knowledge_bases: z.array(knowledgeBaseListItem), next_cursor: nextCursor });
+export const knowledgeBaseListResponse = z.object({
+  knowledge_bases: z.array(knowledgeBaseListItem),
+  next_cursor: nextCursor,
+});
 export const knowledgeBaseCreatedResponse = z.object({ knowledge_base: createdKnowledgeBase });
 export const knowledgeBaseResponse = z.object({ knowledge_base: knowledgeBase });
 export const knowledgeBaseDeletedResponse = z.object({
   deleted: z.literal(true),
   mode: z.enum(['soft', 'hard']).meta({
-    description: '`soft`: hidden and recoverable in the web app (the default); `hard`: removed for good (`?permanent=true`).',
+    description:
+      '`soft`: hidden and recoverable in the web app (the default); `hard`: removed for good (`?permanent=true`).',
   }),
 });

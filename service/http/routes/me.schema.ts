@@ -7,6 +7,6 @@ import { resourceId } from './common.schema.ts';
 export const meResponse = z
   .object({
     id: resourceId('Id of the user who owns the key'),
-    email: z.string().meta({ description: 'The user\'s e-mail address', example: 'ada@example.com' }),
+    email: z.string().meta({ description: "The user's e-mail address", example: 'ada@example.com' }),
   })
   .meta({ id: 'Me', description: 'The user the API key acts for.' });

@@ -5,8 +5,11 @@ import { presentMe } from '../../presenters/users.ts';
 
 export function meRoutes(): Router<AppState> {
   const router = newRouter();
-  router.get('/me', authenticated((ctx, caller) => {
-    ctx.body = presentMe(caller.user);
-  }));
+  router.get(
+    '/me',
+    authenticated((ctx, caller) => {
+      ctx.body = presentMe(caller.user);
+    }),
+  );
   return router;
 }

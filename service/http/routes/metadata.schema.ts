@@ -48,7 +48,8 @@ function shownKey(key: string): string {
   return key.length > 70 ? `${key.slice(0, 64)}…` : key;
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function metadataValueProblem(value: unknown): string | null {
   const tooLong = `must be at most ${METADATA_LIMITS.valueBytes} bytes (UTF-8)`;
@@ -56,9 +57,11 @@ function metadataValueProblem(value: unknown): string | null {
   if (typeof value === 'number') return Number.isFinite(value) ? null : 'must be a finite number';
   if (typeof value === 'boolean') return null;
   if (Array.isArray(value)) {
-    if (value.length > METADATA_LIMITS.arrayItems) return `must be an array of at most ${METADATA_LIMITS.arrayItems} strings`;
+    if (value.length > METADATA_LIMITS.arrayItems)
+      return `must be an array of at most ${METADATA_LIMITS.arrayItems} strings`;
     for (const [index, item] of value.entries()) {
-      if (typeof item !== 'string') return `must be an array of strings (item ${index} is ${item === null ? 'null' : typeof item})`;
+      if (typeof item !== 'string')
+        return `must be an array of strings (item ${index} is ${item === null ? 'null' : typeof item})`;
       if (Buffer.byteLength(item, 'utf8') > METADATA_LIMITS.valueBytes) return `item ${index} ${tooLong}`;
     }
     return null;
@@ -80,7 +83,8 @@ export const documentMetadata = z
     };
     if (!isPlainObject(input)) return fail('must be a JSON object of key: value pairs');
     const entries = Object.entries(input);
-    if (entries.length > METADATA_LIMITS.keys) return fail(`must have at most ${METADATA_LIMITS.keys} keys (it has ${entries.length})`);
+    if (entries.length > METADATA_LIMITS.keys)
+      return fail(`must have at most ${METADATA_LIMITS.keys} keys (it has ${entries.length})`);
     for (const [key, value] of entries) {
       const keyProblem = metadataKeyProblem(key);
       if (keyProblem) return fail(keyProblem, [shownKey(key)]);
@@ -88,7 +92,8 @@ export const documentMetadata = z
       if (valueProblem) return fail(valueProblem, [key]);
     }
     const bytes = Buffer.byteLength(JSON.stringify(input), 'utf8');
-    if (bytes > METADATA_LIMITS.totalBytes) return fail(`must be at most ${METADATA_LIMITS.totalBytes} bytes as JSON (it is ${bytes})`);
+    if (bytes > METADATA_LIMITS.totalBytes)
+      return fail(`must be at most ${METADATA_LIMITS.totalBytes} bytes as JSON (it is ${bytes})`);
     return Object.fromEntries(entries) as Record<string, MetadataValue>;
   })
   .meta({
@@ -104,7 +109,11 @@ export const documentMetadata = z
           { type: 'string', maxLength: METADATA_LIMITS.valueBytes },
           { type: 'number' },
           { type: 'boolean' },
-          { type: 'array', maxItems: METADATA_LIMITS.arrayItems, items: { type: 'string', maxLength: METADATA_LIMITS.valueBytes } },
+          {
+            type: 'array',
+            maxItems: METADATA_LIMITS.arrayItems,
+            items: { type: 'string', maxLength: METADATA_LIMITS.valueBytes },
+          },
         ],
       },
     },
@@ -135,7 +144,8 @@ const isScalar = (value: unknown): value is FilterScalar =>
 const VALUE_TOO_LONG = `must be at most ${FILTER_LIMITS.valueBytes} bytes (UTF-8): a stored value is never longer`;
 
 /** A string's UTF-8 bytes, or more than the value limit (without measuring a long one: each character is a byte or more). */
-const valueBytes = (value: string): number => (value.length > FILTER_LIMITS.valueBytes ? FILTER_LIMITS.valueBytes + 1 : Buffer.byteLength(value, 'utf8'));
+const valueBytes = (value: string): number =>
+  value.length > FILTER_LIMITS.valueBytes ? FILTER_LIMITS.valueBytes + 1 : Buffer.byteLength(value, 'utf8');
 
 class FilterParser {
   conditions = 0;
@@ -145,14 +155,20 @@ class FilterParser {
   countBytes(path: string[], values: FilterScalar[]): void {
     for (const value of values) if (typeof value === 'string') this.bytes += valueBytes(value);
     if (this.bytes > FILTER_LIMITS.totalValueBytes) {
-      throw new FilterProblem(path, `too many value bytes: a filter's values hold at most ${FILTER_LIMITS.totalValueBytes} bytes (UTF-8) in all`);
+      throw new FilterProblem(
+        path,
+        `too many value bytes: a filter's values hold at most ${FILTER_LIMITS.totalValueBytes} bytes (UTF-8) in all`,
+      );
     }
   }
 
   count(path: string[]): void {
     this.conditions += 1;
     if (this.conditions > FILTER_LIMITS.conditions) {
-      throw new FilterProblem(path, `too many conditions: a filter holds at most ${FILTER_LIMITS.conditions} operator clauses in all`);
+      throw new FilterProblem(
+        path,
+        `too many conditions: a filter holds at most ${FILTER_LIMITS.conditions} operator clauses in all`,
+      );
     }
   }
 
@@ -166,10 +182,13 @@ class FilterParser {
       const at = [...path, shownKey(key)];
       if (key === '$and' || key === '$or') parts.push(this.combination(key, value, at, depth + 1));
       else if (key === '$not') {
-        if (depth + 1 > FILTER_LIMITS.depth) throw new FilterProblem(at, `nests too deep: at most ${FILTER_LIMITS.depth} levels of $and, $or and $not`);
+        if (depth + 1 > FILTER_LIMITS.depth)
+          throw new FilterProblem(at, `nests too deep: at most ${FILTER_LIMITS.depth} levels of $and, $or and $not`);
         parts.push({ op: 'not', filter: this.filter(value, at, depth + 1) });
       } else if (key.startsWith('$')) {
-        const hint = (FIELD_OPERATORS as readonly string[]).includes(key) ? `; put it under a metadata key: { "<key>": { "${key}": … } }` : '';
+        const hint = (FIELD_OPERATORS as readonly string[]).includes(key)
+          ? `; put it under a metadata key: { "<key>": { "${key}": … } }`
+          : '';
         throw new FilterProblem(at, `is not an operator here: use ${COMBINATORS.join(', ')} or a metadata key${hint}`);
       } else {
         const keyProblem = metadataKeyProblem(key);
@@ -181,29 +200,46 @@ class FilterParser {
   }
 
   combination(operator: '$and' | '$or', value: unknown, path: string[], depth: number): MetadataFilter {
-    if (depth > FILTER_LIMITS.depth) throw new FilterProblem(path, `nests too deep: at most ${FILTER_LIMITS.depth} levels of $and, $or and $not`);
+    if (depth > FILTER_LIMITS.depth)
+      throw new FilterProblem(path, `nests too deep: at most ${FILTER_LIMITS.depth} levels of $and, $or and $not`);
     if (!Array.isArray(value) || value.length === 0 || value.length > FILTER_LIMITS.conditions) {
       throw new FilterProblem(path, `must be a non-empty array of at most ${FILTER_LIMITS.conditions} filters`);
     }
-    return { op: operator === '$and' ? 'and' : 'or', filters: value.map((item, index) => this.filter(item, [...path, String(index)], depth)) };
+    return {
+      op: operator === '$and' ? 'and' : 'or',
+      filters: value.map((item, index) => this.filter(item, [...path, String(index)], depth)),
+    };
   }
 
   /** A key's condition: a bare value (shorthand for $eq) or an object of operators, all of which must hold. */
   field(key: string, value: unknown, path: string[]): MetadataFilter[] {
     if (isScalar(value)) {
       this.count(path);
-      if (typeof value === 'string' && valueBytes(value) > FILTER_LIMITS.valueBytes) throw new FilterProblem(path, VALUE_TOO_LONG);
+      if (typeof value === 'string' && valueBytes(value) > FILTER_LIMITS.valueBytes)
+        throw new FilterProblem(path, VALUE_TOO_LONG);
       this.countBytes(path, [value]);
       return [{ op: 'eq', key, value }];
     }
-    if (Array.isArray(value)) throw new FilterProblem(path, 'must be a string, number or boolean, or an object of operators (to match any of several values use { "$in": [ … ] })');
-    if (!isPlainObject(value)) throw new FilterProblem(path, `must be a string, number or boolean, or an object of operators (${FIELD_OPERATORS.join(', ')})`);
+    if (Array.isArray(value))
+      throw new FilterProblem(
+        path,
+        'must be a string, number or boolean, or an object of operators (to match any of several values use { "$in": [ … ] })',
+      );
+    if (!isPlainObject(value))
+      throw new FilterProblem(
+        path,
+        `must be a string, number or boolean, or an object of operators (${FIELD_OPERATORS.join(', ')})`,
+      );
     const entries = Object.entries(value);
-    if (entries.length === 0) throw new FilterProblem(path, `must name at least one operator (${FIELD_OPERATORS.join(', ')})`);
+    if (entries.length === 0)
+      throw new FilterProblem(path, `must name at least one operator (${FIELD_OPERATORS.join(', ')})`);
     return entries.map(([operator, operand]) => {
       const at = [...path, shownKey(operator)];
       if (!(FIELD_OPERATORS as readonly string[]).includes(operator)) {
-        throw new FilterProblem(at, `is not an operator: use one of ${FIELD_OPERATORS.join(', ')}${operator.startsWith('$') ? '' : ' (metadata is flat: no nested keys)'}`);
+        throw new FilterProblem(
+          at,
+          `is not an operator: use one of ${FIELD_OPERATORS.join(', ')}${operator.startsWith('$') ? '' : ' (metadata is flat: no nested keys)'}`,
+        );
       }
       this.count(at);
       const condition = this.condition(key, operator as FieldOperator, operand, at);
@@ -218,16 +254,21 @@ class FilterParser {
       case '$eq':
       case '$ne':
         if (!isScalar(operand)) throw new FilterProblem(path, 'must be a string, number or boolean');
-        if (typeof operand === 'string' && valueBytes(operand) > FILTER_LIMITS.valueBytes) throw new FilterProblem(path, VALUE_TOO_LONG);
+        if (typeof operand === 'string' && valueBytes(operand) > FILTER_LIMITS.valueBytes)
+          throw new FilterProblem(path, VALUE_TOO_LONG);
         return { op: operator === '$eq' ? 'eq' : 'ne', key, value: operand };
       case '$in':
       case '$nin': {
         if (!Array.isArray(operand) || operand.length > FILTER_LIMITS.values) {
-          throw new FilterProblem(path, `must be an array of at most ${FILTER_LIMITS.values} strings, numbers or booleans`);
+          throw new FilterProblem(
+            path,
+            `must be an array of at most ${FILTER_LIMITS.values} strings, numbers or booleans`,
+          );
         }
         operand.forEach((item: unknown, index) => {
           if (!isScalar(item)) throw new FilterProblem([...path, String(index)], 'must be a string, number or boolean');
-          if (typeof item === 'string' && valueBytes(item) > FILTER_LIMITS.valueBytes) throw new FilterProblem([...path, String(index)], VALUE_TOO_LONG);
+          if (typeof item === 'string' && valueBytes(item) > FILTER_LIMITS.valueBytes)
+            throw new FilterProblem([...path, String(index)], VALUE_TOO_LONG);
         });
         return { op: operator === '$in' ? 'in' : 'nin', key, values: operand as FilterScalar[] };
       }
@@ -241,7 +282,8 @@ class FilterParser {
           return { op, key, value: operand };
         }
         const instant = typeof operand === 'string' ? isoDateInstant(operand) : null;
-        if (instant === null) throw new FilterProblem(path, 'must be a number or an ISO date (2024-05-01, 2024-05-01T12:00:00Z)');
+        if (instant === null)
+          throw new FilterProblem(path, 'must be a number or an ISO date (2024-05-01, 2024-05-01T12:00:00Z)');
         return { op, key, value: { date: instant } };
       }
       case '$exists':
@@ -257,7 +299,13 @@ function parseFilter(input: unknown): MetadataFilter {
 }
 
 /** A value $eq, $ne, $in and $nin compare with, in the OpenAPI description (maxLength counts characters, a lower bound of bytes). */
-const FILTER_SCALAR = { anyOf: [{ type: 'string' as const, maxLength: FILTER_LIMITS.valueBytes }, { type: 'number' as const }, { type: 'boolean' as const }] };
+const FILTER_SCALAR = {
+  anyOf: [
+    { type: 'string' as const, maxLength: FILTER_LIMITS.valueBytes },
+    { type: 'number' as const },
+    { type: 'boolean' as const },
+  ],
+};
 
 /**
  * A metadata filter, in the operator syntax of Pinecone, Chroma and LangChain: `{ "team": "alpha" }` is
@@ -300,10 +348,34 @@ export const metadataFilter = z
               $ne: FILTER_SCALAR,
               $in: { type: 'array', maxItems: FILTER_LIMITS.values, items: FILTER_SCALAR },
               $nin: { type: 'array', maxItems: FILTER_LIMITS.values, items: FILTER_SCALAR },
-              $gt: { anyOf: [{ type: 'number' }, { type: 'string', format: 'date-time' }, { type: 'string', format: 'date' }] },
-              $gte: { anyOf: [{ type: 'number' }, { type: 'string', format: 'date-time' }, { type: 'string', format: 'date' }] },
-              $lt: { anyOf: [{ type: 'number' }, { type: 'string', format: 'date-time' }, { type: 'string', format: 'date' }] },
-              $lte: { anyOf: [{ type: 'number' }, { type: 'string', format: 'date-time' }, { type: 'string', format: 'date' }] },
+              $gt: {
+                anyOf: [
+                  { type: 'number' },
+                  { type: 'string', format: 'date-time' },
+                  { type: 'string', format: 'date' },
+                ],
+              },
+              $gte: {
+                anyOf: [
+                  { type: 'number' },
+                  { type: 'string', format: 'date-time' },
+                  { type: 'string', format: 'date' },
+                ],
+              },
+              $lt: {
+                anyOf: [
+                  { type: 'number' },
+                  { type: 'string', format: 'date-time' },
+                  { type: 'string', format: 'date' },
+                ],
+              },
+              $lte: {
+                anyOf: [
+                  { type: 'number' },
+                  { type: 'string', format: 'date-time' },
+                  { type: 'string', format: 'date' },
+                ],
+              },
               $exists: { type: 'boolean' },
             },
           },

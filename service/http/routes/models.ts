@@ -7,8 +7,14 @@ import type { modelsResponse } from './models.schema.ts';
 
 export function modelRoutes(deps: AppDeps): Router<AppState> {
   const router = newRouter();
-  router.get('/models', authenticated((ctx) => {
-    ctx.body = { models: deps.rag.answerModels.names, default_model: deps.config.answerModels.defaultModel } satisfies z.input<typeof modelsResponse>;
-  }));
+  router.get(
+    '/models',
+    authenticated((ctx) => {
+      ctx.body = {
+        models: deps.rag.answerModels.names,
+        default_model: deps.config.answerModels.defaultModel,
+      } satisfies z.input<typeof modelsResponse>;
+    }),
+  );
   return router;
 }

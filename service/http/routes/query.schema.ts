@@ -4,12 +4,15 @@ import { resourceId } from './common.schema.ts';
 import { metadataFilter } from './metadata.schema.ts';
 
 /** The question, shared by /query and /search. */
-export const questionField = () => requiredString().trim().min(1, 'must be 1–4000 characters').max(4000, 'must be 1–4000 characters');
+export const questionField = () =>
+  requiredString().trim().min(1, 'must be 1–4000 characters').max(4000, 'must be 1–4000 characters');
 
 /** Which KBs to search (omitted: every KB the caller reaches), shared by /query and /search. */
 export const knowledgeBaseIdsField = () =>
   z
-    .array(z.string({ error: 'must be an array of knowledge base id strings' }), { error: 'must be an array of knowledge base id strings' })
+    .array(z.string({ error: 'must be an array of knowledge base id strings' }), {
+      error: 'must be an array of knowledge base id strings',
+    })
     .min(1, 'must not be empty (omit it to search every knowledge base you can reach)')
     .max(100, 'must list at most 100 knowledge bases')
     .optional();
@@ -47,24 +50,40 @@ const rank = z.number().int().min(1).nullable();
 export const citation = z
   .object({
     document_id: resourceId('Source document of the snippet'),
-    title: z.string().meta({ description: 'The document\'s title', example: 'onboarding' }),
-    snippet: z.string().meta({ description: 'The passage the answer drew from (at most 500 characters)', example: 'New starters get their laptop on day one…' }),
+    title: z.string().meta({ description: "The document's title", example: 'onboarding' }),
+    snippet: z.string().meta({
+      description: 'The passage the answer drew from (at most 500 characters)',
+      example: 'New starters get their laptop on day one…',
+    }),
     similarity: similarity.meta({ description: 'Relevance score, 0 to 1, higher is closer', example: 0.82 }),
   })
-  .meta({ id: 'Citation', description: 'A passage behind the answer; `[n]` in the answer refers to `citations[n-1]`.' });
+  .meta({
+    id: 'Citation',
+    description: 'A passage behind the answer; `[n]` in the answer refers to `citations[n-1]`.',
+  });
 
 /** A retrieved chunk as include_chunks returns it (for debugging retrieval). */
 export const retrievedChunk = z
   .object({
     id: z.string().meta({ description: 'Chunk id' }),
     document_id: resourceId('Source document'),
-    knowledge_base_id: resourceId('The document\'s KB'),
+    knowledge_base_id: resourceId("The document's KB"),
     filename: z.string(),
     title: z.string(),
     heading_path: z.array(z.string()).meta({ description: 'Markdown headings above the chunk, outermost first' }),
     chunk_index: z.number().int().min(0).meta({ description: 'Position of the chunk in its document, from 0' }),
-    page_start: z.number().int().min(1).nullable().meta({ description: 'PDFs: first page the text came from (1-based); null for text' }),
-    page_end: z.number().int().min(1).nullable().meta({ description: 'PDFs: last page the text came from; null for text' }),
+    page_start: z
+      .number()
+      .int()
+      .min(1)
+      .nullable()
+      .meta({ description: 'PDFs: first page the text came from (1-based); null for text' }),
+    page_end: z
+      .number()
+      .int()
+      .min(1)
+      .nullable()
+      .meta({ description: 'PDFs: last page the text came from; null for text' }),
     text: z.string(),
     score: z.number().meta({ description: 'Fused (reciprocal rank fusion) score' }),
     similarity: similarity.meta({ description: 'Cosine similarity to the question, 0 to 1' }),
@@ -77,13 +96,16 @@ export const queryResponse = z
   .object({
     answer: z.string().meta({
       description:
-        'The generated answer; `[n]` markers cite `citations[n-1]`. A sentence of an OpenAI-compatible model\'s answer that cites no passage, or whose cited passages do not hold its numbers and most of its terms, ends in `[unverified]`',
+        "The generated answer; `[n]` markers cite `citations[n-1]`. A sentence of an OpenAI-compatible model's answer that cites no passage, or whose cited passages do not hold its numbers and most of its terms, ends in `[unverified]`",
       example: 'New starters get their laptop on their first day [1].',
     }),
     citations: z.array(citation),
     model: z.string().meta({ description: 'The model actually used', example: 'kbqa-extractive' }),
     knowledge_base_ids: z.array(resourceId('KB id')).meta({ description: 'The KBs actually searched' }),
-    chunks: z.array(retrievedChunk).optional().meta({ description: 'Only with `include_chunks: true`: the retrieved chunks' }),
+    chunks: z
+      .array(retrievedChunk)
+      .optional()
+      .meta({ description: 'Only with `include_chunks: true`: the retrieved chunks' }),
   })
   .meta({ id: 'QueryResponse', description: 'A cited answer.' });
 
@@ -94,14 +116,23 @@ export const queryResponse = z
 export const queryStreamRetrievalEvent = z
   .object({
     passages: z
-      .array(retrievedChunk.extend({ number: z.number().int().min(1).meta({ description: 'The passage\'s number, from 1 in rank order' }) }))
+      .array(
+        retrievedChunk.extend({
+          number: z.number().int().min(1).meta({ description: "The passage's number, from 1 in rank order" }),
+        }),
+      )
       .meta({ description: 'The passages the answer is grounded on, in rank order' }),
   })
-  .meta({ id: 'QueryStreamRetrieval', description: 'Data of the `retrieval` event: the passages found, before the answer starts.' });
+  .meta({
+    id: 'QueryStreamRetrieval',
+    description: 'Data of the `retrieval` event: the passages found, before the answer starts.',
+  });
 
 export const queryStreamDeltaEvent = z
   .object({
     text: z.string().meta({ description: 'The next piece of the answer (append it to the previous ones)' }),
-    citations: z.array(citation).meta({ description: 'The citations this piece introduces: those of all pieces, in order, are the `citations` of `done`' }),
+    citations: z.array(citation).meta({
+      description: 'The citations this piece introduces: those of all pieces, in order, are the `citations` of `done`',
+    }),
   })
   .meta({ id: 'QueryStreamDelta', description: 'Data of a `delta` event: a piece of the answer.' });

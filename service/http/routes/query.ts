@@ -4,7 +4,14 @@
 import { authenticated, newRouter, type AppContext, type AppDeps, type AppState } from '../context.ts';
 import type Router from '@koa/router';
 import type { Caller } from '../../commands/apiKeys.ts';
-import { answerQuestion, relevanceFloorFor, streamQuestionAnswer, type QueryDeps, type QueryInput, type QueryStep } from '../../commands/answerQuestion.ts';
+import {
+  answerQuestion,
+  relevanceFloorFor,
+  streamQuestionAnswer,
+  type QueryDeps,
+  type QueryInput,
+  type QueryStep,
+} from '../../commands/answerQuestion.ts';
 import type { QueryTimings } from '../../queryTimings.ts';
 import { presentChunk, presentCitation, presentQueryResult } from '../../presenters/query.ts';
 import { acceptsEventStream, clientGone, sseComment, sseEvent, writeEventStream } from '../eventStream.ts';
@@ -35,18 +42,21 @@ export function queryRoutes(deps: AppDeps): Router<AppState> {
     maxSearchedKnowledgeBases: deps.config.knowledgeBases.maxSearchedPerQuery,
   };
 
-  router.post('/query', authenticated(async (ctx, caller) => {
-    const input = parseInput(bodySchema, ctx.request.body, 'body');
-    if (input.stream || acceptsEventStream(ctx)) {
-      await streamQuery(ctx, caller, input);
-      return;
-    }
-    const result = await answerQuestion(queryDeps, caller.user, input);
-    deps.metrics.observeQueryStages(result.timings);
-    if (result.sentences) deps.metrics.countCheckedSentences(result.sentences);
-    ctx.set('server-timing', serverTiming(result.timings));
-    ctx.body = presentQueryResult(result, { citationPages: ctx.state.realm === 'web' });
-  }));
+  router.post(
+    '/query',
+    authenticated(async (ctx, caller) => {
+      const input = parseInput(bodySchema, ctx.request.body, 'body');
+      if (input.stream || acceptsEventStream(ctx)) {
+        await streamQuery(ctx, caller, input);
+        return;
+      }
+      const result = await answerQuestion(queryDeps, caller.user, input);
+      deps.metrics.observeQueryStages(result.timings);
+      if (result.sentences) deps.metrics.countCheckedSentences(result.sentences);
+      ctx.set('server-timing', serverTiming(result.timings));
+      ctx.body = presentQueryResult(result, { citationPages: ctx.state.realm === 'web' });
+    }),
+  );
 
   /**
    * The answer as events. The first step (KBs resolved and authorized, question embedded, passages retrieved) is
@@ -62,14 +72,26 @@ export function queryRoutes(deps: AppDeps): Router<AppState> {
     const present = (step: QueryStep): string[] => {
       switch (step.type) {
         case 'retrieval':
-          return [sseEvent('retrieval', { passages: step.passages.map((chunk, index) => ({ number: index + 1, ...presentChunk(chunk) })) } satisfies z.input<typeof queryStreamRetrievalEvent>)];
+          return [
+            sseEvent('retrieval', {
+              passages: step.passages.map((chunk, index) => ({ number: index + 1, ...presentChunk(chunk) })),
+            } satisfies z.input<typeof queryStreamRetrievalEvent>),
+          ];
         case 'delta':
-          return [sseEvent('delta', { text: step.text, citations: step.citations.map((citation) => presentCitation(citation, { citationPages })) } satisfies z.input<typeof queryStreamDeltaEvent>)];
+          return [
+            sseEvent('delta', {
+              text: step.text,
+              citations: step.citations.map((citation) => presentCitation(citation, { citationPages })),
+            } satisfies z.input<typeof queryStreamDeltaEvent>),
+          ];
         case 'done':
           deps.metrics.observeQueryStages(step.result.timings);
           if (step.result.sentences) deps.metrics.countCheckedSentences(step.result.sentences);
           // The timings ride in a comment (parsers skip it); step.result.timings is the whole request's.
-          return [sseComment(`server-timing ${serverTiming(step.result.timings)}`), sseEvent('done', presentQueryResult(step.result, { citationPages }))];
+          return [
+            sseComment(`server-timing ${serverTiming(step.result.timings)}`),
+            sseEvent('done', presentQueryResult(step.result, { citationPages })),
+          ];
       }
     };
 
@@ -82,7 +104,11 @@ export function queryRoutes(deps: AppDeps): Router<AppState> {
           deps.logger.info({ requestId: request.requestId }, 'query stream cancelled: the client went away');
           return;
         }
-        const { body } = errorResponse(error, request, { logger: deps.logger, maxBodyBytes: deps.config.limits.maxBodyBytes, metrics: deps.metrics });
+        const { body } = errorResponse(error, request, {
+          logger: deps.logger,
+          maxBodyBytes: deps.config.limits.maxBodyBytes,
+          metrics: deps.metrics,
+        });
         yield sseEvent('error', body);
       } finally {
         await steps.return();

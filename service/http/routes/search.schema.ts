@@ -16,14 +16,19 @@ export const searchBody = jsonObject({
   mode: z
     .enum(SEARCH_MODES, { error: `must be one of: ${SEARCH_MODES.join(', ')}` })
     .default('hybrid')
-    .meta({ description: '`hybrid` (BM25 and k-NN fused by reciprocal rank fusion), `bm25` (lexical only) or `dense` (k-NN only)' }),
+    .meta({
+      description:
+        '`hybrid` (BM25 and k-NN fused by reciprocal rank fusion), `bm25` (lexical only) or `dense` (k-NN only)',
+    }),
 });
 
 // ── Responses ─────────────────────────────────────────────────────────────────────────────────────────────────────
 
 export const searchResponse = z
   .object({
-    results: z.array(retrievedChunk).meta({ description: 'The chunks, best first (at most max_results); no relevance floor' }),
+    results: z
+      .array(retrievedChunk)
+      .meta({ description: 'The chunks, best first (at most max_results); no relevance floor' }),
     knowledge_base_ids: z.array(resourceId('KB id')).meta({ description: 'The KBs actually searched' }),
   })
   .meta({ id: 'SearchResponse', description: 'Ranked chunks, without an answer.' });

@@ -16,10 +16,13 @@ export function searchRoutes(deps: AppDeps): Router<AppState> {
     maxSearchedKnowledgeBases: deps.config.knowledgeBases.maxSearchedPerQuery,
   };
 
-  router.post('/search', authenticated(async (ctx, caller) => {
-    const input = parseInput(searchBody, ctx.request.body, 'body');
-    ctx.body = presentSearchResult(await searchChunks(searchDeps, caller.user, input));
-  }));
+  router.post(
+    '/search',
+    authenticated(async (ctx, caller) => {
+      const input = parseInput(searchBody, ctx.request.body, 'body');
+      ctx.body = presentSearchResult(await searchChunks(searchDeps, caller.user, input));
+    }),
+  );
 
   return router;
 }

@@ -17,25 +17,43 @@ export const sessionUser = z
 /** Every answer that signs someone in, and GET /session: the CSRF token goes on every later state-changing call. */
 export const sessionResponse = z
   .object({ user: sessionUser, csrf_token: z.string() })
-  .meta({ id: 'SessionResponse', description: 'The signed-in user and the session\'s CSRF token.' });
+  .meta({ id: 'SessionResponse', description: "The signed-in user and the session's CSRF token." });
 
-export const setupStatus = z
-  .object({ first_account_needed: z.boolean(), sign_up_open: z.boolean() })
-  .meta({ id: 'SetupStatus', description: 'Whether the first account is still to be made, and whether anyone may sign up.' });
+export const setupStatus = z.object({ first_account_needed: z.boolean(), sign_up_open: z.boolean() }).meta({
+  id: 'SetupStatus',
+  description: 'Whether the first account is still to be made, and whether anyone may sign up.',
+});
 
 export const passwordLinkInfo = z
   .object({ email: z.string(), purpose: z.enum(['invite', 'reset']) })
   .meta({ id: 'PasswordLinkInfo', description: 'Whom a set-password link is for, and why.' });
 
 export const signedOutResponse = z.object({ signed_out: z.literal(true) });
-export const signedOutEverywhereResponse = z.object({ signed_out: z.number().int().min(0), api_keys_revoked: z.number().int().min(0) });
-export const passwordChangedResponse = z.object({ changed: z.literal(true), api_keys_revoked: z.number().int().min(0) });
+export const signedOutEverywhereResponse = z.object({
+  signed_out: z.number().int().min(0),
+  api_keys_revoked: z.number().int().min(0),
+});
+export const passwordChangedResponse = z.object({
+  changed: z.literal(true),
+  api_keys_revoked: z.number().int().min(0),
+});
 
-export const userReference = z.object({ id: resourceId('User id'), email: z.string() }).meta({ id: 'UserReference', description: 'A user, by id and email.' });
+export const userReference = z
+  .object({ id: resourceId('User id'), email: z.string() })
+  .meta({ id: 'UserReference', description: 'A user, by id and email.' });
 
 export const adminUser = z
-  .object({ id: resourceId('User id'), email: z.string(), is_admin: z.boolean(), has_password: z.boolean(), created_at: timestamp('Account creation') })
-  .meta({ id: 'AdminUser', description: 'A user as an administrator lists them: never the password hash, only whether one is set.' });
+  .object({
+    id: resourceId('User id'),
+    email: z.string(),
+    is_admin: z.boolean(),
+    has_password: z.boolean(),
+    created_at: timestamp('Account creation'),
+  })
+  .meta({
+    id: 'AdminUser',
+    description: 'A user as an administrator lists them: never the password hash, only whether one is set.',
+  });
 export const adminUsersResponse = z.object({ users: z.array(adminUser) });
 
 export const invitationResponse = z
@@ -66,7 +84,9 @@ export const apiKeyRevokedResponse = z.object({ revoked: z.literal(true) });
 
 // ── Sharing and recently deleted KBs (routes/knowledgeBaseSharing.ts) ────────────────────────────────────────────
 
-const pending = z.boolean().meta({ description: 'Shared with the user and not accepted yet: searched only when named' });
+const pending = z
+  .boolean()
+  .meta({ description: 'Shared with the user and not accepted yet: searched only when named' });
 
 export const deletedKnowledgeBase = z
   .object({
@@ -80,7 +100,9 @@ export const deletedKnowledgeBase = z
 export const deletedKnowledgeBaseListResponse = z.object({ knowledge_bases: z.array(deletedKnowledgeBase) });
 
 export const sharedUser = userReference
-  .extend({ pending: pending.optional().meta({ description: 'Invited, not accepted yet (absent from the share response)' }) })
+  .extend({
+    pending: pending.optional().meta({ description: 'Invited, not accepted yet (absent from the share response)' }),
+  })
   .meta({ id: 'SharedUser', description: 'A user a KB is shared with.' });
 export const sharedUserResponse = z.object({ user: sharedUser });
 
@@ -90,7 +112,7 @@ export const sharing = z
     organisation: z.object({ id: resourceId('Organisation id'), name: z.string(), shared: z.boolean() }).nullable(),
     is_library: z.boolean(),
   })
-  .meta({ id: 'Sharing', description: 'Whom an owner\'s KB is shared with.' });
+  .meta({ id: 'Sharing', description: "Whom an owner's KB is shared with." });
 export const unsharedResponse = z.object({ unshared: z.literal(true) });
 export const organisationSharedResponse = z.object({ shared: z.boolean() });
 
@@ -98,8 +120,8 @@ export const organisationSharedResponse = z.object({ shared: z.boolean() });
 
 export const limits = z
   .object({
-    max_upload_bytes: z.number().int().min(0).meta({ description: 'A PDF upload\'s file size' }),
-    max_content_bytes: z.number().int().min(0).meta({ description: 'A text document\'s `content`' }),
+    max_upload_bytes: z.number().int().min(0).meta({ description: "A PDF upload's file size" }),
+    max_content_bytes: z.number().int().min(0).meta({ description: "A text document's `content`" }),
   })
   .meta({ id: 'Limits', description: 'What the server accepts, checked before a file is sent.' });
 
@@ -107,16 +129,24 @@ export const documentPassage = z
   .object({
     chunk_index: z.number().int().min(0),
     heading_path: z.array(z.string()),
-    page_start: z.number().int().min(1).nullable().meta({ description: 'PDF pages (1-based, inclusive); null for text' }),
+    page_start: z
+      .number()
+      .int()
+      .min(1)
+      .nullable()
+      .meta({ description: 'PDF pages (1-based, inclusive); null for text' }),
     page_end: z.number().int().min(1).nullable(),
     text: z.string(),
   })
-  .meta({ id: 'DocumentPassage', description: 'A passage (chunk) of a document\'s live version, in reading order.' });
+  .meta({ id: 'DocumentPassage', description: "A passage (chunk) of a document's live version, in reading order." });
 
 export const documentContent = z
   .object({
     knowledge_base: z.object({ id: resourceId('KB id'), name: z.string() }),
-    content: z.string().nullable().meta({ description: 'The text as it was sent; null for a PDF (its passages carry the pages\' text)' }),
+    content: z
+      .string()
+      .nullable()
+      .meta({ description: "The text as it was sent; null for a PDF (its passages carry the pages' text)" }),
     passages: z.array(documentPassage).meta({ description: 'The first passages (at most 500), in reading order' }),
     passages_total: z.number().int().min(0),
   })
@@ -126,25 +156,38 @@ export const documentContent = z
 
 /** What presenters/documents.ts webDocumentFields adds to a document on /api/web. */
 export const webDocumentFields = z.object({
-  origin: z.enum(['paste', 'file', 'api']).meta({ description: 'Where it was added: the paste form, a file, or the Developer API' }),
-  retryable: z.boolean().optional().meta({ description: 'When failed: whether a retry can pass (false: the file itself is the problem)' }),
+  origin: z
+    .enum(['paste', 'file', 'api'])
+    .meta({ description: 'Where it was added: the paste form, a file, or the Developer API' }),
+  retryable: z
+    .boolean()
+    .optional()
+    .meta({ description: 'When failed: whether a retry can pass (false: the file itself is the problem)' }),
   ahead: z.number().int().min(0).optional().meta({ description: 'While queued: documents the runners take before it' }),
 });
 
-export const webDocument = documentWithStatus
-  .extend(webDocumentFields.shape)
-  .meta({ id: 'WebDocument', description: 'A document with the status of its newest ingestion, and the web app\'s fields.' });
+export const webDocument = documentWithStatus.extend(webDocumentFields.shape).meta({
+  id: 'WebDocument',
+  description: "A document with the status of its newest ingestion, and the web app's fields.",
+});
 export const webDocumentResponse = z.object({ document: webDocument });
 export const webDocumentListResponse = z.object({ documents: z.array(webDocument) });
 
-export const webKnowledgeBase = knowledgeBase.extend({ pending }).meta({ id: 'WebKnowledgeBase', description: 'A KB the user reaches, with their role.' });
+export const webKnowledgeBase = knowledgeBase
+  .extend({ pending })
+  .meta({ id: 'WebKnowledgeBase', description: 'A KB the user reaches, with their role.' });
 export const webKnowledgeBaseListItem = knowledgeBaseListItem
   .extend({ pending })
-  .meta({ id: 'WebKnowledgeBaseListItem', description: 'A KB in the web app\'s list, with its document count.' });
+  .meta({ id: 'WebKnowledgeBaseListItem', description: "A KB in the web app's list, with its document count." });
 
 export const webCitation = citation
   .extend({
-    page_start: z.number().int().min(1).nullable().meta({ description: 'PDF pages the passage comes from (1-based, inclusive); null for text' }),
+    page_start: z
+      .number()
+      .int()
+      .min(1)
+      .nullable()
+      .meta({ description: 'PDF pages the passage comes from (1-based, inclusive); null for text' }),
     page_end: z.number().int().min(1).nullable(),
   })
   .meta({ id: 'WebCitation', description: 'A passage behind the answer, with the pages it cites.' });

@@ -27,14 +27,23 @@ import type {
   signedOutEverywhereResponse,
   signedOutResponse,
 } from './webApp.schema.ts';
-import { changePasswordBody, credentialsBody, passwordLinkBody, signOutEverywhereQuery, usePasswordLinkBody } from './webSession.schema.ts';
+import {
+  changePasswordBody,
+  credentialsBody,
+  passwordLinkBody,
+  signOutEverywhereQuery,
+  usePasswordLinkBody,
+} from './webSession.schema.ts';
 
 /** A new session for `user`: the cookie, and the user with the CSRF token in the body. */
 async function signedIn(deps: AppDeps, ctx: AppContext, user: UserRecord, status: number): Promise<void> {
   const session = await startSession(deps.store, deps.config.web, user);
   setSessionCookie(ctx, deps.config.web, session);
   ctx.status = status;
-  ctx.body = presentSession({ id: user._id, email: user.email, isAdmin: user.is_admin === true }, session.record.csrf_token);
+  ctx.body = presentSession(
+    { id: user._id, email: user.email, isAdmin: user.is_admin === true },
+    session.record.csrf_token,
+  );
 }
 
 /**
@@ -44,10 +53,17 @@ async function signedIn(deps: AppDeps, ctx: AppContext, user: UserRecord, status
 export function anonymousWebRoutes(deps: AppDeps): Router<AppState> {
   const router = newRouter();
   const settings = deps.config.web;
-  const smallBody = jsonBody({ maxBytes: deps.config.limits.maxAnonymousBodyBytes, maxDepth: deps.config.limits.maxJsonDepth, encodings: 'refuse' });
+  const smallBody = jsonBody({
+    maxBytes: deps.config.limits.maxAnonymousBodyBytes,
+    maxDepth: deps.config.limits.maxJsonDepth,
+    encodings: 'refuse',
+  });
 
   router.get('/setup', async (ctx) => {
-    ctx.body = { first_account_needed: !(await deps.store.hasAnyUser()), sign_up_open: settings.signUpOpen } satisfies z.input<typeof setupStatus>;
+    ctx.body = {
+      first_account_needed: !(await deps.store.hasAnyUser()),
+      sign_up_open: settings.signUpOpen,
+    } satisfies z.input<typeof setupStatus>;
   });
 
   router.post('/setup/first-account', smallBody, async (ctx) => {
@@ -90,7 +106,12 @@ export function anonymousWebRoutes(deps: AppDeps): Router<AppState> {
 
   router.post('/password-links/use', smallBody, async (ctx) => {
     const { token, password, revoke_api_keys } = parseInput(usePasswordLinkBody, ctx.request.body, 'body');
-    await signedIn(deps, ctx, await usePasswordLink(deps.store, token, password, { revokeApiKeys: revoke_api_keys }), 200);
+    await signedIn(
+      deps,
+      ctx,
+      await usePasswordLink(deps.store, token, password, { revokeApiKeys: revoke_api_keys }),
+      200,
+    );
   });
 
   return router;
@@ -101,28 +122,42 @@ export function webSessionRoutes(deps: AppDeps): Router<AppState> {
   const router = newRouter();
   const settings = deps.config.web;
 
-  router.get('/session', authenticated((ctx, caller) => {
-    ctx.body = presentCallerSession(caller);
-  }));
+  router.get(
+    '/session',
+    authenticated((ctx, caller) => {
+      ctx.body = presentCallerSession(caller);
+    }),
+  );
 
-  router.delete('/session', authenticated(async (ctx, caller) => {
-    await endSession(deps.store, caller);
-    clearSessionCookie(ctx, settings);
-    ctx.body = { signed_out: true } satisfies z.input<typeof signedOutResponse>;
-  }));
+  router.delete(
+    '/session',
+    authenticated(async (ctx, caller) => {
+      await endSession(deps.store, caller);
+      clearSessionCookie(ctx, settings);
+      ctx.body = { signed_out: true } satisfies z.input<typeof signedOutResponse>;
+    }),
+  );
 
-  router.delete('/sessions', authenticated(async (ctx, caller) => {
-    const { revoke_api_keys } = parseInput(signOutEverywhereQuery, ctx.query, 'query');
-    const ended = await endAllSessions(deps.store, caller, { revokeApiKeys: revoke_api_keys });
-    clearSessionCookie(ctx, settings);
-    ctx.body = { signed_out: ended.signedOut, api_keys_revoked: ended.apiKeysRevoked } satisfies z.input<typeof signedOutEverywhereResponse>;
-  }));
+  router.delete(
+    '/sessions',
+    authenticated(async (ctx, caller) => {
+      const { revoke_api_keys } = parseInput(signOutEverywhereQuery, ctx.query, 'query');
+      const ended = await endAllSessions(deps.store, caller, { revokeApiKeys: revoke_api_keys });
+      clearSessionCookie(ctx, settings);
+      ctx.body = { signed_out: ended.signedOut, api_keys_revoked: ended.apiKeysRevoked } satisfies z.input<
+        typeof signedOutEverywhereResponse
+      >;
+    }),
+  );
 
-  router.put('/account/password', authenticated(async (ctx, caller) => {
-    const input = parseInput(changePasswordBody, ctx.request.body, 'body');
-    const { apiKeysRevoked } = await changePassword(deps.store, settings, caller, input, ctx.ip);
-    ctx.body = { changed: true, api_keys_revoked: apiKeysRevoked } satisfies z.input<typeof passwordChangedResponse>;
-  }));
+  router.put(
+    '/account/password',
+    authenticated(async (ctx, caller) => {
+      const input = parseInput(changePasswordBody, ctx.request.body, 'body');
+      const { apiKeysRevoked } = await changePassword(deps.store, settings, caller, input, ctx.ip);
+      ctx.body = { changed: true, api_keys_revoked: apiKeysRevoked } satisfies z.input<typeof passwordChangedResponse>;
+    }),
+  );
 
   return router;
 }

@@ -4,14 +4,42 @@ import { mkdir, readdir, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BackupError } from '../../errors.ts';
-import { CHUNKS_INGEST_PIPELINE, HYBRID_EXPLAIN_SEARCH_PIPELINE, HYBRID_SEARCH_PIPELINE, type SearchIndex } from '../../search/index.ts';
+import {
+  CHUNKS_INGEST_PIPELINE,
+  HYBRID_EXPLAIN_SEARCH_PIPELINE,
+  HYBRID_SEARCH_PIPELINE,
+  type SearchIndex,
+} from '../../search/index.ts';
 import { chunkIndexVersion } from '../../search/snapshots.ts';
 import { chunkTemplateName } from '../../search/assets.ts';
 import { TRANSIENT_COLLECTIONS, type Store } from '../../store/index.ts';
-import { collectionFile, copyTree, listTree, prepareBackupDirectory, PRIVATE_DIR, PRIVATE_FILE, removeQuietly, stamp, writeLines } from './files.ts';
-import { BACKUP_FORMAT, BACKUP_FORMAT_VERSION, MANIFEST, type BackupDeps, type BackupManifest, type BackupOptions } from './manifest.ts';
+import {
+  collectionFile,
+  copyTree,
+  listTree,
+  prepareBackupDirectory,
+  PRIVATE_DIR,
+  PRIVATE_FILE,
+  removeQuietly,
+  stamp,
+  writeLines,
+} from './files.ts';
+import {
+  BACKUP_FORMAT,
+  BACKUP_FORMAT_VERSION,
+  MANIFEST,
+  type BackupDeps,
+  type BackupManifest,
+  type BackupOptions,
+} from './manifest.ts';
 
-async function waitForSnapshot(search: SearchIndex, repository: string, snapshot: string, pollMs: number, progress: (line: string) => void) {
+async function waitForSnapshot(
+  search: SearchIndex,
+  repository: string,
+  snapshot: string,
+  pollMs: number,
+  progress: (line: string) => void,
+) {
   let lastReport = Date.now();
   for (;;) {
     const status = await search.snapshots.snapshotStatus(repository, snapshot);
@@ -33,7 +61,11 @@ async function waitForSnapshot(search: SearchIndex, repository: string, snapshot
  * DIR/opensearch/ so DIR is all a restore needs. On failure nothing is left in DIR (a backup without a manifest is
  * refused by restore anyway).
  */
-export async function createBackup(deps: BackupDeps, dir: string, options: BackupOptions = {}): Promise<BackupManifest> {
+export async function createBackup(
+  deps: BackupDeps,
+  dir: string,
+  options: BackupOptions = {},
+): Promise<BackupManifest> {
   const progress = options.progress ?? (() => {});
   const pollMs = options.pollMs ?? 500;
   const created = await prepareBackupDirectory(dir);
@@ -43,9 +75,18 @@ export async function createBackup(deps: BackupDeps, dir: string, options: Backu
     const opensearch = await backupChunkIndices(deps, dir, pollMs, progress);
     await options.afterSnapshot?.();
     const mongo = await exportCollections(deps.store, dir, progress);
-    const manifest: BackupManifest = { format: BACKUP_FORMAT, format_version: BACKUP_FORMAT_VERSION, created_at: new Date().toISOString(), opensearch, mongo };
+    const manifest: BackupManifest = {
+      format: BACKUP_FORMAT,
+      format_version: BACKUP_FORMAT_VERSION,
+      created_at: new Date().toISOString(),
+      opensearch,
+      mongo,
+    };
     // Written last, and renamed into place: a manifest means a complete backup.
-    await writeFile(join(dir, `${MANIFEST}.partial`), `${JSON.stringify(manifest, null, 2)}\n`, { mode: PRIVATE_FILE, flag: 'wx' });
+    await writeFile(join(dir, `${MANIFEST}.partial`), `${JSON.stringify(manifest, null, 2)}\n`, {
+      mode: PRIVATE_FILE,
+      flag: 'wx',
+    });
     await rename(join(dir, `${MANIFEST}.partial`), join(dir, MANIFEST));
     return manifest;
   } catch (error) {
@@ -55,7 +96,12 @@ export async function createBackup(deps: BackupDeps, dir: string, options: Backu
   }
 }
 
-async function backupChunkIndices(deps: BackupDeps, dir: string, pollMs: number, progress: (line: string) => void): Promise<BackupManifest['opensearch']> {
+async function backupChunkIndices(
+  deps: BackupDeps,
+  dir: string,
+  pollMs: number,
+  progress: (line: string) => void,
+): Promise<BackupManifest['opensearch']> {
   const { search } = deps;
   const startedAt = new Date().toISOString();
   const { alias } = search.snapshots;
@@ -63,10 +109,16 @@ async function backupChunkIndices(deps: BackupDeps, dir: string, pollMs: number,
   // to it after a restore would be to an index the records no longer match).
   const indices = await search.snapshots.chunkIndices();
   const leftOut = (await search.indices.family()).filter((entry) => !entry.aliased).map((entry) => entry.index);
-  if (leftOut.length > 0) progress(`not in the backup: ${leftOut.join(', ')} (kept beside the alias by a migration; only the live index is snapshotted)`);
+  if (leftOut.length > 0)
+    progress(
+      `not in the backup: ${leftOut.join(', ')} (kept beside the alias by a migration; only the live index is snapshotted)`,
+    );
   const versions = indices.map((index) => chunkIndexVersion(index, alias));
   const foreign = indices.filter((_, position) => versions[position] === null);
-  if (foreign.length > 0) throw new BackupError(`the alias ${alias} points to ${foreign.join(', ')}, not named as a kbqa chunk index of it: not backed up`);
+  if (foreign.length > 0)
+    throw new BackupError(
+      `the alias ${alias} points to ${foreign.join(', ')}, not named as a kbqa chunk index of it: not backed up`,
+    );
   // The live index's own record of what built it; an index older than that record was built by the configured embedder.
   const meta = indices.length > 0 ? await search.indices.meta(indices[0]) : null;
   const described = {
@@ -74,7 +126,10 @@ async function backupChunkIndices(deps: BackupDeps, dir: string, pollMs: number,
     index_template: chunkTemplateName(versions[0] ?? 1, alias),
     ingest_pipeline: CHUNKS_INGEST_PIPELINE,
     search_pipelines: [HYBRID_SEARCH_PIPELINE, HYBRID_EXPLAIN_SEARCH_PIPELINE],
-    embedder: meta && meta.embedder.dimensions > 0 ? meta.embedder : { name: deps.embedder.modelName, dimensions: deps.embedder.dimensions },
+    embedder:
+      meta && meta.embedder.dimensions > 0
+        ? meta.embedder
+        : { name: deps.embedder.modelName, dimensions: deps.embedder.dimensions },
     indices,
     left_out: leftOut,
   };
@@ -101,7 +156,10 @@ async function backupChunkIndices(deps: BackupDeps, dir: string, pollMs: number,
           'KBQA_OPENSEARCH_SNAPSHOT_DIR must be that directory (the same path, or a shared mount of it)',
       );
     }
-    const files = await copyTree(repositoryDir, join(dir, 'opensearch'), await listTree(repositoryDir), { fileMode: PRIVATE_FILE, dirMode: PRIVATE_DIR });
+    const files = await copyTree(repositoryDir, join(dir, 'opensearch'), await listTree(repositoryDir), {
+      fileMode: PRIVATE_FILE,
+      dirMode: PRIVATE_DIR,
+    });
     progress(`snapshot copied: ${files.length} file(s), ${files.reduce((sum, file) => sum + file.bytes, 0)} bytes`);
     return {
       started_at: startedAt,
@@ -118,7 +176,11 @@ async function backupChunkIndices(deps: BackupDeps, dir: string, pollMs: number,
   }
 }
 
-async function exportCollections(store: Store, dir: string, progress: (line: string) => void): Promise<BackupManifest['mongo']> {
+async function exportCollections(
+  store: Store,
+  dir: string,
+  progress: (line: string) => void,
+): Promise<BackupManifest['mongo']> {
   const startedAt = new Date().toISOString();
   const collections: BackupManifest['mongo']['collections'] = [];
   const { collections: names, others } = await store.listBackupCollections();
@@ -126,8 +188,21 @@ async function exportCollections(store: Store, dir: string, progress: (line: str
   for (const name of names) {
     const indexes = await store.listCollectionIndexes(name);
     const written = await writeLines(dir, collectionFile(name), store.exportCollection(name));
-    collections.push({ name, path: written.path, bytes: written.bytes, sha256: written.sha256, documents: written.lines, indexes });
+    collections.push({
+      name,
+      path: written.path,
+      bytes: written.bytes,
+      sha256: written.sha256,
+      documents: written.lines,
+      indexes,
+    });
     progress(`exported ${name}: ${written.lines} record(s)`);
   }
-  return { started_at: startedAt, finished_at: new Date().toISOString(), database: store.databaseName(), skipped: [...TRANSIENT_COLLECTIONS], collections };
+  return {
+    started_at: startedAt,
+    finished_at: new Date().toISOString(),
+    database: store.databaseName(),
+    skipped: [...TRANSIENT_COLLECTIONS],
+    collections,
+  };
 }

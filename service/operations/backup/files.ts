@@ -14,7 +14,8 @@ export const PRIVATE_FILE = 0o600;
 
 export const PRIVATE_DIR = 0o700;
 
-export const stamp = () => `${new Date().toISOString().replace(/[-:.]/g, '').toLowerCase()}-${randomBytes(3).toString('hex')}`;
+export const stamp = () =>
+  `${new Date().toISOString().replace(/[-:.]/g, '').toLowerCase()}-${randomBytes(3).toString('hex')}`;
 
 /** The file a collection is exported to (collection names may hold characters a file name should not). */
 export const collectionFile = (collection: string) => `mongo/${encodeURIComponent(collection)}.jsonl`;
@@ -30,7 +31,8 @@ export async function prepareBackupDirectory(dir: string): Promise<boolean> {
     else if (code === 'ENOTDIR') throw new BackupError(`${dir} is a file: a backup goes into a new or empty directory`);
     else throw error;
   }
-  if (entries !== null && entries.length > 0) throw new BackupError(`${dir} is not empty: a backup goes into a new or empty directory`);
+  if (entries !== null && entries.length > 0)
+    throw new BackupError(`${dir} is not empty: a backup goes into a new or empty directory`);
   await mkdir(dir, { recursive: true, mode: PRIVATE_DIR });
   await chmod(dir, PRIVATE_DIR);
   return entries === null;
@@ -40,7 +42,10 @@ export async function prepareBackupDirectory(dir: string): Promise<boolean> {
  * Streams `parts` through SHA-256 into `target` (a new file, given `mode`), or only through the hash: their size
  * and hash. Every file of a backup is written, copied and verified through this one.
  */
-export async function hashStream(parts: AsyncIterable<Buffer>, target?: { path: string; mode: number }): Promise<{ bytes: number; sha256: string }> {
+export async function hashStream(
+  parts: AsyncIterable<Buffer>,
+  target?: { path: string; mode: number },
+): Promise<{ bytes: number; sha256: string }> {
   const hash = createHash('sha256');
   let bytes = 0;
   async function* hashed() {
@@ -60,7 +65,11 @@ export async function hashStream(parts: AsyncIterable<Buffer>, target?: { path: 
 }
 
 /** Streams `lines` into a new file (one per line), hashing as it writes. */
-export async function writeLines(dir: string, path: string, lines: AsyncIterable<string>): Promise<BackupFile & { lines: number }> {
+export async function writeLines(
+  dir: string,
+  path: string,
+  lines: AsyncIterable<string>,
+): Promise<BackupFile & { lines: number }> {
   let count = 0;
   async function* encoded() {
     for await (const line of lines) {
@@ -77,7 +86,12 @@ export async function listTree(root: string): Promise<string[]> {
   const entries = await readdir(root, { recursive: true, withFileTypes: true });
   return entries
     .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath, entry.name).slice(root.length + 1).split(sep).join('/'))
+    .map((entry) =>
+      join(entry.parentPath, entry.name)
+        .slice(root.length + 1)
+        .split(sep)
+        .join('/'),
+    )
     .sort();
 }
 
@@ -88,7 +102,12 @@ interface TreeCopy {
   owner?: { uid: number; gid: number };
 }
 
-export async function copyTree(source: string, target: string, files: string[], options: TreeCopy): Promise<Array<{ path: string; bytes: number; sha256: string }>> {
+export async function copyTree(
+  source: string,
+  target: string,
+  files: string[],
+  options: TreeCopy,
+): Promise<Array<{ path: string; bytes: number; sha256: string }>> {
   const copied = [];
   await mkdir(target, { recursive: true, mode: options.dirMode });
   if (options.owner) await chown(target, options.owner.uid, options.owner.gid);
@@ -103,7 +122,10 @@ export async function copyTree(source: string, target: string, files: string[], 
       if (options.owner) await chown(join(target, directory), options.owner.uid, options.owner.gid);
     }
     const destination = join(target, ...parts);
-    copied.push({ path: file, ...(await hashStream(createReadStream(join(source, ...parts)), { path: destination, mode: options.fileMode })) });
+    copied.push({
+      path: file,
+      ...(await hashStream(createReadStream(join(source, ...parts)), { path: destination, mode: options.fileMode })),
+    });
     if (options.owner) await chown(destination, options.owner.uid, options.owner.gid);
   }
   return copied;

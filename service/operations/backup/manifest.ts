@@ -26,70 +26,83 @@ export type BackupFile = z.infer<typeof fileSchema>;
 const timestamp = z.string().datetime();
 
 /** KBQA_CHUNKS_ALIAS's form (config.ts). */
-const chunkAliasSchema = z.string().regex(/^kbqa-chunks(?:-[a-z0-9]+)*$/, 'not a kbqa chunk alias (kbqa-chunks[-<name>])');
+const chunkAliasSchema = z
+  .string()
+  .regex(/^kbqa-chunks(?:-[a-z0-9]+)*$/, 'not a kbqa chunk alias (kbqa-chunks[-<name>])');
 
-export const manifestSchema = z.object({
-  format: z.literal(BACKUP_FORMAT),
-  format_version: z.literal(BACKUP_FORMAT_VERSION),
-  /** When the backup was complete (the manifest is written last). */
-  created_at: timestamp,
-  opensearch: z.object({
-    started_at: timestamp,
-    finished_at: timestamp,
-    alias: chunkAliasSchema,
-    /** The template version of the snapshot's index (kbqa-chunks-v<N>[-<name>]); kbqa-chunks-v1 in older backups, whatever the alias. */
-    index_template: z.string(),
-    ingest_pipeline: z.string(),
-    search_pipelines: z.array(z.string()),
-    /** The embedder the snapshot's index was built with (its _meta; older backups: the configured one). */
-    embedder: z.object({ name: z.string(), dimensions: z.number().int() }),
-    /** Null when there was no chunk index to snapshot (a stack that never started the API). */
-    snapshot: z.string().nullable(),
-    /**
-     * The indices the alias pointed to (one: start-up and migrations keep it so), each a chunk index of the alias's
-     * family (kbqa-chunks-v<N>[-<name>]-<embedder>): a restore deletes an empty index of such a name and restores
-     * over it, so a manifest naming any other index is refused.
-     */
-    indices: z.array(z.string()),
-    /** Indices of the family the alias did not point to (kept by a migration until drop-old): not in the backup. */
-    left_out: z.array(z.string()).optional(),
-    /** The snapshot repository's files, copied into opensearch/. */
-    files: z.array(fileSchema),
-  })
-    .superRefine((opensearch, context) => {
-      opensearch.indices.forEach((index, position) => {
-        if (chunkIndexVersion(index, opensearch.alias) === null) {
-          context.addIssue({ code: 'custom', path: ['indices', position], message: `not a kbqa chunk index of ${opensearch.alias} (${chunkTemplateName(1, opensearch.alias)}-…, or another version)` });
-        }
-      });
-    }),
-  mongo: z.object({
-    started_at: timestamp,
-    finished_at: timestamp,
-    database: z.string(),
-    /** Collections left out on purpose (store/backup.ts TRANSIENT_COLLECTIONS). */
-    skipped: z.array(z.string()),
-    collections: z.array(
-      fileSchema.extend({
-        /** Only kbqa's collections, never a transient one (sessions): a restore writes into each. */
-        name: z.enum(BACKUP_COLLECTIONS),
-        documents: z.number().int().min(0),
-        indexes: z.array(
-          z.object({
-            name: z.string(),
-            key: z.record(z.string(), z.union([z.number(), z.string()])),
-            unique: z.boolean().optional(),
-            sparse: z.boolean().optional(),
-          }),
-        ),
+export const manifestSchema = z
+  .object({
+    format: z.literal(BACKUP_FORMAT),
+    format_version: z.literal(BACKUP_FORMAT_VERSION),
+    /** When the backup was complete (the manifest is written last). */
+    created_at: timestamp,
+    opensearch: z
+      .object({
+        started_at: timestamp,
+        finished_at: timestamp,
+        alias: chunkAliasSchema,
+        /** The template version of the snapshot's index (kbqa-chunks-v<N>[-<name>]); kbqa-chunks-v1 in older backups, whatever the alias. */
+        index_template: z.string(),
+        ingest_pipeline: z.string(),
+        search_pipelines: z.array(z.string()),
+        /** The embedder the snapshot's index was built with (its _meta; older backups: the configured one). */
+        embedder: z.object({ name: z.string(), dimensions: z.number().int() }),
+        /** Null when there was no chunk index to snapshot (a stack that never started the API). */
+        snapshot: z.string().nullable(),
+        /**
+         * The indices the alias pointed to (one: start-up and migrations keep it so), each a chunk index of the alias's
+         * family (kbqa-chunks-v<N>[-<name>]-<embedder>): a restore deletes an empty index of such a name and restores
+         * over it, so a manifest naming any other index is refused.
+         */
+        indices: z.array(z.string()),
+        /** Indices of the family the alias did not point to (kept by a migration until drop-old): not in the backup. */
+        left_out: z.array(z.string()).optional(),
+        /** The snapshot repository's files, copied into opensearch/. */
+        files: z.array(fileSchema),
+      })
+      .superRefine((opensearch, context) => {
+        opensearch.indices.forEach((index, position) => {
+          if (chunkIndexVersion(index, opensearch.alias) === null) {
+            context.addIssue({
+              code: 'custom',
+              path: ['indices', position],
+              message: `not a kbqa chunk index of ${opensearch.alias} (${chunkTemplateName(1, opensearch.alias)}-…, or another version)`,
+            });
+          }
+        });
       }),
-    ),
-  }),
-})
-  .refine((manifest) => new Set(manifest.mongo.collections.map((collection) => collection.name)).size === manifest.mongo.collections.length, {
-    error: 'a collection is listed twice',
-    path: ['mongo', 'collections'],
+    mongo: z.object({
+      started_at: timestamp,
+      finished_at: timestamp,
+      database: z.string(),
+      /** Collections left out on purpose (store/backup.ts TRANSIENT_COLLECTIONS). */
+      skipped: z.array(z.string()),
+      collections: z.array(
+        fileSchema.extend({
+          /** Only kbqa's collections, never a transient one (sessions): a restore writes into each. */
+          name: z.enum(BACKUP_COLLECTIONS),
+          documents: z.number().int().min(0),
+          indexes: z.array(
+            z.object({
+              name: z.string(),
+              key: z.record(z.string(), z.union([z.number(), z.string()])),
+              unique: z.boolean().optional(),
+              sparse: z.boolean().optional(),
+            }),
+          ),
+        }),
+      ),
+    }),
   })
+  .refine(
+    (manifest) =>
+      new Set(manifest.mongo.collections.map((collection) => collection.name)).size ===
+      manifest.mongo.collections.length,
+    {
+      error: 'a collection is listed twice',
+      path: ['mongo', 'collections'],
+    },
+  )
   .refine((manifest) => (manifest.opensearch.snapshot === null) === (manifest.opensearch.indices.length === 0), {
     error: 'a snapshot names its indices, and indices come with a snapshot',
     path: ['opensearch', 'indices'],
@@ -165,7 +178,10 @@ export interface RestoreSummary {
 export function formatBackupManifest(dir: string, manifest: BackupManifest): string {
   const records = manifest.mongo.collections.reduce((sum, collection) => sum + collection.documents, 0);
   const documents = manifest.mongo.collections.find((collection) => collection.name === 'documents')?.documents ?? 0;
-  const bytes = [...manifest.opensearch.files, ...manifest.mongo.collections].reduce((sum, file) => sum + file.bytes, 0);
+  const bytes = [...manifest.opensearch.files, ...manifest.mongo.collections].reduce(
+    (sum, file) => sum + file.bytes,
+    0,
+  );
   return (
     `backup written to ${dir}: ${documents} document(s), ${records} record(s) in ${manifest.mongo.collections.length} collection(s), ` +
     `snapshot of ${manifest.opensearch.indices.join(', ') || 'no index'}` +

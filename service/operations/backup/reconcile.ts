@@ -29,7 +29,11 @@ const RECONCILE_ROUNDS = 4;
  * end here, and the doctor runs again: a job finishing (a replacement going live whose chunks the snapshot did not
  * have) can show what the first round could not see.
  */
-export async function reconcile(deps: RestoreDeps, options: RestoreOptions, progress: (line: string) => void): Promise<ReconcileOutcome> {
+export async function reconcile(
+  deps: RestoreDeps,
+  options: RestoreOptions,
+  progress: (line: string) => void,
+): Promise<ReconcileOutcome> {
   const outcome: ReconcileOutcome = {
     documents_rebuilt: 0,
     documents_requeued: 0,
@@ -81,7 +85,8 @@ function count(outcome: ReconcileOutcome, report: DoctorReport, notRebuildable: 
   outcome.documents_with_chunks_removed += fixed.chunks_removed_for_documents;
   // Nothing else writes during a restore, so what the doctor found is what it removed.
   outcome.chunks_removed +=
-    report.orphan_chunks.reduce((sum, orphan) => sum + orphan.chunks, 0) + report.stale_chunk_versions.reduce((sum, stale) => sum + stale.chunks, 0);
+    report.orphan_chunks.reduce((sum, orphan) => sum + orphan.chunks, 0) +
+    report.stale_chunk_versions.reduce((sum, stale) => sum + stale.chunks, 0);
   outcome.records_removed += fixed.contents_removed + fixed.jobs_removed + fixed.documents_removed;
   for (const id of fixed.not_rebuildable) notRebuildable.add(id);
 }

@@ -42,10 +42,16 @@ interface RestoreWrites {
  * the imported ingestion jobs, then reconciles the two halves. Up to the reconcile it is all or nothing: a failure
  * undoes what it wrote (RestoreWrites), so the target is empty again and the restore can be run again.
  */
-export async function restoreBackup(deps: RestoreDeps, dir: string, options: RestoreOptions = {}): Promise<RestoreSummary> {
+export async function restoreBackup(
+  deps: RestoreDeps,
+  dir: string,
+  options: RestoreOptions = {},
+): Promise<RestoreSummary> {
   const progress = options.progress ?? (() => {});
   const manifest = await verifyBackup(dir);
-  progress(`backup verified: ${manifest.mongo.collections.length} collection file(s), ${manifest.opensearch.files.length} snapshot file(s)`);
+  progress(
+    `backup verified: ${manifest.mongo.collections.length} collection file(s), ${manifest.opensearch.files.length} snapshot file(s)`,
+  );
   checkCompatible(deps, manifest, progress);
   await checkNoLiveApi(deps);
   const emptyIndices = await checkTargetEmpty(deps, manifest);
@@ -61,13 +67,16 @@ export async function restoreBackup(deps: RestoreDeps, dir: string, options: Res
       const lines = createInterface({ input, crlfDelay: Infinity });
       const imported = await deps.store.importCollection(collection.name, lines);
       if (imported !== collection.documents) {
-        throw new BackupError(`${collection.path}: ${imported} record(s) imported, the manifest says ${collection.documents}`);
+        throw new BackupError(
+          `${collection.path}: ${imported} record(s) imported, the manifest says ${collection.documents}`,
+        );
       }
       await deps.store.createCollectionIndexes(collection.name, collection.indexes as BackupIndex[]);
       collections[collection.name] = imported;
       progress(`imported ${collection.name}: ${imported} record(s)`);
     }
-    if (manifest.opensearch.snapshot !== null) chunksRestored = await restoreChunkIndices(deps, dir, manifest, emptyIndices, writes, options, progress);
+    if (manifest.opensearch.snapshot !== null)
+      chunksRestored = await restoreChunkIndices(deps, dir, manifest, emptyIndices, writes, options, progress);
     await options.afterChunkRestore?.();
     await deps.search.applyAssets();
     // Only now may anyone take the imported jobs: their chunks go to an index that exists.
@@ -76,7 +85,9 @@ export async function restoreBackup(deps: RestoreDeps, dir: string, options: Res
     throw await undoRestore(deps, writes, error, progress);
   }
   for (const left of writes.leftBehind) progress(`left behind: ${left}`);
-  progress(`search assets applied, ${released} ingestion job(s) of the backup released; reconciling records and chunks`);
+  progress(
+    `search assets applied, ${released} ingestion job(s) of the backup released; reconciling records and chunks`,
+  );
   let outcome: ReconcileOutcome;
   try {
     outcome = await reconcile(deps, options, progress);
@@ -104,19 +115,32 @@ export async function restoreBackup(deps: RestoreDeps, dir: string, options: Res
  * Takes back what a failed restore wrote: the restored indices deleted, the empty chunk index it deleted made again,
  * the collections it imported into dropped. Returns the error to throw: the failure, and what (if anything) is left.
  */
-async function undoRestore(deps: RestoreDeps, writes: RestoreWrites, error: unknown, progress: (line: string) => void): Promise<BackupError> {
+async function undoRestore(
+  deps: RestoreDeps,
+  writes: RestoreWrites,
+  error: unknown,
+  progress: (line: string) => void,
+): Promise<BackupError> {
   progress(`restore failed (${messageOf(error)}); undoing what it wrote`);
   const left = [...writes.leftBehind];
   for (const index of writes.restoredIndices) {
-    await deps.search.snapshots.deleteIndex(index).catch((failure: unknown) => left.push(`OpenSearch index ${index} (${messageOf(failure)})`));
+    await deps.search.snapshots
+      .deleteIndex(index)
+      .catch((failure: unknown) => left.push(`OpenSearch index ${index} (${messageOf(failure)})`));
   }
   // Not data, but the target had it: applying the assets makes it again (as the API does when it starts).
   const notBack =
-    writes.deletedIndices.length > 0 && (await deps.search.applyAssets().then(() => false, () => true))
+    writes.deletedIndices.length > 0 &&
+    (await deps.search.applyAssets().then(
+      () => false,
+      () => true,
+    ))
       ? ` The empty chunk index ${writes.deletedIndices.join(', ')} it deleted is not back: the API makes it when it starts.`
       : '';
   for (const collection of [...writes.collections].reverse()) {
-    await deps.store.dropCollection(collection).catch((failure: unknown) => left.push(`records in MongoDB collection ${collection} (${messageOf(failure)})`));
+    await deps.store
+      .dropCollection(collection)
+      .catch((failure: unknown) => left.push(`records in MongoDB collection ${collection} (${messageOf(failure)})`));
   }
   const cause = messageOf(error);
   return new BackupError(
@@ -140,7 +164,8 @@ async function checkNoLiveApi(deps: RestoreDeps): Promise<void> {
   const reachable = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
   const url = `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}/healthz`;
   const answered = await fetch(url, { signal: AbortSignal.timeout(2_000) }).then(
-    async (response) => response.ok && ((await response.json().catch(() => null)) as { status?: unknown } | null)?.status === 'ok',
+    async (response) =>
+      response.ok && ((await response.json().catch(() => null)) as { status?: unknown } | null)?.status === 'ok',
     () => false,
   );
   if (answered) {
@@ -156,12 +181,16 @@ function checkCompatible(deps: RestoreDeps, manifest: BackupManifest, progress: 
   // Older backups name kbqa-chunks-v1 whatever the alias.
   const version = template === CHUNKS_TEMPLATE ? 1 : chunkTemplateVersion(template, manifest.opensearch.alias);
   if (version === null) {
-    throw new BackupError(`the backup's chunk index follows template ${template}, which this kbqa does not name (kbqa-chunks-v<N>[-<name>]): restore it with the kbqa version that made it, then upgrade`);
+    throw new BackupError(
+      `the backup's chunk index follows template ${template}, which this kbqa does not name (kbqa-chunks-v<N>[-<name>]): restore it with the kbqa version that made it, then upgrade`,
+    );
   }
   // The index comes back with its own mappings and analysis; a version the files here do not have is drift, as after a rollback.
   const current = deps.search.indices.assets().version;
   if (version !== current) {
-    progress(`the backup's index is of template version ${version}, this kbqa's files are at v${current}: it is restored as it is; kbqa index status shows the drift and kbqa index migrate resolves it`);
+    progress(
+      `the backup's index is of template version ${version}, this kbqa's files are at v${current}: it is restored as it is; kbqa index status shows the drift and kbqa index migrate resolves it`,
+    );
   }
   if (manifest.opensearch.alias !== deps.search.snapshots.alias) {
     throw new BackupError(
@@ -182,10 +211,18 @@ function checkCompatible(deps: RestoreDeps, manifest: BackupManifest, progress: 
  */
 async function checkTargetEmpty(deps: RestoreDeps, manifest: BackupManifest): Promise<string[]> {
   const problems: string[] = [];
-  const nonEmpty = await deps.store.nonEmptyCollections(manifest.mongo.collections.map((collection) => collection.name));
-  if (nonEmpty.length > 0) problems.push(`MongoDB database ${deps.store.databaseName()} holds records in ${nonEmpty.join(', ')}`);
+  const nonEmpty = await deps.store.nonEmptyCollections(
+    manifest.mongo.collections.map((collection) => collection.name),
+  );
+  if (nonEmpty.length > 0)
+    problems.push(`MongoDB database ${deps.store.databaseName()} holds records in ${nonEmpty.join(', ')}`);
   const { snapshots } = deps.search;
-  const existing = [...new Set([...(await snapshots.chunkIndices()), ...(await snapshots.existingIndices(manifest.opensearch.indices))])];
+  const existing = [
+    ...new Set([
+      ...(await snapshots.chunkIndices()),
+      ...(await snapshots.existingIndices(manifest.opensearch.indices)),
+    ]),
+  ];
   const empty: string[] = [];
   for (const index of existing) {
     const chunks = await snapshots.countIndex(index);
@@ -193,12 +230,16 @@ async function checkTargetEmpty(deps: RestoreDeps, manifest: BackupManifest): Pr
     else empty.push(index);
   }
   if (problems.length > 0) {
-    throw new BackupError(`the target is not empty (${problems.join('; ')}): restore into an empty stack, a new database and a cluster without the chunk index`);
+    throw new BackupError(
+      `the target is not empty (${problems.join('; ')}): restore into an empty stack, a new database and a cluster without the chunk index`,
+    );
   }
   try {
     await stat(deps.config.opensearch.snapshotDir);
   } catch {
-    throw new BackupError(`KBQA_OPENSEARCH_SNAPSHOT_DIR (${deps.config.opensearch.snapshotDir}) does not exist here: it must be the OpenSearch nodes' path.repo`);
+    throw new BackupError(
+      `KBQA_OPENSEARCH_SNAPSHOT_DIR (${deps.config.opensearch.snapshotDir}) does not exist here: it must be the OpenSearch nodes' path.repo`,
+    );
   }
   return empty;
 }
@@ -231,7 +272,8 @@ async function restoreChunkIndices(
   // search user); as that owner, private modes do; as anyone else, the modes OpenSearch gives its own snapshots.
   const snapshotDirOwner = await stat(deps.config.opensearch.snapshotDir);
   const uid = process.getuid?.() ?? snapshotDirOwner.uid;
-  const owner = uid === 0 && snapshotDirOwner.uid !== 0 ? { uid: snapshotDirOwner.uid, gid: snapshotDirOwner.gid } : undefined;
+  const owner =
+    uid === 0 && snapshotDirOwner.uid !== 0 ? { uid: snapshotDirOwner.uid, gid: snapshotDirOwner.gid } : undefined;
   const sameUser = owner !== undefined || uid === snapshotDirOwner.uid;
   // verifyBackup normalized and checked these paths: each is inside opensearch/.
   const files = manifest.opensearch.files.map((file) => file.path.slice('opensearch/'.length));
@@ -255,9 +297,13 @@ async function restoreChunkIndices(
     return chunks;
   } finally {
     if (registered) {
-      await snapshots.deleteRepository(name).catch((error: unknown) =>
-        writes.leftBehind.push(`snapshot repository ${name}, registered (${messageOf(error)}): DELETE _snapshot/${name}`),
-      );
+      await snapshots
+        .deleteRepository(name)
+        .catch((error: unknown) =>
+          writes.leftBehind.push(
+            `snapshot repository ${name}, registered (${messageOf(error)}): DELETE _snapshot/${name}`,
+          ),
+        );
     }
     if (!(await removeQuietly(repositoryDir, progress))) writes.leftBehind.push(`the repository copy ${repositoryDir}`);
   }
@@ -267,7 +313,13 @@ async function restoreChunkIndices(
  * Polls until the restored indices are no longer red and no shard is recovering. Fails when a shard stays unassigned
  * with none recovering (OpenSearch gave up on it: a recovery failed its retries) or recovery outlasts its deadline.
  */
-async function waitForRecovery(deps: RestoreDeps, indices: string[], options: RestoreOptions, pollMs: number, progress: (line: string) => void) {
+async function waitForRecovery(
+  deps: RestoreDeps,
+  indices: string[],
+  options: RestoreOptions,
+  pollMs: number,
+  progress: (line: string) => void,
+) {
   const recoveryTimeoutMs = options.recoveryTimeoutMs ?? 2 * 3_600_000;
   const unassignedTimeoutMs = options.unassignedTimeoutMs ?? 60_000;
   const started = Date.now();
@@ -286,7 +338,9 @@ async function waitForRecovery(deps: RestoreDeps, indices: string[], options: Re
       );
     }
     if (now - started > recoveryTimeoutMs) {
-      throw new BackupError(`the restore of ${indices.join(', ')} did not finish within ${Math.round(recoveryTimeoutMs / 60_000)} min (${state})`);
+      throw new BackupError(
+        `the restore of ${indices.join(', ')} did not finish within ${Math.round(recoveryTimeoutMs / 60_000)} min (${state})`,
+      );
     }
     if (now - lastReport > 10_000) {
       lastReport = now;
@@ -306,10 +360,11 @@ export function formatRestoreSummary(summary: RestoreSummary): string {
       `and ${summary.records_removed} stray record(s)`,
     `the chunk index holds ${summary.chunks} chunk(s)`,
   ];
-  if (summary.not_rebuildable.length > 0) lines.push(`not rebuildable (no stored original): ${summary.not_rebuildable.join(', ')}`);
+  if (summary.not_rebuildable.length > 0)
+    lines.push(`not rebuildable (no stored original): ${summary.not_rebuildable.join(', ')}`);
   lines.push(
     summary.consistent
-      ? 'consistent: every document\'s chunks match its record'
+      ? "consistent: every document's chunks match its record"
       : `NOT consistent; \`kbqa doctor\` finds:\n${summary.remaining ?? ''}`,
   );
   return lines.join('\n');

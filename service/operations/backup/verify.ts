@@ -17,7 +17,9 @@ export async function verifyBackup(dir: string): Promise<BackupManifest> {
     text = await readFile(join(dir, MANIFEST), 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new BackupError(`${dir} has no ${MANIFEST}: not a backup, or one that did not finish (the manifest is written last)`);
+      throw new BackupError(
+        `${dir} has no ${MANIFEST}: not a backup, or one that did not finish (the manifest is written last)`,
+      );
     }
     throw error;
   }
@@ -47,7 +49,8 @@ export async function verifyBackup(dir: string): Promise<BackupManifest> {
     }
     const found = await hashStream(createReadStream(join(dir, ...path.split('/')))).catch(() => null);
     if (found === null) damaged.push(`${file.path}: missing`);
-    else if (found.bytes !== file.bytes) damaged.push(`${file.path}: ${found.bytes} bytes, the manifest says ${file.bytes}`);
+    else if (found.bytes !== file.bytes)
+      damaged.push(`${file.path}: ${found.bytes} bytes, the manifest says ${file.bytes}`);
     else if (found.sha256 !== file.sha256) damaged.push(`${file.path}: its SHA-256 differs from the manifest's`);
     return { ...file, path };
   };
@@ -55,10 +58,15 @@ export async function verifyBackup(dir: string): Promise<BackupManifest> {
   const manifest: BackupManifest = {
     ...result.data,
     opensearch: { ...opensearch, files: await mapInOrder(opensearch.files, (file) => checked(file, 'opensearch/')) },
-    mongo: { ...mongo, collections: await mapInOrder(mongo.collections, (collection) => checked(collection, 'mongo/')) },
+    mongo: {
+      ...mongo,
+      collections: await mapInOrder(mongo.collections, (collection) => checked(collection, 'mongo/')),
+    },
   };
   if (damaged.length > 0) {
-    throw new BackupError(`${dir} is damaged (nothing was restored): ${damaged.slice(0, 5).join('; ')}${damaged.length > 5 ? ` and ${damaged.length - 5} more` : ''}`);
+    throw new BackupError(
+      `${dir} is damaged (nothing was restored): ${damaged.slice(0, 5).join('; ')}${damaged.length > 5 ? ` and ${damaged.length - 5} more` : ''}`,
+    );
   }
   return manifest;
 }

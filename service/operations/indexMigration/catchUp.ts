@@ -25,7 +25,10 @@ const LAPSED_LEASE_GRACE_MS = 30_000;
  * A build some process may still run: held, its lease current or lapsed lately (a holder renewing late under load
  * still writes). One lapsed for long has no holder left, and whoever takes the job resolves the alias afresh.
  */
-export function heldBuild(job: { phase: string; lease_owner: string | null; lease_until: number | null }, now: number): boolean {
+export function heldBuild(
+  job: { phase: string; lease_owner: string | null; lease_until: number | null },
+  now: number,
+): boolean {
   return job.phase === 'build' && job.lease_owner !== null && (job.lease_until ?? 0) >= now - LAPSED_LEASE_GRACE_MS;
 }
 
@@ -54,14 +57,22 @@ export async function finishCatchUp(
   const sourceMeta = source ? ((await admin.meta(source)) ?? null) : null;
   const plan: FillPlan = {
     target: live,
-    source: source && sameChunks(sourceMeta, { embedder: liveMeta.embedder.name, chunking: liveMeta.chunking }) ? source : null,
+    source:
+      source && sameChunks(sourceMeta, { embedder: liveMeta.embedder.name, chunking: liveMeta.chunking })
+        ? source
+        : null,
     embedder: { modelName: liveMeta.embedder.name, dimensions: liveMeta.embedder.dimensions },
     scope: options.knowledgeBaseIds,
     splitTotals: new Map(),
   };
-  say(`${live} is live; catching up with what ${source ? `reached ${source} after the swap` : 'changed in the store since the swap'}`);
+  say(
+    `${live} is live; catching up with what ${source ? `reached ${source} after the swap` : 'changed in the store since the swap'}`,
+  );
   const result = await catchUpAfterSwap(deps, plan, options, say);
-  await admin.setMeta(live, { ...liveMeta, migration: { ...liveMeta.migration, state: stateAfterCatchUp(result), finished_at: new Date().toISOString() } });
+  await admin.setMeta(live, {
+    ...liveMeta,
+    migration: { ...liveMeta.migration, state: stateAfterCatchUp(result), finished_at: new Date().toISOString() },
+  });
   return { plan, result };
 }
 
@@ -78,7 +89,12 @@ export async function catchUpAfterSwap(
   options: MigrateOptions,
   say: (line: string) => void,
   before?: FillCounts,
-): Promise<Pick<MigrationOutcome, 'copied' | 'rebuilt' | 'removed' | 'catch_up_passes' | 'left_in_flight' | 'chunk_counts_updated' | 'unrebuildable'>> {
+): Promise<
+  Pick<
+    MigrationOutcome,
+    'copied' | 'rebuilt' | 'removed' | 'catch_up_passes' | 'left_in_flight' | 'chunk_counts_updated' | 'unrebuildable'
+  >
+> {
   await sleep(options.catchUpDelayMs ?? SERVING_INDEX_TTL_MS * 2 + 1_000);
   const now = Date.now();
   const running = (await deps.store.listJobs(plan.scope)).filter((job) => heldBuild(job, now));
@@ -87,9 +103,14 @@ export async function catchUpAfterSwap(
   while (left.length > 0 && Date.now() < deadline) {
     await sleep(500);
     const still = await Promise.all(left.map(async (job) => ({ job, current: await deps.store.findJob(job._id) })));
-    left = still.filter(({ job, current }) => current !== null && current.version === job.version && current.phase === 'build').map(({ job }) => job);
+    left = still
+      .filter(({ job, current }) => current !== null && current.version === job.version && current.phase === 'build')
+      .map(({ job }) => job);
   }
-  if (left.length > 0) say(`${left.length} ingestion(s) still running after the swap: run ${finishCommand(plan.target)} once they end, to catch up with them`);
+  if (left.length > 0)
+    say(
+      `${left.length} ingestion(s) still running after the swap: run ${finishCommand(plan.target)} once they end, to catch up with them`,
+    );
   const counts: FillCounts = { copied: 0, rebuilt: 0, removed: 0, unrebuildable: before?.unrebuildable ?? new Set() };
   // Up to MAX_PASSES fills, each followed by a fresh diff: only work left after the last one is an error.
   let passes = 0;
@@ -104,7 +125,9 @@ export async function catchUpAfterSwap(
       );
     }
     passes += 1;
-    say(`catch-up after the swap, pass ${passes}: ${found.missing.length} version(s) to fill, ${found.stale.length} to remove`);
+    say(
+      `catch-up after the swap, pass ${passes}: ${found.missing.length} version(s) to fill, ${found.stale.length} to remove`,
+    );
     await fill(deps, plan, found, counts, { onUnit: () => {}, done: () => 0 });
     await deps.search.indices.refresh(plan.target);
   }
@@ -117,7 +140,15 @@ export async function catchUpAfterSwap(
   }
   const updated = await recordChunkCounts(deps, plan);
   if (updated > 0) say(`chunk counts of ${updated} document(s) recorded as ${plan.target} holds them`);
-  return { copied: counts.copied, rebuilt: counts.rebuilt, removed: counts.removed, catch_up_passes: passes, left_in_flight: left.length, chunk_counts_updated: updated, unrebuildable };
+  return {
+    copied: counts.copied,
+    rebuilt: counts.rebuilt,
+    removed: counts.removed,
+    catch_up_passes: passes,
+    left_in_flight: left.length,
+    chunk_counts_updated: updated,
+    unrebuildable,
+  };
 }
 
 /**
@@ -130,7 +161,12 @@ export async function catchUpAfterSwap(
 async function recordChunkCounts(deps: IndexMigrationDeps, plan: FillPlan): Promise<number> {
   const documents = await deps.store.listDocumentSummaries(plan.scope);
   await deps.search.indices.refresh(plan.target);
-  const groups = new Map((await deps.search.indices.versionGroups(plan.target, plan.scope)).map((group) => [unitKey(group.document_id, group.document_version), group]));
+  const groups = new Map(
+    (await deps.search.indices.versionGroups(plan.target, plan.scope)).map((group) => [
+      unitKey(group.document_id, group.document_version),
+      group,
+    ]),
+  );
   // Totals come from the configured splitter: right only for an index cut that way (not a rollback to an older chunking).
   const meta = await deps.search.indices.meta(plan.target);
   const splitLikeTarget = meta?.chunking ? sameSplit(meta.chunking, configuredChunking(deps.config.chunking)) : false;
@@ -142,7 +178,10 @@ async function recordChunkCounts(deps: IndexMigrationDeps, plan: FillPlan): Prom
     const group = groups.get(key);
     if (!group) continue;
     // A version rebuilt by an earlier, interrupted run: its text split again (no embedding) for the total.
-    const total = !splitLikeTarget ? undefined : (plan.splitTotals.get(key) ?? (group.chunks !== document.chunks ? await textSplitTotal(deps, document) : undefined));
+    const total = !splitLikeTarget
+      ? undefined
+      : (plan.splitTotals.get(key) ??
+        (group.chunks !== document.chunks ? await textSplitTotal(deps, document) : undefined));
     if (group.chunks === document.chunks && (total === undefined || total === document.total_chunks)) continue;
     // The total unknown (a PDF, another chunking): at least the chunks the record now says it has.
     const counts = { chunks: group.chunks, total_chunks: total ?? Math.max(document.total_chunks, group.chunks) };
@@ -152,7 +191,10 @@ async function recordChunkCounts(deps: IndexMigrationDeps, plan: FillPlan): Prom
 }
 
 /** The splitter's total for a text document's stored original; undefined for a PDF (re-extracting is not worth a count). */
-async function textSplitTotal(deps: IndexMigrationDeps, document: { _id: string; filename: string }): Promise<number | undefined> {
+async function textSplitTotal(
+  deps: IndexMigrationDeps,
+  document: { _id: string; filename: string },
+): Promise<number | undefined> {
   const record = await deps.store.findDocument(document._id);
   if (!record || record.kind === 'pdf') return undefined;
   const content = await deps.store.findDocumentContent(document._id);

@@ -16,7 +16,11 @@ async function liveUnits(store: Store, scope: string[] | undefined): Promise<Uni
   const knowledgeBases = new Set(await store.listAllKnowledgeBaseIds());
   return documents
     .filter((document) => document.live_version !== null && knowledgeBases.has(document.knowledge_base_id))
-    .map((document) => ({ document_id: document._id, knowledge_base_id: document.knowledge_base_id, version: document.live_version as number }));
+    .map((document) => ({
+      document_id: document._id,
+      knowledge_base_id: document.knowledge_base_id,
+      version: document.live_version as number,
+    }));
 }
 
 export interface Difference {
@@ -36,15 +40,30 @@ export interface Difference {
  * complete when it has as many chunks as the source index's group (a `_reindex` copy), else when it has chunk 0
  * (a rebuild writes it last).
  */
-export async function difference(deps: IndexMigrationDeps, plan: Pick<FillPlan, 'target' | 'source' | 'scope'>): Promise<Difference> {
+export async function difference(
+  deps: IndexMigrationDeps,
+  plan: Pick<FillPlan, 'target' | 'source' | 'scope'>,
+): Promise<Difference> {
   const admin = deps.search.indices;
   const { target, source, scope } = plan;
   const units = await liveUnits(deps.store, scope);
   const jobs = await deps.store.listJobs(scope);
   await admin.refresh(target);
   if (source) await admin.refresh(source);
-  const targetGroups = new Map((await admin.versionGroups(target, scope)).map((group) => [unitKey(group.document_id, group.document_version), group]));
-  const sourceGroups = source ? new Map((await admin.versionGroups(source, scope)).map((group) => [unitKey(group.document_id, group.document_version), group])) : null;
+  const targetGroups = new Map(
+    (await admin.versionGroups(target, scope)).map((group) => [
+      unitKey(group.document_id, group.document_version),
+      group,
+    ]),
+  );
+  const sourceGroups = source
+    ? new Map(
+        (await admin.versionGroups(source, scope)).map((group) => [
+          unitKey(group.document_id, group.document_version),
+          group,
+        ]),
+      )
+    : null;
   const missing: Unit[] = [];
   const incomplete: Unit[] = [];
   const live = new Set<string>();
@@ -96,13 +115,19 @@ export async function fill(
   const stopHere = () => progress.stopAfter !== undefined && progress.done() >= progress.stopAfter;
   let toRebuild = difference.missing;
   if (plan.source) {
-    const sourceGroups = new Set((await admin.versionGroups(plan.source, plan.scope)).map((group) => unitKey(group.document_id, group.document_version)));
+    const sourceGroups = new Set(
+      (await admin.versionGroups(plan.source, plan.scope)).map((group) =>
+        unitKey(group.document_id, group.document_version),
+      ),
+    );
     const inSource = difference.missing.filter((unit) => sourceGroups.has(unitKey(unit.document_id, unit.version)));
     // A version the old index lacks (an ingestion that has not reached it, a repair `kbqa doctor` would make) is rebuilt.
     toRebuild = difference.missing.filter((unit) => !sourceGroups.has(unitKey(unit.document_id, unit.version)));
     for (let start = 0; start < inSource.length; start += COPY_BATCH) {
       if (stopHere()) throw new FillStopped();
-      const batch = inSource.slice(start, start + COPY_BATCH).slice(0, progress.stopAfter !== undefined ? progress.stopAfter - progress.done() : undefined);
+      const batch = inSource
+        .slice(start, start + COPY_BATCH)
+        .slice(0, progress.stopAfter !== undefined ? progress.stopAfter - progress.done() : undefined);
       await admin.copyVersions(plan.source, plan.target, batch.map(toVersion));
       counts.copied += batch.length;
       for (let index = 0; index < batch.length; index += 1) progress.onUnit();
@@ -128,7 +153,11 @@ const toVersion = (unit: Unit) => ({ document_id: unit.document_id, version: uni
  * embedder (ingestion's own steps: split, embed in steps, chunkDocuments), written to the target index itself,
  * chunk 0 last so that its presence says the version is complete.
  */
-async function rebuildVersion(deps: IndexMigrationDeps, plan: FillPlan, unit: Unit): Promise<'rebuilt' | 'changed' | 'no-original'> {
+async function rebuildVersion(
+  deps: IndexMigrationDeps,
+  plan: FillPlan,
+  unit: Unit,
+): Promise<'rebuilt' | 'changed' | 'no-original'> {
   const { store, rag } = deps;
   const document = await store.findDocument(unit.document_id);
   // Replaced or deleted meanwhile: the next catch-up pass sees what it became.

@@ -23,7 +23,11 @@ export function formatIndexStatus(status: IndexStatus): string {
     );
   }
   if (status.indices.length === 0) lines.push('  (none)');
-  lines.push('', `pipelines in force: ingest ${status.pipelines.ingest ?? '(none)'}; search ${status.pipelines.search.join(', ')}`, '');
+  lines.push(
+    '',
+    `pipelines in force: ingest ${status.pipelines.ingest ?? '(none)'}; search ${status.pipelines.search.join(', ')}`,
+    '',
+  );
   if (status.drift.length === 0) {
     lines.push('no drift: the cluster runs what the files say');
   } else {

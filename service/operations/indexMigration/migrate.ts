@@ -15,7 +15,15 @@ import { INDEX_DRIFT_KINDS, MIGRATE_COMMAND } from '../../search/index.ts';
 import { configuredChunking } from '../../search/chunkIndices.ts';
 import { finishCatchUp } from './catchUp.ts';
 import { difference, fill, FillStopped, unrebuildableError } from './fill.ts';
-import { sameChunks, type Embedder, type FillCounts, type FillPlan, type IndexMigrationDeps, type MigrateOptions, type MigrationOutcome } from './plan.ts';
+import {
+  sameChunks,
+  type Embedder,
+  type FillCounts,
+  type FillPlan,
+  type IndexMigrationDeps,
+  type MigrateOptions,
+  type MigrationOutcome,
+} from './plan.ts';
 import { fillUntilFullThenSwap } from './swap.ts';
 
 export async function migrateIndex(deps: IndexMigrationDeps, options: MigrateOptions = {}): Promise<MigrationOutcome> {
@@ -25,21 +33,45 @@ export async function migrateIndex(deps: IndexMigrationDeps, options: MigrateOpt
   const assets = admin.assets();
   const aliased = await admin.aliasIndices();
   if (aliased.length > 1) {
-    throw new IndexMigrationError(`the alias ${admin.alias} points to ${aliased.length} indices (${aliased.map((entry) => entry.index).join(', ')}): point it to one (kbqa index use INDEX) first`);
+    throw new IndexMigrationError(
+      `the alias ${admin.alias} points to ${aliased.length} indices (${aliased.map((entry) => entry.index).join(', ')}): point it to one (kbqa index use INDEX) first`,
+    );
   }
-  if (aliased.length === 0) throw new IndexMigrationError(`the alias ${admin.alias} does not exist: start the API once (it creates the current index)`);
+  if (aliased.length === 0)
+    throw new IndexMigrationError(
+      `the alias ${admin.alias} does not exist: start the API once (it creates the current index)`,
+    );
   const live = aliased[0].index;
   const liveMeta = (await admin.meta(live)) ?? null;
   const target = admin.indexNameFor(assets.version, embedder.modelName);
   const chunking = configuredChunking(deps.config.chunking);
-  const base = { alias: admin.alias, from: live, to: target, copied: 0, rebuilt: 0, removed: 0, catch_up_passes: 0, left_in_flight: 0, chunk_counts_updated: 0, unrebuildable: [] };
+  const base = {
+    alias: admin.alias,
+    from: live,
+    to: target,
+    copied: 0,
+    rebuilt: 0,
+    removed: 0,
+    catch_up_passes: 0,
+    left_in_flight: 0,
+    chunk_counts_updated: 0,
+    unrebuildable: [],
+  };
 
   if (target === live) {
     // A migration that swapped but did not finish its catch-up (a crash, ingestions still running): finish it.
     if (liveMeta && liveMeta.migration.state !== 'live' && liveMeta.migration.state !== 'kept') {
       const { plan, result } = await finishCatchUp(deps, live, liveMeta, options, say);
       const documents = await difference(deps, { ...plan, source: null });
-      return { ...base, ...result, outcome: 'caught-up', from: liveMeta.migration.source, fill: plan.source ? 'reindex' : 'rebuild', documents: new Set([...documents.targetGroups.values()].map((group) => group.document_id)).size, chunks: { target: await admin.countChunks(live), source: null } };
+      return {
+        ...base,
+        ...result,
+        outcome: 'caught-up',
+        from: liveMeta.migration.source,
+        fill: plan.source ? 'reindex' : 'rebuild',
+        documents: new Set([...documents.targetGroups.values()].map((group) => group.document_id)).size,
+        chunks: { target: await admin.countChunks(live), source: null },
+      };
     }
     const drift = (await admin.drift(live, embedder)).filter((entry) => INDEX_DRIFT_KINDS.has(entry.kind));
     if (drift.length > 0) {
@@ -54,7 +86,13 @@ export async function migrateIndex(deps: IndexMigrationDeps, options: MigrateOpt
     }
     await installAssets(deps);
     say(`${live} is the current template version (v${assets.version}) for ${embedder.modelName}: nothing to migrate`);
-    return { ...base, outcome: 'up-to-date', fill: null, documents: 0, chunks: { target: await admin.countChunks(live), source: null } };
+    return {
+      ...base,
+      outcome: 'up-to-date',
+      fill: null,
+      documents: 0,
+      chunks: { target: await admin.countChunks(live), source: null },
+    };
   }
 
   // The files' pipelines and template first: the target's default pipeline must exist before a chunk reaches it.
@@ -72,14 +110,18 @@ export async function migrateIndex(deps: IndexMigrationDeps, options: MigrateOpt
   if (existing === null) {
     // An index of the target's name that records nothing of how it was built (made by hand, or by a stray write
     // from its template): neither trusted nor deleted here.
-    throw new IndexMigrationError(`${target} exists but records nothing of how it was built (no _meta: made by hand, or by a write its template let create it): look at it, delete it (DELETE /${target}), then run ${MIGRATE_COMMAND} again`);
+    throw new IndexMigrationError(
+      `${target} exists but records nothing of how it was built (no _meta: made by hand, or by a write its template let create it): look at it, delete it (DELETE /${target}), then run ${MIGRATE_COMMAND} again`,
+    );
   }
   if (existing !== undefined) {
     // An interrupted migration (or an index rolled back from): what it holds is diffed, not trusted, but only if it
     // was built from what the files and the configuration say now.
     const differs = (await admin.indexDrift(target, embedder)).filter((entry) => INDEX_DRIFT_KINDS.has(entry.kind));
     if (differs.length > 0 && existing.migration.state === 'filling') {
-      say(`${target} was being filled from another template or configuration (${differs.map((entry) => entry.kind).join(', ')}): deleting it and starting again`);
+      say(
+        `${target} was being filled from another template or configuration (${differs.map((entry) => entry.kind).join(', ')}): deleting it and starting again`,
+      );
       await admin.deleteIndex(target);
       existing = undefined;
     } else if (differs.length > 0) {
@@ -91,9 +133,14 @@ export async function migrateIndex(deps: IndexMigrationDeps, options: MigrateOpt
   }
   if (existing === undefined) {
     await admin.createFillingIndex(target, embedder, { state: 'filling', source: live, started_at: startedAt });
-    say(`created ${target} beside ${live}; filling it by ${fillKind === 'reindex' ? '_reindex from the live index' : 're-chunking and re-embedding the stored originals'}`);
+    say(
+      `created ${target} beside ${live}; filling it by ${fillKind === 'reindex' ? '_reindex from the live index' : 're-chunking and re-embedding the stored originals'}`,
+    );
   } else {
-    await admin.setMeta(target, { ...existing, migration: { state: 'filling', source: live, started_at: existing.migration.started_at ?? startedAt } });
+    await admin.setMeta(target, {
+      ...existing,
+      migration: { state: 'filling', source: live, started_at: existing.migration.started_at ?? startedAt },
+    });
     await admin.setIndexFilling(target);
     say(`resuming ${target} (it exists): filling what it lacks by ${fillKind}`);
   }
@@ -129,7 +176,14 @@ export async function migrateIndex(deps: IndexMigrationDeps, options: MigrateOpt
   // Named at once: no catch-up pass can rebuild them.
   if (counts.unrebuildable.size > 0) throw unrebuildableError(counts);
 
-  const { check, after, passes } = await fillUntilFullThenSwap(deps, plan, { indices: [live], index: live, meta: liveMeta }, counts, { ...options, say }, true);
+  const { check, after, passes } = await fillUntilFullThenSwap(
+    deps,
+    plan,
+    { indices: [live], index: live, meta: liveMeta },
+    counts,
+    { ...options, say },
+    true,
+  );
   return {
     ...base,
     outcome: 'migrated',

@@ -105,7 +105,10 @@ export const MAX_PASSES = 8;
 export const finishCommand = (index: string) => `kbqa index use ${index}`;
 
 /** Whether two indices' chunks are interchangeable: the same embedder and the same chunking. */
-export function sameChunks(a: ChunkIndexMeta | null, b: { embedder: string; chunking: ChunkIndexMeta['chunking'] }): boolean {
+export function sameChunks(
+  a: ChunkIndexMeta | null,
+  b: { embedder: string; chunking: ChunkIndexMeta['chunking'] },
+): boolean {
   if (!a || a.embedder.name !== b.embedder || !a.chunking || !b.chunking) return false;
   return sameChunking(a.chunking, b.chunking);
 }

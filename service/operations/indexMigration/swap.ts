@@ -6,7 +6,16 @@ import { MIGRATE_COMMAND, type ChunkIndexMeta, type SearchIndex } from '../../se
 import type { Store } from '../../store/index.ts';
 import { catchUpAfterSwap, finishCatchUp, heldBuild, stateAfterCatchUp } from './catchUp.ts';
 import { difference, fill, fillable, unrebuildableError } from './fill.ts';
-import { finishCommand, MAX_PASSES, sameChunks, unitKey, type FillCounts, type FillPlan, type IndexMigrationDeps, type MigrateOptions } from './plan.ts';
+import {
+  finishCommand,
+  MAX_PASSES,
+  sameChunks,
+  unitKey,
+  type FillCounts,
+  type FillPlan,
+  type IndexMigrationDeps,
+  type MigrateOptions,
+} from './plan.ts';
 
 /**
  * What every move of the alias runs (migrate, use, rollback), once the target holds most of what it must: catch-up
@@ -20,7 +29,11 @@ export async function fillUntilFullThenSwap(
   counts: FillCounts,
   options: MigrateOptions & { say: (line: string) => void },
   filling: boolean,
-): Promise<{ check: Awaited<ReturnType<typeof checkedCounts>>; after: Awaited<ReturnType<typeof catchUpAfterSwap>>; passes: number }> {
+): Promise<{
+  check: Awaited<ReturnType<typeof checkedCounts>>;
+  after: Awaited<ReturnType<typeof catchUpAfterSwap>>;
+  passes: number;
+}> {
   const admin = deps.search.indices;
   const { target } = plan;
   const { say } = options;
@@ -31,7 +44,9 @@ export async function fillUntilFullThenSwap(
     const work = found.missing.length + found.stale.length;
     if (work === 0) break;
     if (++passes > MAX_PASSES) {
-      throw new IndexMigrationError(`documents keep changing faster than ${target} catches up (${work} versions left after ${MAX_PASSES} passes): run ${MIGRATE_COMMAND} again at a quieter time`);
+      throw new IndexMigrationError(
+        `documents keep changing faster than ${target} catches up (${work} versions left after ${MAX_PASSES} passes): run ${MIGRATE_COMMAND} again at a quieter time`,
+      );
     }
     say(`catch-up pass ${passes}: ${found.missing.length} version(s) to fill, ${found.stale.length} to remove`);
     await fill(deps, plan, found, counts, { onUnit: () => {}, done: () => 0 });
@@ -53,12 +68,18 @@ export async function fillUntilFullThenSwap(
   const targetMeta = (await admin.meta(target)) as ChunkIndexMeta;
   const migration = { ...targetMeta.migration, source: from.index, swapped_at: swappedAt };
   await admin.setMeta(target, { ...targetMeta, migration: { ...migration, state: 'swapped' } });
-  if (from.index && from.meta) await admin.setMeta(from.index, { ...from.meta, migration: { ...from.meta.migration, state: 'kept' } });
-  say(`alias ${admin.alias}: ${from.indices.join(', ') || '(none)'} → ${target} (one _aliases call)${from.index ? `; ${from.index} is kept until kbqa index drop-old` : ''}`);
+  if (from.index && from.meta)
+    await admin.setMeta(from.index, { ...from.meta, migration: { ...from.meta.migration, state: 'kept' } });
+  say(
+    `alias ${admin.alias}: ${from.indices.join(', ') || '(none)'} → ${target} (one _aliases call)${from.index ? `; ${from.index} is kept until kbqa index drop-old` : ''}`,
+  );
   await options.afterSwap?.();
 
   const after = await catchUpAfterSwap(deps, plan, options, say, counts);
-  await admin.setMeta(target, { ...targetMeta, migration: { ...migration, state: stateAfterCatchUp(after), finished_at: new Date().toISOString() } });
+  await admin.setMeta(target, {
+    ...targetMeta,
+    migration: { ...migration, state: stateAfterCatchUp(after), finished_at: new Date().toISOString() },
+  });
   return { check, after, passes };
 }
 
@@ -94,7 +115,8 @@ async function checkedCounts(
     }
     const inFlight = new Map<string, number>();
     for (const job of await deps.store.listJobs(plan.scope)) {
-      if (!liveDocuments.has(job._id)) inFlight.set(job.knowledge_base_id, (inFlight.get(job.knowledge_base_id) ?? 0) + 1);
+      if (!liveDocuments.has(job._id))
+        inFlight.set(job.knowledge_base_id, (inFlight.get(job.knowledge_base_id) ?? 0) + 1);
     }
     const held = await admin.documentsPerKnowledgeBase(plan.target, plan.scope);
     const wrong = [...new Set([...expected.keys(), ...held.keys()])].filter((kb) => {
@@ -102,12 +124,23 @@ async function checkedCounts(
       return documents < (expected.get(kb) ?? 0) || documents > (expected.get(kb) ?? 0) + (inFlight.get(kb) ?? 0);
     });
     if (wrong.length > 0) {
-      mismatch = `${plan.target} holds ${wrong.map((kb) => `${held.get(kb) ?? 0} documents of KB ${kb}, the store ${expected.get(kb) ?? 0}`).slice(0, 3).join('; ')}`;
+      mismatch = `${plan.target} holds ${wrong
+        .map((kb) => `${held.get(kb) ?? 0} documents of KB ${kb}, the store ${expected.get(kb) ?? 0}`)
+        .slice(0, 3)
+        .join('; ')}`;
       continue;
     }
     let targetChunks = 0;
     let rebuiltChunks = 0;
-    const sourceGroups = plan.source && from ? new Map((await admin.versionGroups(from, plan.scope)).map((group) => [unitKey(group.document_id, group.document_version), group])) : null;
+    const sourceGroups =
+      plan.source && from
+        ? new Map(
+            (await admin.versionGroups(from, plan.scope)).map((group) => [
+              unitKey(group.document_id, group.document_version),
+              group,
+            ]),
+          )
+        : null;
     let sourceChunks: number | null = sourceGroups ? 0 : null;
     const differing: string[] = [];
     for (const unit of found.units) {
@@ -127,7 +160,11 @@ async function checkedCounts(
       mismatch = `${differing.length} version(s) have other chunk counts in ${plan.target} than in ${from} (${differing.slice(0, 3).join(', ')})`;
       continue;
     }
-    return { documents: liveDocuments.size, chunks: { target: targetChunks, source: sourceChunks, rebuilt: rebuiltChunks }, passes: pass };
+    return {
+      documents: liveDocuments.size,
+      chunks: { target: targetChunks, source: sourceChunks, rebuilt: rebuiltChunks },
+      passes: pass,
+    };
   }
   throw new IndexMigrationError(
     mismatch
@@ -137,11 +174,17 @@ async function checkedCounts(
 }
 
 /** The indices of this alias's family the alias does not point to (what drop-old would delete). */
-export async function oldIndices(search: SearchIndex): Promise<Array<{ index: string; state: string | null; chunks: number }>> {
+export async function oldIndices(
+  search: SearchIndex,
+): Promise<Array<{ index: string; state: string | null; chunks: number }>> {
   const family = await search.indices.family();
   const old = family.filter((entry) => !entry.aliased);
   const stats = await search.indices.stats(old.map((entry) => entry.index));
-  return old.map((entry) => ({ index: entry.index, state: entry.meta?.migration.state ?? null, chunks: stats.find((row) => row.index === entry.index)?.chunks ?? 0 }));
+  return old.map((entry) => ({
+    index: entry.index,
+    state: entry.meta?.migration.state ?? null,
+    chunks: stats.find((row) => row.index === entry.index)?.chunks ?? 0,
+  }));
 }
 
 /**
@@ -150,28 +193,39 @@ export async function oldIndices(search: SearchIndex): Promise<Array<{ index: st
  * builds its version (it may write the old index until it ends). A write to an index dropped all the same would
  * create it again from the template: the ingestion finds it and deletes it (jobs/steps.ts, removeRecreatedIndex).
  */
-export async function dropOldIndices(search: SearchIndex, indices: string[], store?: Pick<Store, 'listJobs'>): Promise<string[]> {
+export async function dropOldIndices(
+  search: SearchIndex,
+  indices: string[],
+  store?: Pick<Store, 'listJobs'>,
+): Promise<string[]> {
   const aliasedIndices = await search.indices.aliasIndices();
   const aliased = new Set(aliasedIndices.map((entry) => entry.index));
   for (const entry of aliasedIndices) {
     const meta = await search.indices.meta(entry.index);
     if (meta?.migration.state === 'swapped') {
-      throw new IndexMigrationError(`${entry.index} is live but its catch-up after the swap is unfinished: run ${finishCommand(entry.index)} to finish it first; nothing dropped`);
+      throw new IndexMigrationError(
+        `${entry.index} is live but its catch-up after the swap is unfinished: run ${finishCommand(entry.index)} to finish it first; nothing dropped`,
+      );
     }
     const swappedAt = meta?.migration.swapped_at ? Date.parse(meta.migration.swapped_at) : null;
     if (store && swappedAt !== null) {
       // Not a build whose holder died long ago (catchUpAfterSwap's rule): whoever takes it resolves the alias afresh.
       const now = Date.now();
-      const building = (await store.listJobs()).filter((job) => heldBuild(job, now) && new Date(job.created_at).getTime() <= swappedAt);
+      const building = (await store.listJobs()).filter(
+        (job) => heldBuild(job, now) && new Date(job.created_at).getTime() <= swappedAt,
+      );
       if (building.length > 0) {
-        throw new IndexMigrationError(`${building.length} ingestion(s) that began before the alias moved to ${entry.index} are still running (they may write an old index): try again once they end; nothing dropped`);
+        throw new IndexMigrationError(
+          `${building.length} ingestion(s) that began before the alias moved to ${entry.index} are still running (they may write an old index): try again once they end; nothing dropped`,
+        );
       }
     }
   }
   const dropped: string[] = [];
   for (const index of indices) {
     // Checked again just before: the alias may have moved since the list was shown.
-    if (aliased.has(index)) throw new IndexMigrationError(`${index} is behind the alias ${search.indices.alias} now: not dropped`);
+    if (aliased.has(index))
+      throw new IndexMigrationError(`${index} is behind the alias ${search.indices.alias} now: not dropped`);
     await search.indices.deleteIndex(index);
     dropped.push(index);
   }
@@ -198,29 +252,58 @@ export interface UseOutcome {
  * call, then catches it up with what was ingested, replaced or deleted since it stopped being live. Naming the live
  * index when its catch-up after the swap is unfinished (`swapped`) finishes that catch-up.
  */
-export async function useIndex(deps: IndexMigrationDeps, requested: string | null, options: MigrateOptions = {}): Promise<UseOutcome> {
+export async function useIndex(
+  deps: IndexMigrationDeps,
+  requested: string | null,
+  options: MigrateOptions = {},
+): Promise<UseOutcome> {
   const admin = deps.search.indices;
   const say = options.say ?? (() => {});
   const family = await admin.family();
   const live = family.filter((entry) => entry.aliased);
-  if (live.length > 1) throw new IndexMigrationError(`the alias ${admin.alias} points to ${live.length} indices: name the one to use`);
+  if (live.length > 1)
+    throw new IndexMigrationError(`the alias ${admin.alias} points to ${live.length} indices: name the one to use`);
   const current = live[0] ?? null;
   const targetName = requested ?? current?.meta?.migration.source ?? null;
-  if (!targetName) throw new IndexMigrationError(`${current?.index ?? admin.alias} records no index it was migrated from: name one (kbqa index use INDEX; kbqa index status lists them)`);
+  if (!targetName)
+    throw new IndexMigrationError(
+      `${current?.index ?? admin.alias} records no index it was migrated from: name one (kbqa index use INDEX; kbqa index status lists them)`,
+    );
   const target = family.find((entry) => entry.index === targetName);
-  if (!target) throw new IndexMigrationError(`${targetName} is not an index of the alias ${admin.alias} (kbqa index status lists them)`);
+  if (!target)
+    throw new IndexMigrationError(
+      `${targetName} is not an index of the alias ${admin.alias} (kbqa index status lists them)`,
+    );
   if (target.aliased) {
-    if (!target.meta || target.meta.migration.state !== 'swapped') throw new IndexMigrationError(`the alias ${admin.alias} already points to ${targetName}`);
+    if (!target.meta || target.meta.migration.state !== 'swapped')
+      throw new IndexMigrationError(`the alias ${admin.alias} already points to ${targetName}`);
     const { result } = await finishCatchUp(deps, targetName, target.meta, options, say);
     const { copied, rebuilt, removed, left_in_flight, chunk_counts_updated, unrebuildable } = result;
-    return { outcome: 'caught-up', alias: admin.alias, from: target.meta.migration.source, to: targetName, copied, rebuilt, removed, left_in_flight, chunk_counts_updated, unrebuildable };
+    return {
+      outcome: 'caught-up',
+      alias: admin.alias,
+      from: target.meta.migration.source,
+      to: targetName,
+      copied,
+      rebuilt,
+      removed,
+      left_in_flight,
+      chunk_counts_updated,
+      unrebuildable,
+    };
   }
-  if (target.meta?.migration.state === 'filling') throw new IndexMigrationError(`${targetName} is a migration's unfinished target: run ${MIGRATE_COMMAND} to finish it, or drop it`);
+  if (target.meta?.migration.state === 'filling')
+    throw new IndexMigrationError(
+      `${targetName} is a migration's unfinished target: run ${MIGRATE_COMMAND} to finish it, or drop it`,
+    );
   if (!target.meta) throw new IndexMigrationError(`${targetName} records nothing of how it was built: not used`);
   const embedder = { modelName: target.meta.embedder.name, dimensions: target.meta.embedder.dimensions };
   const plan: FillPlan = {
     target: targetName,
-    source: current && sameChunks(current.meta, { embedder: embedder.modelName, chunking: target.meta.chunking }) ? current.index : null,
+    source:
+      current && sameChunks(current.meta, { embedder: embedder.modelName, chunking: target.meta.chunking })
+        ? current.index
+        : null,
     embedder,
     scope: options.knowledgeBaseIds,
     splitTotals: new Map(),
@@ -230,7 +313,9 @@ export async function useIndex(deps: IndexMigrationDeps, requested: string | nul
   await admin.ensureServiceFields(targetName);
   say(`catching ${targetName} up with the store before the alias moves`);
   const counts: FillCounts = { copied: 0, rebuilt: 0, removed: 0, unrebuildable: new Set() };
-  const from = current ? { indices: live.map((entry) => entry.index), index: current.index, meta: current.meta } : { indices: [], index: null, meta: null };
+  const from = current
+    ? { indices: live.map((entry) => entry.index), index: current.index, meta: current.meta }
+    : { indices: [], index: null, meta: null };
   const { after } = await fillUntilFullThenSwap(deps, plan, from, counts, { ...options, say }, false);
   return {
     outcome: 'moved',

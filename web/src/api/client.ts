@@ -63,7 +63,8 @@ export function isApiError(error: unknown, status?: number): error is ApiError {
 
 const BASE = '/api/web';
 
-const unreachable = () => new ApiError(0, 'network_error', 'Could not reach the server. Check your connection and try again.');
+const unreachable = () =>
+  new ApiError(0, 'network_error', 'Could not reach the server. Check your connection and try again.');
 
 let csrfToken: string | null = null;
 let unauthorizedHandler: (() => void) | null = null;
@@ -138,7 +139,11 @@ async function askStreaming(body: QueryRequest, handlers: AnswerStreamHandlers):
   try {
     response = await fetch(`${BASE}/query`, {
       method: 'POST',
-      headers: { Accept: 'text/event-stream', 'Content-Type': 'application/json', 'X-CSRF-Token': csrfToken ?? 'anonymous' },
+      headers: {
+        Accept: 'text/event-stream',
+        'Content-Type': 'application/json',
+        'X-CSRF-Token': csrfToken ?? 'anonymous',
+      },
       body: JSON.stringify({ ...body, stream: true }),
       credentials: 'same-origin',
     });
@@ -196,7 +201,8 @@ function parseJsonText(contentType: string | null, text: string): unknown {
 }
 
 function errorFrom(status: number, statusText: string, retryAfterHeader: string | null, payload: unknown): ApiError {
-  const retryAfter = retryAfterHeader !== null && Number.isFinite(Number(retryAfterHeader)) ? Number(retryAfterHeader) : null;
+  const retryAfter =
+    retryAfterHeader !== null && Number.isFinite(Number(retryAfterHeader)) ? Number(retryAfterHeader) : null;
   const envelope = isRecord(payload) && isRecord(payload.error) ? payload.error : null;
   if (envelope && typeof envelope.message === 'string') {
     const code = typeof envelope.code === 'string' ? envelope.code : (CODE_FOR_STATUS[status] ?? 'server_error');
@@ -240,7 +246,9 @@ export function isAbortError(error: unknown): boolean {
 }
 
 function abortError(signal: AbortSignal | undefined): unknown {
-  return signal?.reason instanceof DOMException ? signal.reason : new DOMException('The upload was cancelled.', 'AbortError');
+  return signal?.reason instanceof DOMException
+    ? signal.reason
+    : new DOMException('The upload was cancelled.', 'AbortError');
 }
 
 /**
@@ -281,7 +289,13 @@ function uploadPdf(kbId: string, file: File, options: UploadOptions = {}): Promi
     // A server that refuses a body mid-stream (e.g. over the size limit) may just close the connection.
     xhr.onerror = () =>
       finish(() =>
-        reject(new ApiError(0, 'network_error', `The upload of ${file.name} was interrupted: the connection to the server was lost.`)),
+        reject(
+          new ApiError(
+            0,
+            'network_error',
+            `The upload of ${file.name} was interrupted: the connection to the server was lost.`,
+          ),
+        ),
       );
     xhr.onabort = () => finish(() => reject(abortError(signal)));
     signal?.addEventListener('abort', abort, { once: true });
@@ -301,7 +315,12 @@ async function getDocumentFile(documentId: string): Promise<ArrayBuffer> {
     throw unreachable();
   }
   if (!response.ok) {
-    const error = errorFrom(response.status, response.statusText, response.headers.get('Retry-After'), await readJson(response));
+    const error = errorFrom(
+      response.status,
+      response.statusText,
+      response.headers.get('Retry-After'),
+      await readJson(response),
+    );
     if (response.status === 401) sessionEnded();
     throw error;
   }
@@ -351,8 +370,7 @@ export const api = {
 
   // Admin
   listUsers: () => request<{ users: AdminUser[] }>('/admin/users'),
-  inviteUser: (body: NewInvitation) =>
-    request<Invitation>('/admin/invitations', { method: 'POST', body }),
+  inviteUser: (body: NewInvitation) => request<Invitation>('/admin/invitations', { method: 'POST', body }),
   setLibrary: (kbId: string, library: boolean) =>
     request<{ knowledge_base: UnmarkedKnowledgeBase }>(`/knowledge-bases/${id(kbId)}/library`, {
       method: 'PUT',
@@ -368,11 +386,14 @@ export const api = {
     request<{ deleted: true; mode: 'soft' }>(`/knowledge-bases/${id(kbId)}`, { method: 'DELETE' }),
   listDeletedKnowledgeBases: () => request<{ knowledge_bases: DeletedKnowledgeBase[] }>('/deleted-knowledge-bases'),
   restoreKnowledgeBase: (kbId: string) =>
-    request<{ knowledge_base: UnmarkedKnowledgeBase }>(`/deleted-knowledge-bases/${id(kbId)}/restore`, { method: 'POST' }),
+    request<{ knowledge_base: UnmarkedKnowledgeBase }>(`/deleted-knowledge-bases/${id(kbId)}/restore`, {
+      method: 'POST',
+    }),
   acceptKnowledgeBase: (kbId: string) =>
     request<{ membership: Membership }>(`/knowledge-bases/${id(kbId)}/membership/accept`, { method: 'POST' }),
   /** Leave a KB shared with the user, or decline the invitation: the same request. */
-  leaveKnowledgeBase: (kbId: string) => request<{ left: true }>(`/knowledge-bases/${id(kbId)}/membership`, { method: 'DELETE' }),
+  leaveKnowledgeBase: (kbId: string) =>
+    request<{ left: true }>(`/knowledge-bases/${id(kbId)}/membership`, { method: 'DELETE' }),
   getSharing: (kbId: string) => request<Sharing>(`/knowledge-bases/${id(kbId)}/sharing`),
   shareWithUser: (kbId: string, email: string) =>
     request<{ user: SharedUser }>(`/knowledge-bases/${id(kbId)}/sharing/users`, { method: 'POST', body: { email } }),
@@ -391,7 +412,12 @@ export const api = {
   listDocuments: (kbId: string) =>
     request<{ documents: KbDocument[] }>(`/knowledge-bases/${id(kbId)}/documents?include=status`),
   createDocument: (body: NewDocument, origin: NewDocumentOrigin = 'file') =>
-    request<{ document: KbDocument }>('/documents', { method: 'POST', body, respondAsync: true, headers: { 'X-KBQA-Origin': origin } }),
+    request<{ document: KbDocument }>('/documents', {
+      method: 'POST',
+      body,
+      respondAsync: true,
+      headers: { 'X-KBQA-Origin': origin },
+    }),
   getDocument: (documentId: string) => request<{ document: KbDocument }>(`/documents/${id(documentId)}`),
   getDocumentContent: (documentId: string) => request<DocumentContent>(`/documents/${id(documentId)}/content`),
   getDocumentFile,

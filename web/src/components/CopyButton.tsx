@@ -29,7 +29,11 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
         {label}
       </Button>
       <span role="status" className="copy__status">
-        {state === 'copied' ? 'Copied' : state === 'failed' ? 'This browser blocked copying: select the text and copy it.' : ''}
+        {state === 'copied'
+          ? 'Copied'
+          : state === 'failed'
+            ? 'This browser blocked copying: select the text and copy it.'
+            : ''}
       </span>
     </span>
   );

@@ -82,7 +82,17 @@ export interface ConfirmDialogProps {
 }
 
 /** "Are you sure?" for destructive actions. Cancel comes first, so it is what showModal() focuses. */
-export function ConfirmDialog({ open, title, children, onConfirm, onCancel, busy, error, confirmLabel = 'Confirm', cancelLabel = 'Cancel' }: ConfirmDialogProps) {
+export function ConfirmDialog({
+  open,
+  title,
+  children,
+  onConfirm,
+  onCancel,
+  busy,
+  error,
+  confirmLabel = 'Confirm',
+  cancelLabel = 'Cancel',
+}: ConfirmDialogProps) {
   return (
     <Dialog
       open={open}

@@ -28,7 +28,10 @@ function LabelledField({
   hint,
   id,
   control,
-}: FieldFrameProps & { id: string | undefined; control: (ids: { id: string; 'aria-describedby'?: string }) => ReactNode }) {
+}: FieldFrameProps & {
+  id: string | undefined;
+  control: (ids: { id: string; 'aria-describedby'?: string }) => ReactNode;
+}) {
   const { fieldId, hintId, describedBy } = useFieldIds(id, hint);
   return (
     <div className="field">
@@ -42,7 +45,14 @@ function LabelledField({
 }
 
 export function TextField({ label, hint, id, ...input }: FieldFrameProps & InputHTMLAttributes<HTMLInputElement>) {
-  return <LabelledField label={label} hint={hint} id={id} control={(ids) => <input {...ids} className="input" {...input} />} />;
+  return (
+    <LabelledField
+      label={label}
+      hint={hint}
+      id={id}
+      control={(ids) => <input {...ids} className="input" {...input} />}
+    />
+  );
 }
 
 export function TextAreaField({
@@ -51,7 +61,14 @@ export function TextAreaField({
   id,
   ...textarea
 }: FieldFrameProps & TextareaHTMLAttributes<HTMLTextAreaElement>) {
-  return <LabelledField label={label} hint={hint} id={id} control={(ids) => <textarea {...ids} className="input textarea" {...textarea} />} />;
+  return (
+    <LabelledField
+      label={label}
+      hint={hint}
+      id={id}
+      control={(ids) => <textarea {...ids} className="input textarea" {...textarea} />}
+    />
+  );
 }
 
 export function CheckboxField({
@@ -71,9 +88,24 @@ export function CheckboxField({
 }
 
 /** The signed-in user's password, asked again: to change it, to create an API key. */
-export function CurrentPasswordField({ label, value, onChange }: { label: string; value: string; onChange: (value: string) => void }) {
+export function CurrentPasswordField({
+  label,
+  value,
+  onChange,
+}: {
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+}) {
   return (
-    <TextField label={label} type="password" autoComplete="current-password" required value={value} onChange={(event) => onChange(event.target.value)} />
+    <TextField
+      label={label}
+      type="password"
+      autoComplete="current-password"
+      required
+      value={value}
+      onChange={(event) => onChange(event.target.value)}
+    />
   );
 }
 

@@ -68,11 +68,7 @@ export function Layout({ children }: { children?: ReactNode }) {
               <ul className="nav">
                 {items.map((item) => (
                   <li key={item.to}>
-                    <Link
-                      to={item.to}
-                      className="nav__link"
-                      aria-current={current(item) ? 'page' : undefined}
-                    >
+                    <Link to={item.to} className="nav__link" aria-current={current(item) ? 'page' : undefined}>
                       {item.label}
                     </Link>
                   </li>

@@ -13,16 +13,30 @@ export function RequireAuth({ children }: { children: ReactNode }) {
   const setup = useSetup();
   const location = useLocation();
 
-  if (session.isPending) return <FullPage><Loading /></FullPage>;
+  if (session.isPending)
+    return (
+      <FullPage>
+        <Loading />
+      </FullPage>
+    );
   if (session.isError) {
     return (
       <FullPage>
-        <ErrorMessage title="kbqa could not check your session." error={session.error} onRetry={() => session.refetch()} />
+        <ErrorMessage
+          title="kbqa could not check your session."
+          error={session.error}
+          onRetry={() => session.refetch()}
+        />
       </FullPage>
     );
   }
   if (!session.data) {
-    if (setup.isPending) return <FullPage><Loading /></FullPage>;
+    if (setup.isPending)
+      return (
+        <FullPage>
+          <Loading />
+        </FullPage>
+      );
     if (setup.data?.first_account_needed) return <Navigate to="/first-account" replace />;
     return <Navigate to="/sign-in" replace state={{ from: location }} />;
   }
@@ -33,7 +47,12 @@ export function RequireAuth({ children }: { children: ReactNode }) {
 export function PublicOnly({ children }: { children: ReactNode }) {
   const session = useSession();
   const location = useLocation();
-  if (session.isPending) return <FullPage><Loading /></FullPage>;
+  if (session.isPending)
+    return (
+      <FullPage>
+        <Loading />
+      </FullPage>
+    );
   if (session.data) return <Navigate to={returnPath(location.state)} replace />;
   return children;
 }

@@ -6,7 +6,11 @@ import type { QueryClient, QueryKey } from '@tanstack/react-query';
  * that fetch may predate the change (an item created during the first load never appeared). So the fetch in flight
  * is cancelled first, then the query refetched.
  */
-export async function refetchAfterChange(queryClient: QueryClient, queryKey: QueryKey, options: { exact?: boolean } = {}): Promise<void> {
+export async function refetchAfterChange(
+  queryClient: QueryClient,
+  queryKey: QueryKey,
+  options: { exact?: boolean } = {},
+): Promise<void> {
   const filters = { queryKey, exact: options.exact ?? false };
   await queryClient.cancelQueries(filters);
   await queryClient.invalidateQueries(filters);

@@ -59,7 +59,8 @@ export function markdownBlocks(source: string): Block[] {
       index += 1;
     } else if (line.trimStart().startsWith('>')) {
       const quoted: string[] = [];
-      while (index < lines.length && lines[index].trimStart().startsWith('>')) quoted.push(lines[index++].trimStart().slice(1).trim());
+      while (index < lines.length && lines[index].trimStart().startsWith('>'))
+        quoted.push(lines[index++].trimStart().slice(1).trim());
       blocks.push({ kind: 'quote', lines: quoted });
     } else if (bulletItem(line) !== null || orderedItem(line) !== null) {
       const ordered = bulletItem(line) === null;
@@ -69,7 +70,8 @@ export function markdownBlocks(source: string): Block[] {
       blocks.push({ kind: 'list', ordered, items });
     } else {
       const paragraph: string[] = [];
-      while (index < lines.length && lines[index].trim() !== '' && !startsBlock(lines[index])) paragraph.push(lines[index++].trim());
+      while (index < lines.length && lines[index].trim() !== '' && !startsBlock(lines[index]))
+        paragraph.push(lines[index++].trim());
       blocks.push({ kind: 'paragraph', text: paragraph.join(' ') });
     }
   }
@@ -77,7 +79,14 @@ export function markdownBlocks(source: string): Block[] {
 }
 
 function startsBlock(line: string): boolean {
-  return isFence(line) || headingOf(line) !== null || isRule(line) || line.trimStart().startsWith('>') || bulletItem(line) !== null || orderedItem(line) !== null;
+  return (
+    isFence(line) ||
+    headingOf(line) !== null ||
+    isRule(line) ||
+    line.trimStart().startsWith('>') ||
+    bulletItem(line) !== null ||
+    orderedItem(line) !== null
+  );
 }
 
 function isWordCharacter(char: string): boolean {
@@ -86,7 +95,9 @@ function isWordCharacter(char: string): boolean {
 
 function safeHref(target: string): string | null {
   const lower = target.trim().toLowerCase();
-  return lower.startsWith('https://') || lower.startsWith('http://') || lower.startsWith('mailto:') ? target.trim() : null;
+  return lower.startsWith('https://') || lower.startsWith('http://') || lower.startsWith('mailto:')
+    ? target.trim()
+    : null;
 }
 
 /** Inline markup of one block's text. */

@@ -54,15 +54,26 @@ const queued = {
   metadata: { team: 'people' },
 };
 const { progress: _queuedProgress, ...queuedWithoutProgress } = queued;
-const ready = { ...queuedWithoutProgress, status: 'ready', chunks: 3, total_chunks: 3, updated_at: '2026-01-15T09:30:02.000Z' };
+const ready = {
+  ...queuedWithoutProgress,
+  status: 'ready',
+  chunks: 3,
+  total_chunks: 3,
+  updated_at: '2026-01-15T09:30:02.000Z',
+};
 
 /** 201 (waited until searchable) or 202 (Prefer: respond-async), as every ingestion answers. */
 const ingestionResponses = (waited: string) => ({
   201: { description: waited, content: json(ingestedDocumentResponse, { document: ingested }) },
   202: {
-    description: 'With `Prefer: respond-async`: queued; follow `GET /api/v1/documents/{id}` (the `Location`) until `ready` or `failed`.',
+    description:
+      'With `Prefer: respond-async`: queued; follow `GET /api/v1/documents/{id}` (the `Location`) until `ready` or `failed`.',
     headers: {
-      Location: { description: 'The document to follow', schema: { type: 'string' as const }, example: `/api/v1/documents/${DOCUMENT_ID}` },
+      Location: {
+        description: 'The document to follow',
+        schema: { type: 'string' as const },
+        example: `/api/v1/documents/${DOCUMENT_ID}`,
+      },
       'Preference-Applied': { description: '`respond-async`', schema: { type: 'string' as const } },
     },
     content: json(documentResponse, { document: queued }),
@@ -72,12 +83,13 @@ const ingestionResponses = (waited: string) => ({
 /** The per-user quotas an ingestion meets (commands/quotas.ts): stored documents and bytes, and the ingestion queue. */
 const OVER_QUOTA = {
   description:
-    'The request body exceeds KBQA_MAX_BODY_BYTES, or storing the document would exceed the owner\'s quota of documents (KBQA_MAX_DOCUMENTS_PER_USER) or bytes (KBQA_MAX_STORAGE_BYTES_PER_USER); the message names the limit and the usage.',
-  message: 'storage quota exceeded: this needs 52000 more bytes, 1073700000 of 1073741824 bytes are in use; delete some documents first',
+    "The request body exceeds KBQA_MAX_BODY_BYTES, or storing the document would exceed the owner's quota of documents (KBQA_MAX_DOCUMENTS_PER_USER) or bytes (KBQA_MAX_STORAGE_BYTES_PER_USER); the message names the limit and the usage.",
+  message:
+    'storage quota exceeded: this needs 52000 more bytes, 1073700000 of 1073741824 bytes are in use; delete some documents first',
 };
 const QUEUE_FULL = {
   description:
-    'The owner already has KBQA_MAX_QUEUED_DOCUMENTS_PER_USER documents waiting for ingestion: retry after the `Retry-After` header\'s seconds (a bulk load paces itself by it).',
+    "The owner already has KBQA_MAX_QUEUED_DOCUMENTS_PER_USER documents waiting for ingestion: retry after the `Retry-After` header's seconds (a bulk load paces itself by it).",
   message: '200 documents of yours are waiting for ingestion (the limit is 200); retry in 5 s',
 };
 
@@ -105,7 +117,12 @@ export const documentPaths = {
             content: CONTENT,
             metadata: METADATA_DOC,
           }),
-          { kb_id: KB_ID, filename: 'onboarding.md', content: '# Onboarding\n\nNew starters get their laptop on their first day.', metadata: { team: 'people' } },
+          {
+            kb_id: KB_ID,
+            filename: 'onboarding.md',
+            content: '# Onboarding\n\nNew starters get their laptop on their first day.',
+            metadata: { team: 'people' },
+          },
         ),
       },
       responses: {
@@ -113,7 +130,10 @@ export const documentPaths = {
         ...errors(
           {
             400: INGEST_FAILED,
-            403: { description: 'The KB does not exist or the caller does not own it.', message: `API key lacks access to knowledge base ${KB_ID}` },
+            403: {
+              description: 'The KB does not exist or the caller does not own it.',
+              message: `API key lacks access to knowledge base ${KB_ID}`,
+            },
             404: 'The KB was deleted while the document was being ingested.',
             413: OVER_QUOTA,
             429: QUEUE_FULL,
@@ -132,7 +152,12 @@ export const documentPaths = {
       requestParams: { path: pathId('Document id') },
       responses: {
         200: { description: 'The document.', content: json(documentResponse, { document: ready }) },
-        ...errors({ 404: { description: 'No document with this id is visible to the key.', message: `document ${DOCUMENT_ID} not found` } }),
+        ...errors({
+          404: {
+            description: 'No document with this id is visible to the key.',
+            message: `document ${DOCUMENT_ID} not found`,
+          },
+        }),
       },
     },
     put: {
@@ -146,9 +171,15 @@ export const documentPaths = {
         required: true,
         content: json(
           describeFields(replaceDocumentBody(maxContentBytes), {
-            filename: { ...FILENAME, description: `A new filename; absent: it keeps its name. ${FILENAME.description}` },
+            filename: {
+              ...FILENAME,
+              description: `A new filename; absent: it keeps its name. ${FILENAME.description}`,
+            },
             content: CONTENT,
-            metadata: { ...METADATA_DOC, description: 'Absent: the document keeps its metadata; given (`{}` too): it replaces it.' },
+            metadata: {
+              ...METADATA_DOC,
+              description: 'Absent: the document keeps its metadata; given (`{}` too): it replaces it.',
+            },
           }),
           { content: '# Onboarding\n\nNew starters get their laptop and badge on their first day.' },
         ),
@@ -157,14 +188,24 @@ export const documentPaths = {
         ...ingestionResponses('The new version is ingested and searchable.'),
         ...errors(
           {
-            400: { description: 'The body is not valid, the content has no text, or the document is a PDF (replace those in the web app).', message: INGEST_FAILED.message },
+            400: {
+              description:
+                'The body is not valid, the content has no text, or the document is a PDF (replace those in the web app).',
+              message: INGEST_FAILED.message,
+            },
             403: 'The caller can see the document but does not own its KB.',
-            404: { description: 'No document with this id is visible to the key.', message: `document ${DOCUMENT_ID} not found` },
+            404: {
+              description: 'No document with this id is visible to the key.',
+              message: `document ${DOCUMENT_ID} not found`,
+            },
             409: {
               description: 'The document is still queued or processing: wait until it is ready or failed.',
               message: `document ${DOCUMENT_ID} is processing: wait until it is ready or failed (GET /api/v1/documents/${DOCUMENT_ID})`,
             },
-            413: { ...OVER_QUOTA, description: `${OVER_QUOTA.description} A replacement counts what it adds to the stored version.` },
+            413: {
+              ...OVER_QUOTA,
+              description: `${OVER_QUOTA.description} A replacement counts what it adds to the stored version.`,
+            },
             429: QUEUE_FULL,
           },
           { body: true },
@@ -175,13 +216,17 @@ export const documentPaths = {
       operationId: 'deleteDocument',
       tags: ['Documents'],
       summary: 'Delete a document',
-      description: 'Removes the document for good (owner only): its record, its chunks and its stored text. An ingestion in flight stops.',
+      description:
+        'Removes the document for good (owner only): its record, its chunks and its stored text. An ingestion in flight stops.',
       requestParams: { path: pathId('Document id') },
       responses: {
         200: { description: 'Deleted.', content: json(documentDeletedResponse, { deleted: true }) },
         ...errors({
           403: 'The caller can see the document but does not own its KB.',
-          404: { description: 'No document with this id is visible to the key.', message: `document ${DOCUMENT_ID} not found` },
+          404: {
+            description: 'No document with this id is visible to the key.',
+            message: `document ${DOCUMENT_ID} not found`,
+          },
         }),
       },
     },
@@ -191,16 +236,26 @@ export const documentPaths = {
       operationId: 'retryDocument',
       tags: ['Documents'],
       summary: 'Retry a failed document',
-      description: 'Runs a failed document\'s ingestion again from its stored text (owner only). No body. Waits, or 202 with `Prefer: respond-async`.',
+      description:
+        "Runs a failed document's ingestion again from its stored text (owner only). No body. Waits, or 202 with `Prefer: respond-async`.",
       requestParams: { path: pathId('Document id'), header: preferHeader },
       responses: {
         ...ingestionResponses('Ingested and searchable.'),
         ...errors(
           {
-            400: { description: 'The ingestion failed again (the message says why), or a body was sent that is not JSON.', message: INGEST_FAILED.message },
+            400: {
+              description: 'The ingestion failed again (the message says why), or a body was sent that is not JSON.',
+              message: INGEST_FAILED.message,
+            },
             403: 'The caller can see the document but does not own its KB.',
-            404: { description: 'No document with this id is visible to the key.', message: `document ${DOCUMENT_ID} not found` },
-            409: { description: 'The document is not `failed`: only a failed document is retried.', message: `document ${DOCUMENT_ID} is ready; only a failed document is retried` },
+            404: {
+              description: 'No document with this id is visible to the key.',
+              message: `document ${DOCUMENT_ID} not found`,
+            },
+            409: {
+              description: 'The document is not `failed`: only a failed document is retried.',
+              message: `document ${DOCUMENT_ID} is ready; only a failed document is retried`,
+            },
             429: QUEUE_FULL,
           },
           { body: true },
@@ -212,24 +267,38 @@ export const documentPaths = {
     get: {
       operationId: 'listDocuments',
       tags: ['Documents'],
-      summary: 'List a knowledge base\'s documents',
+      summary: "List a knowledge base's documents",
       description:
-        'The KB\'s searchable documents, newest first. `?include=status` lists every document (queued, processing and failed ones too) with its status. Without `limit` the whole list comes back.',
+        "The KB's searchable documents, newest first. `?include=status` lists every document (queued, processing and failed ones too) with its status. Without `limit` the whole list comes back.",
       requestParams: {
         path: pathId('KB id'),
         query: describeFields(documentPaging(documentListQuery), {
-          include: { description: '`status`: every document, each with its status, progress and error (`Document`)', example: 'status' },
+          include: {
+            description: '`status`: every document, each with its status, progress and error (`Document`)',
+            example: 'status',
+          },
         }),
       },
       responses: {
         200: {
           description: 'The documents.',
           content: json(documentListResponse, {
-            documents: [{ id: DOCUMENT_ID, filename: 'onboarding.md', title: 'onboarding', source: 'api', created_at: '2026-01-15T09:30:00.000Z' }],
+            documents: [
+              {
+                id: DOCUMENT_ID,
+                filename: 'onboarding.md',
+                title: 'onboarding',
+                source: 'api',
+                created_at: '2026-01-15T09:30:00.000Z',
+              },
+            ],
           }),
         },
         ...errors({
-          400: { description: 'A `limit`, `cursor` or `include` that is not valid.', message: 'include: must be status' },
+          400: {
+            description: 'A `limit`, `cursor` or `include` that is not valid.',
+            message: 'include: must be status',
+          },
           404: 'No KB with this id is visible to the key.',
         }),
       },

@@ -13,12 +13,14 @@ export const knowledgeBaseMembershipPaths = {
       tags: ['Knowledge bases'],
       summary: 'Get your membership of a knowledge base',
       description:
-        'The caller\'s role in the KB and whether it is a share waiting for them to accept it (`pending`). A KB an owner shares is an invitation: it is listed to its recipient as `viewer` at once, but searched only when named in `knowledge_base_ids` until they accept it.',
+        "The caller's role in the KB and whether it is a share waiting for them to accept it (`pending`). A KB an owner shares is an invitation: it is listed to its recipient as `viewer` at once, but searched only when named in `knowledge_base_ids` until they accept it.",
       requestParams: { path: pathId('KB id') },
       responses: {
         200: {
-          description: 'The caller\'s membership.',
-          content: json(membershipResponse, { membership: { knowledge_base_id: KB_ID, role: 'viewer', pending: true } }),
+          description: "The caller's membership.",
+          content: json(membershipResponse, {
+            membership: { knowledge_base_id: KB_ID, role: 'viewer', pending: true },
+          }),
         },
         ...errors({ 404: NOT_VISIBLE }),
       },
@@ -34,7 +36,8 @@ export const knowledgeBaseMembershipPaths = {
         200: { description: 'Left.', content: json(leftResponse, { left: true }) },
         ...errors({
           403: {
-            description: 'The KB reaches the caller other than by a share to them: they own it, or it is their organisation\'s or in the library.',
+            description:
+              "The KB reaches the caller other than by a share to them: they own it, or it is their organisation's or in the library.",
             message: `knowledge base ${KB_ID}: you own it, so you cannot leave it (delete it instead)`,
           },
           404: NOT_VISIBLE,
@@ -52,8 +55,10 @@ export const knowledgeBaseMembershipPaths = {
       requestParams: { path: pathId('KB id') },
       responses: {
         200: {
-          description: 'Accepted: the caller\'s membership, no longer pending.',
-          content: json(membershipResponse, { membership: { knowledge_base_id: KB_ID, role: 'viewer', pending: false } }),
+          description: "Accepted: the caller's membership, no longer pending.",
+          content: json(membershipResponse, {
+            membership: { knowledge_base_id: KB_ID, role: 'viewer', pending: false },
+          }),
         },
         ...errors({ 404: NOT_VISIBLE }),
       },

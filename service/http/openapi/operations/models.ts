@@ -12,7 +12,10 @@ export const modelPaths = {
       description:
         'The answer models a query may name in `model`, and the default used when it names none. `kbqa-extractive` (always offered) answers with sentences quoted from the retrieved passages; others are those of the OpenAI-compatible endpoint the server is configured with.',
       responses: {
-        200: { description: 'The models offered.', content: json(modelsResponse, { models: ['gpt-4o-mini', 'kbqa-extractive'], default_model: 'gpt-4o-mini' }) },
+        200: {
+          description: 'The models offered.',
+          content: json(modelsResponse, { models: ['gpt-4o-mini', 'kbqa-extractive'], default_model: 'gpt-4o-mini' }),
+        },
         ...errors({}),
       },
     },

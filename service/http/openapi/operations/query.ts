@@ -1,19 +1,44 @@
 // The OpenAPI operations of routes/query.ts.
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { z } from 'zod';
-import { queryBody, queryResponse, queryStreamDeltaEvent, queryStreamRetrievalEvent } from '../../routes/query.schema.ts';
+import {
+  queryBody,
+  queryResponse,
+  queryStreamDeltaEvent,
+  queryStreamRetrievalEvent,
+} from '../../routes/query.schema.ts';
 import { describeFields, errors, json } from '../shared.ts';
 
 const KB_ID = '3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60';
 
 export const QUERY_FIELD_DOCS = {
-  query: { description: 'The natural-language question, 1–4000 characters', example: 'When do new starters get their laptop?' },
-  knowledge_base_ids: { description: 'Restricts retrieval to these KBs (1–100, at most KBQA_MAX_SEARCHED_KNOWLEDGE_BASES, each reachable by the key; a KB shared with the caller and not yet accepted is searched only when named here). Omitted: the default scope, every KB the key can reach except shares not yet accepted (POST /api/v1/knowledge-bases/{id}/membership/accept); more of them than KBQA_MAX_SEARCHED_KNOWLEDGE_BASES (100 by default) is a 400 asking to name them', example: [KB_ID] },
-  model: { description: 'Answer model: one of `GET /api/v1/models` (`default_model` when omitted)', example: 'kbqa-extractive' },
+  query: {
+    description: 'The natural-language question, 1–4000 characters',
+    example: 'When do new starters get their laptop?',
+  },
+  knowledge_base_ids: {
+    description:
+      'Restricts retrieval to these KBs (1–100, at most KBQA_MAX_SEARCHED_KNOWLEDGE_BASES, each reachable by the key; a KB shared with the caller and not yet accepted is searched only when named here). Omitted: the default scope, every KB the key can reach except shares not yet accepted (POST /api/v1/knowledge-bases/{id}/membership/accept); more of them than KBQA_MAX_SEARCHED_KNOWLEDGE_BASES (100 by default) is a 400 asking to name them',
+    example: [KB_ID],
+  },
+  model: {
+    description: 'Answer model: one of `GET /api/v1/models` (`default_model` when omitted)',
+    example: 'kbqa-extractive',
+  },
   max_results: { description: 'Maximum retrieved chunks used to ground the answer, 1–50', example: 8 },
-  include_chunks: { description: 'When true, the retrieved chunks come back in `chunks` (for debugging retrieval)', example: false },
-  stream: { description: 'When true (or with `Accept: text/event-stream`) the answer is streamed as Server-Sent Events (see the 200 response)', example: false },
-  filters: { description: 'Only passages of documents whose metadata passes this filter; see `MetadataFilter`', example: { team: 'people' } },
+  include_chunks: {
+    description: 'When true, the retrieved chunks come back in `chunks` (for debugging retrieval)',
+    example: false,
+  },
+  stream: {
+    description:
+      'When true (or with `Accept: text/event-stream`) the answer is streamed as Server-Sent Events (see the 200 response)',
+    example: false,
+  },
+  filters: {
+    description: 'Only passages of documents whose metadata passes this filter; see `MetadataFilter`',
+    example: { team: 'people' },
+  },
 };
 
 /** A retrieved chunk as the API shows it (include_chunks, the stream's `retrieval`, POST /search). */
@@ -34,8 +59,18 @@ export const EXAMPLE_CHUNK = {
   vector_rank: 1,
 };
 
-const CITATION = { document_id: '5a7b9c1d-2e3f-4a5b-8c6d-7e8f9a0b1c2d', title: 'onboarding', snippet: 'New starters get their laptop on their first day.', similarity: 0.83 };
-const ANSWER = { answer: 'New starters get their laptop on their first day [1].', citations: [CITATION], model: 'kbqa-extractive', knowledge_base_ids: [KB_ID] };
+const CITATION = {
+  document_id: '5a7b9c1d-2e3f-4a5b-8c6d-7e8f9a0b1c2d',
+  title: 'onboarding',
+  snippet: 'New starters get their laptop on their first day.',
+  similarity: 0.83,
+};
+const ANSWER = {
+  answer: 'New starters get their laptop on their first day [1].',
+  citations: [CITATION],
+  model: 'kbqa-extractive',
+  knowledge_base_ids: [KB_ID],
+};
 
 const STREAM_DESCRIPTION = [
   'With `"stream": true` or `Accept: text/event-stream`: Server-Sent Events, each `event: <name>` and one line of JSON `data:`.',
@@ -51,10 +86,16 @@ const STREAM_DESCRIPTION = [
  * tools such as Schemathesis read the schema of a text/event-stream response: the schema of each event.)
  */
 const eventOf = (name: string, dataSchema: string, description: string) =>
-  z.looseObject({
-    event: z.literal(name),
-    data: z.string().meta({ description: `JSON: ${dataSchema}`, contentMediaType: 'application/json', contentSchema: { $ref: `#/components/schemas/${dataSchema}` } }),
-  }).meta({ title: name, description });
+  z
+    .looseObject({
+      event: z.literal(name),
+      data: z.string().meta({
+        description: `JSON: ${dataSchema}`,
+        contentMediaType: 'application/json',
+        contentSchema: { $ref: `#/components/schemas/${dataSchema}` },
+      }),
+    })
+    .meta({ title: name, description });
 
 const streamEvent = z
   .union([
@@ -82,14 +123,18 @@ export const queryPaths = {
         'Answers a question from the KBs the key reaches. Retrieval is hybrid (BM25 and dense vectors fused by reciprocal rank fusion); passages below the relevance floor are dropped; the answer model writes an answer whose `[n]` markers cite `citations[n-1]`. When nothing relevant is found (or the key reaches no KB) the answer says so and `citations` is empty. With `"stream": true` (or `Accept: text/event-stream`) the answer comes as Server-Sent Events while it is written.',
       requestBody: {
         required: true,
-        content: json(describeFields(queryBody([]), QUERY_FIELD_DOCS), { query: 'When do new starters get their laptop?', knowledge_base_ids: [KB_ID] }),
+        content: json(describeFields(queryBody([]), QUERY_FIELD_DOCS), {
+          query: 'When do new starters get their laptop?',
+          knowledge_base_ids: [KB_ID],
+        }),
       },
       responses: {
         200: {
           description: 'The answer and its citations.',
           headers: {
             'Server-Timing': {
-              description: 'Time spent embedding the question, searching and answering, in ms (for operators; not part of the JSON contract)',
+              description:
+                'Time spent embedding the question, searching and answering, in ms (for operators; not part of the JSON contract)',
               schema: { type: 'string' as const },
               example: 'embed;dur=4.2, search;dur=11.8, answer;dur=3.1',
             },
@@ -102,12 +147,17 @@ export const queryPaths = {
         ...errors(
           {
             400: {
-              description: 'A body that is not valid: the message names the field (an unknown `model` lists those offered); also `knowledge_base_ids` omitted while more KBs are in the default scope than one question searches.',
+              description:
+                'A body that is not valid: the message names the field (an unknown `model` lists those offered); also `knowledge_base_ids` omitted while more KBs are in the default scope than one question searches.',
               message: 'model: must be one of: kbqa-extractive',
             },
-            403: { description: 'A KB in `knowledge_base_ids` is not reachable by the key (or does not exist).', message: `API key lacks access to knowledge base ${KB_ID}` },
+            403: {
+              description: 'A KB in `knowledge_base_ids` is not reachable by the key (or does not exist).',
+              message: `API key lacks access to knowledge base ${KB_ID}`,
+            },
             503: {
-              description: 'The search engine, the embedder or the answer model is briefly unavailable. Retry with backoff.',
+              description:
+                'The search engine, the embedder or the answer model is briefly unavailable. Retry with backoff.',
               message: 'the answer model is unavailable; retry later',
             },
           },

@@ -36,8 +36,14 @@ export const searchPaths = {
         },
         ...errors(
           {
-            400: { description: 'A body that is not valid: the message names the field and the rule.', message: 'mode: must be one of: hybrid, bm25, dense' },
-            403: { description: 'A KB in `knowledge_base_ids` is not reachable by the key (or does not exist).', message: `API key lacks access to knowledge base ${KB_ID}` },
+            400: {
+              description: 'A body that is not valid: the message names the field and the rule.',
+              message: 'mode: must be one of: hybrid, bm25, dense',
+            },
+            403: {
+              description: 'A KB in `knowledge_base_ids` is not reachable by the key (or does not exist).',
+              message: `API key lacks access to knowledge base ${KB_ID}`,
+            },
           },
           { body: true },
         ),

@@ -4,7 +4,8 @@
 import type { MouseEvent } from 'react';
 import { parseMarkers, splitParagraphs } from '../../lib/citations.ts';
 
-const UNVERIFIED_TITLE = 'Not found in the sources this sentence cites (or it cites none): check it before relying on it.';
+const UNVERIFIED_TITLE =
+  'Not found in the sources this sentence cites (or it cites none): check it before relying on it.';
 
 export interface AnswerTextProps {
   answer: string;

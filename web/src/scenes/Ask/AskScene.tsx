@@ -37,7 +37,10 @@ export function AskScene() {
     mutationFn: (request: QueryRequest) =>
       api.askStreaming(request, {
         onDelta: (text, citations) =>
-          setPartial((current) => ({ text: (current?.text ?? '') + text, citations: [...(current?.citations ?? []), ...citations] })),
+          setPartial((current) => ({
+            text: (current?.text ?? '') + text,
+            citations: [...(current?.citations ?? []), ...citations],
+          })),
       }),
     onMutate: () => {
       setActiveCitation(null);
@@ -116,7 +119,9 @@ export function AskScene() {
           <legend>Knowledge bases</legend>
           <p className="field__hint" aria-live="polite">
             {selectedCount === 0 ? 'All knowledge bases' : `${plural(selectedCount, 'knowledge base')} selected`}
-            {selectedCount === 0 ? ' (none checked: the question goes to every one you can reach, except shares you have not accepted).' : '.'}
+            {selectedCount === 0
+              ? ' (none checked: the question goes to every one you can reach, except shares you have not accepted).'
+              : '.'}
           </p>
           {knowledgeBases.isPending ? (
             <Loading label="Loading knowledge bases…" />
@@ -210,7 +215,6 @@ export function AskScene() {
 
       {result ? (
         <>
-
           <section className="card" aria-labelledby="citations-heading">
             <h2 id="citations-heading">Sources</h2>
             {result.citations.length === 0 ? (

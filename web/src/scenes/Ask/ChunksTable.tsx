@@ -32,21 +32,33 @@ export function ChunksTable({ chunks }: { chunks: RetrievedChunk[] }) {
           <table className="table table--stack table--chunks">
             <thead>
               <tr>
-                <th scope="col" className="numeric">Rank</th>
+                <th scope="col" className="numeric">
+                  Rank
+                </th>
                 <th scope="col">Title</th>
                 <th scope="col">Heading path</th>
                 <th scope="col">Pages</th>
-                <th scope="col" className="numeric">BM25 rank</th>
-                <th scope="col" className="numeric">Vector rank</th>
-                <th scope="col" className="numeric">Score</th>
-                <th scope="col" className="numeric">Similarity</th>
+                <th scope="col" className="numeric">
+                  BM25 rank
+                </th>
+                <th scope="col" className="numeric">
+                  Vector rank
+                </th>
+                <th scope="col" className="numeric">
+                  Score
+                </th>
+                <th scope="col" className="numeric">
+                  Similarity
+                </th>
                 <th scope="col">Text</th>
               </tr>
             </thead>
             <tbody>
               {chunks.map((chunk, index) => (
                 <tr key={chunk.id} data-testid="chunk-row">
-                  <td data-label="Rank" className="numeric">{index + 1}</td>
+                  <td data-label="Rank" className="numeric">
+                    {index + 1}
+                  </td>
                   <td data-label="Title" className="break-words">
                     {chunk.title || chunk.filename}
                   </td>
@@ -56,10 +68,18 @@ export function ChunksTable({ chunks }: { chunks: RetrievedChunk[] }) {
                   <td data-label="Pages" className="nowrap" data-testid="chunk-pages">
                     <ChunkPages chunk={chunk} />
                   </td>
-                  <td data-label="BM25 rank" className="numeric">{chunk.bm25_rank ?? '—'}</td>
-                  <td data-label="Vector rank" className="numeric">{chunk.vector_rank ?? '—'}</td>
-                  <td data-label="Score" className="numeric">{formatScore(chunk.score, 4)}</td>
-                  <td data-label="Similarity" className="numeric">{formatScore(chunk.similarity)}</td>
+                  <td data-label="BM25 rank" className="numeric">
+                    {chunk.bm25_rank ?? '—'}
+                  </td>
+                  <td data-label="Vector rank" className="numeric">
+                    {chunk.vector_rank ?? '—'}
+                  </td>
+                  <td data-label="Score" className="numeric">
+                    {formatScore(chunk.score, 4)}
+                  </td>
+                  <td data-label="Similarity" className="numeric">
+                    {formatScore(chunk.similarity)}
+                  </td>
                   <td data-label="Text" className="chunk-text">
                     <details>
                       <summary>Show text</summary>

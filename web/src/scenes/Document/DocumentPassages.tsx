@@ -12,7 +12,9 @@ export function DocumentPassages({ documentId, passages }: { documentId: string;
           <li key={passage.chunk_index} className="passage" data-testid="passage">
             <p className="passage__where small muted">
               <span>#{passage.chunk_index + 1}</span>
-              {passage.heading_path.length > 0 ? <span className="break-words">{passage.heading_path.join(' › ')}</span> : null}
+              {passage.heading_path.length > 0 ? (
+                <span className="break-words">{passage.heading_path.join(' › ')}</span>
+              ) : null}
               {pages !== null ? (
                 <a href={documentFileUrl(documentId, passage.page_start)} target="_blank" rel="noopener">
                   {pages}

@@ -106,9 +106,7 @@ export function DocumentScene() {
           <div>
             <dt>Chunks</dt>
             <dd>
-              {doc.status === 'ready' || doc.total_chunks === 0
-                ? doc.chunks
-                : `${doc.chunks} of ${doc.total_chunks}`}
+              {doc.status === 'ready' || doc.total_chunks === 0 ? doc.chunks : `${doc.chunks} of ${doc.total_chunks}`}
             </dd>
           </div>
           <div>
@@ -159,7 +157,10 @@ export function DocumentScene() {
             <h2 id="document-passages-heading">Passages</h2>
             <p className="muted small">
               What a question is matched against: the text cut into {plural(content.data.passages_total, 'passage')}
-              {content.data.passages.length < content.data.passages_total ? `, the first ${content.data.passages.length} shown` : ''}.
+              {content.data.passages.length < content.data.passages_total
+                ? `, the first ${content.data.passages.length} shown`
+                : ''}
+              .
             </p>
             {content.data.passages.length === 0 ? (
               <EmptyState title="No passages yet.">

@@ -52,7 +52,12 @@ export function DocumentRow({ document, canEdit, onChanged, onDelete, onCancel }
   const error = refusal ? new Error(refusal) : (replace.error ?? retry.error);
 
   return (
-    <tr data-testid="document-row" data-status={document.status} data-filename={document.filename} data-document-id={document.id}>
+    <tr
+      data-testid="document-row"
+      data-status={document.status}
+      data-filename={document.filename}
+      data-document-id={document.id}
+    >
       <td data-label="Document">
         <Link to={`/documents/${encodeURIComponent(document.id)}`} className="cell-title">
           {document.filename}

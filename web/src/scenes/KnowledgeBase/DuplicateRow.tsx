@@ -6,7 +6,13 @@ import type { Duplicate } from './duplicates.ts';
  * A file the knowledge base already holds (same name, same content): not sent. A text document can be replaced by
  * it (ingested again as a new version); a PDF cannot be replaced, so it can be uploaded again as another document.
  */
-export function DuplicateRow({ duplicate, onResolve }: { duplicate: Duplicate; onResolve: (action: 'replace' | 'upload' | 'dismiss') => void }) {
+export function DuplicateRow({
+  duplicate,
+  onResolve,
+}: {
+  duplicate: Duplicate;
+  onResolve: (action: 'replace' | 'upload' | 'dismiss') => void;
+}) {
   const textId = useId();
   const isPdf = duplicate.document.kind === 'pdf';
   return (

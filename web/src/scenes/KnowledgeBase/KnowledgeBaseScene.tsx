@@ -50,7 +50,11 @@ export function KnowledgeBaseScene() {
     void refetchAfterChange(queryClient, queryKeys.knowledgeBases, { exact: true });
   };
   const documentsAdded = (documents: KbDocument[]) => {
-    setAdded((current) => [...current.filter((known) => !documents.some((document) => document.id === known.id)), ...documents].slice(-MAX_SUMMARISED));
+    setAdded((current) =>
+      [...current.filter((known) => !documents.some((document) => document.id === known.id)), ...documents].slice(
+        -MAX_SUMMARISED,
+      ),
+    );
     documentsChanged();
   };
   const remove = useMutation({
@@ -185,8 +189,7 @@ export function KnowledgeBaseScene() {
         {removing?.cancel ? (
           <p>
             The ingestion stops and the document is removed from this knowledge base
-            {removing.document.chunks > 0 ? ', with the version that can be searched now' : ''}. This cannot be
-            undone.
+            {removing.document.chunks > 0 ? ', with the version that can be searched now' : ''}. This cannot be undone.
           </p>
         ) : (
           <p>The document and its chunks are removed from this knowledge base. This cannot be undone.</p>

@@ -145,7 +145,11 @@ export function UploadArea({ kbId, documents, onUploaded }: UploadAreaProps) {
       {duplicates.length > 0 ? (
         <ul className="upload-rows" aria-label="Files already here">
           {duplicates.map((duplicate) => (
-            <DuplicateRow key={duplicate.document.id + duplicate.file.name} duplicate={duplicate} onResolve={(action) => resolveDuplicate(duplicate, action)} />
+            <DuplicateRow
+              key={duplicate.document.id + duplicate.file.name}
+              duplicate={duplicate}
+              onResolve={(action) => resolveDuplicate(duplicate, action)}
+            />
           ))}
         </ul>
       ) : null}

@@ -4,4 +4,5 @@ import type { KbDocument } from '../../api/generated.ts';
 export const failedForGood = (document: KbDocument) => document.status === 'failed' && document.retryable === false;
 
 /** What taking a document away is called: Remove for one that failed for good, Delete otherwise. */
-export const removalVerb = (document: KbDocument | undefined) => (document && failedForGood(document) ? 'Remove' : 'Delete');
+export const removalVerb = (document: KbDocument | undefined) =>
+  document && failedForGood(document) ? 'Remove' : 'Delete';

@@ -22,7 +22,10 @@ async function storedHash(document: KbDocument): Promise<string | null> {
 }
 
 /** Splits chosen files into those to send and those the knowledge base already holds, name and content alike. */
-export async function findDuplicates(files: File[], documents: KbDocument[]): Promise<{ fresh: File[]; duplicates: Duplicate[] }> {
+export async function findDuplicates(
+  files: File[],
+  documents: KbDocument[],
+): Promise<{ fresh: File[]; duplicates: Duplicate[] }> {
   const fresh: File[] = [];
   const duplicates: Duplicate[] = [];
   for (const file of files) {

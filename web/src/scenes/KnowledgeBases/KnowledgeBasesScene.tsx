@@ -50,7 +50,11 @@ export function KnowledgeBasesScene() {
         {list.isPending ? (
           <Loading label="Loading knowledge bases…" />
         ) : list.isError ? (
-          <ErrorMessage title="The knowledge bases could not be loaded." error={list.error} onRetry={() => list.refetch()} />
+          <ErrorMessage
+            title="The knowledge bases could not be loaded."
+            error={list.error}
+            onRetry={() => list.refetch()}
+          />
         ) : list.data.knowledge_bases.length === 0 ? (
           <EmptyState title="No knowledge bases yet.">
             <p>Create one below, then upload documents to it.</p>
@@ -137,8 +141,8 @@ export function KnowledgeBasesScene() {
         error={remove.error}
       >
         <p>
-          The knowledge base and its documents stop being searchable at once. You can restore it from “Recently
-          deleted” for a while.
+          The knowledge base and its documents stop being searchable at once. You can restore it from “Recently deleted”
+          for a while.
         </p>
       </ConfirmDialog>
       <ShareDialog kb={sharing} onClose={() => setSharing(null)} />

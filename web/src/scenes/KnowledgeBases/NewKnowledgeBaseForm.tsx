@@ -34,7 +34,13 @@ export function NewKnowledgeBaseForm() {
     <section className="card" aria-labelledby="new-kb-heading">
       <h2 id="new-kb-heading">New knowledge base</h2>
       <form className="form form--inline" onSubmit={submit}>
-        <TextField label="Name" required maxLength={200} value={name} onChange={(event) => setName(event.target.value)} />
+        <TextField
+          label="Name"
+          required
+          maxLength={200}
+          value={name}
+          onChange={(event) => setName(event.target.value)}
+        />
         <TextField
           label="Description"
           maxLength={2000}

@@ -31,7 +31,9 @@ export function SetPasswordScene() {
         <SetPasswordForm token={token} />
       ) : (
         <>
-          <ErrorMessage error={new Error('This link has no token. Open the whole link you were sent, or ask for a new one.')} />
+          <ErrorMessage
+            error={new Error('This link has no token. Open the whole link you were sent, or ask for a new one.')}
+          />
           <p className="public__aside">
             <Link to="/sign-in">Go to sign in</Link>
           </p>
@@ -100,8 +102,15 @@ function SetPasswordForm({ token }: { token: string }) {
         Setting the password for <strong>{link.data.email}</strong>.
       </p>
       <input type="email" name="username" autoComplete="username" value={link.data.email} readOnly hidden />
-      <NewPasswordFields password={password} confirmation={confirmation} onPassword={setPassword} onConfirmation={setConfirmation} />
-      {link.data.purpose === 'reset' ? <RevokeApiKeysField checked={revokeApiKeys} onChange={setRevokeApiKeys} /> : null}
+      <NewPasswordFields
+        password={password}
+        confirmation={confirmation}
+        onPassword={setPassword}
+        onConfirmation={setConfirmation}
+      />
+      {link.data.purpose === 'reset' ? (
+        <RevokeApiKeysField checked={revokeApiKeys} onChange={setRevokeApiKeys} />
+      ) : null}
       {problem ? <ErrorMessage error={new Error(problem)} /> : null}
       {redeem.error && !problem ? <ErrorMessage error={redeem.error} /> : null}
       <Button type="submit" variant="primary" busy={redeem.isPending}>

@@ -72,7 +72,12 @@ function ChangePassword({ email }: { email: string }) {
         {/* For password managers: which account this password belongs to. */}
         <input type="email" name="username" autoComplete="username" value={email} readOnly hidden />
         <CurrentPasswordField label="Current password" value={current} onChange={setCurrent} />
-        <NewPasswordFields password={next} confirmation={confirmation} onPassword={setNext} onConfirmation={setConfirmation} />
+        <NewPasswordFields
+          password={next}
+          confirmation={confirmation}
+          onPassword={setNext}
+          onConfirmation={setConfirmation}
+        />
         <RevokeApiKeysField checked={revokeApiKeys} onChange={setRevokeApiKeys} />
         {problem ? <ErrorMessage error={new Error(problem)} /> : null}
         {change.error && !problem ? <ErrorMessage error={change.error} /> : null}
@@ -105,14 +110,19 @@ function SignOutEverywhere() {
     mutationFn: () => api.signOutEverywhere(revokeApiKeys),
     onSuccess: (answer) => {
       markSignedOut(queryClient);
-      navigate('/sign-in', { replace: true, state: { notice: `You were signed out on every device.${revokedNotice(answer.api_keys_revoked)}` } });
+      navigate('/sign-in', {
+        replace: true,
+        state: { notice: `You were signed out on every device.${revokedNotice(answer.api_keys_revoked)}` },
+      });
     },
   });
 
   return (
     <section className="card" aria-labelledby="sessions-heading">
       <h2 id="sessions-heading">Sessions</h2>
-      <p className="muted">Signs you out in every browser, this one included. API keys keep working unless you revoke them too.</p>
+      <p className="muted">
+        Signs you out in every browser, this one included. API keys keep working unless you revoke them too.
+      </p>
       <Button
         variant="danger"
         onClick={() => {

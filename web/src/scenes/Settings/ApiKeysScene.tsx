@@ -110,7 +110,10 @@ export function ApiKeysScene() {
         }
       >
         <form id="api-key-password-form" className="form" onSubmit={confirm}>
-          <p>A key works until it is revoked, whatever happens to this session: enter your password to create “{name.trim()}”.</p>
+          <p>
+            A key works until it is revoked, whatever happens to this session: enter your password to create “
+            {name.trim()}”.
+          </p>
           <CurrentPasswordField label="Your password" value={password} onChange={setPassword} />
           {create.error ? <ErrorMessage error={create.error} /> : null}
         </form>

@@ -16,7 +16,14 @@ export interface CredentialsFormProps {
   onSubmit: (credentials: Credentials) => void;
 }
 
-export function CredentialsForm({ submitLabel, pendingLabel, newPassword, pending, error, onSubmit }: CredentialsFormProps) {
+export function CredentialsForm({
+  submitLabel,
+  pendingLabel,
+  newPassword,
+  pending,
+  error,
+  onSubmit,
+}: CredentialsFormProps) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [problem, setProblem] = useState<string | null>(null);

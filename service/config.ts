@@ -3,6 +3,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { LOG_LEVELS, type Config, type OpenAIEmbedderConfig } from './configShape.ts';
 import { ConfigError } from './errors.ts';
 import {
   DEFAULT_HYBRID_TUNING,
@@ -12,8 +13,6 @@ import {
   parseBm25Fields,
   parseWeights,
   tuningProblem,
-  type Bm25Field,
-  type FusionTechnique,
   type Parsed,
 } from './hybridTuning.ts';
 
@@ -50,7 +49,7 @@ const parsedWith = <T>(fallback: string, parse: (value: string) => Parsed<T>) =>
 const environmentSchema = z.object({
   KBQA_HOST: z.string().default('127.0.0.1'),
   KBQA_PORT: integer(8080, 0, 65535),
-  KBQA_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  KBQA_LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   KBQA_LOCAL_DIR: z.string().default('.local'),
   // Where this stack instance keeps data, logs and pids (default KBQA_LOCAL_DIR): a second local stack (with ports of
   // its own) runs from the same provisioned distribution and model under another directory.
@@ -217,124 +216,7 @@ const environmentSchema = z.object({
 
 export const EXTRACTIVE_MODEL = 'kbqa-extractive';
 
-export interface Config {
-  host: string;
-  port: number;
-  logLevel: z.infer<typeof environmentSchema>['KBQA_LOG_LEVEL'];
-  localDir: string;
-  /** The local stack instance's data, logs and pids (KBQA_STACK_DATA_DIR; localDir unless set). */
-  stackDataDir: string;
-  /** Where GET /metrics listens; null: KBQA_METRICS_PORT=off. */
-  metrics: { host: string; port: number } | null;
-  /** API processes on the one port (1: no node:cluster primary). */
-  apiProcesses: number;
-  opensearch: {
-    /** The first of `urls`: where the local stack's first node listens. */
-    url: string;
-    /** Every node the client may use (a local cluster's nodes when one URL and KBQA_OPENSEARCH_NODES > 1). */
-    urls: string[];
-    /** Nodes the local stack starts. */
-    nodes: number;
-    heap: string;
-    /** Basic credentials and CA for a cluster with the security plugin; null: plain HTTP as the local stack runs. */
-    auth: { username: string; password: string } | null;
-    caFile: string | null;
-    snapshotDir: string;
-    timeoutMs: number;
-    shards: number;
-    replicas: number;
-    /** The chunk index's alias (KBQA_CHUNKS_ALIAS). */
-    chunksAlias: string;
-    /** The directory holding index-templates/, ingest-pipelines/ and search-pipelines/ (KBQA_SEARCH_ASSETS_DIR); null: the repository's. */
-    assetsDir: string | null;
-    rrfRankConstant: number;
-    /** [bm25, knn], summing to 1: the weights of whichever fusion. */
-    rrfWeights: [number, number];
-    /** How the named search pipelines fuse the sides (KBQA_HYBRID_FUSION). */
-    hybridFusion: FusionTechnique;
-    /** Fields (and boosts) BM25 searches (KBQA_BM25_FIELDS). */
-    bm25Fields: Bm25Field[];
-    /** Each side's depth (KBQA_BM25_DEPTH, KBQA_KNN_DEPTH); null: the request's. See fusion.ts. */
-    bm25Depth: number | null;
-    knnDepth: number | null;
-    /** The k-NN side's sentence-level weight (KBQA_SENTENCE_WEIGHT; 0: off). See fusion.ts. */
-    sentenceWeight: number;
-  };
-  mongodb: { url: string; timeoutMs: number };
-  embedder: {
-    /** Which embedder new chunk indices are built with (KBQA_EMBEDDER). */
-    selected: 'bge-small-en-v1.5' | 'openai';
-    /** The local bge model and its workers (always loaded: the extractive answerer and the splitter use them). */
-    modelDir: string;
-    batchSize: number;
-    workers: number;
-    threads: number;
-    /**
-     * The OpenAI-compatible embedder: set when it is selected, and also when KBQA_OPENAI_EMBEDDING_MODEL is set beside
-     * KBQA_OPENAI_BASE_URL (so an index it built can still be queried while migrating away from it).
-     */
-    openai: OpenAIEmbedderConfig | null;
-  };
-  ingestion: {
-    concurrency: number;
-    leaseMs: number;
-    pollMs: number;
-    maxAttempts: number;
-    /** Fair share: jobs in flight at most per user and per KB (jobs/scheduling.ts). */
-    maxJobsPerUser: number;
-    maxJobsPerKnowledgeBase: number;
-    shutdownGraceMs: number;
-    retireDelayMs: number;
-    refreshIntervalMs: number;
-  };
-  /** How documents are split, and whether chunks carry a vector per sentence (KBQA_SENTENCE_VECTORS). */
-  chunking: { chunkTokens: number; overlapTokens: number; maxChars: number; sentenceVectors: boolean };
-  /** Minimum dense similarity of the best passage, per embedder of the question's vector (cosines differ in scale). */
-  retrieval: { relevanceFloor: number; openaiRelevanceFloor: number; answerMinSupport: number };
-  limits: { maxBodyBytes: number; maxAnonymousBodyBytes: number; maxJsonDepth: number; maxContentBytes: number };
-  pdf: { maxBytes: number; maxPages: number; timeoutMs: number; maxMemoryMb: number; stepMs: number };
-  /** Per user: documents waiting for ingestion, documents and bytes stored; a failed upload's original kept this long. */
-  quotas: {
-    maxQueuedDocuments: number;
-    maxDocuments: number;
-    maxStorageBytes: number;
-    failedUploadRetentionMs: number;
-  };
-  web: {
-    distDir: string;
-    publicUrl: string;
-    secureCookies: boolean;
-    signUpOpen: boolean;
-    sessionIdleMs: number;
-    sessionMaxMs: number;
-    passwordLinkMs: number;
-    /** maxFailuresPerAccount: failures of one account from one address (KBQA_SIGN_IN_MAX_FAILURES). */
-    signIn: { maxFailuresPerAccount: number; maxFailuresPerAddress: number; windowMs: number };
-    /** Sign-up attempts per client address per sign-in window (KBQA_SIGN_UP_MAX_PER_ADDRESS). */
-    signUpMaxPerAddress: number;
-    /** How long a session's sign-in stands in for the password (KBQA_REAUTH_MINUTES). */
-    reauthMs: number;
-  };
-  /** How long a soft-deleted KB can be restored by its owner; `kbqa kbs purge` removes it after that. */
-  deletedRetentionMs: number;
-  /** KBs one owner may have; KBs one query searches (named, or its default scope). */
-  knowledgeBases: { maxPerOwner: number; maxSearchedPerQuery: number };
-  answerModels: {
-    defaultModel: string;
-    available: string[];
-    openai: { baseUrl: string; apiKey: string; models: string[]; timeoutMs: number; maxRetries: number } | null;
-  };
-}
-
-export interface OpenAIEmbedderConfig {
-  baseUrl: string;
-  apiKey: string;
-  model: string;
-  /** The `dimensions` asked for; null: the model's own. */
-  dimensions: number | null;
-  timeoutMs: number;
-  maxRetries: number;
-}
+export type { Config, OpenAIEmbedderConfig } from './configShape.ts';
 
 function withoutTrailingSlashes(url: string): string {
   let end = url.length;

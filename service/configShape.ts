@@ -1,0 +1,126 @@
+// The typed configuration's shape (loadConfig in config.ts builds it from the environment): what every part of the
+// service reads. Apart from config.ts so that the environment's schema and its reading stay under 500 lines.
+import type { Bm25Field, FusionTechnique } from './hybridTuning.ts';
+
+/** KBQA_LOG_LEVEL's values (pino's levels and silent). */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface Config {
+  host: string;
+  port: number;
+  logLevel: LogLevel;
+  localDir: string;
+  /** The local stack instance's data, logs and pids (KBQA_STACK_DATA_DIR; localDir unless set). */
+  stackDataDir: string;
+  /** Where GET /metrics listens; null: KBQA_METRICS_PORT=off. */
+  metrics: { host: string; port: number } | null;
+  /** API processes on the one port (1: no node:cluster primary). */
+  apiProcesses: number;
+  opensearch: {
+    /** The first of `urls`: where the local stack's first node listens. */
+    url: string;
+    /** Every node the client may use (a local cluster's nodes when one URL and KBQA_OPENSEARCH_NODES > 1). */
+    urls: string[];
+    /** Nodes the local stack starts. */
+    nodes: number;
+    heap: string;
+    /** Basic credentials and CA for a cluster with the security plugin; null: plain HTTP as the local stack runs. */
+    auth: { username: string; password: string } | null;
+    caFile: string | null;
+    snapshotDir: string;
+    timeoutMs: number;
+    shards: number;
+    replicas: number;
+    /** The chunk index's alias (KBQA_CHUNKS_ALIAS). */
+    chunksAlias: string;
+    /** The directory holding index-templates/, ingest-pipelines/ and search-pipelines/ (KBQA_SEARCH_ASSETS_DIR); null: the repository's. */
+    assetsDir: string | null;
+    rrfRankConstant: number;
+    /** [bm25, knn], summing to 1: the weights of whichever fusion. */
+    rrfWeights: [number, number];
+    /** How the named search pipelines fuse the sides (KBQA_HYBRID_FUSION). */
+    hybridFusion: FusionTechnique;
+    /** Fields (and boosts) BM25 searches (KBQA_BM25_FIELDS). */
+    bm25Fields: Bm25Field[];
+    /** Each side's depth (KBQA_BM25_DEPTH, KBQA_KNN_DEPTH); null: the request's. See fusion.ts. */
+    bm25Depth: number | null;
+    knnDepth: number | null;
+    /** The k-NN side's sentence-level weight (KBQA_SENTENCE_WEIGHT; 0: off). See fusion.ts. */
+    sentenceWeight: number;
+  };
+  mongodb: { url: string; timeoutMs: number };
+  embedder: {
+    /** Which embedder new chunk indices are built with (KBQA_EMBEDDER). */
+    selected: 'bge-small-en-v1.5' | 'openai';
+    /** The local bge model and its workers (always loaded: the extractive answerer and the splitter use them). */
+    modelDir: string;
+    batchSize: number;
+    workers: number;
+    threads: number;
+    /**
+     * The OpenAI-compatible embedder: set when it is selected, and also when KBQA_OPENAI_EMBEDDING_MODEL is set beside
+     * KBQA_OPENAI_BASE_URL (so an index it built can still be queried while migrating away from it).
+     */
+    openai: OpenAIEmbedderConfig | null;
+  };
+  ingestion: {
+    concurrency: number;
+    leaseMs: number;
+    pollMs: number;
+    maxAttempts: number;
+    /** Fair share: jobs in flight at most per user and per KB (jobs/scheduling.ts). */
+    maxJobsPerUser: number;
+    maxJobsPerKnowledgeBase: number;
+    shutdownGraceMs: number;
+    retireDelayMs: number;
+    refreshIntervalMs: number;
+  };
+  /** How documents are split, and whether chunks carry a vector per sentence (KBQA_SENTENCE_VECTORS). */
+  chunking: { chunkTokens: number; overlapTokens: number; maxChars: number; sentenceVectors: boolean };
+  /** Minimum dense similarity of the best passage, per embedder of the question's vector (cosines differ in scale). */
+  retrieval: { relevanceFloor: number; openaiRelevanceFloor: number; answerMinSupport: number };
+  limits: { maxBodyBytes: number; maxAnonymousBodyBytes: number; maxJsonDepth: number; maxContentBytes: number };
+  pdf: { maxBytes: number; maxPages: number; timeoutMs: number; maxMemoryMb: number; stepMs: number };
+  /** Per user: documents waiting for ingestion, documents and bytes stored; a failed upload's original kept this long. */
+  quotas: {
+    maxQueuedDocuments: number;
+    maxDocuments: number;
+    maxStorageBytes: number;
+    failedUploadRetentionMs: number;
+  };
+  web: {
+    distDir: string;
+    publicUrl: string;
+    secureCookies: boolean;
+    signUpOpen: boolean;
+    sessionIdleMs: number;
+    sessionMaxMs: number;
+    passwordLinkMs: number;
+    /** maxFailuresPerAccount: failures of one account from one address (KBQA_SIGN_IN_MAX_FAILURES). */
+    signIn: { maxFailuresPerAccount: number; maxFailuresPerAddress: number; windowMs: number };
+    /** Sign-up attempts per client address per sign-in window (KBQA_SIGN_UP_MAX_PER_ADDRESS). */
+    signUpMaxPerAddress: number;
+    /** How long a session's sign-in stands in for the password (KBQA_REAUTH_MINUTES). */
+    reauthMs: number;
+  };
+  /** How long a soft-deleted KB can be restored by its owner; `kbqa kbs purge` removes it after that. */
+  deletedRetentionMs: number;
+  /** KBs one owner may have; KBs one query searches (named, or its default scope). */
+  knowledgeBases: { maxPerOwner: number; maxSearchedPerQuery: number };
+  answerModels: {
+    defaultModel: string;
+    available: string[];
+    openai: { baseUrl: string; apiKey: string; models: string[]; timeoutMs: number; maxRetries: number } | null;
+  };
+}
+
+export interface OpenAIEmbedderConfig {
+  baseUrl: string;
+  apiKey: string;
+  model: string;
+  /** The `dimensions` asked for; null: the model's own. */
+  dimensions: number | null;
+  timeoutMs: number;
+  maxRetries: number;
+}

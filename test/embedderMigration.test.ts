@@ -152,7 +152,7 @@ async function answersUnderFloors(
 
 test('the relevance floor is per embedder: KBQA_RELEVANCE_FLOOR for bge, KBQA_OPENAI_RELEVANCE_FLOOR (default 0) for the OpenAI one', (t) => {
   const defaults = loadConfig({}).retrieval;
-  t.deepEqual(defaults, { relevanceFloor: 0.6, openaiRelevanceFloor: 0 });
+  t.deepEqual(defaults, { relevanceFloor: 0.6, openaiRelevanceFloor: 0, answerMinSupport: 0.25 });
   t.is(relevanceFloorFor(defaults, BGE_SMALL_EN.modelName), 0.6);
   t.is(relevanceFloorFor(defaults, OPENAI_EMBEDDER), 0);
   const measured = loadConfig({ KBQA_RELEVANCE_FLOOR: '0.55', KBQA_OPENAI_RELEVANCE_FLOOR: '0.3' }).retrieval;

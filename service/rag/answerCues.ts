@@ -82,6 +82,12 @@ const TIME_WORDS = new Set(
     'am pm'
   ).split(' '),
 );
+/** The hours of a clock, in words and digits, and the words that make one a time ("at seven", "between 6 and 9"). */
+const HOURS = new Set([
+  ...'one two three four five six seven eight nine ten eleven twelve'.split(' '),
+  ...Array.from({ length: 24 }, (_, hour) => String(hour)),
+]);
+const HOUR_LEADS = new Set(['at', 'between', 'from', 'until', 'till', 'and', 'to', 'before', 'after', 'by']);
 /** Words before a "when" that starts a question's clause. */
 const CLAUSE_LEADS = new Set(['and', 'or', 'but', 'by', 'since', 'until']);
 /** Words that open a clause naming the event something happens at ("ends when the deck runs out"). */
@@ -376,7 +382,11 @@ function holdsKind(text: string, kind: AnswerKind): boolean {
   if (kind === 'event') return lower.some((word) => EVENT_WORDS.has(word));
   if (kind === 'speed') return numberWithUnit(lower, SPEED_UNITS) || /\d\s*km\/h/.test(text.toLowerCase());
   if (kind === 'phone') return lower.some((word) => /^\d{4,}$/.test(word));
-  if (kind === 'clock') return holdsClockTime(text, lower);
+  if (kind === 'clock')
+    return (
+      holdsClockTime(text, lower) ||
+      lower.some((word, index) => HOURS.has(word) && HOUR_LEADS.has(lower[index - 1] ?? ''))
+    );
   // A clock time ("07:15", "9.30") is two digit words around one character; a year, an ordinal, or a number of time
   // units ("24 hours", "two weeks") count too.
   for (let index = 0; index < lower.length; index += 1) {
@@ -384,6 +394,8 @@ function holdsKind(text: string, kind: AnswerKind): boolean {
     if (TIME_WORDS.has(word) || TIME_WORDS.has(singular(word))) return true;
     if (/^(?:1[5-9]|20)\d\d$/.test(word) || /^\d{1,2}(?:st|nd|rd|th)$/.test(word)) return true;
     if (numberWithUnit([word, lower[index + 1] ?? ''], TIME_UNITS)) return true;
+    // An hour in words or digits after "at", "between", "from", "until" … ("between six and nine", "at 7").
+    if (HOURS.has(word) && HOUR_LEADS.has(lower[index - 1] ?? '')) return true;
     if (
       /^\d{1,2}(?:am|pm|h)?$/.test(word) &&
       /^\d\d(?:am|pm|h)?$/.test(lower[index + 1] ?? '') &&

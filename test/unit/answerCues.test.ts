@@ -62,6 +62,8 @@ test('a time of day, a number to ring, a speed, an event', (t) => {
   t.deepEqual(kinds('How late is the museum open?'), ['clock']);
   t.true(fits('At what time does the shop open?', 'The shop opens from 09:00 to 17:00.'));
   t.true(fits('At what time does the shop open?', 'The shop opens at 9am.'));
+  t.true(fits('When do boats moor at the north pontoon?', 'Boats moor at the north pontoon between six and nine.'));
+  t.false(fits('When do boats moor at the pontoon?', 'Six boats moor at the pontoon.'));
   t.false(fits('At what time does the last train leave?', 'Trains run every 40 minutes during the day.'));
   t.deepEqual(kinds('What is the phone number of the leisure centre?'), ['phone']);
   t.deepEqual(kinds('What number can customers call to check an identity?'), ['phone']);

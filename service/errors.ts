@@ -3,7 +3,7 @@
 // The layers below the routes (store/, search/, extraction/) throw these classes themselves, in the API's terms: a
 // duplicate email is a ConflictError where the store finds it, so no route, command or CLI translates. The only
 // Error subclasses elsewhere in service/ are control-flow signals, each caught in its own file and marked so
-// (test/errorClasses.test.ts holds that).
+// (test/unit/errorClasses.test.ts holds that).
 
 export type ErrorCode =
   | 'bad_request'

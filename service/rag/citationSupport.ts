@@ -6,7 +6,7 @@
 // not read) or a claim the passage never makes (words it does not hold). Numbers are checked exactly because one
 // wrong digit is the whole error; words by majority because a faithful sentence still rephrases ("the lamp can be
 // seen from 18 nautical miles" → "visible 18 nautical miles away"). The cases behind the threshold are in
-// test/citationSupport.test.ts. What it cannot see: a sentence that reorders or negates the passage's own words
+// test/unit/citationSupport.test.ts. What it cannot see: a sentence that reorders or negates the passage's own words
 // ("before" for "after", "not" are stopwords) passes. It is a check that a claim comes from the passage, not proof.
 //
 // Passage text is a stranger's: every scan is a character loop or the linear word pattern of terms.ts.

@@ -247,6 +247,8 @@ function rankCandidates(input: ExtractiveAnswerInput, options: ExtractiveAnswerO
   if (passages.length === 0) return [];
   const q = input.questionEmbedding;
   const haveQuestion = Array.isArray(q) && q.length > 0;
+  // Each retrieved passage's terms, read once: the considered passages (a prefix of them) and the term weights share them.
+  const holders = allPassages.map(passageTerms);
 
   // 1. Candidate sentences with their stored vectors, de-duplicated across (overlapping) passages.
   const all: Candidate[] = [];
@@ -255,7 +257,7 @@ function rankCandidates(input: ExtractiveAnswerInput, options: ExtractiveAnswerO
     const title = (p.title ?? '').replace(/\s+/g, ' ').trim();
     const titleTerms = contentTerms(title);
     const context = [title, ...(p.headings ?? [])].join(' ');
-    const terms = passageTerms(p);
+    const terms = holders[rank];
     const units = splitSentences(p.text ?? '');
     const vectors = unitVectors(p, units.length);
     units.forEach((s, position) => {
@@ -297,7 +299,6 @@ function rankCandidates(input: ExtractiveAnswerInput, options: ExtractiveAnswerO
   // 2. Coverage of the question's terms, weighted by how distinctive each is among the retrieved passages.
   const cue = answerKinds(input.question ?? '');
   const qTerms = new Set([...contentTerms(input.question ?? '')].filter((term) => !cue.cueWords.has(term)));
-  const holders = allPassages.map(passageTerms);
   const weights = termWeights(qTerms, holders);
   // Names the question is about ("Quarry Road") that most retrieved passages lack: the answer's passage must hold them.
   const names = [...contentTerms(namedWords(input.question ?? '').join(' '))].filter(

@@ -231,7 +231,7 @@ export function buildTargets(result: Omit<BenchResult, 'targets' | 'charts' | 'f
       ingestAt(result, 4)?.opensearch?.cpu_ms_per_chunk ?? null,
       'ms',
       '≤',
-      4,
+      8,
     ),
     ...phaseTargets,
     target(
@@ -251,6 +251,14 @@ export function buildTargets(result: Omit<BenchResult, 'targets' | 'charts' | 'f
       45,
     ),
     target('query_p50', 'Query: p50, sequential', seq.p50_ms, 'ms', '≤', 30),
+    target(
+      'query_cpu_per_query',
+      'Query: API + OpenSearch CPU per query (sequential phase, warm-up included)',
+      cpuPerQuery(result),
+      'ms',
+      '≤',
+      20,
+    ),
     target(
       'scale_search_ratio',
       `Search stage p50 (hybridSearch direct): ${scaleLabel}`,
@@ -287,6 +295,18 @@ export function buildTargets(result: Omit<BenchResult, 'targets' | 'charts' | 'f
       0,
     ),
   ];
+}
+
+/**
+ * The API's and OpenSearch's CPU over the sequential query phase ÷ the queries it sent (its 10 warm-up queries
+ * included: the phase's CPU counts them too). OpenSearch's CPU is the shared server's, other clients' included.
+ */
+function cpuPerQuery(result: Pick<BenchResult, 'resources' | 'query'>): number | null {
+  const phase = result.resources.phases['query, sequential'];
+  const sent = result.query ? result.query.sequential.queries + (result.query.sequential.warmup_queries ?? 0) : 0;
+  if (!phase || sent === 0) return null;
+  const used = (phase.cpu_ms.api ?? 0) + (phase.cpu_ms.opensearch ?? 0);
+  return Math.round((used / sent) * 10) / 10;
 }
 
 export function renderMarkdown(result: BenchResult): string {

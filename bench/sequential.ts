@@ -13,6 +13,8 @@ export function parseServerTiming(header: string | null | undefined): Record<str
 
 export interface SequentialResult {
   queries: number;
+  /** Queries sent before the measured ones (not in the latencies; in a phase's CPU). Absent in older results. */
+  warmup_queries?: number;
   failures: number;
   seconds: number;
   queries_per_s: number;
@@ -82,6 +84,7 @@ export async function runSequentialQueries(options: {
   if (failures > 0 && latencies.length === 0) throw new Error(`every query failed (first: ${firstFailure})`);
   return {
     queries: sent,
+    warmup_queries: warmup,
     failures,
     seconds: round(seconds, 2),
     queries_per_s: round(latencies.length / seconds, 1),

@@ -114,7 +114,7 @@ test.serial(
       t.is(await runEvalCommand('answers', [BENCH], { 'api-key': t.context.key, url: t.context.app.baseUrl }), 2);
       t.regex(errors.join('\n'), /KBQA_EVAL_PASSWORD/);
       t.is(await runEvalCommand('answers', [BENCH], { split: 'test' }), 2);
-      t.regex(errors.join('\n'), /--split report\|tune\|all/);
+      t.regex(errors.join('\n'), /--split report\|tune\|report-2\|tune-2\|all/);
     } finally {
       console.error = original;
       if (password !== undefined) process.env.KBQA_EVAL_PASSWORD = password;

@@ -9,7 +9,13 @@ import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../config.ts';
 import { createKbqaClient, type KbqaClient } from '../eval/apiClient.ts';
-import { loadAnswerDataset, type AnswerDataset, type BenchQuestion, type Split } from '../eval/answerDataset.ts';
+import {
+  loadAnswerDataset,
+  SPLITS,
+  type AnswerDataset,
+  type BenchQuestion,
+  type Split,
+} from '../eval/answerDataset.ts';
 import {
   summarizeBySplit,
   summaryRows,
@@ -285,12 +291,12 @@ function writeResult(out: string | undefined, result: AnswerEvalResult): void {
 }
 
 export const ANSWERS_USAGE =
-  'usage: kbqa eval answers DIR [--url U] [--api-key K] [--split report|tune|all] [--limit N] [--out FILE.json] [--json]\n' +
+  'usage: kbqa eval answers DIR [--url U] [--api-key K] [--split report|tune|report-2|tune-2|all] [--limit N] [--out FILE.json] [--json]\n' +
   "       (the API key's user's web password in KBQA_EVAL_PASSWORD: PDFs are uploaded through the web app)";
 
 export async function runAnswersCommand(positionals: string[], options: Record<string, unknown>): Promise<number> {
   const split = (options.split as string | undefined) ?? 'report';
-  if (positionals.length !== 1 || !['report', 'tune', 'all'].includes(split)) {
+  if (positionals.length !== 1 || ![...SPLITS, 'all'].includes(split)) {
     console.error(ANSWERS_USAGE);
     return 2;
   }

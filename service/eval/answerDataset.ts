@@ -5,7 +5,7 @@
 // asks every question of two KBs, one holding the PDFs, one holding their markdown twins (markdown documents in both).
 // DIR/questions.json lists the questions: `answerable` ones with gold answer strings (any one of them counts), their
 // document's NAME and, for a printed document, the pages that hold the fact; `unanswerable` ones (on the KB's topics,
-// not in its documents) and `off_topic` ones. Each question is in the `tune` or the `report` split, fixed in the file.
+// not in its documents) and `off_topic` ones. Each question is in one split, fixed in the file (see SPLITS).
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -45,11 +45,17 @@ const layoutSchema = z
   .strict();
 export type DocumentLayout = z.infer<typeof layoutSchema>;
 
+/**
+ * `tune` questions calibrate the answerer, `report` ones are only reported on. `tune-2` and `report-2` were written
+ * later, after `report` had been seen: a second tune set and a held-out report set that no rule was fitted to.
+ */
+export const SPLITS = ['tune', 'report', 'tune-2', 'report-2'] as const;
+
 const questionSchema = z.discriminatedUnion('kind', [
   z
     .object({
       id: z.string().min(1),
-      split: z.enum(['tune', 'report']),
+      split: z.enum(SPLITS),
       kind: z.literal('answerable'),
       question: z.string().min(1),
       answers: z.array(z.string().min(1)).min(1),
@@ -60,7 +66,7 @@ const questionSchema = z.discriminatedUnion('kind', [
   z
     .object({
       id: z.string().min(1),
-      split: z.enum(['tune', 'report']),
+      split: z.enum(SPLITS),
       kind: z.enum(['unanswerable', 'off_topic']),
       question: z.string().min(1),
     })

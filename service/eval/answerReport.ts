@@ -1,7 +1,7 @@
 // The answer benchmark's figures (`kbqa eval answers`): each question's outcome in each KB, summed up per split and
 // KB, and printed as a table (terminal) and a markdown summary (bench/results/).
 import { percentile } from '../../bench/stats.ts';
-import type { BenchQuestion, Split } from './answerDataset.ts';
+import { SPLITS, type BenchQuestion, type Split } from './answerDataset.ts';
 
 /** The KB a question was asked of: PDFs as uploaded, or the same documents as markdown twins. */
 export type BenchKnowledgeBase = 'pdf' | 'markdown';
@@ -100,12 +100,12 @@ export function summarize(outcomes: QuestionOutcome[]): AnswerSummary {
   };
 }
 
-/** Summaries per split ('tune', 'report'; only those asked) and KB. */
+/** Summaries per split (SPLITS; only those asked) and KB. */
 export function summarizeBySplit(
   outcomes: QuestionOutcome[],
 ): Record<string, Record<BenchKnowledgeBase, AnswerSummary>> {
   const out: Record<string, Record<BenchKnowledgeBase, AnswerSummary>> = {};
-  for (const split of ['tune', 'report'] as const) {
+  for (const split of SPLITS) {
     const inSplit = outcomes.filter((outcome) => outcome.split === split);
     if (inSplit.length === 0) continue;
     out[split] = {

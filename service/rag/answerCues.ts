@@ -6,7 +6,8 @@
 
 import { words } from './terms.ts';
 
-export type AnswerKind = 'quantity' | 'money' | 'length' | 'duration' | 'time' | 'event' | 'clock' | 'phone' | 'speed';
+export type AnswerKind =
+  'quantity' | 'amount' | 'money' | 'length' | 'duration' | 'time' | 'event' | 'clock' | 'phone' | 'speed';
 
 /** After "how": a quantity (some more precisely, below). */
 const QUANTITY_AFTER_HOW = new Set(['many', 'much', 'old', 'big', 'heavy', 'large', 'fast']);
@@ -43,7 +44,11 @@ const LENGTH_UNITS = new Set([
   'foot',
   'ft',
   'cm',
+  'centimetre',
+  'centimeter',
   'mm',
+  'millimetre',
+  'millimeter',
   'yard',
 ]);
 /** After "how": a time ("how early", "how late": a time of day). */
@@ -188,6 +193,8 @@ export function answerKinds(question: string): AnswerCue {
       // "When does the game finish?": an event ("when the deck runs out") answers as well as a date.
       if (next === 'does' || next === 'do') kinds.add('event');
     } else if (word === 'how' && next === 'much' && lower.some((other) => PRICE_WORDS.has(other))) kind = 'money';
+    // "How much water …?" asks for an amount with its unit ("18 megalitres"), not a count ("900 people").
+    else if (word === 'how' && next === 'much') kind = 'amount';
     else if (word === 'how' && next === 'long') {
       // "How long is the river?" or "How long does the crossing take?": a length or a span of time.
       kinds.add('length');
@@ -267,8 +274,9 @@ function whoRole(lower: string[]): string[] {
  * Whether a sentence fits the question beyond its kind of fact: "how many X" answered by a number that counts (not
  * "5 pounds" or "aged 11" for "how many spaces"), the days and months it names named, the role it asks about named.
  * `context` is what places the sentence (its passage's title and headings): the thing measured may be named there.
+ * `countedInPassages`: whether the retrieved passages name what "how many" counts (see holdsCount).
  */
-export function fitsConstraints(text: string, cue: AnswerCue, context = ''): boolean {
+export function fitsConstraints(text: string, cue: AnswerCue, context = '', countedInPassages = false): boolean {
   const lower = words(text.toLowerCase());
   const present = new Set(lower.map(singularWord));
   const roots = new Set(lower.map(wordRoot));
@@ -279,7 +287,11 @@ export function fitsConstraints(text: string, cue: AnswerCue, context = ''): boo
   }
   for (const date of cue.namedDates) if (!present.has(date)) return false;
   if (cue.role.length > 0 && !cue.role.every((word) => roots.has(wordRoot(word)))) return false;
-  if (cue.counted.length > 0 && cue.kinds.has('quantity') && !holdsCount(text, lower, new Set(cue.counted)))
+  if (
+    cue.counted.length > 0 &&
+    cue.kinds.has('quantity') &&
+    !holdsCount(text, lower, new Set(cue.counted), countedInPassages)
+  )
     return false;
   return true;
 }
@@ -320,19 +332,27 @@ const AGE_REACH = 4;
  * Whether some number in the sentence counts `counted`: one followed by it ("34 vans", "48 volunteer drivers"), or,
  * when the sentence does not name it at all ("12 cars" for "how many vehicles"), one followed by no unit of measure
  * and not an age. A sentence naming it only apart from its numbers ("members under 18 travel free") does not count it.
+ * Nor does one naming something else when the retrieved passages name what is counted (`countedInPassages`): the KB
+ * speaks of seats, so "6 minibuses" is no count of seats. A unit counted ("how many kilometres") is counted by a
+ * number with a unit of its kind ("610 km"). A number joined to the next word by a hyphen ("a one-day refresher",
+ * "a 24-hour period") describes it; it counts nothing.
  */
-function holdsCount(text: string, lower: string[], counted: ReadonlySet<string>): boolean {
+function holdsCount(text: string, lower: string[], counted: ReadonlySet<string>, countedInPassages: boolean): boolean {
   const isCounted = (word: string | undefined) => word !== undefined && counted.has(singularWord(word));
   const named = lower.some(isCounted);
+  const head = [...counted].pop() ?? '';
+  if (LENGTH_UNITS.has(head) && numberWithUnit(lower, LENGTH_UNITS)) return true;
+  const lowerText = text.toLowerCase();
   return lower.some((word, index) => {
     if (!isNumber(word) || word === 'free' || /^(?:1[5-9]|20)\d\d$/.test(word)) return false;
+    if (lowerText.includes(`${word}-${lower[index + 1] ?? ''}`)) return false;
     // Either half of a time of day ("from 18:00") counts nothing; a decimal ("3.8 bar") is judged by its last part.
     if (clockSeparated(text, word, lower[index + 1] ?? '') || clockSeparated(text, lower[index - 1] ?? '', word))
       return false;
     if (decimalJoined(text, word, lower[index + 1] ?? '')) return false;
     if (isCounted(lower[index + 1]) || isCounted(lower[index + 2])) return true;
     // "one shop", "a single crossing": a word as often an article as a count, so it counts only what is asked.
-    if (named || WEAK_COUNTS.has(word)) return false;
+    if (named || countedInPassages || WEAK_COUNTS.has(word)) return false;
     const glued = word.replace(/^[\d.,]+/, '');
     if (MEASURE_UNITS.has(singularWord(lower[index + 1] ?? '')) || (glued !== word && glued !== '')) return false;
     // "aged 11", "from the age of 11", "aged between 21 and 75": an age, not a count.
@@ -376,17 +396,14 @@ function numberWithUnit(lower: string[], units: ReadonlySet<string>): boolean {
 function holdsKind(text: string, kind: AnswerKind): boolean {
   const lower = words(text.toLowerCase());
   if (kind === 'quantity') return lower.some(isNumber);
+  if (kind === 'amount') return numberWithUnit(lower, MEASURE_UNITS) || text.includes('%');
   if (kind === 'money') return /[£€$]/.test(text) || lower.some((word) => CURRENCY_WORDS.has(singular(word)));
   if (kind === 'length') return numberWithUnit(lower, LENGTH_UNITS);
   if (kind === 'duration') return numberWithUnit(lower, TIME_UNITS);
   if (kind === 'event') return lower.some((word) => EVENT_WORDS.has(word));
   if (kind === 'speed') return numberWithUnit(lower, SPEED_UNITS) || /\d\s*km\/h/.test(text.toLowerCase());
   if (kind === 'phone') return lower.some((word) => /^\d{4,}$/.test(word));
-  if (kind === 'clock')
-    return (
-      holdsClockTime(text, lower) ||
-      lower.some((word, index) => HOURS.has(word) && HOUR_LEADS.has(lower[index - 1] ?? ''))
-    );
+  if (kind === 'clock') return holdsClockTime(text, lower) || lower.some((_, index) => hourAfterLead(lower, index));
   // A clock time ("07:15", "9.30") is two digit words around one character; a year, an ordinal, or a number of time
   // units ("24 hours", "two weeks") count too.
   for (let index = 0; index < lower.length; index += 1) {
@@ -395,7 +412,7 @@ function holdsKind(text: string, kind: AnswerKind): boolean {
     if (/^(?:1[5-9]|20)\d\d$/.test(word) || /^\d{1,2}(?:st|nd|rd|th)$/.test(word)) return true;
     if (numberWithUnit([word, lower[index + 1] ?? ''], TIME_UNITS)) return true;
     // An hour in words or digits after "at", "between", "from", "until" … ("between six and nine", "at 7").
-    if (HOURS.has(word) && HOUR_LEADS.has(lower[index - 1] ?? '')) return true;
+    if (hourAfterLead(lower, index)) return true;
     if (
       /^\d{1,2}(?:am|pm|h)?$/.test(word) &&
       /^\d\d(?:am|pm|h)?$/.test(lower[index + 1] ?? '') &&
@@ -404,6 +421,15 @@ function holdsKind(text: string, kind: AnswerKind): boolean {
       return true;
   }
   return false;
+}
+
+/** An hour after "at", "between", "from", "to" … ("at 7", "between six and nine"), but not "up to 18 megalitres". */
+function hourAfterLead(lower: string[], index: number): boolean {
+  return (
+    HOURS.has(lower[index]) &&
+    HOUR_LEADS.has(lower[index - 1] ?? '') &&
+    !MEASURE_UNITS.has(singularWord(lower[index + 1] ?? ''))
+  );
 }
 
 /** Whether "hh" and "mm" stand as "hh:mm" or "hh.mm" somewhere in the text. */

@@ -19,7 +19,8 @@
  *   each term weighted by how few of the retrieved passages hold it (one in every passage, such as the town's
  *   name, counts TERM_WEIGHT_FLOOR; one in none counts 1: it is what the question is about that the KB may lack)
  * + TYPE_WEIGHT when the question asks for a kind of fact and the sentence fits it (answerCues.ts: a number that
- *   counts for "how many X", a length for "how far", a time or date for "when", the day or role it names …),
+ *   counts for "how many X", a length for "how far", a time or date for "when", the day or role it names …; and
+ *   answerFocus.ts: the question's names, its numbers, someone for "who"),
  *   − UNTYPED_PENALTY when it does not fit
  * + small bonuses for the passage's rank and the sentence's position in its passage.
  * The decision to answer rests on the best sentence alone (answerDecision): it must fit the question, and its
@@ -29,8 +30,9 @@
  * Deterministic: stable sorts with explicit tie-breakers, no randomness.
  */
 import { splitSentences } from '../text/sentences.ts';
-import { answerKinds, fitsConstraints, holdsAnswerKind, namedWords } from './answerCues.ts';
-import { contentTerms, words } from './terms.ts';
+import { answerKinds, fitsConstraints, holdsAnswerKind } from './answerCues.ts';
+import { fitsFocus, questionFocus, shareHolding } from './answerFocus.ts';
+import { contentTerms, stem, words } from './terms.ts';
 
 /** n is the 1-based passage number; similarity = cosine(question, passage) in [0,1]. */
 export interface AnswerPassage {
@@ -82,8 +84,6 @@ const TITLE_TERM_CREDIT = 0.5;
 /** The weight of a question term every retrieved passage holds (one none holds weighs 1). */
 const TERM_WEIGHT_FLOOR = 0.2;
 const LEAD_SENTENCE_BONUS = 0.02;
-/** A name held by at least this share of the retrieved passages (the town's) need not be in the answer's passage. */
-const NAME_SHARED = 0.5;
 /** Extra sentences must score at least this fraction of the best sentence's score. */
 const MIN_RELATIVE_SCORE = 0.75;
 /** Drop a sentence that is this similar (cosine) to one already chosen. */
@@ -226,11 +226,6 @@ function termWeights(questionTerms: Set<string>, holders: Array<Set<string>>): M
   return weights;
 }
 
-/** The share of the passages' term sets holding a term. */
-function shareHolding(term: string, holders: Array<Set<string>>): number {
-  return holders.length === 0 ? 0 : holders.filter((terms) => terms.has(term)).length / holders.length;
-}
-
 /** Content terms of a passage's text, title and headings. */
 function passageTerms(passage: AnswerPassage): Set<string> {
   return new Set([
@@ -300,10 +295,11 @@ function rankCandidates(input: ExtractiveAnswerInput, options: ExtractiveAnswerO
   const cue = answerKinds(input.question ?? '');
   const qTerms = new Set([...contentTerms(input.question ?? '')].filter((term) => !cue.cueWords.has(term)));
   const weights = termWeights(qTerms, holders);
-  // Names the question is about ("Quarry Road") that most retrieved passages lack: the answer's passage must hold them.
-  const names = [...contentTerms(namedWords(input.question ?? '').join(' '))].filter(
-    (term) => shareHolding(term, holders) < NAME_SHARED,
-  );
+  // What the question is about (answerFocus.ts): its names ("Quarry Road") that most retrieved passages lack, its
+  // numbers, someone for "who".
+  const focus = questionFocus(input.question ?? '', holders);
+  // What "how many" counts, as a term: a passage naming it does not count it with a number of something else.
+  const countedTerm = cue.counted.length > 0 ? stem(cue.counted[cue.counted.length - 1]) : null;
   let total = 0;
   for (const weight of weights.values()) total += weight;
   for (const c of pool) {
@@ -315,8 +311,8 @@ function rankCandidates(input: ExtractiveAnswerInput, options: ExtractiveAnswerO
     c.overlap = total > 0 ? hit / total : 0;
     c.fits =
       holdsAnswerKind(c.text, cue.kinds) &&
-      fitsConstraints(c.text, cue, c.context) &&
-      names.every((term) => c.passageTerms.has(term));
+      fitsConstraints(c.text, cue, c.context, countedTerm !== null && c.passageTerms.has(countedTerm)) &&
+      fitsFocus(c.text, c.context, c.passageTerms, focus);
     c.score =
       OVERLAP_WEIGHT * c.overlap +
       (c.fits ? (cue.kinds.size === 0 ? 0 : TYPE_WEIGHT) : -UNTYPED_PENALTY) +

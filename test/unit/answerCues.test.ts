@@ -80,6 +80,28 @@ test('a time of day, a number to ring, a speed, an event', (t) => {
   t.true(fits('How long can someone be off ill?', 'A certificate is requested after 5 consecutive days away.'));
 });
 
+test('a count is of what is counted; an amount has its unit; "up to 18" is no time of day', (t) => {
+  const fitsIn = (question: string, sentence: string, countedInPassages: boolean) => {
+    const cue = answerKinds(question);
+    return holdsAnswerKind(sentence, cue.kinds) && fitsConstraints(sentence, cue, '', countedInPassages);
+  };
+  // The passages speak of seats: a count of minibuses is no count of seats. Where they do not, a bare count may do.
+  t.false(fitsIn('How many seats does each bus have?', 'It has 6 minibuses, each with a lift.', true));
+  t.true(fitsIn('How many seats does each bus have?', 'It has 6 minibuses, each with a lift.', false));
+  t.true(fitsIn('How many seats does each bus have?', 'Each bus has 16 seats.', true));
+  // A unit counted is counted by a number with a unit of its kind.
+  t.true(fitsIn('How many kilometres of mains are there?', 'The network has 610 km of mains.', true));
+  // A number hyphened to a word describes it: "a one-day course" counts no days.
+  t.false(fits('How many days of leave does a driver get?', 'Every driver attends a one-day course each spring.'));
+  t.true(fits('How many days of leave does a driver get?', 'Every driver gets 25 days of leave.'));
+  t.deepEqual([...answerKinds('How much water does the works produce a day?').kinds], ['amount']);
+  t.true(fits('How much water does the works produce a day?', 'The works produces 18 megalitres a day.'));
+  t.false(fits('How much water does the works produce a day?', 'The works serves only 900 people.'));
+  t.true(fits('How much wider should the new pot be?', 'Choose a pot 5 centimetres wider.'));
+  t.false(fits('When was the reservoir built?', 'The works produces up to 18 megalitres of water a day.'));
+  t.true(fits('When does the office open?', 'The office opens at 9 on weekdays.'));
+});
+
 test('names the question capitalises past its first word', (t) => {
   t.deepEqual(namedWords('What is the speed limit on Quarry Road?'), ['quarry', 'road']);
   t.deepEqual(namedWords('When is the library open?'), []);

@@ -183,9 +183,13 @@ async function buildVersion(run: JobRun): Promise<void> {
       await cancel(deps, job, false);
     }
     // The KB may have been deleted while this job worked: it is invisible now, so remove what was written (the
-    // document is new: nothing of it was live before this job).
-    if ((await store.findLiveKnowledgeBase(job.knowledge_base_id)) === null) await cancel(deps, job, true, true);
-    await store.deleteJob(job._id);
+    // document is new: nothing of it was live before this job). Read beside the job's removal, one round trip for
+    // both: once the KB is gone no query reaches the version the removal unhides, and cancel() removes it again.
+    const [knowledgeBase] = await Promise.all([
+      store.findLiveKnowledgeBase(job.knowledge_base_id),
+      store.deleteJob(job._id),
+    ]);
+    if (knowledgeBase === null) await cancel(deps, job, true, true);
     onLive({
       ...document!,
       filename: job.filename,

@@ -2,7 +2,8 @@
 // (runner.ts) to the steps (steps.ts), and the two signals that end a run early without failing its document.
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import type { Rag } from '../rag/index.ts';
+import type { Rag, SegmentEmbedding } from '../rag/index.ts';
+import type { TextSegment } from '../rag/splitter.ts';
 import type { SearchIndex } from '../search/index.ts';
 import type { DocumentRecord, IngestionTimings, IngestJobRecord, Store } from '../store/index.ts';
 import type { PdfExtractor, PdfSteps } from '../extraction/pdf.ts';
@@ -77,4 +78,17 @@ export interface JobRun {
 export interface Prepared {
   document: DocumentRecord;
   content: string;
+  /**
+   * The text's split and its first step's vectors, begun while the request's writes went to the store
+   * (steps.ts startFirstStep): the embedder works meanwhile instead of waiting for them.
+   */
+  firstStep?: Promise<FirstStep>;
+}
+
+/** A text split, and the vectors of its first step by the named embedder (nothing of it written anywhere). */
+export interface FirstStep {
+  total: number;
+  segments: TextSegment[];
+  embeddings: SegmentEmbedding[];
+  modelName: string;
 }

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Rag, SegmentEmbedding } from '../rag/index.ts';
 import type { TextSegment } from '../rag/splitter.ts';
-import type { SearchIndex } from '../search/index.ts';
+import type { SearchIndex, ServingIndex } from '../search/index.ts';
 import type { DocumentRecord, IngestionTimings, IngestJobRecord, Store } from '../store/index.ts';
 import type { PdfExtractor, PdfSteps } from '../extraction/pdf.ts';
 import type { Metrics } from '../metrics.ts';
@@ -85,10 +85,13 @@ export interface Prepared {
   firstStep?: Promise<FirstStep>;
 }
 
-/** A text split, and the vectors of its first step by the named embedder (nothing of it written anywhere). */
+/**
+ * A text split, and the vectors of its first step by the embedder of `serving`, the index the alias pointed to as
+ * the step began: the version is built for that index (nothing of it is written anywhere yet).
+ */
 export interface FirstStep {
   total: number;
   segments: TextSegment[];
   embeddings: SegmentEmbedding[];
-  modelName: string;
+  serving: ServingIndex;
 }

@@ -40,16 +40,16 @@ const PROGRESS_EVERY_MS = 500;
 /**
  * Splits a new text and embeds its first step at once, before its document and job are stored: the request's
  * writes (a few FerretDB round trips) then overlap the embedder's work instead of preceding it. Nothing is written:
- * the job uses the result only if the index it builds into has the same embedder, and a request whose writes fail
- * drops it (its rejection is handled here, so an unawaited failure is not an unhandled one).
+ * the job builds for the index the step was embedded for, and a request whose writes fail drops it (its rejection is
+ * handled here, so an unawaited failure is not an unhandled one).
  */
 export function startFirstStep(deps: IngestDeps, content: string, filename: string, title: string): Promise<FirstStep> {
   const work = (async () => {
-    const { modelName } = (await deps.search.servingIndex()).embedder;
+    const serving = await deps.search.servingIndex();
     const { total, segments } = await deps.rag.split(content, filename);
     const step = segments.slice(0, SEGMENTS_PER_STEP);
-    const embeddings = step.length > 0 ? await deps.rag.embedSegments(title, step, modelName) : [];
-    return { total, segments, embeddings, modelName };
+    const embeddings = step.length > 0 ? await deps.rag.embedSegments(title, step, serving.embedder.modelName) : [];
+    return { total, segments, embeddings, serving };
   })();
   work.catch(() => undefined);
   return work;
@@ -119,14 +119,15 @@ async function buildVersion(run: JobRun): Promise<void> {
     chunkMetadata: chunkMetadata(metadataObject(metadata)),
   };
   let lastProgress = Date.now();
-  // One index for the whole version, with its embedder: the one the alias points to as the build starts. If a
-  // migration swaps the alias meanwhile, the version is written to the new one too before it goes live (below).
-  let serving = await search.servingIndex();
+  // One index for the whole version, with its embedder: the one the alias points to as the build starts (as its
+  // first step began, when the request embedded it). If a migration swaps the alias meanwhile, the version is
+  // written to the new one too before it goes live (below).
+  let serving = firstStep?.serving ?? (await search.servingIndex());
   // Kept for that rewrite while the version is small; a large one is embedded again in that rare case.
   const vectorsKept: SegmentEmbedding[] | null = segments.length <= VECTORS_KEPT_UP_TO ? [] : null;
   const modelName = serving.embedder.modelName;
   const embedStep = (start: number): Promise<SegmentEmbedding[]> => {
-    if (start === 0 && firstStep?.modelName === modelName) return Promise.resolve(firstStep.embeddings);
+    if (start === 0 && firstStep) return Promise.resolve(firstStep.embeddings);
     const embedding = rag.embedSegments(job.title, segments.slice(start, start + SEGMENTS_PER_STEP), modelName);
     // Awaited by the next turn of the loop, or dropped when this one stops the job.
     embedding.catch(() => undefined);

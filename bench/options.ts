@@ -36,7 +36,7 @@ if (args.help) {
                        [--scale-steps 10000,100000] [--scale-queries N] [--auth-seconds S] [--dataset DIR]
                        [--model-workers N] [--embed-threads N] [--refresh-chunks N] [--big-doc-mib M]
                        [--during-queries N] [--group-commit-ms 250,1000]
-                       [--only pdf|cli] [--pdf-runs N] [--pdf-warmup N]
+                       [--only pdf|cli|ingest] [--pdf-runs N] [--pdf-warmup N]
   --quick           60 documents, 100 sequential / 200 concurrent queries, scale 2k → 10k chunks, 300 chunks per
                     refresh policy, a 0.5 MiB "big" document, 3 s auth run
   --model-workers   model worker threads of BOTH the API process and the raw-embedder baseline
@@ -49,6 +49,8 @@ if (args.help) {
   --only pdf        only the PDF-vs-text ingest phase (a 100-page text PDF through the web upload against the same
                     text through POST /api/v1/documents); the results file holds just that section
   --only cli        only \`kbqa --help\` and \`kbqa keys create\` as fresh processes, 5 measured runs of each (median)
+  --only ingest     only the ingest phase (API at concurrency 1 and 4, OpenSearch's work) and the raw embedder on the
+                    same documents; the results file holds just those
   --pdf-runs        measured ingests of EACH kind in that phase, alternating (default 5, --quick 3)
   --pdf-warmup      warm-up ingests of each kind before them (default 1; 0: none)`);
   process.exit(0);
@@ -69,7 +71,7 @@ const positiveNumber = (value: string | undefined, fallback: number, name: strin
 };
 
 export const quick = Boolean(args.quick);
-const ONLY_PHASES = ['pdf', 'cli'] as const;
+const ONLY_PHASES = ['pdf', 'cli', 'ingest'] as const;
 type OnlyPhase = (typeof ONLY_PHASES)[number];
 export const only = (args.only ?? null) as OnlyPhase | null;
 if (only !== null && !ONLY_PHASES.includes(only)) throw new Error(`--only takes one of: ${ONLY_PHASES.join(', ')}`);

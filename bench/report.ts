@@ -202,6 +202,25 @@ export function buildTargets(result: Omit<BenchResult, 'targets' | 'charts' | 'f
       ),
     );
   }
+  const ingestTargets = (ingest: NonNullable<BenchResult['ingest']>) => [
+    target(
+      'ingest_ratio',
+      `Ingest: API at concurrency 4 ÷ raw embedder at 4, same pool (${ingest.raw_embedder.workers} workers)`,
+      ingest.api4_to_raw_ratio,
+      '×',
+      '≥',
+      0.85,
+    ),
+    target(
+      'opensearch_cpu_per_chunk',
+      'Ingest: OpenSearch CPU per ingested chunk (API, concurrency 4)',
+      ingestAt(result, 4)?.opensearch?.cpu_ms_per_chunk ?? null,
+      'ms',
+      '≤',
+      8,
+    ),
+  ];
+  if (result.only === 'ingest' && result.ingest) return ingestTargets(result.ingest);
   if (!whole || !result.ingest || !result.query || !result.scale || !result.auth) return targets;
   const seq = result.query.sequential.latency;
   const conc = result.query.concurrent;
@@ -217,22 +236,7 @@ export function buildTargets(result: Omit<BenchResult, 'targets' | 'charts' | 'f
   const queriesFailed = conc.non_2xx + conc.errors > 0;
   const phaseTargets = targets.splice(0);
   return [
-    target(
-      'ingest_ratio',
-      `Ingest: API at concurrency 4 ÷ raw embedder at 4, same pool (${result.ingest.raw_embedder.workers} workers)`,
-      result.ingest.api4_to_raw_ratio,
-      '×',
-      '≥',
-      0.85,
-    ),
-    target(
-      'opensearch_cpu_per_chunk',
-      'Ingest: OpenSearch CPU per ingested chunk (API, concurrency 4)',
-      ingestAt(result, 4)?.opensearch?.cpu_ms_per_chunk ?? null,
-      'ms',
-      '≤',
-      8,
-    ),
+    ...ingestTargets(result.ingest),
     ...phaseTargets,
     target(
       'query_throughput_ratio',

@@ -27,12 +27,15 @@ import {
   scalePhase,
 } from './runPhases.ts';
 import { readChunksOfKnowledgeBase } from './scale.ts';
-import { setUp } from './setUp.ts';
+import { setUp, type BenchRun } from './setUp.ts';
+import type { IngestRun, RawEmbedRun } from './ingest.ts';
 import { round } from './stats.ts';
 
 async function main(): Promise<number> {
   const bench = await setUp();
   const { stamp, machine, index, commonResult } = bench;
+
+  if (only === 'ingest') return ingestOnly(bench);
 
   const cliStartup = await cliStartupPhase(bench);
   if (only === 'cli') {
@@ -93,13 +96,7 @@ async function main(): Promise<number> {
     resources: { ...common.resources, ingest_peak_rss_mb: round(ingestPeakMb) },
     pdf_ingest: pdfIngest,
     cli_startup: cliStartup,
-    ingest: {
-      dataset: dataset.name,
-      documents: documents.length,
-      api: ingestRuns,
-      raw_embedder: raw,
-      api4_to_raw_ratio: ratio,
-    },
+    ingest: ingestSection(dataset.name, documents.length, ingestRuns, raw, ratio),
     refresh_policies: refreshPolicies,
     query: {
       knowledge_base_id: queryKnowledgeBaseId,
@@ -119,6 +116,38 @@ async function main(): Promise<number> {
     result,
     reportCharts({ stamp, machine }, result, { sequential, concurrent, ingestRuns, raw, scale }),
   );
+  return 0;
+}
+
+/** The report's ingest section: the API's runs beside the raw embedder on the same documents. */
+function ingestSection(
+  dataset: string,
+  documents: number,
+  api: IngestRun[],
+  raw: RawEmbedRun,
+  ratio: number,
+): NonNullable<BenchResult['ingest']> {
+  return { dataset, documents, api, raw_embedder: raw, api4_to_raw_ratio: ratio };
+}
+
+/** `--only ingest`: the API's ingest runs and the raw embedder on the same documents, nothing else. */
+async function ingestOnly(bench: BenchRun): Promise<number> {
+  const { documents, testQueries, dataset } = await loadBenchDataset();
+  const { ingestRuns, ingestPeakMb, queryRun } = await ingestPhase(bench, documents);
+  const { raw, ratio } = await rawEmbedderPhase(bench, documents, testQueries, queryRun);
+  const common = bench.commonResult({
+    dataset: options.dataset,
+    ingest_docs: options.ingestDocs,
+    ingest_concurrency: options.ingestConcurrency,
+  });
+  const partial: Omit<BenchResult, 'targets' | 'charts' | 'finished_at'> = {
+    ...common,
+    resources: { ...common.resources, ingest_peak_rss_mb: round(ingestPeakMb) },
+    ingest: ingestSection(dataset.name, documents.length, ingestRuns, raw, ratio),
+    eval: null,
+  };
+  const result: BenchResult = { ...partial, targets: buildTargets(partial), charts: {}, finished_at: '' };
+  await writeResults(result, []);
   return 0;
 }
 

@@ -44,6 +44,8 @@ export async function setUp() {
   log(`MongoDB: the bench's own database ${databaseName} (dropped at the end)`);
   const searchOptions: SearchIndexOptions = {
     url: config.opensearch.url,
+    // The API child's alias (KBQA_CHUNKS_ALIAS): the index whose _stats and chunks the bench reads is the one it writes.
+    alias: config.opensearch.chunksAlias,
     // Bulk loads of 500 vectors and a delete of 100k chunks take longer than a request of the service does.
     timeoutMs: 300_000,
     embedderName: 'bge-small-en-v1.5',

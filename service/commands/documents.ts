@@ -15,7 +15,8 @@ import { metadataEntries, pendingContentId } from '../store/index.ts';
 import type { DocumentMetadata } from '../search/metadataFilter.ts';
 import type { Config } from '../config.ts';
 import { newJob } from '../jobs/records.ts';
-import type { IngestDeps } from '../jobs/run.ts';
+import type { IngestDeps, Prepared } from '../jobs/run.ts';
+import { startFirstStep } from '../jobs/steps.ts';
 import type { IngestRunner } from '../jobs/runner.ts';
 import { admitIngestion, textBytes, withNewDocumentReserved, withReplacementCharged } from './quotas.ts';
 
@@ -84,8 +85,13 @@ export async function ingestDocument(
     deps.config.quotas,
     { ownerId: knowledgeBase.owner_id, documentId: record._id, bytes },
     async () => {
+      // Waiting, this process runs the job: its text is split and its first step embedded while the writes below go
+      // to the store (jobs/steps.ts startFirstStep). Started once the storage is reserved: a refused request costs
+      // the embedder nothing.
+      const firstStep =
+        mode === 'wait' ? startFirstStep(deps, input.content, record.filename, record.title) : undefined;
       await deps.store.insertDocumentWithJob(record, input.content, job);
-      return startJob(deps, record, job, mode, input.content);
+      return startJob(deps, record, job, mode, { content: input.content, firstStep });
     },
   );
 }
@@ -137,9 +143,9 @@ async function startJob(
   record: DocumentRecord,
   job: ReturnType<typeof newJob>,
   mode: IngestMode,
-  content?: string,
+  text?: Omit<Prepared, 'document'>,
 ): Promise<DocumentRecord> {
-  if (mode === 'wait') return deps.jobs.runHeld(job, content === undefined ? undefined : { document: record, content });
+  if (mode === 'wait') return deps.jobs.runHeld(job, text === undefined ? undefined : { document: record, ...text });
   deps.jobs.nudge(record._id);
   return record;
 }
@@ -286,7 +292,7 @@ async function queueVersion(
   );
   await deps.store.insertJob(job);
   const queued: DocumentRecord = { ...document, version: next.version, status: 'queued', progress: null, error: null };
-  return startJob(deps, queued, job, mode, content);
+  return startJob(deps, queued, job, mode, content === undefined ? undefined : { content });
 }
 
 /**

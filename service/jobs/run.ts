@@ -2,8 +2,9 @@
 // (runner.ts) to the steps (steps.ts), and the two signals that end a run early without failing its document.
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import type { Rag } from '../rag/index.ts';
-import type { SearchIndex } from '../search/index.ts';
+import type { Rag, SegmentEmbedding } from '../rag/index.ts';
+import type { TextSegment } from '../rag/splitter.ts';
+import type { SearchIndex, ServingIndex } from '../search/index.ts';
 import type { DocumentRecord, IngestionTimings, IngestJobRecord, Store } from '../store/index.ts';
 import type { PdfExtractor, PdfSteps } from '../extraction/pdf.ts';
 import type { Metrics } from '../metrics.ts';
@@ -77,4 +78,20 @@ export interface JobRun {
 export interface Prepared {
   document: DocumentRecord;
   content: string;
+  /**
+   * The text's split and its first step's vectors, begun while the request's writes went to the store
+   * (steps.ts startFirstStep): the embedder works meanwhile instead of waiting for them.
+   */
+  firstStep?: Promise<FirstStep>;
+}
+
+/**
+ * A text split, and the vectors of its first step by the embedder of `serving`, the index the alias pointed to as
+ * the step began: the version is built for that index (nothing of it is written anywhere yet).
+ */
+export interface FirstStep {
+  total: number;
+  segments: TextSegment[];
+  embeddings: SegmentEmbedding[];
+  serving: ServingIndex;
 }

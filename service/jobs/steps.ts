@@ -20,7 +20,7 @@ import { chunkMetadata } from '../search/metadataFilter.ts';
 import { splitPages } from '../extraction/pdfPages.ts';
 import { removeVersionChunks } from './failures.ts';
 import { chunkDocuments } from './records.ts';
-import { JobCancelled, JobStopped, type IngestDeps, type JobRun } from './run.ts';
+import { JobCancelled, JobStopped, type FirstStep, type IngestDeps, type JobRun } from './run.ts';
 
 /**
  * Segments embedded and indexed per step: progress moves, and a lost lease or a shutdown is noticed, this often. A
@@ -36,6 +36,24 @@ const VECTORS_KEPT_UP_TO = 64;
 /** Alias moves one build follows before it gives up (retried): a swap and a rollback at once, say. */
 const MAX_ALIAS_MOVES = 3;
 const PROGRESS_EVERY_MS = 500;
+
+/**
+ * Splits a new text and embeds its first step at once, before its document and job are stored: the request's
+ * writes (a few FerretDB round trips) then overlap the embedder's work instead of preceding it. Nothing is written:
+ * the job builds for the index the step was embedded for, and a request whose writes fail drops it (its rejection is
+ * handled here, so an unawaited failure is not an unhandled one).
+ */
+export function startFirstStep(deps: IngestDeps, content: string, filename: string, title: string): Promise<FirstStep> {
+  const work = (async () => {
+    const serving = await deps.search.servingIndex();
+    const { total, segments } = await deps.rag.split(content, filename);
+    const step = segments.slice(0, SEGMENTS_PER_STEP);
+    const embeddings = step.length > 0 ? await deps.rag.embedSegments(title, step, serving.embedder.modelName) : [];
+    return { total, segments, embeddings, serving };
+  })();
+  work.catch(() => undefined);
+  return work;
+}
 
 /** Runs a held job from wherever it stands (a re-run after a crash continues the same way). */
 export async function executeJob(run: JobRun): Promise<void> {
@@ -69,9 +87,10 @@ async function buildVersion(run: JobRun): Promise<void> {
   if (pages === null && content === null)
     throw new Error(`the stored text of document ${job._id} (version ${job.version}) is missing`);
 
+  const firstStep = pages === null && prepared?.firstStep ? await prepared.firstStep : null;
   const { total, segments } = pages
     ? await splitPages(pages, (text) => rag.split(text, job.filename))
-    : await rag.split(content as string, job.filename);
+    : (firstStep ?? (await rag.split(content as string, job.filename)));
   // A PDF's progress keeps saying how many pages it has while its chunks are embedded.
   const phase = pages ? { phase: 'embedding' as const, pages: { done: pages.length, total: pages.length } } : {};
   checkpoint();
@@ -100,16 +119,29 @@ async function buildVersion(run: JobRun): Promise<void> {
     chunkMetadata: chunkMetadata(metadataObject(metadata)),
   };
   let lastProgress = Date.now();
-  // One index for the whole version, with its embedder: the one the alias points to as the build starts. If a
-  // migration swaps the alias meanwhile, the version is written to the new one too before it goes live (below).
-  let serving = await search.servingIndex();
+  // One index for the whole version, with its embedder: the one the alias points to as the build starts (as its
+  // first step began, when the request embedded it). If a migration swaps the alias meanwhile, the version is
+  // written to the new one too before it goes live (below).
+  let serving = firstStep?.serving ?? (await search.servingIndex());
   // Kept for that rewrite while the version is small; a large one is embedded again in that rare case.
   const vectorsKept: SegmentEmbedding[] | null = segments.length <= VECTORS_KEPT_UP_TO ? [] : null;
+  const modelName = serving.embedder.modelName;
+  const embedStep = (start: number): Promise<SegmentEmbedding[]> => {
+    if (start === 0 && firstStep) return Promise.resolve(firstStep.embeddings);
+    const embedding = rag.embedSegments(job.title, segments.slice(start, start + SEGMENTS_PER_STEP), modelName);
+    // Awaited by the next turn of the loop, or dropped when this one stops the job.
+    embedding.catch(() => undefined);
+    return embedding;
+  };
+  let nextEmbeddings = embedStep(0);
   for (let start = 0; start < segments.length; start += SEGMENTS_PER_STEP) {
     const step = segments.slice(start, start + SEGMENTS_PER_STEP);
-    const embeddings = await rag.embedSegments(job.title, step, serving.embedder.modelName);
+    const embeddings = await nextEmbeddings;
     vectorsKept?.push(...embeddings);
     checkpoint();
+    // The next step's vectors are computed while this step's chunks are indexed and its progress written: the
+    // model pool is not left idle while this job waits on OpenSearch and FerretDB (one step ahead, no more).
+    if (start + SEGMENTS_PER_STEP < segments.length) nextEmbeddings = embedStep(start + SEGMENTS_PER_STEP);
     await search.indexChunks(
       chunkDocuments(target, job.version, step, embeddings, serving.embedder.modelName, start),
       serving.index,
@@ -183,9 +215,13 @@ async function buildVersion(run: JobRun): Promise<void> {
       await cancel(deps, job, false);
     }
     // The KB may have been deleted while this job worked: it is invisible now, so remove what was written (the
-    // document is new: nothing of it was live before this job).
-    if ((await store.findLiveKnowledgeBase(job.knowledge_base_id)) === null) await cancel(deps, job, true, true);
-    await store.deleteJob(job._id);
+    // document is new: nothing of it was live before this job). Read beside the job's removal, one round trip for
+    // both: once the KB is gone no query reaches the version the removal unhides, and cancel() removes it again.
+    const [knowledgeBase] = await Promise.all([
+      store.findLiveKnowledgeBase(job.knowledge_base_id),
+      store.deleteJob(job._id),
+    ]);
+    if (knowledgeBase === null) await cancel(deps, job, true, true);
     onLive({
       ...document!,
       filename: job.filename,

@@ -64,7 +64,7 @@ export type { HiddenChunkVersion, IngestJobCounts } from './ingestJobs.ts';
 export { metadataEntries, metadataObject, pendingContentId } from './documents.ts';
 export type { Reader } from './knowledgeBases.ts';
 export type { Page } from './pagination.ts';
-export { storeFailure } from './mongo.ts';
+export { storeCallsMade, storeFailure } from './mongo.ts';
 export type { StoredFile } from './files.ts';
 export type { Reservation, Usage } from './usage.ts';
 export { BACKUP_COLLECTIONS, TRANSIENT_COLLECTIONS, type BackupCollection, type BackupIndex } from './backup.ts';

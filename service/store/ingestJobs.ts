@@ -221,10 +221,17 @@ export function ingestJobsStore(collections: Collections) {
       );
       return result.matchedCount === 1;
     },
-    /** The job, then its claim tokens (a claim racing the delete finds no job and takes its own token back). */
+    /**
+     * The job and its claim tokens, both at once: one round trip of waiting, not two. A claim racing the delete
+     * finds no job and takes its own token back; one that won the job just before (its holder's lease lapsed) may
+     * leave its token behind, as may a process dying between the two: `kbqa doctor` reports and removes such
+     * tokens. A job outliving its tokens is claimed with a new one.
+     */
     async deleteJob(documentId: string): Promise<void> {
-      await storeCall(() => ingestJobs.deleteOne({ _id: documentId }));
-      await storeCall(() => ingestJobClaims.deleteMany({ job_id: documentId }));
+      await Promise.all([
+        storeCall(() => ingestJobs.deleteOne({ _id: documentId })),
+        storeCall(() => ingestJobClaims.deleteMany({ job_id: documentId })),
+      ]);
     },
     async deleteJobsOfKnowledgeBase(knowledgeBaseId: string): Promise<void> {
       await storeCall(() => ingestJobs.deleteMany({ knowledge_base_id: knowledgeBaseId }));

@@ -199,8 +199,20 @@ function isSocketFailure(error: unknown): boolean {
   return error instanceof Error && typeof code === 'string' && SOCKET_FAILURE_CODES.has(code);
 }
 
+/** Round trips made through storeCall in this process (module-wide, every store opened here). */
+let storeCalls = 0;
+
+/**
+ * Store round trips this process has made so far: FerretDB's writes are what an ingestion waits on most, so a test
+ * pins how many one document costs (test/ingestRoundTrips.test.ts), and the bench can count them.
+ */
+export function storeCallsMade(): number {
+  return storeCalls;
+}
+
 /** Runs a store operation, turning "the database cannot be reached" into a 503 for the caller. */
 export async function storeCall<T>(operation: () => Promise<T>): Promise<T> {
+  storeCalls += 1;
   try {
     return await operation();
   } catch (error) {

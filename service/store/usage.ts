@@ -63,7 +63,20 @@ export function usageStore(collections: Collections) {
      */
     reserveUsage(userId: string, delta: Usage, limits: Usage): Promise<Reservation> {
       return serialised(userId, async () => {
-        if (!(await storeCall(() => usage.findOne({ _id: userId })))) {
+        const filter = {
+          _id: userId,
+          ...(delta.documents > 0 ? { documents: { $lte: limits.documents - delta.documents } } : {}),
+          ...(delta.bytes > 0 ? { bytes: { $lte: limits.bytes - delta.bytes } } : {}),
+        };
+        const reserve = () =>
+          storeCall(() => usage.updateOne(filter, { $inc: { documents: delta.documents, bytes: delta.bytes } }));
+        if (delta.documents === 0 && delta.bytes === 0) return { reserved: true };
+        // The $inc first: in the common case (a record that has room) one round trip. Only when it changed nothing
+        // is the record read: missing (the user's first reservation), it is counted from the documents and written,
+        // and the $inc tried again; present, the reservation did not fit.
+        if ((await reserve()).modifiedCount === 1) return { reserved: true };
+        let current = await storeCall(() => usage.findOne({ _id: userId }));
+        if (!current) {
           const counted = await countStoredDocuments(userId);
           try {
             await storeCall(() => usage.insertOne({ _id: userId, ...counted }));
@@ -71,17 +84,9 @@ export function usageStore(collections: Collections) {
             // Another process counted first: its record stands.
             if (!isDuplicateKeyError(error)) throw error;
           }
+          if ((await reserve()).modifiedCount === 1) return { reserved: true };
+          current = await storeCall(() => usage.findOne({ _id: userId }));
         }
-        const filter = {
-          _id: userId,
-          ...(delta.documents > 0 ? { documents: { $lte: limits.documents - delta.documents } } : {}),
-          ...(delta.bytes > 0 ? { bytes: { $lte: limits.bytes - delta.bytes } } : {}),
-        };
-        const result = await storeCall(() =>
-          usage.updateOne(filter, { $inc: { documents: delta.documents, bytes: delta.bytes } }),
-        );
-        if (result.modifiedCount === 1 || (delta.documents === 0 && delta.bytes === 0)) return { reserved: true };
-        const current = await storeCall(() => usage.findOne({ _id: userId }));
         return { reserved: false, usage: { documents: current?.documents ?? 0, bytes: current?.bytes ?? 0 } };
       });
     },

@@ -1,7 +1,6 @@
 // What the chunk index looks like and has done: refreshes, segments, merges, documents (`_stats` over the alias,
 // primaries). Index-wide: the index is shared with whatever else uses the stack, so a delta over a phase also counts
 // other clients' work; the report says so.
-import { CHUNKS_ALIAS } from '../service/search/assets.ts';
 import type { SearchIndex } from '../service/search/index.ts';
 import { cpuSeconds } from './phases.ts';
 import { round } from './stats.ts';
@@ -28,7 +27,7 @@ interface PrimaryStats {
 export async function chunkIndexStats(search: SearchIndex): Promise<ChunkIndexStats> {
   const response = await search.request<{ _all: { primaries: PrimaryStats } }>(
     'GET',
-    `/${CHUNKS_ALIAS}/_stats/docs,refresh,segments,merge`,
+    `/${search.alias}/_stats/docs,refresh,segments,merge`,
   );
   const primaries = response._all.primaries;
   return {

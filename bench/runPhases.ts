@@ -352,6 +352,7 @@ export async function scalePhase(
           measureSearchStage({
             url: config.opensearch.url,
             timeoutMs: config.opensearch.timeoutMs,
+            alias: index.alias,
             rankConstant: config.opensearch.rrfRankConstant,
             knowledgeBaseIds: [scaleKnowledgeBaseId],
             queries: scaleVectors,

@@ -3,7 +3,6 @@
 // own indexing code (search.indexChunks, then one refreshChunks). No embedder runs: this measures
 // query latency against a bigger index, not ingest.
 import { randomUUID } from 'node:crypto';
-import { CHUNKS_ALIAS } from '../service/search/assets.ts';
 import type { ChunkDocument, SearchIndex } from '../service/search/index.ts';
 import { gaussian, round } from './stats.ts';
 
@@ -18,7 +17,7 @@ export async function readChunksOfKnowledgeBase(
 ): Promise<ChunkDocument[]> {
   const response = await search.request<{ hits: { hits: Array<{ _source: ChunkDocument }> } }>(
     'POST',
-    `/${CHUNKS_ALIAS}/_search`,
+    `/${search.alias}/_search`,
     {
       body: { size: 10_000, query: { term: { knowledge_base_id: knowledgeBaseId } }, sort: [{ chunk_id: 'asc' }] },
     },

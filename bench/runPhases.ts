@@ -339,7 +339,7 @@ export async function scalePhase(
   const { config, index, runningApi, apiKey, newKnowledgeBase, phase } = bench;
   const defaultMaxResults = queryBody([EXTRACTIVE_MODEL]).parse({ query: 'q' }).max_results;
   const scaleMethod =
-    `Synthetic: the KB is filled with perturbed copies of the real chunks of the concurrency-4 ingest KB (each vector + N(0, ${SCALE_NOISE_SIGMA}²) ` +
+    `Synthetic: the KB is filled with perturbed copies of the ${templates.length} real chunks of ${only === 'scale' ? 'the --ingest-docs documents, ingested once through the API' : 'the concurrency-4 ingest KB'} (each vector + N(0, ${SCALE_NOISE_SIGMA}²) ` +
     "per dimension, re-normalised; same text; new chunk and document ids), bulk-loaded straight through the service's " +
     'indexing code (search.indexChunks, 500 per request, 2 in flight, then one refreshChunks) — no embedder, ' +
     "no API; then the bench waits until no merge runs. At each size: the search stage alone — the service's " +

@@ -15,6 +15,7 @@ const { values: args } = parseArgs({
     'load-amount': { type: 'string' },
     'scale-steps': { type: 'string' },
     'scale-queries': { type: 'string' },
+    neighbours: { type: 'string' },
     'auth-seconds': { type: 'string' },
     'model-workers': { type: 'string' },
     'embed-threads': { type: 'string' },
@@ -33,12 +34,16 @@ const { values: args } = parseArgs({
 
 if (args.help) {
   console.log(`usage: npm run bench -- [--quick] [--ingest-docs N] [--queries N] [--load-amount N]
-                       [--scale-steps 10000,100000] [--scale-queries N] [--auth-seconds S] [--dataset DIR]
+                       [--scale-steps 10000,100000] [--scale-queries N] [--neighbours N] [--auth-seconds S]
+                       [--dataset DIR]
                        [--model-workers N] [--embed-threads N] [--refresh-chunks N] [--big-doc-mib M]
                        [--during-queries N] [--group-commit-ms 250,1000]
-                       [--only pdf|cli|ingest] [--pdf-runs N] [--pdf-warmup N]
-  --quick           60 documents, 100 sequential / 200 concurrent queries, scale 2k → 10k chunks, 300 chunks per
-                    refresh policy, a 0.5 MiB "big" document, 3 s auth run
+                       [--only pdf|cli|ingest|scale] [--pdf-runs N] [--pdf-warmup N]
+  --quick           60 documents, 100 sequential / 200 concurrent queries, scale 2k → 10k chunks beside 20k of
+                    neighbours, 300 chunks per refresh policy, a 0.5 MiB "big" document, 3 s auth run
+  --neighbours      chunks of OTHER KBs loaded after the first scale step, in KBs of 50k (default 200000; 0: none):
+                    the scale KB's search stage at its first size is measured again beside them, and the steps
+                    after it grow the KB beside them
   --model-workers   model worker threads of BOTH the API process and the raw-embedder baseline
                     (default: KBQA_MODEL_WORKERS if set, else one per core)
   --embed-threads   ONNX intra-op threads per worker, both sides (default: KBQA_EMBED_THREADS if set, else 1)
@@ -48,6 +53,9 @@ if (args.help) {
   --during-queries  the sequential queries run idle, then over and over during that ingest (default 100)
   --only pdf        only the PDF-vs-text ingest phase (a 100-page text PDF through the web upload against the same
                     text through POST /api/v1/documents); the results file holds just that section
+  --only scale      only the scale phase: --ingest-docs documents through the API once (concurrency 4) for the
+                    template chunks, the test questions embedded in this process, then the scale steps and neighbours;
+                    the results file holds just that section
   --only cli        only \`kbqa --help\` and \`kbqa keys create\` as fresh processes, 5 measured runs of each (median)
   --only ingest     only the ingest phase (API at concurrency 1 and 4, OpenSearch's work) and the raw embedder on the
                     same documents; the results file holds just those
@@ -71,7 +79,7 @@ const positiveNumber = (value: string | undefined, fallback: number, name: strin
 };
 
 export const quick = Boolean(args.quick);
-const ONLY_PHASES = ['pdf', 'cli', 'ingest'] as const;
+const ONLY_PHASES = ['pdf', 'cli', 'ingest', 'scale'] as const;
 type OnlyPhase = (typeof ONLY_PHASES)[number];
 export const only = (args.only ?? null) as OnlyPhase | null;
 if (only !== null && !ONLY_PHASES.includes(only)) throw new Error(`--only takes one of: ${ONLY_PHASES.join(', ')}`);
@@ -92,6 +100,7 @@ export const options = {
     .split(',')
     .map((step) => positive(step.trim(), 0, 'scale-steps')),
   scaleQueries: positive(args['scale-queries'], quick ? 50 : 100, 'scale-queries'),
+  neighbours: nonNegative(args.neighbours, quick ? 20_000 : 200_000, 'neighbours'),
   authSeconds: positive(args['auth-seconds'], quick ? 3 : 10, 'auth-seconds'),
   authConnections: 32,
   // The API process and the raw-embedder baseline get the same pool, whatever the environment says.

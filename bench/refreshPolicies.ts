@@ -10,7 +10,6 @@
 //
 // OpenSearch's CPU is charged to a policy from its first bulk until the merges it left behind have finished.
 import { randomUUID } from 'node:crypto';
-import { CHUNKS_ALIAS } from '../service/search/assets.ts';
 import { bulkFailure, encodeEmbedding, type BulkResponse } from '../service/search/chunks.ts';
 import type { ChunkDocument, SearchIndex } from '../service/search/index.ts';
 import { forEachConcurrently } from '../service/eval/apiClient.ts';
@@ -64,9 +63,9 @@ export interface RefreshPolicyComparison {
  * The NDJSON of one document's bulk, exactly as service/search/chunks.ts writes it (its bulkLines is private;
  * exporting it, or an indexChunks option for the refresh parameter, would remove this copy).
  */
-function bulkLines(chunks: ChunkDocument[]): unknown[] {
+function bulkLines(alias: string, chunks: ChunkDocument[]): unknown[] {
   return chunks.flatMap((chunk) => [
-    { index: { _index: CHUNKS_ALIAS, _id: chunk.chunk_id } },
+    { index: { _index: alias, _id: chunk.chunk_id } },
     { ...chunk, embedding_b64: encodeEmbedding(chunk.embedding) },
   ]);
 }
@@ -96,7 +95,7 @@ async function indexDocument(search: SearchIndex, policy: RefreshPolicy, chunks:
     return;
   }
   const response = await search.request<BulkResponse>('POST', '/_bulk', {
-    bulkBody: bulkLines(chunks),
+    bulkBody: bulkLines(search.alias, chunks),
     querystring: { refresh: policy.kind === 'refresh=true' ? 'true' : 'wait_for' },
   });
   if (response.errors) throw bulkFailure(response);

@@ -24,6 +24,7 @@ import {
   queryPhase,
   rawEmbedderPhase,
   refreshPoliciesPhase,
+  scaleInputsPhase,
   scalePhase,
 } from './runPhases.ts';
 import { readChunksOfKnowledgeBase } from './scale.ts';
@@ -36,6 +37,23 @@ async function main(): Promise<number> {
   const { stamp, machine, index, commonResult } = bench;
 
   if (only === 'ingest') return ingestOnly(bench);
+  if (only === 'scale') {
+    const { documents, testQueries } = await loadBenchDataset();
+    const { templates, scaleTexts, scaleVectors } = await scaleInputsPhase(bench, documents, testQueries);
+    const scale = await scalePhase(bench, templates, scaleTexts, scaleVectors);
+    const partial: Omit<BenchResult, 'targets' | 'charts' | 'finished_at'> = {
+      ...commonResult({
+        ingest_docs: options.ingestDocs,
+        scale_steps: options.scaleSteps.join(','),
+        scale_queries: options.scaleQueries,
+        neighbours: options.neighbours,
+      }),
+      scale,
+      eval: null,
+    };
+    await writeResults({ ...partial, targets: buildTargets(partial), charts: {}, finished_at: '' }, []);
+    return 0;
+  }
 
   const cliStartup = await cliStartupPhase(bench);
   if (only === 'cli') {
@@ -83,6 +101,7 @@ async function main(): Promise<number> {
     load_connections: options.loadConnections,
     scale_steps: options.scaleSteps.join(','),
     scale_queries: options.scaleQueries,
+    neighbours: options.neighbours,
     auth_seconds: options.authSeconds,
     auth_connections: options.authConnections,
     ingest_concurrency: options.ingestConcurrency,

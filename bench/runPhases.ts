@@ -18,7 +18,13 @@ import { comparePdfAndText, PDF_RATIO_TARGET, signInToWebApp } from './pdfIngest
 import { failure, log, progress } from './progress.ts';
 import { compareRefreshPolicies, policyName, refreshPolicies as refreshPoliciesFor } from './refreshPolicies.ts';
 import type { BenchResult, ScaleStep } from './report.ts';
-import { loadPerturbedCopies, SCALE_NOISE_SIGMA } from './scale.ts';
+import {
+  loadNeighbours,
+  loadPerturbedCopies,
+  NEIGHBOUR_KB_CHUNKS,
+  readChunksOfKnowledgeBase,
+  SCALE_NOISE_SIGMA,
+} from './scale.ts';
 import { apiVariant, measureSearchStage, type SearchStageQuery } from './searchStage.ts';
 import { runSequentialQueries } from './sequential.ts';
 import type { BenchRun } from './setUp.ts';
@@ -298,6 +304,31 @@ export async function refreshPoliciesPhase(
   return refreshPolicies;
 }
 
+/**
+ * `--only scale`'s inputs without the phases before it: the documents through the API once, at concurrency 4 (their
+ * chunks are the templates), and the test questions embedded by the API's own code in this process.
+ */
+export async function scaleInputsPhase(bench: BenchRun, documents: BenchDocument[], testQueries: string[]) {
+  const { config, index, client, newKnowledgeBase, phase } = bench;
+  const knowledgeBaseId = await newKnowledgeBase('bench-scale-templates');
+  log(
+    `scale inputs: ${documents.length} documents at concurrency ${options.ingestConcurrency} into KB ${knowledgeBaseId}`,
+  );
+  await phase('scale inputs: ingest', () =>
+    ingestThroughApi(client, knowledgeBaseId, documents, options.ingestConcurrency, progress('  ingest', 25)),
+  );
+  const templates = await readChunksOfKnowledgeBase(index, knowledgeBaseId);
+  const { loadRag } = await import('../service/rag/index.ts');
+  const loadedRag = await loadRag(config);
+  toCleanUp.rag = loadedRag;
+  const scaleTexts = testQueries.slice(0, options.scaleQueries);
+  const scaleVectors: SearchStageQuery[] = [];
+  for (const text of scaleTexts) scaleVectors.push({ text, vector: await loadedRag.embedQuestion(text) });
+  await loadedRag.close();
+  toCleanUp.rag = null;
+  return { templates, scaleTexts, scaleVectors };
+}
+
 /** Scale: a dedicated KB grown with perturbed copies of the real chunks. */
 export async function scalePhase(
   bench: BenchRun,
@@ -308,14 +339,20 @@ export async function scalePhase(
   const { config, index, runningApi, apiKey, newKnowledgeBase, phase } = bench;
   const defaultMaxResults = queryBody([EXTRACTIVE_MODEL]).parse({ query: 'q' }).max_results;
   const scaleMethod =
-    `Synthetic: the KB is filled with perturbed copies of the real chunks of the concurrency-4 ingest KB (each vector + N(0, ${SCALE_NOISE_SIGMA}²) ` +
+    `Synthetic: the KB is filled with perturbed copies of the ${templates.length} real chunks of ${only === 'scale' ? 'the --ingest-docs documents, ingested once through the API' : 'the concurrency-4 ingest KB'} (each vector + N(0, ${SCALE_NOISE_SIGMA}²) ` +
     "per dimension, re-normalised; same text; new chunk and document ids), bulk-loaded straight through the service's " +
     'indexing code (search.indexChunks, 500 per request, 2 in flight, then one refreshChunks) — no embedder, ' +
     "no API; then the bench waits until no merge runs. At each size: the search stage alone — the service's " +
     `hybridSearch (service/search/retrieval.ts) called from the bench process with the API's parameters (size ${defaultMaxResults} = default ` +
     `max_results, depth ${HYBRID_DEPTH} = HYBRID_DEPTH, knowledge_base_ids = [scale KB], the question's vector from the API's query embedding), ` +
     `timed around the call and by OpenSearch's took, with variants that take it apart; then whole queries through the API. ` +
-    `${options.scaleQueries} test queries, sequentially, each way.`;
+    `${options.scaleQueries} test queries, sequentially, each way.` +
+    (options.neighbours > 0
+      ? ` Neighbours: after the first step, ${options.neighbours} perturbed copies of the same templates go into other KBs ` +
+        `(${NEIGHBOUR_KB_CHUNKS} per KB) and the scale KB's search stage is measured again at its first size, beside them; ` +
+        'the later steps grow the KB beside them, so the judged ratio (last step ÷ first size beside the neighbours) ' +
+        "compares the same index but for the KB's own growth."
+      : '');
   const scale: NonNullable<BenchResult['scale']> = {
     method: scaleMethod,
     knowledge_base_id: '',
@@ -328,6 +365,20 @@ export async function scalePhase(
     scale.knowledge_base_id = scaleKnowledgeBaseId;
     scale.templates = templates.length;
     const scaleBodies = scaleTexts.map((query) => ({ query, knowledge_base_ids: [scaleKnowledgeBaseId] }));
+    const searchStageAt = (label: string) =>
+      phase(`scale: search stage ${label} (no API)`, () =>
+        measureSearchStage({
+          url: config.opensearch.url,
+          timeoutMs: config.opensearch.timeoutMs,
+          alias: index.alias,
+          rankConstant: config.opensearch.rrfRankConstant,
+          knowledgeBaseIds: [scaleKnowledgeBaseId],
+          queries: scaleVectors,
+          size: defaultMaxResults,
+          depth: HYBRID_DEPTH,
+          warmup: 10,
+        }),
+      );
     let loaded = 0;
     for (const target of options.scaleSteps) {
       log(
@@ -348,18 +399,7 @@ export async function scalePhase(
       );
       let searchStage: ScaleStep['search_stage'] = null;
       try {
-        searchStage = await phase(`scale: search stage at ${inKb} chunks (no API)`, () =>
-          measureSearchStage({
-            url: config.opensearch.url,
-            timeoutMs: config.opensearch.timeoutMs,
-            rankConstant: config.opensearch.rrfRankConstant,
-            knowledgeBaseIds: [scaleKnowledgeBaseId],
-            queries: scaleVectors,
-            size: defaultMaxResults,
-            depth: HYBRID_DEPTH,
-            warmup: 10,
-          }),
-        );
+        searchStage = await searchStageAt(`at ${inKb} chunks`);
         log(
           `scale @${inKb}: search stage ${Object.entries(searchStage.variants)
             .map(([name, t]) => `${name} p50 ${t.client_p50_ms} ms (took ${t.took_p50_ms})`)
@@ -382,6 +422,10 @@ export async function scalePhase(
       log(
         `scale @${inKb}: API p50 ${queries.latency.p50_ms} ms, p95 ${queries.latency.p95_ms} ms (Server-Timing search p50 ${queries.stages.search?.p50_ms} ms)`,
       );
+      if (scale.steps.length === 1 && options.neighbours > 0)
+        scale.neighbours = await neighboursBeside(bench, templates, searchStage, () =>
+          searchStageAt(`at ${inKb} chunks beside the neighbours`),
+        );
     }
     if (scale.steps.length >= 2) {
       const first = scale.steps[0];
@@ -389,7 +433,9 @@ export async function scalePhase(
       scale.p50_ratio = round(last.queries.latency.p50_ms / first.queries.latency.p50_ms, 3);
       const searchP50 = (step: ScaleStep) => step.queries.stages.search?.p50_ms ?? Number.NaN;
       scale.search_p50_ratio = round(searchP50(last) / searchP50(first), 3);
-      const firstStage = first.search_stage ? apiVariant(first.search_stage) : undefined;
+      // Beside the neighbours, the first size was measured again in the index the later steps grew in.
+      const beside = scale.neighbours?.search_stage ?? first.search_stage;
+      const firstStage = beside ? apiVariant(beside) : undefined;
       const lastStage = last.search_stage ? apiVariant(last.search_stage) : undefined;
       if (firstStage && lastStage) {
         scale.search_stage_p50_ratio = round(lastStage.client_p50_ms / firstStage.client_p50_ms, 3);
@@ -404,6 +450,44 @@ export async function scalePhase(
     log(`scale step failed: ${scale.error}`);
   }
   return scale;
+}
+
+/**
+ * The neighbours: options.neighbours chunks of other KBs loaded into the shared index, then the scale KB's search stage
+ * again at the same size; `alone` is the step's own measurement, made before they were loaded.
+ */
+async function neighboursBeside(
+  bench: BenchRun,
+  templates: ChunkDocument[],
+  alone: ScaleStep['search_stage'],
+  measure: () => Promise<NonNullable<ScaleStep['search_stage']>>,
+): Promise<NonNullable<BenchResult['scale']>['neighbours']> {
+  const { index, newKnowledgeBase, phase } = bench;
+  log(`scale: loading ${options.neighbours} chunks of other KBs (neighbours)`);
+  const report = progress('  neighbour load', 10);
+  const load = await phase(`scale: neighbours, ${options.neighbours} chunks (no API)`, () =>
+    loadNeighbours(index, templates, options.neighbours, newKnowledgeBase, (done, total, rate) =>
+      report(done, total, ` (${rate.toFixed(0)} chunks/s)`),
+    ),
+  );
+  const merges = await waitForMerges(index, 180_000);
+  const stats = await chunkIndexStats(index);
+  const searchStage = await measure();
+  const before = alone ? apiVariant(alone) : undefined;
+  const after = apiVariant(searchStage);
+  const ratio = before && after ? round(after.client_p50_ms / before.client_p50_ms, 3) : null;
+  const tookRatio = before && after ? round(after.took_p50_ms / before.took_p50_ms, 3) : null;
+  log(
+    `scale: beside ${load.chunks} chunks of ${load.knowledge_bases} other KBs (${load.seconds} s, merges ${merges.seconds} s more; index ${stats.documents} chunks in ${stats.segments} segments): search stage p50 ${after?.client_p50_ms} ms against ${before?.client_p50_ms} alone, ratio ${ratio ?? 'n/a'} (took: ${tookRatio ?? 'n/a'})`,
+  );
+  return {
+    load,
+    merge_wait_seconds: merges.seconds,
+    index: { documents: stats.documents, segments: stats.segments },
+    search_stage: searchStage,
+    p50_ratio: ratio,
+    took_p50_ratio: tookRatio,
+  };
 }
 
 /** The auth path: GET /me, 32 connections. */

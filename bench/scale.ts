@@ -3,7 +3,6 @@
 // own indexing code (search.indexChunks, then one refreshChunks). No embedder runs: this measures
 // query latency against a bigger index, not ingest.
 import { randomUUID } from 'node:crypto';
-import { CHUNKS_ALIAS } from '../service/search/assets.ts';
 import type { ChunkDocument, SearchIndex } from '../service/search/index.ts';
 import { gaussian, round } from './stats.ts';
 
@@ -18,7 +17,7 @@ export async function readChunksOfKnowledgeBase(
 ): Promise<ChunkDocument[]> {
   const response = await search.request<{ hits: { hits: Array<{ _source: ChunkDocument }> } }>(
     'POST',
-    `/${CHUNKS_ALIAS}/_search`,
+    `/${search.alias}/_search`,
     {
       body: { size: 10_000, query: { term: { knowledge_base_id: knowledgeBaseId } }, sort: [{ chunk_id: 'asc' }] },
     },
@@ -122,5 +121,42 @@ export async function loadPerturbedCopies(
     seconds: round(seconds, 2),
     chunks_per_s: round(loaded / seconds, 1),
     refresh_seconds: round((performance.now() - refreshStarted) / 1000, 2),
+  };
+}
+
+/** Chunks per neighbour KB: a shared index's other tenants, as a handful of big KBs. */
+export const NEIGHBOUR_KB_CHUNKS = 50_000;
+
+/**
+ * Other KBs beside the scale KB: `count` perturbed copies of the same templates, NEIGHBOUR_KB_CHUNKS per KB (each made
+ * by `newKnowledgeBase`, so the run's clean-up removes them). Their texts are the scale KB's own, so every query term
+ * the scale KB has is as common among the neighbours: the worst case for a filter the BM25 side would apply late.
+ */
+export async function loadNeighbours(
+  search: SearchIndex,
+  templates: ChunkDocument[],
+  count: number,
+  newKnowledgeBase: (name: string) => Promise<string>,
+  onProgress?: (done: number, total: number, chunksPerSecond: number) => void,
+): Promise<{ knowledge_bases: number; chunks: number; seconds: number; chunks_per_s: number }> {
+  const started = performance.now();
+  let loaded = 0;
+  let knowledgeBases = 0;
+  while (loaded < count) {
+    knowledgeBases += 1;
+    const knowledgeBaseId = await newKnowledgeBase(`bench-neighbour-${knowledgeBases}`);
+    const chunks = Math.min(NEIGHBOUR_KB_CHUNKS, count - loaded);
+    const before = loaded;
+    await loadPerturbedCopies(search, templates, knowledgeBaseId, before, chunks, (done, _total, rate) =>
+      onProgress?.(before + done, count, rate),
+    );
+    loaded += chunks;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return {
+    knowledge_bases: knowledgeBases,
+    chunks: loaded,
+    seconds: round(seconds, 2),
+    chunks_per_s: round(loaded / seconds, 1),
   };
 }

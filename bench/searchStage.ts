@@ -3,7 +3,6 @@
 // HTTP round trip to OpenSearch, its work, and decoding the hits) and by OpenSearch's own `took` (its work alone).
 // No embedder, no answerer, no KB lookup: at scale this shows what grows with the index, and the side-by-side
 // variants show where (the BM25 side, the k-NN side, the fusion depth).
-import { CHUNKS_ALIAS } from '../service/search/assets.ts';
 import { createSearchClient, type SearchClient } from '../service/search/client.ts';
 import { hybridSearch, lexicalSearch, vectorSearch, type RetrievalRequest } from '../service/search/retrieval.ts';
 import { round, summarize } from './stats.ts';
@@ -48,6 +47,8 @@ function tookRecording(inner: SearchClient): { client: SearchClient; lastTook: (
 export async function measureSearchStage(options: {
   url: string;
   timeoutMs: number;
+  /** The chunk alias the bench's index uses (KBQA_CHUNKS_ALIAS). */
+  alias: string;
   rankConstant: number;
   knowledgeBaseIds: string[];
   queries: SearchStageQuery[];
@@ -62,12 +63,12 @@ export async function measureSearchStage(options: {
   const variants: Array<[string, (request: RetrievalRequest) => Promise<unknown>, number]> = [
     [
       `hybrid (depth ${options.depth})`,
-      (request) => hybridSearch(client, CHUNKS_ALIAS, request, options.rankConstant),
+      (request) => hybridSearch(client, options.alias, request, options.rankConstant),
       options.depth,
     ],
-    ['hybrid (depth 10)', (request) => hybridSearch(client, CHUNKS_ALIAS, request, options.rankConstant), 10],
-    [`BM25 side alone`, (request) => lexicalSearch(client, CHUNKS_ALIAS, request), options.depth],
-    [`k-NN side alone (k ${options.depth})`, (request) => vectorSearch(client, CHUNKS_ALIAS, request), options.depth],
+    ['hybrid (depth 10)', (request) => hybridSearch(client, options.alias, request, options.rankConstant), 10],
+    [`BM25 side alone`, (request) => lexicalSearch(client, options.alias, request), options.depth],
+    [`k-NN side alone (k ${options.depth})`, (request) => vectorSearch(client, options.alias, request), options.depth],
   ];
   const result: SearchStageResult = { size: options.size, depth: options.depth, variants: {} };
   try {

@@ -44,7 +44,8 @@ export async function setUp() {
   log(`MongoDB: the bench's own database ${databaseName} (dropped at the end)`);
   const searchOptions: SearchIndexOptions = {
     url: config.opensearch.url,
-    // The API child's alias (KBQA_CHUNKS_ALIAS): the index whose _stats and chunks the bench reads is the one it writes.
+    // KBQA_CHUNKS_ALIAS, the API child's too: the index the bench reads (_stats, chunks) is the one the API writes,
+    // and a run on an alias of its own (kbqa-chunks-<name>) leaves the shared index alone.
     alias: config.opensearch.chunksAlias,
     // Bulk loads of 500 vectors and a delete of 100k chunks take longer than a request of the service does.
     timeoutMs: 300_000,
@@ -60,6 +61,8 @@ export async function setUp() {
   const search = openSearchIndex(searchOptions);
   toCleanUp.search = search;
   const index = search;
+  // An alias of its own may not exist yet: make its index as start-up would (idempotent), before counting its chunks.
+  await search.applyAssets();
   const machine = await describeMachine(search, config.mongodb.url, config.mongodb.timeoutMs);
   log(
     `machine: ${machine.cores} cores, ${machine.memory_gib} GiB, Node ${machine.node}, ${machine.opensearch}, FerretDB ${machine.ferretdb}, load ${machine.load_average_at_start.join('/')}`,

@@ -58,7 +58,12 @@ async function main(): Promise<number> {
 
   const { dataset, corpus, documents, testQueries } = await loadBenchDataset();
   const { ingestRuns, ingestPeakMb, queryRun, queryKnowledgeBaseId } = await ingestPhase(bench, documents);
-  const { raw, ratio, scaleTexts, scaleVectors } = await rawEmbedderPhase(bench, documents, testQueries, queryRun);
+  const { raw, rawWithSentences, ratio, scaleTexts, scaleVectors } = await rawEmbedderPhase(
+    bench,
+    documents,
+    testQueries,
+    queryRun,
+  );
   const { queryBodies, sequential, concurrent, throughputRatio } = await queryPhase(
     bench,
     testQueries,
@@ -98,6 +103,7 @@ async function main(): Promise<number> {
       documents: documents.length,
       api: ingestRuns,
       raw_embedder: raw,
+      ...(rawWithSentences ? { raw_embedder_with_sentences: rawWithSentences } : {}),
       api4_to_raw_ratio: ratio,
     },
     refresh_policies: refreshPolicies,

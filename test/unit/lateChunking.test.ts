@@ -3,8 +3,10 @@ import test from 'ava';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Tokenizer } from '@huggingface/tokenizers';
+import { loadConfig } from '../../service/config.ts';
 import { BgeOnnxEmbeddings, BGE_TOKENIZER_FILE } from '../../service/rag/bgeEmbeddings.ts';
 import { meanPooled, unitTokenSpans } from '../../service/rag/lateChunking.ts';
+import { startModelPool } from '../../service/rag/modelPool.ts';
 
 const MODEL_DIR = fileURLToPath(new URL('../../.local/models/bge-small-en-v1.5-q', import.meta.url));
 let embedderPromise: Promise<BgeOnnxEmbeddings> | undefined;
@@ -75,4 +77,23 @@ test('late-chunked sentence vectors are unit length and differ from the passage 
   // A sentence the passage does not hold has no late vector (the worker embeds it alone).
   const { units: missing } = await model.embedPassageWithUnits(PASSAGE, ['Dogs bark at night.']);
   t.deepEqual(missing, [null]);
+});
+
+test('the model pool returns each passage with its units late-chunked, and a unit not found embedded alone', async (t) => {
+  const config = loadConfig();
+  const models = startModelPool({ ...config.chunking, modelDir: config.embedder.modelDir, workers: 1 });
+  try {
+    const stray = 'Dogs bark at night.';
+    const [withUnits] = await models.embedPassagesLate([{ text: PASSAGE, units: [SENTENCES[0], stray, SENTENCES[2]] }]);
+    const model = await embedder();
+    const { vector, units } = await model.embedPassageWithUnits(PASSAGE, SENTENCES);
+    const close = (a: number[], b: number[]) => a.every((value, k) => Math.abs(value - b[k]) < 1e-5);
+    t.true(close(withUnits.vector, vector));
+    t.true(close(withUnits.units[0], units[0]!));
+    t.true(close(withUnits.units[2], units[2]!));
+    const [alone] = await models.embedPassages([stray]);
+    t.true(close(withUnits.units[1], alone));
+  } finally {
+    await models.close();
+  }
 });

@@ -3,6 +3,7 @@
 // ceiling the API's ingest can approach on this machine).
 import { titleFromFilename } from '../service/commands/documents.ts';
 import { forEachConcurrently, type KbqaClient } from '../service/eval/apiClient.ts';
+import type { SentenceVectorRecipe } from '../service/configShape.ts';
 import type { Rag } from '../service/rag/index.ts';
 import type { OpenSearchWork } from './indexStats.ts';
 import { round, summarize } from './stats.ts';
@@ -64,6 +65,8 @@ export async function ingestThroughApi(
 export interface RawEmbedRun {
   /** Documents whose embedSegments were in flight at once (the API's ingest concurrency it is compared with). */
   concurrency: number;
+  /** How the chunks' sentence vectors were computed (KBQA_SENTENCE_VECTORS's recipe), `off` for none. */
+  sentence_vectors?: SentenceVectorRecipe | 'off';
   /** The model pool: worker threads, and ONNX intra-op threads per worker (the API process's own settings). */
   workers: number;
   threads_per_worker: number;
@@ -77,12 +80,14 @@ export interface RawEmbedRun {
 /**
  * The ceiling of the API's ingest: the same documents split as the API splits them, then rag.embedSegments (the
  * API's call, in tasks of KBQA_EMBED_BATCH_SIZE passages submitted at once) for `concurrency` documents at a time,
- * on a model pool of the API's size. Only the embedding is timed; splitting is reported beside it.
+ * on a model pool of the API's size, with the sentence vectors `recipe` says (null: none). Only the embedding is
+ * timed; splitting is reported beside it.
  */
 export async function rawEmbedderThroughput(
   rag: Rag,
   documents: BenchDocument[],
   pool: { concurrency: number; threadsPerWorker: number },
+  recipe: SentenceVectorRecipe | null,
 ): Promise<RawEmbedRun> {
   const splitStarted = performance.now();
   const prepared: Array<{ title: string; segments: Awaited<ReturnType<Rag['split']>>['segments'] }> = new Array(
@@ -98,12 +103,13 @@ export async function rawEmbedderThroughput(
   const started = performance.now();
   await forEachConcurrently(prepared, pool.concurrency, async ({ title, segments }) => {
     // Read the count first: `chunks += await …` would add to the value `chunks` had before the await.
-    const embedded = (await rag.embedSegments(title, segments)).length;
+    const embedded = (await rag.embedSegments(title, segments, undefined, recipe)).length;
     chunks += embedded;
   });
   const seconds = (performance.now() - started) / 1000;
   return {
     concurrency: pool.concurrency,
+    sentence_vectors: recipe ?? 'off',
     workers: rag.models.workers,
     threads_per_worker: pool.threadsPerWorker,
     documents: documents.length,

@@ -79,7 +79,12 @@ async function main(): Promise<number> {
 
   const { dataset, corpus, documents, testQueries } = await loadBenchDataset();
   const { ingestRuns, ingestPeakMb, queryRun, queryKnowledgeBaseId } = await ingestPhase(bench, documents);
-  const { raw, ratio, scaleTexts, scaleVectors } = await rawEmbedderPhase(bench, documents, testQueries, queryRun);
+  const { raw, rawWithSentences, ratio, scaleTexts, scaleVectors } = await rawEmbedderPhase(
+    bench,
+    documents,
+    testQueries,
+    queryRun,
+  );
   const { queryBodies, sequential, concurrent, throughputRatio } = await queryPhase(
     bench,
     testQueries,
@@ -115,7 +120,7 @@ async function main(): Promise<number> {
     resources: { ...common.resources, ingest_peak_rss_mb: round(ingestPeakMb) },
     pdf_ingest: pdfIngest,
     cli_startup: cliStartup,
-    ingest: ingestSection(dataset.name, documents.length, ingestRuns, raw, ratio),
+    ingest: ingestSection(dataset.name, documents.length, ingestRuns, raw, ratio, rawWithSentences),
     refresh_policies: refreshPolicies,
     query: {
       knowledge_base_id: queryKnowledgeBaseId,
@@ -145,15 +150,23 @@ function ingestSection(
   api: IngestRun[],
   raw: RawEmbedRun,
   ratio: number,
+  rawWithSentences?: RawEmbedRun | null,
 ): NonNullable<BenchResult['ingest']> {
-  return { dataset, documents, api, raw_embedder: raw, api4_to_raw_ratio: ratio };
+  return {
+    dataset,
+    documents,
+    api,
+    raw_embedder: raw,
+    ...(rawWithSentences ? { raw_embedder_with_sentences: rawWithSentences } : {}),
+    api4_to_raw_ratio: ratio,
+  };
 }
 
 /** `--only ingest`: the API's ingest runs and the raw embedder on the same documents, nothing else. */
 async function ingestOnly(bench: BenchRun): Promise<number> {
   const { documents, testQueries, dataset } = await loadBenchDataset();
   const { ingestRuns, ingestPeakMb, queryRun } = await ingestPhase(bench, documents);
-  const { raw, ratio } = await rawEmbedderPhase(bench, documents, testQueries, queryRun);
+  const { raw, rawWithSentences, ratio } = await rawEmbedderPhase(bench, documents, testQueries, queryRun);
   const common = bench.commonResult({
     dataset: options.dataset,
     ingest_docs: options.ingestDocs,
@@ -162,7 +175,7 @@ async function ingestOnly(bench: BenchRun): Promise<number> {
   const partial: Omit<BenchResult, 'targets' | 'charts' | 'finished_at'> = {
     ...common,
     resources: { ...common.resources, ingest_peak_rss_mb: round(ingestPeakMb) },
-    ingest: ingestSection(dataset.name, documents.length, ingestRuns, raw, ratio),
+    ingest: ingestSection(dataset.name, documents.length, ingestRuns, raw, ratio, rawWithSentences),
     eval: null,
   };
   const result: BenchResult = { ...partial, targets: buildTargets(partial), charts: {}, finished_at: '' };

@@ -3,6 +3,7 @@
 // section, and the next phase runs.
 import { HYBRID_DEPTH } from '../service/commands/answerQuestion.ts';
 import { EXTRACTIVE_MODEL } from '../service/config.ts';
+import type { SentenceVectorRecipe } from '../service/configShape.ts';
 import { corpusDocument, loadBeirDataset } from '../service/eval/beir.ts';
 import { queryBody } from '../service/http/routes/query.schema.ts';
 import { openSearchIndex, type ChunkDocument } from '../service/search/index.ts';
@@ -145,7 +146,11 @@ export async function ingestPhase(bench: BenchRun, documents: BenchDocument[]) {
   return { ingestRuns, ingestPeakMb, queryRun, queryKnowledgeBaseId };
 }
 
-/** The raw embedder on the same documents, in this process, API idle: a pool of the API's size, as busy. */
+/**
+ * The raw embedder on the same documents, in this process, API idle: a pool of the API's size, as busy. Twice: without
+ * sentence vectors (the baseline the API's ingest is judged against: what sentence vectors cost shows in the ratio),
+ * then with the configured ones beside it.
+ */
 export async function rawEmbedderPhase(
   bench: BenchRun,
   documents: BenchDocument[],
@@ -159,15 +164,26 @@ export async function rawEmbedderPhase(
   );
   const loadedRag = await loadRag(config);
   toCleanUp.rag = loadedRag;
-  const raw = await phase(`raw embedder, ${options.ingestConcurrency} documents in flight (API idle)`, () =>
-    rawEmbedderThroughput(loadedRag, documents, {
-      concurrency: options.ingestConcurrency,
-      threadsPerWorker: config.embedder.threads,
-    }),
-  );
-  log(
-    `raw embedder: ${raw.chunks_per_s} chunks/s (${raw.chunks} chunks in ${raw.seconds} s; splitting took ${raw.split_seconds} s)`,
-  );
+  const rawRun = (recipe: SentenceVectorRecipe | null) =>
+    phase(
+      `raw embedder, ${options.ingestConcurrency} documents in flight (API idle), sentence vectors ${recipe ?? 'off'}`,
+      () =>
+        rawEmbedderThroughput(
+          loadedRag,
+          documents,
+          { concurrency: options.ingestConcurrency, threadsPerWorker: config.embedder.threads },
+          recipe,
+        ),
+    );
+  const raw = await rawRun(null);
+  const recipe = config.chunking.sentenceVectorRecipe;
+  const rawWithSentences = recipe ? await rawRun(recipe) : null;
+  for (const run of [raw, rawWithSentences]) {
+    if (run)
+      log(
+        `raw embedder, sentence vectors ${run.sentence_vectors}: ${run.chunks_per_s} chunks/s (${run.chunks} chunks in ${run.seconds} s; splitting took ${run.split_seconds} s)`,
+      );
+  }
   // The scale step's search-stage queries need the questions' vectors: the API's own query embedding.
   const scaleTexts = testQueries.slice(0, options.scaleQueries);
   const scaleVectors: SearchStageQuery[] = [];
@@ -176,7 +192,7 @@ export async function rawEmbedderPhase(
   toCleanUp.rag = null;
   const ratio = round(queryRun.chunks_per_s / raw.chunks_per_s, 3);
   log(`ingest ratio API@${options.ingestConcurrency} ÷ raw@${raw.concurrency} = ${ratio}`);
-  return { raw, ratio, scaleTexts, scaleVectors };
+  return { raw, rawWithSentences, ratio, scaleTexts, scaleVectors };
 }
 
 /** Queries: sequential, then autocannon with 8 connections. */

@@ -3,6 +3,14 @@
 import type { Bm25Field, FusionTechnique } from './hybridTuning.ts';
 
 /** KBQA_LOG_LEVEL's values (pino's levels and silent). */
+/**
+ * How a chunk's sentence vectors are computed (rag/index.ts embedSegments): `late` from the chunk's own forward pass
+ * (the mean of its token embeddings over each sentence, no extra inference); `separate` each sentence embedded alone,
+ * one unpadded inference each; `batched` the same, in padded inference calls of sentences of similar length.
+ */
+export const SENTENCE_VECTOR_RECIPES = ['late', 'separate', 'batched'] as const;
+export type SentenceVectorRecipe = (typeof SENTENCE_VECTOR_RECIPES)[number];
+
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -76,8 +84,17 @@ export interface Config {
     retireDelayMs: number;
     refreshIntervalMs: number;
   };
-  /** How documents are split, and whether chunks carry a vector per sentence (KBQA_SENTENCE_VECTORS). */
-  chunking: { chunkTokens: number; overlapTokens: number; maxChars: number; sentenceVectors: boolean };
+  /**
+   * How documents are split, and whether chunks carry a vector per sentence (KBQA_SENTENCE_VECTORS): `sentenceVectors`
+   * says whether, `sentenceVectorRecipe` how they are computed (null when they are not).
+   */
+  chunking: {
+    chunkTokens: number;
+    overlapTokens: number;
+    maxChars: number;
+    sentenceVectors: boolean;
+    sentenceVectorRecipe: SentenceVectorRecipe | null;
+  };
   /** Minimum dense similarity of the best passage, per embedder of the question's vector (cosines differ in scale). */
   retrieval: { relevanceFloor: number; openaiRelevanceFloor: number; answerMinSupport: number };
   limits: { maxBodyBytes: number; maxAnonymousBodyBytes: number; maxJsonDepth: number; maxContentBytes: number };

@@ -6,10 +6,10 @@
 // Scope: indices of their own (KBQA_CHUNKS_ALIAS=kbqa-chunks-sentences and kbqa-chunks-nosentences, deleted afterwards).
 import { migrateIndex } from '../service/operations/indexMigration/migrate.ts';
 import { indexStatus } from '../service/operations/indexMigration/status.ts';
-import { loadConfig } from '../service/config.ts';
+import { DEFAULT_SENTENCE_VECTOR_RECIPE, loadConfig } from '../service/config.ts';
 import { ConfigError, IndexMigrationError } from '../service/errors.ts';
 import type { SearchClient } from '../service/search/client.ts';
-import { describeChunking, sameChunking, SENTENCE_VECTORS } from '../service/search/chunkIndices.ts';
+import { describeChunking, sameChunking, SENTENCE_VECTOR_FORMATS } from '../service/search/chunkIndices.ts';
 import { encodeEmbedding } from '../service/search/chunks.ts';
 import { decodeEmbedding, vectorSearch, type RetrievalRequest } from '../service/search/retrieval.ts';
 import { makeUser } from './factories/accounts.ts';
@@ -135,7 +135,7 @@ test.serial('an index whose chunks carry no sentence vectors is chunking drift, 
   const { app } = t.context;
   const index = app.deps.search.indexName;
   const meta = await app.deps.search.indices.meta(index);
-  t.is(meta?.chunking?.sentence_vectors, SENTENCE_VECTORS);
+  t.is(meta?.chunking?.sentence_vectors, SENTENCE_VECTOR_FORMATS[DEFAULT_SENTENCE_VECTOR_RECIPE]);
   if (!meta?.chunking) return;
   const { sentence_vectors: _recipe, ...olderChunking } = meta.chunking;
   await app.deps.search.indices.setMeta(index, { ...meta, chunking: olderChunking });
@@ -168,6 +168,15 @@ test('KBQA_SENTENCE_VECTORS=off turns the sentence term off; a weight set beside
     instanceOf: ConfigError,
     message: /KBQA_SENTENCE_WEIGHT scores sentence vectors, which KBQA_SENTENCE_VECTORS=off leaves out/,
   });
+  t.is(loadConfig({}).chunking.sentenceVectorRecipe, DEFAULT_SENTENCE_VECTOR_RECIPE);
+  t.is(loadConfig({ KBQA_SENTENCE_VECTORS: 'on' }).chunking.sentenceVectorRecipe, DEFAULT_SENTENCE_VECTOR_RECIPE);
+  t.is(off.chunking.sentenceVectorRecipe, null);
+  for (const recipe of ['late', 'separate', 'batched'] as const) {
+    const config = loadConfig({ KBQA_SENTENCE_VECTORS: recipe });
+    t.is(config.chunking.sentenceVectorRecipe, recipe);
+    t.true(config.chunking.sentenceVectors);
+    t.is(config.opensearch.sentenceWeight, 0.5);
+  }
   t.throws(() => loadConfig({ KBQA_SENTENCE_VECTORS: 'no' }), {
     instanceOf: ConfigError,
     message: /KBQA_SENTENCE_VECTORS/,
@@ -211,10 +220,13 @@ test.serial(
 
 test('recipes: an index of another sentence-vector format is other chunks, and says so', (t) => {
   const chunking = { chunk_tokens: 510, overlap_tokens: 32, max_chars: 4096 };
-  t.false(sameChunking({ ...chunking, sentence_vectors: 1 }, { ...chunking, sentence_vectors: SENTENCE_VECTORS }));
+  const { separate, late, batched } = SENTENCE_VECTOR_FORMATS;
+  t.is(new Set([separate, late, batched]).size, 3);
+  t.false(sameChunking({ ...chunking, sentence_vectors: 1 }, { ...chunking, sentence_vectors: separate }));
+  t.false(sameChunking({ ...chunking, sentence_vectors: separate }, { ...chunking, sentence_vectors: late }));
   t.true(sameChunking({ ...chunking, sentence_vectors: 0 }, chunking));
   t.regex(describeChunking({ ...chunking, sentence_vectors: 1 }), /with sentence vectors of another format \(1\)/);
-  t.regex(describeChunking({ ...chunking, sentence_vectors: SENTENCE_VECTORS }), /, with sentence vectors\)$/);
+  t.regex(describeChunking({ ...chunking, sentence_vectors: late }), /, with sentence vectors \(late\)\)$/);
 });
 
 test.serial(

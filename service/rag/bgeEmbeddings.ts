@@ -32,6 +32,7 @@ import path from 'node:path';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { Embeddings } from '@langchain/core/embeddings';
+import { meanPooled, unitTokenSpans } from './lateChunking.ts';
 
 /** Instruction bge v1.5 expects in front of short retrieval queries. */
 export const BGE_QUERY_INSTRUCTION = 'Represent this sentence for searching relevant passages: ';
@@ -59,6 +60,12 @@ export interface BgeOnnxEmbeddingsOptions {
 }
 
 export type BgeBatchMode = 'exact' | 'padded';
+
+/** A passage's vector and its units' late-chunked vectors (null: not found in the passage's window). */
+export interface PassageWithUnits {
+  vector: number[];
+  units: Array<number[] | null>;
+}
 
 interface BgeInit {
   session: InferenceSession;
@@ -207,6 +214,45 @@ export class BgeOnnxEmbeddings extends Embeddings {
   }
 
   /**
+   * A passage's vector (as embedDocuments gives it) and, from the same unpadded forward pass, each of its units'
+   * late-chunked vector (lateChunking.ts): null for a unit whose tokens are not in the passage's window.
+   */
+  async embedPassageWithUnits(text: string, units: string[]): Promise<PassageWithUnits> {
+    const ids = this.#encode(text);
+    const { hidden } = await this.#infer([ids]);
+    try {
+      if (hidden.dims.length !== 3)
+        throw new Error(`late chunking needs token embeddings, got dims ${hidden.dims.join('×')}`);
+      const data = hidden.data as Float32Array;
+      const width = hidden.dims[2];
+      const limit = this.maxTokens - 2;
+      const spans = unitTokenSpans(
+        ids,
+        units.map((unit) => this.#contentIds(unit, limit)),
+        1,
+        ids.length - 1,
+      );
+      return {
+        vector: meanPooled(data, 0, width, { start: 0, end: 1 }),
+        units: spans.map((span) => (span ? meanPooled(data, 0, width, span) : null)),
+      };
+    } finally {
+      hidden.dispose();
+    }
+  }
+
+  /** A text's token ids (with [CLS]/[SEP], truncated) and each token's embedding (the last hidden state, unpooled). */
+  async tokenEmbeddings(text: string): Promise<{ ids: number[]; rows: number[][] }> {
+    const ids = this.#encode(text);
+    const { hidden } = await this.#infer([ids]);
+    const data = hidden.data as Float32Array;
+    const width = hidden.dims[hidden.dims.length - 1];
+    const rows = ids.map((_, row) => Array.from(data.subarray(row * width, (row + 1) * width)));
+    hidden.dispose();
+    return { ids, rows };
+  }
+
+  /**
    * Same model, session and tokenizer (nothing is reloaded), different batching. E.g.
    * `embedder.withBatchMode('padded')` for latency-sensitive embedding of many short texts.
    */
@@ -264,8 +310,8 @@ export class BgeOnnxEmbeddings extends Embeddings {
     return ids.length > limit ? ids.slice(0, limit) : ids;
   }
 
-  /** One inference call over a batch of encoded sequences; returns unit-length CLS vectors. */
-  async #embedIds(batch: number[][]): Promise<number[][]> {
+  /** One inference call over a batch of encoded sequences (padded to the longest): the last hidden states. */
+  async #infer(batch: number[][]): Promise<{ hidden: Tensor; seqLen: number }> {
     const n = batch.length;
     let seqLen = 0;
     for (const ids of batch) if (ids.length > seqLen) seqLen = ids.length;
@@ -314,7 +360,13 @@ export class BgeOnnxEmbeddings extends Embeddings {
     }
 
     const results = await this.#session.run(feeds, [this.#outputName]);
-    const hidden = results[this.#outputName];
+    return { hidden: results[this.#outputName], seqLen };
+  }
+
+  /** One inference call over a batch of encoded sequences; returns unit-length CLS vectors. */
+  async #embedIds(batch: number[][]): Promise<number[][]> {
+    const n = batch.length;
+    const { hidden, seqLen } = await this.#infer(batch);
     const data = hidden.data as Float32Array;
     const hiddenSize = hidden.dims[hidden.dims.length - 1];
     const rowStride = hidden.dims.length === 3 ? seqLen * hiddenSize : hiddenSize;

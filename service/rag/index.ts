@@ -7,6 +7,7 @@
 // index built by the other is still served while it is live (a migration between them), by naming its embedder in
 // embedQuestion / embedSegments.
 import { EXTRACTIVE_MODEL, type Config } from '../config.ts';
+import type { SentenceVectorRecipe } from '../configShape.ts';
 import { EmbedderNotConfiguredError, UpstreamUnavailableError } from '../errors.ts';
 import {
   answerChain,
@@ -17,7 +18,7 @@ import {
 } from './answerChain.ts';
 import { buildAnswerModels, type AnswerModels } from './answerModels.ts';
 import { BGE_SMALL_EN, type EmbedderIdentity } from './embedderIdentity.ts';
-import { startModelPool, type ModelPool } from './modelPool.ts';
+import { startModelPool, UNIT_BATCH, type ModelPool, type PassageVectors } from './modelPool.ts';
 import { OpenAIEmbedder } from './openaiEmbeddings.ts';
 import { embeddingInput, isMarkdownFilename, type SplitResult, type TextSegment } from './splitter.ts';
 import { splitSentences } from '../text/sentences.ts';
@@ -39,6 +40,46 @@ export const MAX_SENTENCES_PER_SEGMENT = 48;
 export function segmentSentences(segment: TextSegment): string[] {
   const sentences = splitSentences(segment.text).map((sentence) => sentence.text);
   return sentences.length > 1 ? sentences.slice(0, MAX_SENTENCES_PER_SEGMENT) : [];
+}
+
+/** Segments' vectors, their sentences' in order after them (`units`: every segment's sentences, flattened). */
+function withSentences(vectors: number[][], sentences: string[][], units: number[][]): SegmentEmbedding[] {
+  let next = 0;
+  return vectors.map((vector, index) => ({ vector, sentences: sentences[index].map(() => units[next++]) }));
+}
+
+/** KBQA_SENTENCE_VECTORS=late: each passage's sentences from its own pass, `perTask` passages a worker task. */
+async function embedPassagesLate(
+  inputs: string[],
+  sentences: string[][],
+  perTask: number,
+  models: ModelPool,
+): Promise<SegmentEmbedding[]> {
+  const tasks: Promise<PassageVectors[]>[] = [];
+  for (let start = 0; start < inputs.length; start += perTask) {
+    const passages = inputs
+      .slice(start, start + perTask)
+      .map((text, offset) => ({ text, units: sentences[start + offset] }));
+    tasks.push(models.embedPassagesLate(passages));
+  }
+  return (await Promise.all(tasks)).flat().map(({ vector, units }) => ({ vector, sentences: units }));
+}
+
+/**
+ * KBQA_SENTENCE_VECTORS=batched with the local model: a document's sentences sorted by length, cut into tasks of
+ * UNIT_BATCH × the workers' count at most (padded calls of similar lengths, spread over every worker).
+ */
+export async function embedUnitsBatched(units: string[], models: ModelPool): Promise<number[][]> {
+  const order = units.map((_, index) => index).sort((a, b) => units[a].length - units[b].length || a - b);
+  const perTask = Math.max(UNIT_BATCH, Math.ceil(units.length / models.workers / UNIT_BATCH) * UNIT_BATCH);
+  const tasks: Promise<number[][]>[] = [];
+  for (let start = 0; start < order.length; start += perTask) {
+    tasks.push(models.embedUnitsPadded(order.slice(start, start + perTask).map((index) => units[index])));
+  }
+  const sorted = (await Promise.all(tasks)).flat();
+  const out: number[][] = new Array(units.length);
+  order.forEach((index, rank) => (out[index] = sorted[rank]));
+  return out;
 }
 
 export interface AnswerRequest {
@@ -75,7 +116,13 @@ export interface Rag {
    * by the named embedder (default: the configured one). UpstreamUnavailableError when it cannot embed now;
    * EmbedderNotConfiguredError when this service has no embedder of that name.
    */
-  embedSegments(title: string, segments: TextSegment[], modelName?: string): Promise<SegmentEmbedding[]>;
+  embedSegments(
+    title: string,
+    segments: TextSegment[],
+    modelName?: string,
+    /** How the sentence vectors are computed, null for none (default: KBQA_SENTENCE_VECTORS's). */
+    recipe?: SentenceVectorRecipe | null,
+  ): Promise<SegmentEmbedding[]>;
   /** The question's vector by the named embedder (default: the configured one); fails as embedSegments does. */
   embedQuestion(question: string, modelName?: string): Promise<number[]>;
   /**
@@ -174,19 +221,30 @@ export async function loadRag(config: Config): Promise<Rag> {
     embedderProblem: () => (configured === openai ? openai.problem() : rag.models.embedQuery('ready').then(() => null)),
     splitterProblem: () => rag.models.countTokens('ready').then(() => null),
     split: (content, filename) => rag.models.split(content, isMarkdownFilename(filename)),
-    async embedSegments(title, segments, modelName) {
+    async embedSegments(title, segments, modelName, recipe = config.chunking.sentenceVectorRecipe) {
       const embedder = embedderNamed(modelName);
       if (segments.length === 0) return [];
+      const inputs = segments.map((segment) => embeddingInput(title, segment));
+      const sentences = segments.map((segment) => (recipe ? segmentSentences(segment) : []));
+      // Late chunking needs the model's token embeddings: the local model's. Another embedder embeds them alone.
+      if (recipe === 'late' && embedder === bge) {
+        return embedderCall(() => embedPassagesLate(inputs, sentences, passagesPerTask, rag.models));
+      }
+      if (recipe === 'batched') {
+        const [vectors, units] = await embedderCall(() =>
+          Promise.all([
+            embedder.embedPassages(inputs),
+            // Another embedder than the local one gets them as passages.
+            embedder === bge
+              ? embedUnitsBatched(sentences.flat(), rag.models)
+              : embedder.embedPassages(sentences.flat()),
+          ]),
+        );
+        return withSentences(vectors, sentences, units);
+      }
       // Passages and sentences in one call: they spread over every worker together.
-      const sentences = segments.map((segment) => (config.chunking.sentenceVectors ? segmentSentences(segment) : []));
-      const vectors = await embedderCall(() =>
-        embedder.embedPassages([...segments.map((segment) => embeddingInput(title, segment)), ...sentences.flat()]),
-      );
-      let next = segments.length;
-      return segments.map((_, index) => ({
-        vector: vectors[index],
-        sentences: sentences[index].map(() => vectors[next++]),
-      }));
+      const vectors = await embedderCall(() => embedder.embedPassages([...inputs, ...sentences.flat()]));
+      return withSentences(vectors.slice(0, segments.length), sentences, vectors.slice(segments.length));
     },
     async embedQuestion(question, modelName) {
       const embedder = embedderNamed(modelName);

@@ -13,10 +13,13 @@ import type { ModelSettings, ModelTask, VectorsResult } from './modelWorker.ts';
 
 export type Lane = 'interactive' | 'background';
 
+/** Sentence units per padded inference call at ingestion (KBQA_SENTENCE_VECTORS=batched). */
+export const UNIT_BATCH = 16;
+
 /** How long after a question background work leaves one worker to questions. */
 export const INTERACTIVE_RESERVE_MS = 2_000;
 
-export interface ModelPoolOptions extends Omit<ModelSettings, 'threads'> {
+export interface ModelPoolOptions extends Omit<ModelSettings, 'threads' | 'unitBatch'> {
   /** Worker threads (default: the number of cores). */
   workers?: number;
   /** ONNX Runtime intra-op threads per worker (default 1: the workers are the parallelism). */
@@ -30,6 +33,10 @@ export interface ModelPool {
   split(content: string, markdown: boolean): Promise<SplitResult>;
   embedPassages(texts: string[]): Promise<number[][]>;
   embedQuery(text: string): Promise<number[]>;
+  /** Passages (background lane) with their units' late-chunked vectors: one pass each (modelWorker.ts). */
+  embedPassagesLate(passages: Array<{ text: string; units: string[] }>): Promise<PassageVectors[]>;
+  /** Ingestion's sentence units (background lane) in padded calls, sorted by length (modelWorker.ts). */
+  embedUnitsPadded(texts: string[]): Promise<number[][]>;
   embedSentences(texts: string[]): Promise<number[][]>;
   countTokens(text: string): Promise<number>;
   /** Tasks waiting for a worker, per lane (for metrics and tests). */
@@ -43,6 +50,12 @@ export interface ModelPoolStats {
   workers: number;
   running: Record<Lane, number>;
   queued: Record<Lane, number>;
+}
+
+/** A passage's vector and its units'. */
+export interface PassageVectors {
+  vector: number[];
+  units: number[][];
 }
 
 interface Waiting {
@@ -68,6 +81,7 @@ export function startModelPool(options: ModelPoolOptions): ModelPool {
     chunkTokens: options.chunkTokens,
     overlapTokens: options.overlapTokens,
     maxChars: options.maxChars,
+    unitBatch: UNIT_BATCH,
   };
   const pool = new Piscina<ModelTask, unknown>({
     filename: new URL('./modelWorker.ts', import.meta.url).href,
@@ -142,6 +156,23 @@ export function startModelPool(options: ModelPoolOptions): ModelPool {
       texts.length === 0
         ? []
         : rows(await submit<VectorsResult>('background', { op: 'embedPassages', settings, texts }), texts.length),
+    embedPassagesLate: async (passages) => {
+      if (passages.length === 0) return [];
+      const count = passages.reduce((sum, passage) => sum + 1 + passage.units.length, 0);
+      const vectors = rows(
+        await submit<VectorsResult>('background', { op: 'embedPassagesLate', settings, passages }),
+        count,
+      );
+      let next = 0;
+      return passages.map((passage) => ({
+        vector: vectors[next++],
+        units: passage.units.map(() => vectors[next++]),
+      }));
+    },
+    embedUnitsPadded: async (texts) =>
+      texts.length === 0
+        ? []
+        : rows(await submit<VectorsResult>('background', { op: 'embedUnitsPadded', settings, texts }), texts.length),
     embedQuery: async (text) =>
       rows(await submit<VectorsResult>('interactive', { op: 'embedQuery', settings, text }), 1)[0],
     // A question's few sentences are spread over the workers (one padded call each): an idle pool answers in the

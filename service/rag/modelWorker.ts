@@ -11,6 +11,8 @@ export interface ModelSettings {
   chunkTokens: number;
   overlapTokens: number;
   maxChars: number;
+  /** Sentence units per padded inference call at ingestion (KBQA_SENTENCE_VECTORS=batched; modelPool.ts UNIT_BATCH). */
+  unitBatch: number;
 }
 
 export type ModelTask =
@@ -18,6 +20,13 @@ export type ModelTask =
   /** Passages: exact mode (each unpadded), so a chunk's vector never depends on its batch neighbours. */
   | { op: 'embedPassages'; settings: ModelSettings; texts: string[] }
   | { op: 'embedQuery'; settings: ModelSettings; text: string }
+  /**
+   * Passages with their sentence units' late-chunked vectors (one unpadded pass each; lateChunking.ts): rows of each
+   * passage's vector then its units', in order. A unit not found in its passage's window is embedded alone.
+   */
+  | { op: 'embedPassagesLate'; settings: ModelSettings; passages: Array<{ text: string; units: string[] }> }
+  /** Ingestion's sentence units, batched: padded calls of `settings.unitBatch`, the texts sorted by length (less padding). */
+  | { op: 'embedUnitsPadded'; settings: ModelSettings; texts: string[] }
   /** The extractive answerer's few candidate sentences: one padded call, each cut at 48 tokens. */
   | { op: 'embedSentences'; settings: ModelSettings; texts: string[] }
   | { op: 'countTokens'; settings: ModelSettings; text: string };
@@ -31,6 +40,7 @@ export type VectorsResult = Float32Array;
 interface LoadedModels {
   passages: BgeOnnxEmbeddings;
   sentences: BgeOnnxEmbeddings;
+  units: BgeOnnxEmbeddings;
 }
 
 let loaded: Promise<LoadedModels> | undefined;
@@ -39,7 +49,11 @@ function models(settings: ModelSettings): Promise<LoadedModels> {
   loaded ??= (async () => {
     // One session and one tokenizer per worker (~120 MB together): the splitter counts tokens with the embedder's own.
     const passages = await BgeOnnxEmbeddings.load({ modelDir: settings.modelDir, threads: settings.threads });
-    return { passages, sentences: passages.withBatchMode('padded', 8, 48) };
+    return {
+      passages,
+      sentences: passages.withBatchMode('padded', 8, 48),
+      units: passages.withBatchMode('padded', settings.unitBatch),
+    };
   })();
   // A failed load is not cached: the next task tries again (the model file may have been provisioned since).
   loaded.catch(() => {
@@ -55,8 +69,23 @@ function flatten(vectors: number[][]): VectorsResult {
   return Piscina.move(flat) as Float32Array;
 }
 
+async function embedPassagesLate(
+  embedder: BgeOnnxEmbeddings,
+  passages: Array<{ text: string; units: string[] }>,
+): Promise<number[][]> {
+  const rows: number[][] = [];
+  for (const passage of passages) {
+    const { vector, units } = await embedder.embedPassageWithUnits(passage.text, passage.units);
+    const missing = passage.units.filter((_, index) => units[index] === null);
+    const alone = await embedder.embedDocuments(missing);
+    let next = 0;
+    rows.push(vector, ...units.map((unit) => unit ?? alone[next++]));
+  }
+  return rows;
+}
+
 export default async function run(task: ModelTask): Promise<SplitResult | VectorsResult | number> {
-  const { passages, sentences } = await models(task.settings);
+  const { passages, sentences, units } = await models(task.settings);
   switch (task.op) {
     case 'split':
       return splitDocument(task.content, task.markdown, {
@@ -71,6 +100,10 @@ export default async function run(task: ModelTask): Promise<SplitResult | Vector
       return flatten([await passages.embedQuery(task.text)]);
     case 'embedSentences':
       return flatten(await sentences.embedDocuments(task.texts));
+    case 'embedPassagesLate':
+      return flatten(await embedPassagesLate(passages, task.passages));
+    case 'embedUnitsPadded':
+      return flatten(await units.embedDocuments(task.texts));
     case 'countTokens':
       return passages.countTokens(task.text);
   }

@@ -1,6 +1,7 @@
 // The concrete chunk indices of one alias family (kbqa-chunks[-<name>]): which one the alias points to, what each
 // was built from (its mappings' _meta), and their shape. Read by start-up, the serving-index resolver, `kbqa index`.
 import type { Config } from '../config.ts';
+import type { SentenceVectorRecipe } from '../configShape.ts';
 import type { SearchClient } from './client.ts';
 
 /** What built a chunk index, in its mappings' `_meta.kbqa`. */
@@ -29,7 +30,7 @@ export interface ChunkIndexMeta {
 
 /**
  * How an index's chunks were cut and embedded. `sentence_vectors`: the per-sentence vectors' recipe (rag
- * segmentSentences), SENTENCE_VECTORS for chunks that carry them; 0 for KBQA_SENTENCE_VECTORS=off, and absent (the
+ * segmentSentences) as SENTENCE_VECTOR_FORMATS numbers it, for chunks that carry them; 0 for KBQA_SENTENCE_VECTORS=off, and absent (the
  * same) for an index built before they existed.
  */
 export interface ChunkingMeta {
@@ -40,14 +41,15 @@ export interface ChunkingMeta {
 }
 
 /**
- * The sentence vectors' recipe this service builds chunks with (see ChunkingMeta): 3, the units of the one sentence
+ * The sentence vectors' recipes (see ChunkingMeta), by KBQA_SENTENCE_VECTORS. 3: each unit of the one sentence
  * segmentation (text/sentences.ts: no break after "(max.)" or "No. 12", table rows with their header cells' names,
- * short lone lines as headings) in little-endian float32 in a binary doc-values field. 2 stored the same format with
- * the extractive answerer's former splitter; 1 was JSON arrays in _source, whose loading made the query's k-NN side
- * ~30 times slower. A change of recipe is chunking drift (an index built with another reports it; a migration
- * rebuilds it).
+ * short lone lines as headings) embedded alone, in little-endian float32 in a binary doc-values field. 4: the same
+ * units late-chunked (from the chunk's own forward pass, rag/lateChunking.ts). 5: the units embedded alone in padded
+ * batches (the int8 model's vectors then depend slightly on a batch's make-up). 2 stored the format of 3 with the
+ * extractive answerer's former splitter; 1 was JSON arrays in _source, whose loading made the query's k-NN side ~30
+ * times slower. A change of recipe is chunking drift (an index built with another reports it; a migration rebuilds it).
  */
-export const SENTENCE_VECTORS = 3;
+export const SENTENCE_VECTOR_FORMATS: Record<SentenceVectorRecipe, number> = { separate: 3, late: 4, batched: 5 };
 
 /** The chunking a service with this configuration builds. */
 export function configuredChunking(chunking: Config['chunking']): ChunkingMeta {
@@ -55,7 +57,7 @@ export function configuredChunking(chunking: Config['chunking']): ChunkingMeta {
     chunk_tokens: chunking.chunkTokens,
     overlap_tokens: chunking.overlapTokens,
     max_chars: chunking.maxChars,
-    sentence_vectors: chunking.sentenceVectors ? SENTENCE_VECTORS : 0,
+    sentence_vectors: chunking.sentenceVectorRecipe ? SENTENCE_VECTOR_FORMATS[chunking.sentenceVectorRecipe] : 0,
   };
 }
 
@@ -71,10 +73,11 @@ export function sameChunking(a: ChunkingMeta, b: ChunkingMeta): boolean {
 
 /** A chunking in words, for drift and status. */
 export function describeChunking(chunking: ChunkingMeta): string {
+  const recipe = Object.entries(SENTENCE_VECTOR_FORMATS).find(([, format]) => format === chunking.sentence_vectors);
   const sentences = !chunking.sentence_vectors
     ? 'without sentence vectors'
-    : chunking.sentence_vectors === SENTENCE_VECTORS
-      ? 'with sentence vectors'
+    : recipe
+      ? `with sentence vectors (${recipe[0]})`
       : `with sentence vectors of another format (${chunking.sentence_vectors})`;
   return `${chunking.chunk_tokens} tokens (overlap ${chunking.overlap_tokens}, at most ${chunking.max_chars} characters, ${sentences})`;
 }

@@ -24,6 +24,9 @@ RUN mvn -q -B dependency:get -Dtransitive=false -Dartifact=dev.langchain4j:langc
 FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production KBQA_HOST=0.0.0.0 KBQA_PORT=8080 KBQA_MODEL_DIR=/app/models/bge-small-en-v1.5-q
+# glibc gives each thread that allocates its own malloc arena (up to 8 per core); the model workers and ONNX
+# Runtime's threads then keep ~100 MB of free memory in them. Two arenas: docs/operations.md, "Memory".
+ENV MALLOC_ARENA_MAX=2
 COPY --from=dependencies /app/node_modules ./node_modules
 COPY --from=model /models ./models
 # Served from KBQA_WEB_DIST, whose default (web/dist, from WORKDIR) is this path.

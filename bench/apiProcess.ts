@@ -58,7 +58,15 @@ export async function startApi(options: {
   const port = await freePort(host);
   const child: ChildProcess = spawn(process.execPath, [join(options.root, 'service', 'main.ts')], {
     cwd: options.root,
-    env: { ...options.env, KBQA_HOST: host, KBQA_PORT: String(port), KBQA_LOG_LEVEL: 'warn', KBQA_METRICS_PORT: '0' },
+    env: {
+      // As `npm start` and the Docker image run the API (docs/operations.md, "Memory"), unless the caller says.
+      MALLOC_ARENA_MAX: '2',
+      ...options.env,
+      KBQA_HOST: host,
+      KBQA_PORT: String(port),
+      KBQA_LOG_LEVEL: 'warn',
+      KBQA_METRICS_PORT: '0',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];

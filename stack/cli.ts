@@ -246,7 +246,11 @@ async function main(): Promise<number> {
       console.log(
         `[kbqa] API on http://${config.host}:${config.port} (Ctrl-C stops it${started.length ? ` and ${started.join(', ')}` : ''})`,
       );
-      const code = await runForeground(process.execPath, [join('service', 'main.ts'), ...rest]);
+      // Two malloc arenas, as the Docker image sets (docs/operations.md, "Memory"); the caller's setting wins.
+      const code = await runForeground(process.execPath, [join('service', 'main.ts'), ...rest], {
+        MALLOC_ARENA_MAX: '2',
+        ...process.env,
+      });
       await stackDown(paths, started);
       return code;
     }

@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { API_ENVIRONMENT_DEFAULTS, API_NODE_FLAGS } from '../service/runtimeFlags.ts';
 
 export async function freePort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolvePort, reject) => {
@@ -56,11 +57,11 @@ export async function startApi(options: {
 }): Promise<ApiProcess> {
   const host = '127.0.0.1';
   const port = await freePort(host);
-  const child: ChildProcess = spawn(process.execPath, [join(options.root, 'service', 'main.ts')], {
+  const child: ChildProcess = spawn(process.execPath, [...API_NODE_FLAGS, join(options.root, 'service', 'main.ts')], {
     cwd: options.root,
     env: {
-      // As `npm start` and the Docker image run the API (docs/operations.md, "Memory"), unless the caller says.
-      MALLOC_ARENA_MAX: '2',
+      // As `npm start` and the Docker image run the API (service/runtimeFlags.ts), unless the caller says.
+      ...API_ENVIRONMENT_DEFAULTS,
       ...options.env,
       KBQA_HOST: host,
       KBQA_PORT: String(port),

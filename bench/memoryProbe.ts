@@ -7,7 +7,8 @@
 //
 //   node bench/memoryProbe.ts --variant base: --variant arenas:MALLOC_ARENA_MAX=2 [--rounds 2] [--doc-mib 1]
 //                             [--seconds 120] [--queries 40] [--out file.json]
-// A variant's `@root=<dir>` runs another checkout's service/main.ts (an older commit's tree, say) instead of this one.
+// A variant's `@root=<dir>` runs another checkout's service/main.ts (an older commit's tree, say) instead of this one;
+// `@node-flags=<flag> <flag>` replaces the Node flags `npm start` passes (service/runtimeFlags.ts; empty: none).
 import { parseArgs } from 'node:util';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -38,7 +39,12 @@ const { values: args } = parseArgs({
 });
 
 /** "name:KEY=value,KEY=value" → a name and the environment it adds. */
-function parseVariant(spec: string): { name: string; root: string; env: Record<string, string> } {
+function parseVariant(spec: string): {
+  name: string;
+  root: string;
+  nodeFlags?: string[];
+  env: Record<string, string>;
+} {
   const colon = spec.indexOf(':');
   const name = colon < 0 ? spec : spec.slice(0, colon);
   const env: Record<string, string> = {};
@@ -46,8 +52,13 @@ function parseVariant(spec: string): { name: string; root: string; env: Record<s
     const equals = pair.indexOf('=');
     env[pair.slice(0, equals)] = pair.slice(equals + 1);
   }
-  const { '@root': variantRoot, ...rest } = env;
-  return { name, root: variantRoot ?? root, env: rest };
+  const { '@root': variantRoot, '@node-flags': nodeFlags, ...rest } = env;
+  return {
+    name,
+    root: variantRoot ?? root,
+    nodeFlags: nodeFlags === undefined ? undefined : nodeFlags.split(' ').filter(Boolean),
+    env: rest,
+  };
 }
 
 const variants = (args.variant ?? ['default:']).map(parseVariant);
@@ -102,7 +113,7 @@ interface Row {
 
 async function measure(variant: ReturnType<typeof parseVariant>, roundNumber: number): Promise<Row> {
   const env = { ...process.env, KBQA_MONGODB_URL: mongoUrl, KBQA_CHUNKS_ALIAS: alias, ...variant.env };
-  const api = await startApi({ root: variant.root, env });
+  const api = await startApi({ root: variant.root, env, nodeFlags: variant.nodeFlags });
   try {
     const startupPeak = api.memory()?.peakMb ?? Number.NaN;
     const kb = await call<{ knowledge_base: { id: string } }>(api, 'POST', '/api/v1/knowledge-bases', {

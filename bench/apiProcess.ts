@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { API_ENVIRONMENT_DEFAULTS, API_NODE_FLAGS } from '../service/runtimeFlags.ts';
 
 export async function freePort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolvePort, reject) => {
@@ -53,14 +54,28 @@ export async function startApi(options: {
   root: string;
   env: NodeJS.ProcessEnv;
   readyTimeoutMs?: number;
+  /** Node flags before service/main.ts (default API_NODE_FLAGS, as `npm start` passes them). */
+  nodeFlags?: readonly string[];
 }): Promise<ApiProcess> {
   const host = '127.0.0.1';
   const port = await freePort(host);
-  const child: ChildProcess = spawn(process.execPath, [join(options.root, 'service', 'main.ts')], {
-    cwd: options.root,
-    env: { ...options.env, KBQA_HOST: host, KBQA_PORT: String(port), KBQA_LOG_LEVEL: 'warn', KBQA_METRICS_PORT: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...(options.nodeFlags ?? API_NODE_FLAGS), join(options.root, 'service', 'main.ts')],
+    {
+      cwd: options.root,
+      env: {
+        // As `npm start` and the Docker image run the API (service/runtimeFlags.ts), unless the caller says.
+        ...API_ENVIRONMENT_DEFAULTS,
+        ...options.env,
+        KBQA_HOST: host,
+        KBQA_PORT: String(port),
+        KBQA_LOG_LEVEL: 'warn',
+        KBQA_METRICS_PORT: '0',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const lines: string[] = [];
   const keep = (chunk: Buffer) => {
     for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) lines.push(line);

@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadConfig, type Config } from '../service/config.ts';
+import { API_ENVIRONMENT_DEFAULTS, API_NODE_FLAGS } from '../service/runtimeFlags.ts';
 import {
   ProvisionError,
   provisionAll,
@@ -246,7 +247,11 @@ async function main(): Promise<number> {
       console.log(
         `[kbqa] API on http://${config.host}:${config.port} (Ctrl-C stops it${started.length ? ` and ${started.join(', ')}` : ''})`,
       );
-      const code = await runForeground(process.execPath, [join('service', 'main.ts'), ...rest]);
+      // As the Docker image runs it (service/runtimeFlags.ts); the caller's MALLOC_ARENA_MAX wins.
+      const code = await runForeground(process.execPath, [...API_NODE_FLAGS, join('service', 'main.ts'), ...rest], {
+        ...API_ENVIRONMENT_DEFAULTS,
+        ...process.env,
+      });
       await stackDown(paths, started);
       return code;
     }

@@ -1,7 +1,8 @@
-// Document text → chunks that fit the embedder, with LangChain's text splitters. Markdown is first cut at its
-// headings (each chunk keeps the path of headings above it), then every section, like plain text, goes through a
-// recursive splitter that measures length in embedder tokens, so no chunk is truncated at embedding time.
-import { RecursiveCharacterTextSplitter } from '@langchain/textsplitters';
+// Document text → chunks that fit the embedder. Markdown is first cut at its headings (each chunk keeps the path of
+// headings above it), then every section, like plain text, goes through LangChain's recursive splitter algorithm
+// (recursiveSplitter.ts, without loading LangChain in the model workers) that measures length in embedder tokens, so
+// no chunk is truncated at embedding time.
+import { MARKDOWN_SEPARATORS, RecursiveSplitter, TEXT_SEPARATORS } from './recursiveSplitter.ts';
 
 export interface TextSegment {
   text: string;
@@ -153,14 +154,12 @@ export async function splitDocument(
   // Length is the larger of the token count and the characters scaled to tokens, so a piece the splitter accepts
   // has at most chunkTokens tokens AND at most maxChars characters.
   const charsPerToken = options.maxChars / options.chunkTokens;
-  const common = {
+  const splitter = new RecursiveSplitter({
     chunkSize: options.chunkTokens,
     chunkOverlap: options.overlapTokens,
+    separators: markdown ? MARKDOWN_SEPARATORS : TEXT_SEPARATORS,
     lengthFunction: (text: string) => Math.max(options.countTokens(text), Math.ceil(text.length / charsPerToken)),
-  };
-  const splitter = markdown
-    ? RecursiveCharacterTextSplitter.fromLanguage('markdown', common)
-    : new RecursiveCharacterTextSplitter(common);
+  });
   const sections: Section[] = markdown ? markdownSections(content) : [{ heading_path: [], body: content }];
   const wordLimit = Math.floor(options.maxChars / 2);
 
@@ -168,7 +167,7 @@ export async function splitDocument(
   const seen = new Set<string>();
   const segments: TextSegment[] = [];
   for (const section of sections) {
-    const pieces = await splitter.splitText(cutLongWords(section.body, wordLimit));
+    const pieces = splitter.splitText(cutLongWords(section.body, wordLimit));
     // Headings are capped as well: each one is repeated in every chunk of its section (and in what is embedded).
     const headingPath = section.heading_path.map((heading) => heading.slice(0, MAX_HEADING_CHARS));
     total += pieces.length;

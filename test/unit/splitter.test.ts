@@ -1,5 +1,12 @@
 // The markdown-aware splitter: heading paths, heading-only sections, fenced code, dropped segments.
+import { RecursiveCharacterTextSplitter } from '@langchain/textsplitters';
 import test from 'ava';
+import {
+  MARKDOWN_SEPARATORS,
+  RecursiveSplitter,
+  splitBeforeSeparator,
+  TEXT_SEPARATORS,
+} from '../../service/rag/recursiveSplitter.ts';
 import { atxHeading, markdownSections, splitDocument } from '../../service/rag/splitter.ts';
 
 const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
@@ -95,4 +102,62 @@ test('lines inside ``` and ~~~ fences are not headings', (t) => {
     { heading_path: ['Real'], body: 'before\n```\n# not a heading\n```\n~~~\n## nor this\n~~~' },
     { heading_path: ['Real', 'Sub'], body: 'after' },
   ]);
+});
+
+// The model workers split with recursiveSplitter.ts instead of @langchain/textsplitters (memory, docs/operations.md):
+// the output must stay the library's, piece for piece.
+const libraryCases: Array<{ name: string; text: string; separators: 'text' | 'markdown' }> = [
+  {
+    name: 'paragraphs, lines, words',
+    text: `${'alpha beta gamma. '.repeat(40)}\n\n${'delta\n'.repeat(30)}`,
+    separators: 'text',
+  },
+  { name: 'overlapping separators', text: 'a\n\n\nb\n\n\n\nc  d   e\n\n\n'.repeat(8), separators: 'text' },
+  { name: 'a word longer than a chunk', text: `short ${'x'.repeat(300)} words after it`, separators: 'text' },
+  { name: 'leading and trailing separators', text: '\n\nstarts blank\n\nends blank\n\n'.repeat(8), separators: 'text' },
+  {
+    name: 'markdown rules, fences and headings',
+    text: `intro\n## Two\n${'body words here '.repeat(20)}\n\n---\n\nafter\n\`\`\`\n\ncode\n### Three\n${'more text '.repeat(30)}\n\n***\n\nend`,
+    separators: 'markdown',
+  },
+];
+
+for (const { name, text, separators } of libraryCases) {
+  test(`the recursive splitter cuts as LangChain's does: ${name}`, async (t) => {
+    for (const [chunkSize, chunkOverlap] of [
+      [12, 0],
+      [12, 4],
+      [40, 10],
+      [7, 6],
+    ]) {
+      const lengthFunction = (piece: string) => piece.length / 4 + words(piece);
+      const options = { chunkSize, chunkOverlap, lengthFunction };
+      const library =
+        separators === 'markdown'
+          ? RecursiveCharacterTextSplitter.fromLanguage('markdown', options)
+          : new RecursiveCharacterTextSplitter(options);
+      const own = new RecursiveSplitter({
+        ...options,
+        separators: separators === 'markdown' ? MARKDOWN_SEPARATORS : TEXT_SEPARATORS,
+      });
+      const expected = await library.splitText(text);
+      t.true(expected.length > 1, `${chunkSize}/${chunkOverlap}: the case splits`);
+      t.deepEqual(own.splitText(text), expected, `chunk size ${chunkSize}, overlap ${chunkOverlap}`);
+    }
+  });
+}
+
+test('splitBeforeSeparator cuts before every occurrence, overlapping ones too, as split(/(?=sep)/) does', (t) => {
+  const cases: Array<[string, string, RegExp]> = [
+    ['a\n\n\nb', '\n\n', /(?=\n\n)/],
+    ['\n\nx\n\n', '\n\n', /(?=\n\n)/],
+    ['aaaa', 'aa', /(?=aa)/],
+    ['no separator', '\n', /(?=\n)/],
+  ];
+  for (const [text, separator, lookahead] of cases) {
+    const expected = text.split(lookahead).filter((piece) => piece !== '');
+    t.deepEqual(splitBeforeSeparator(text, separator), expected, JSON.stringify(text));
+  }
+  t.deepEqual(splitBeforeSeparator('a\n\n\nb', '\n\n'), ['a', '\n', '\n\nb']);
+  t.deepEqual(splitBeforeSeparator('ab', ''), ['a', 'b']);
 });

@@ -1,5 +1,6 @@
 // Environment → typed configuration. Every knob is one env var with a default that runs locally; docs/configuration.md lists
 // them all (keep the two in step).
+// Over 400 lines on purpose: every KBQA_* knob is parsed here (one place; the shape is in configShape.ts).
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';

@@ -10,6 +10,7 @@
 // Two kinds: what code records as it happens (requests, query stages, upstream errors), and what is read at scrape
 // time from read-only getters (ingestion jobs from the store, worker pools): the store, search and rag layers never
 // import this module; they are asked when Prometheus asks.
+// Over 400 lines on purpose: every metric is defined here (one registry, one place to read it).
 import type { Worker } from 'node:cluster';
 import {
   AggregatorRegistry,

@@ -6,6 +6,7 @@
 // Over 400 lines because both runs (eval and --sweep) share their set-up and rankings (their result shapes and
 // tables are in evalResults.ts), and the command's arguments are read beside them; the metrics, the dataset and the
 // grid are in service/eval/.
+// Over 400 lines: the beir modes (run, --ablate, --sweep) share ingestion and scoring; results are in evalResults.ts.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { loadConfig } from '../config.ts';

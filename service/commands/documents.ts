@@ -1,5 +1,6 @@
 // The document lifecycle: ingest (waiting for the document, or queued: Prefer: respond-async), read, replace,
 // retry, delete, list, re-index. The work itself is an ingestion job (jobs/runner.ts).
+// Over 400 lines: the lifecycle's use cases share the storage reservation and the hand-off to jobs; each is short.
 import { randomUUID } from 'node:crypto';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
 import { authorizeRead, authorizeWriteDocuments } from '../policies/knowledgeBases.ts';

@@ -3,6 +3,7 @@
 // unit of length; "how long" a length or a span of time; a time or date ("when", "what time", "which day") a time,
 // a date, a day, a month, a season or a span of time ("24 hours before"). A sentence without one ranks lower and
 // cannot be the answer (extractiveAnswerer.ts answerDecision). Every scan is a word loop, linear in the text.
+// Over 400 lines: one cue per answer type, each a short pure function over the same word lists.
 
 import { words } from './terms.ts';
 

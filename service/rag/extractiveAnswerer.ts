@@ -28,6 +28,8 @@
  * figures: docs/architecture.md, "The extractive answerer's decision". Then up to maxSentences-1 more if they score at least
  * MIN_RELATIVE_SCORE of the best and are not near-duplicates.
  * Deterministic: stable sorts with explicit tie-breakers, no randomness.
+ * Over 400 lines: one pass (candidates, scores, the decision) over per-query state; its cues are in
+ * answerCues.ts and answerFocus.ts.
  */
 import { splitSentences } from '../text/sentences.ts';
 import { answerKinds, fitsConstraints, holdsAnswerKind } from './answerCues.ts';

@@ -223,10 +223,12 @@ const environmentSchema = z.object({
 });
 
 /**
- * The sentence vectors' recipe of KBQA_SENTENCE_VECTORS=on (the default): on SciFact dev within 0.005 of `separate`
- * and ~1.1 times faster; `late` lost 0.017 (docs/search-engineering.md, "Sentence vectors: late chunking").
+ * The sentence vectors' recipe of KBQA_SENTENCE_VECTORS=on (the default): `separate`, batch-invariant and what every
+ * index before the knob holds. `batched` was ~1.1 times faster raw but gained nothing measurable end to end (SciFact
+ * test 490 s against 487 s); `late` lost 0.017 dev nDCG@10 (docs/search-engineering.md, "Sentence vectors: late
+ * chunking").
  */
-export const DEFAULT_SENTENCE_VECTOR_RECIPE: SentenceVectorRecipe = 'batched';
+export const DEFAULT_SENTENCE_VECTOR_RECIPE: SentenceVectorRecipe = 'separate';
 
 export const EXTRACTIVE_MODEL = 'kbqa-extractive';
 

@@ -5,6 +5,7 @@
 // cannot be the answer (extractiveAnswerer.ts answerDecision). Every scan is a word loop, linear in the text.
 // Over 400 lines: one cue per answer type, each a short pure function over the same word lists.
 
+import { CURRENCY_WORDS, LENGTH_UNITS, MEASURE_UNITS, SPEED_UNITS, TIME_UNITS } from './answerUnits.ts';
 import { words } from './terms.ts';
 
 export type AnswerKind =
@@ -30,27 +31,6 @@ const PRICE_WORDS = new Set([
   'fine',
   'fines',
   'deposit',
-]);
-const CURRENCY_WORDS = new Set(['pound', 'euro', 'dollar', 'penny', 'pence', 'cent', 'free', 'gbp', 'eur', 'usd']);
-const LENGTH_UNITS = new Set([
-  'm',
-  'metre',
-  'meter',
-  'km',
-  'kilometre',
-  'kilometer',
-  'mile',
-  'mi',
-  'feet',
-  'foot',
-  'ft',
-  'cm',
-  'centimetre',
-  'centimeter',
-  'mm',
-  'millimetre',
-  'millimeter',
-  'yard',
 ]);
 /** After "how": a time ("how early", "how late": a time of day). */
 const TIME_AFTER_HOW = new Set(['soon', 'often']);
@@ -98,14 +78,12 @@ const HOUR_LEADS = new Set(['at', 'between', 'from', 'until', 'till', 'and', 'to
 const CLAUSE_LEADS = new Set(['and', 'or', 'but', 'by', 'since', 'until']);
 /** Words that open a clause naming the event something happens at ("ends when the deck runs out"). */
 const EVENT_WORDS = new Set(['when', 'once', 'after', 'before', 'until']);
-const SPEED_UNITS = new Set(['mph', 'kph', 'kmh', 'knot', 'kn']);
 /** Day and month names: a question naming one asks about that day or month. */
 const DATE_NAMES = new Set(
   'monday tuesday wednesday thursday friday saturday sunday january february march april june july august september october november december'.split(
     ' ',
   ),
 );
-const TIME_UNITS = new Set(['minute', 'min', 'hour', 'hr', 'h', 'day', 'week', 'month', 'year', 'fortnight', 'second']);
 
 const singular = (word: string) => (word.endsWith('s') ? word.slice(0, -1) : word);
 const hasDigit = (word: string) => /\d/.test(word);
@@ -297,32 +275,6 @@ export function fitsConstraints(text: string, cue: AnswerCue, context = '', coun
   return true;
 }
 
-/** Units of measure: a number followed by one measures, it does not count (unless it is what is counted). */
-const MEASURE_UNITS = new Set([
-  ...LENGTH_UNITS,
-  ...TIME_UNITS,
-  ...CURRENCY_WORDS,
-  'kg',
-  'g',
-  'gram',
-  'kilogram',
-  'tonne',
-  'ton',
-  'l',
-  'litre',
-  'liter',
-  'ml',
-  'megalitre',
-  'bar',
-  'psi',
-  'percent',
-  'per',
-  'degree',
-  'mph',
-  'kph',
-  'knot',
-  'mg',
-]);
 const WEAK_COUNTS = new Set(['one', 'single', 'once', 'twice', 'half']);
 /** Words that make a number an age or a bound ("aged 11", "children under twelve"), not a count. */
 const AGE_WORDS = new Set(['age', 'aged', 'ages', 'under', 'over']);

@@ -98,6 +98,11 @@ test('a count is of what is counted; an amount has its unit; "up to 18" is no ti
   t.true(fits('How much water does the works produce a day?', 'The works produces 18 megalitres a day.'));
   t.false(fits('How much water does the works produce a day?', 'The works serves only 900 people.'));
   t.true(fits('How much wider should the new pot be?', 'Choose a pot 5 centimetres wider.'));
+  // Kitchen and pharmacy measures are amounts too, in words or digits.
+  const syrup = 'How much maple syrup goes into the maple glaze for the pecan pie?';
+  t.true(fits(syrup, 'The maple glaze uses three tablespoons of maple syrup and a pinch of sea salt.'));
+  t.true(fits('How much paracetamol may a child take?', 'A child may take two 250 mg tablets a day.'));
+  t.false(fits(syrup, 'The maple glaze is brushed on 3 times.'));
   t.false(fits('When was the reservoir built?', 'The works produces up to 18 megalitres of water a day.'));
   t.true(fits('When does the office open?', 'The office opens at 9 on weekdays.'));
 });

@@ -93,11 +93,17 @@ test.serial(
     const calls = { query: 0, sentences: 0, passages: 0 };
     const original = {
       embedQuery: models.embedQuery,
-      embedSentences: models.embedSentences,
+      embedUnitsPadded: models.embedUnitsPadded,
+      embedPassagesLate: models.embedPassagesLate,
       embedPassages: models.embedPassages,
     };
     models.embedQuery = (text) => ((calls.query += 1), original.embedQuery(text));
-    models.embedSentences = (texts) => ((calls.sentences += texts.length), original.embedSentences(texts));
+    // Every other way the pool embeds text: sentence units (batched), late-chunked passages, passages.
+    models.embedUnitsPadded = (texts) => ((calls.sentences += texts.length), original.embedUnitsPadded(texts));
+    models.embedPassagesLate = (passages) => (
+      (calls.passages += passages.length),
+      original.embedPassagesLate(passages)
+    );
     models.embedPassages = (texts) => ((calls.passages += texts.length), original.embedPassages(texts));
     try {
       const body = await ask(app, user.key, kb, 'How far is the lighthouse from the pier?');

@@ -534,7 +534,6 @@ test("the main thread never loads ONNX Runtime: every inference runs in the mode
     const rag = await loadRag(loadConfig());
     await rag.embedQuestion('hello');
     await rag.embedSegments('t', [{ text: 'a passage', heading_path: [] }]);
-    await rag.models.embedSentences(['one sentence', 'two sentences']);
     const loaded = () => Object.keys(createRequire(import.meta.url).cache).filter((path) => path.includes('onnxruntime')).length;
     const before = loaded();
     await import(${JSON.stringify(new URL('../service/rag/bgeEmbeddings.ts', import.meta.url).href)});

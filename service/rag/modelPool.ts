@@ -1,7 +1,7 @@
 // The model pool: `workers` threads, each with its own ONNX session and tokenizer (modelWorker.ts). The event loop
 // only posts texts and awaits vectors, so /healthz and every other request stay fast while models run.
 //
-// Two lanes: interactive work (a question's embedding, the extractive answerer's sentences) always goes before
+// Two lanes: interactive work (a question's embedding, a token count) always goes before
 // background work (document splitting and passage embedding). Piscina's own queue is first-in first-out, so the
 // pool hands piscina at most one task per worker and keeps the rest in its own two queues: a question never waits
 // for a whole document. And for INTERACTIVE_RESERVE_MS after a question, background work leaves one worker free,
@@ -37,7 +37,6 @@ export interface ModelPool {
   embedPassagesLate(passages: Array<{ text: string; units: string[] }>): Promise<PassageVectors[]>;
   /** Ingestion's sentence units (background lane) in padded calls, sorted by length (modelWorker.ts). */
   embedUnitsPadded(texts: string[]): Promise<number[][]>;
-  embedSentences(texts: string[]): Promise<number[][]>;
   countTokens(text: string): Promise<number>;
   /** Tasks waiting for a worker, per lane (for metrics and tests). */
   queued(): { interactive: number; background: number };
@@ -175,23 +174,6 @@ export function startModelPool(options: ModelPoolOptions): ModelPool {
         : rows(await submit<VectorsResult>('background', { op: 'embedUnitsPadded', settings, texts }), texts.length),
     embedQuery: async (text) =>
       rows(await submit<VectorsResult>('interactive', { op: 'embedQuery', settings, text }), 1)[0],
-    // A question's few sentences are spread over the workers (one padded call each): an idle pool answers in the
-    // time of the largest part, not of the whole batch on one thread. (The int8 model's vectors depend slightly on
-    // a padded batch's make-up; the fixture corpus's answers were the same either way: 55 of 64 held every term.)
-    embedSentences: async (texts) => {
-      const parts = Math.min(workers, texts.length);
-      const size = Math.ceil(texts.length / Math.max(1, parts));
-      const tasks: Promise<number[][]>[] = [];
-      for (let start = 0; start < texts.length; start += size) {
-        const part = texts.slice(start, start + size);
-        tasks.push(
-          submit<VectorsResult>('interactive', { op: 'embedSentences', settings, texts: part }).then((flat) =>
-            rows(flat, part.length),
-          ),
-        );
-      }
-      return (await Promise.all(tasks)).flat();
-    },
     countTokens: (text) => submit<number>('interactive', { op: 'countTokens', settings, text }),
     queued: () => ({ interactive: lanes.interactive.length, background: lanes.background.length }),
     stats: () => ({

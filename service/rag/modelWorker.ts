@@ -27,8 +27,6 @@ export type ModelTask =
   | { op: 'embedPassagesLate'; settings: ModelSettings; passages: Array<{ text: string; units: string[] }> }
   /** Ingestion's sentence units, batched: padded calls of `settings.unitBatch`, the texts sorted by length (less padding). */
   | { op: 'embedUnitsPadded'; settings: ModelSettings; texts: string[] }
-  /** The extractive answerer's few candidate sentences: one padded call, each cut at 48 tokens. */
-  | { op: 'embedSentences'; settings: ModelSettings; texts: string[] }
   | { op: 'countTokens'; settings: ModelSettings; text: string };
 
 /**
@@ -39,7 +37,6 @@ export type VectorsResult = Float32Array;
 
 interface LoadedModels {
   passages: BgeOnnxEmbeddings;
-  sentences: BgeOnnxEmbeddings;
   units: BgeOnnxEmbeddings;
 }
 
@@ -49,11 +46,7 @@ function models(settings: ModelSettings): Promise<LoadedModels> {
   loaded ??= (async () => {
     // One session and one tokenizer per worker (~120 MB together): the splitter counts tokens with the embedder's own.
     const passages = await BgeOnnxEmbeddings.load({ modelDir: settings.modelDir, threads: settings.threads });
-    return {
-      passages,
-      sentences: passages.withBatchMode('padded', 8, 48),
-      units: passages.withBatchMode('padded', settings.unitBatch),
-    };
+    return { passages, units: passages.withBatchMode('padded', settings.unitBatch) };
   })();
   // A failed load is not cached: the next task tries again (the model file may have been provisioned since).
   loaded.catch(() => {
@@ -85,7 +78,7 @@ async function embedPassagesLate(
 }
 
 export default async function run(task: ModelTask): Promise<SplitResult | VectorsResult | number> {
-  const { passages, sentences, units } = await models(task.settings);
+  const { passages, units } = await models(task.settings);
   switch (task.op) {
     case 'split':
       return splitDocument(task.content, task.markdown, {
@@ -98,8 +91,6 @@ export default async function run(task: ModelTask): Promise<SplitResult | Vector
       return flatten(await passages.embedDocuments(task.texts));
     case 'embedQuery':
       return flatten([await passages.embedQuery(task.text)]);
-    case 'embedSentences':
-      return flatten(await sentences.embedDocuments(task.texts));
     case 'embedPassagesLate':
       return flatten(await embedPassagesLate(passages, task.passages));
     case 'embedUnitsPadded':

@@ -18,6 +18,7 @@ import { openSearchIndex, type ChunkDocument } from '../service/search/index.ts'
 import { hybridSearch, lexicalSearch, vectorSearch, type RetrievalRequest } from '../service/search/retrieval.ts';
 import { DEFAULT_HYBRID_TUNING } from '../service/hybridTuning.ts';
 import { loadPerturbedCopies } from './scale.ts';
+import { benchSearchOptions } from './searchOptions.ts';
 import { round, summarize } from './stats.ts';
 
 const { positionals, values } = parseArgs({
@@ -46,17 +47,7 @@ const config = loadConfig();
 const size = 8;
 
 function searchIndexOn(alias: string) {
-  return openSearchIndex({
-    url: config.opensearch.url,
-    alias,
-    timeoutMs: 300_000,
-    embedderName: 'bge-small-en-v1.5',
-    dimensions: 384,
-    shards: config.opensearch.shards,
-    replicas: config.opensearch.replicas,
-    rrfRankConstant: config.opensearch.rrfRankConstant,
-    rrfWeights: config.opensearch.rrfWeights,
-  });
+  return openSearchIndex(benchSearchOptions(config, alias));
 }
 
 /** A client whose _search bodies pass through `rewrite`, and which remembers the last `took` and hit ids. */

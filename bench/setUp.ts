@@ -8,7 +8,8 @@ import { createUser } from '../service/commands/accounts.ts';
 import { hashPassword } from '../service/commands/passwords.ts';
 import { loadConfig } from '../service/config.ts';
 import { createKbqaClient } from '../service/eval/apiClient.ts';
-import { openSearchIndex, type SearchIndexOptions } from '../service/search/index.ts';
+import { openSearchIndex } from '../service/search/index.ts';
+import { benchSearchOptions } from './searchOptions.ts';
 import { openStore } from '../service/store/index.ts';
 import { startApi } from './apiProcess.ts';
 import { toCleanUp } from './cleanup.ts';
@@ -42,22 +43,9 @@ export async function setUp() {
   const store = await openStore(config.mongodb.url, config.mongodb.timeoutMs);
   toCleanUp.store = store;
   log(`MongoDB: the bench's own database ${databaseName} (dropped at the end)`);
-  const searchOptions: SearchIndexOptions = {
-    url: config.opensearch.url,
-    // KBQA_CHUNKS_ALIAS, the API child's too: the index the bench reads (_stats, chunks) is the one the API writes,
-    // and a run on an alias of its own (kbqa-chunks-<name>) leaves the shared index alone.
-    alias: config.opensearch.chunksAlias,
-    // Bulk loads of 500 vectors and a delete of 100k chunks take longer than a request of the service does.
-    timeoutMs: 300_000,
-    embedderName: 'bge-small-en-v1.5',
-    dimensions: 384,
-    shards: config.opensearch.shards,
-    replicas: config.opensearch.replicas,
-    rrfRankConstant: config.opensearch.rrfRankConstant,
-    rrfWeights: config.opensearch.rrfWeights,
-    // The refresh-policy comparison's group commit runs the service's refresher with the service's interval.
-    refreshIntervalMs: config.ingestion.refreshIntervalMs,
-  };
+  // KBQA_CHUNKS_ALIAS, the API child's too: the index the bench reads (_stats, chunks) is the one the API writes,
+  // and a run on an alias of its own (kbqa-chunks-<name>) leaves the shared index alone.
+  const searchOptions = benchSearchOptions(config, config.opensearch.chunksAlias);
   const search = openSearchIndex(searchOptions);
   toCleanUp.search = search;
   const index = search;

@@ -9,6 +9,7 @@
 //   measure --alias A --dir DIR --kb NAME [--label L] [--out FILE]   every variant on KB NAME
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { HYBRID_DEPTH } from '../service/commands/answerQuestion.ts';
 import { loadConfig } from '../service/config.ts';
@@ -33,7 +34,8 @@ const { positionals, values } = parseArgs({
     start: { type: 'string' },
     label: { type: 'string' },
     queries: { type: 'string', default: '100' },
-    dataset: { type: 'string', default: '/work/shared/datasets/scifact' },
+    // Default: the shared datasets beside the checkout, as `npm run bench` finds them (bench/options.ts).
+    dataset: { type: 'string', default: fileURLToPath(new URL('../../shared/datasets/scifact', import.meta.url)) },
   },
 });
 

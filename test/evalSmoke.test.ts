@@ -62,6 +62,7 @@ test.serial('eval on the fixture corpus produces sane metrics for every mode, an
   t.is(first.queries, dataset.queries, 'every question with an expected document is judged');
   t.is(first.ingest.ingested, documents);
   t.is(first.ingest.skipped, 0);
+  t.is(first.config.sentence_vectors, 'separate', 'the recipe the results were made with, by name');
   t.true(first.ingest.chunks >= documents);
   t.deepEqual(Object.keys(first.modes).sort(), ['bm25', 'dense', 'hybrid']);
   for (const [mode, metrics] of Object.entries(first.modes)) {

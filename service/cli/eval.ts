@@ -225,7 +225,7 @@ export async function runEval(options: EvalOptions): Promise<EvalResult> {
       rrf_weights: config.opensearch.rrfWeights,
       chunk_tokens: config.chunking.chunkTokens,
       chunk_overlap_tokens: config.chunking.overlapTokens,
-      sentence_vectors: config.chunking.sentenceVectors,
+      sentence_vectors: config.chunking.sentenceVectorRecipe ?? 'off',
       hybrid_fusion: config.opensearch.hybridFusion,
       bm25_fields: formatBm25Fields(config.opensearch.bm25Fields),
       bm25_depth: config.opensearch.bm25Depth,
@@ -354,7 +354,7 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
       chunking: {
         chunk_tokens: config.chunking.chunkTokens,
         chunk_overlap_tokens: config.chunking.overlapTokens,
-        sentence_vectors: config.chunking.sentenceVectors,
+        sentence_vectors: config.chunking.sentenceVectorRecipe ?? 'off',
       },
       rows,
       reference,

@@ -8,6 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../config.ts';
+import type { SentenceVectorRecipe } from '../configShape.ts';
 import { createKbqaClient, type KbqaClient } from '../eval/apiClient.ts';
 import {
   loadAnswerDataset,
@@ -63,7 +64,7 @@ export interface AnswerEvalResult {
   documents: Array<{ name: string; kind: 'pdf' | 'markdown'; pages: number | null }>;
   ingest_seconds: number;
   /** As this process's environment has them (start the eval with the service's). */
-  config: { relevance_floor: number; chunk_tokens: number; sentence_vectors: boolean };
+  config: { relevance_floor: number; chunk_tokens: number; sentence_vectors: SentenceVectorRecipe | 'off' };
   summary: Record<string, Record<BenchKnowledgeBase, AnswerSummary>>;
   questions: QuestionOutcome[];
   finished_at: string;
@@ -231,7 +232,7 @@ export async function runAnswerEval(options: AnswerEvalOptions): Promise<AnswerE
       config: {
         relevance_floor: config.retrieval.relevanceFloor,
         chunk_tokens: config.chunking.chunkTokens,
-        sentence_vectors: config.chunking.sentenceVectors,
+        sentence_vectors: config.chunking.sentenceVectorRecipe ?? 'off',
       },
       summary: summarizeBySplit(outcomes),
       questions: outcomes,

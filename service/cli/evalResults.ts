@@ -3,6 +3,7 @@
 import type { CitationMetrics, RankingMetrics } from '../eval/metrics.ts';
 import type { GridPoint } from '../eval/sweep.ts';
 import type { HybridTuning } from '../hybridTuning.ts';
+import type { SentenceVectorRecipe } from '../configShape.ts';
 
 export interface EvalOptions {
   directory: string;
@@ -57,7 +58,7 @@ export interface SweepResult {
   embedding: { queries: number; seconds: number };
   /** The service's configured tuning (the base each grid point overrides). */
   configured: TuningRecord;
-  chunking: { chunk_tokens: number; chunk_overlap_tokens: number; sentence_vectors: boolean };
+  chunking: { chunk_tokens: number; chunk_overlap_tokens: number; sentence_vectors: SentenceVectorRecipe | 'off' };
   rows: SweepRow[];
   /** The single sides, once, for reference (configured BM25 fields). */
   reference: { bm25: RankingMetrics & { seconds: number }; dense: RankingMetrics & { seconds: number } };
@@ -80,7 +81,8 @@ export interface EvalResult {
     rrf_weights: [number, number];
     chunk_tokens: number;
     chunk_overlap_tokens: number;
-    sentence_vectors: boolean;
+    /** The recipe (KBQA_SENTENCE_VECTORS); files written before 2026-11-27 hold a yes/no. */
+    sentence_vectors: SentenceVectorRecipe | 'off';
     hybrid_fusion: HybridTuning['fusion'];
     bm25_fields: string;
     bm25_depth: number | null;

@@ -16,6 +16,9 @@ export interface MachineInfo {
   mongodb_wire_version: string;
   load_average_at_start: number[];
   chunks_in_shared_index_at_start: number;
+  /** The alias the bench and its API wrote and read, and the index behind it (its name says the template version). */
+  chunk_alias?: string;
+  chunk_index?: string;
 }
 
 function osName(): string {
@@ -52,5 +55,7 @@ export async function describeMachine(search: SearchIndex, mongoUrl: string, tim
     mongodb_wire_version: buildInfo.version ?? 'unknown',
     load_average_at_start: os.loadavg().map((value) => Math.round(value * 100) / 100),
     chunks_in_shared_index_at_start: await search.countChunks(),
+    chunk_alias: search.alias,
+    chunk_index: (await search.servingIndex()).index,
   };
 }

@@ -416,6 +416,7 @@ export function renderMarkdown(result: BenchResult): string {
     `| FerretDB | ${m.ferretdb} (MongoDB wire ${m.mongodb_wire_version}, SQLite backend) |`,
     `| load average (1/5/15 min) at start → end | ${m.load_average_at_start.join(' / ')} → ${m.load_average_at_end.join(' / ')} |`,
     `| chunks already in the shared index at start | ${m.chunks_in_shared_index_at_start} |`,
+    ...(m.chunk_index ? [`| chunk index (alias → index) | \`${m.chunk_alias}\` → \`${m.chunk_index}\` |`] : []),
     '',
     ...(m.load_average_at_start[0] > m.cores
       ? [

@@ -13,12 +13,12 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { HYBRID_DEPTH } from '../service/commands/answerQuestion.ts';
 import { loadConfig } from '../service/config.ts';
-import { loadBeirDataset } from '../service/eval/beir.ts';
 import { createSearchClient, type SearchClient } from '../service/search/client.ts';
 import { openSearchIndex, type ChunkDocument } from '../service/search/index.ts';
 import { hybridSearch, lexicalSearch, vectorSearch, type RetrievalRequest } from '../service/search/retrieval.ts';
 import { DEFAULT_HYBRID_TUNING } from '../service/hybridTuning.ts';
 import { loadPerturbedCopies } from './scale.ts';
+import { embeddedQuestions, type EmbeddedQuestion } from './questions.ts';
 import { benchSearchOptions } from './searchOptions.ts';
 import { round, summarize } from './stats.ts';
 
@@ -40,10 +40,7 @@ const { positionals, values } = parseArgs({
 });
 
 type Body = Record<string, unknown>;
-interface Query {
-  text: string;
-  vector: number[];
-}
+type Query = EmbeddedQuestion;
 
 const config = loadConfig();
 const size = 8;
@@ -181,16 +178,7 @@ async function prepare() {
   const templates = response.hits.hits.map((hit) => hit._source);
   writeFileSync(join(dir, 'templates.json'), JSON.stringify(templates));
   await search.close();
-  const dataset = await loadBeirDataset(values.dataset as string, 'test');
-  const texts = [...dataset.qrels.keys()]
-    .filter((id) => dataset.queries.has(id))
-    .map((id) => dataset.queries.get(id) as string)
-    .slice(0, Number(values.queries));
-  const { loadRag } = await import('../service/rag/index.ts');
-  const rag = await loadRag(config);
-  const queries: Query[] = [];
-  for (const text of texts) queries.push({ text, vector: await rag.embedQuestion(text) });
-  await rag.close();
+  const queries = await embeddedQuestions(config, values.dataset as string, 'test', Number(values.queries));
   writeFileSync(join(dir, 'queries.json'), JSON.stringify(queries));
   console.log(`${templates.length} templates, ${queries.length} queries → ${dir}`);
 }

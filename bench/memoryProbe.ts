@@ -6,7 +6,10 @@
 // It uses its own MongoDB database and chunk alias (dropped / emptied at the end), never the shared `kbqa` ones.
 //
 //   node bench/memoryProbe.ts --variant base: --variant arenas:MALLOC_ARENA_MAX=2 [--rounds 2] [--doc-mib 1]
-//                             [--seconds 120] [--queries 40] [--out file.json]
+//                             [--seconds 120] [--queries 40] [--connections 0] [--out file.json]
+// --connections N: before the big ingest, N sequential query clients at once, one pass each over the queries (as
+// the full bench's "8 connections" phase precedes its big ingest in the same API process): what a busy API has
+// grown to before the ingest counts in its peak too.
 // A variant's `@root=<dir>` runs another checkout's service/main.ts (an older commit's tree, say) instead of this one;
 // `@node-flags=<flag> <flag>` replaces the Node flags `npm start` passes (service/runtimeFlags.ts; empty: none).
 import { parseArgs } from 'node:util';
@@ -33,6 +36,7 @@ const { values: args } = parseArgs({
     'doc-mib': { type: 'string', default: '1' },
     seconds: { type: 'string', default: '120' },
     queries: { type: 'string', default: '40' },
+    connections: { type: 'string', default: '0' },
     dataset: { type: 'string', default: join(root, '..', '..', 'shared', 'datasets', 'scifact') },
     out: { type: 'string' },
   },
@@ -102,7 +106,13 @@ interface Row {
   round: number;
   startup_peak_mb: number;
   idle_rss_mb: number;
+  /** VmRSS as the big document is posted (after the idle queries and the --connections load). */
+  rss_before_ingest_mb: number;
   ingest_peak_mb: number;
+  /** The document's status at the end: `ready` when the whole ingest ran within --seconds. */
+  status: string;
+  /** When the highest VmRSS sample was taken: seconds after the POST / chunks embedded by then. */
+  highest_sample_at: string;
   ingest_seconds: number;
   chunks: number;
   /** Chunks embedded per second after the split (the first progress report to the end). */
@@ -125,6 +135,20 @@ async function measure(variant: ReturnType<typeof parseVariant>, roundNumber: nu
     const queryBodies = bodies.map((body) => ({ ...body, knowledge_base_ids: [kbId] }));
     const idle = await runSequentialQueries({ url: api.url, apiKey, bodies: queryBodies, warmup: 5 });
     const idleRss = api.memory()?.rssMb ?? Number.NaN;
+    const connections = Number(args.connections);
+    if (connections > 0) {
+      await Promise.all(
+        Array.from({ length: connections }, (_, client) =>
+          runSequentialQueries({
+            url: api.url,
+            apiKey,
+            bodies: [...queryBodies.slice(client), ...queryBodies.slice(0, client)],
+            warmup: 0,
+          }),
+        ),
+      );
+    }
+    const rssBeforeIngest = api.memory()?.rssMb ?? Number.NaN;
     api.resetPeak();
     const started = performance.now();
     const created = await call<{ document: { id: string } }>(
@@ -138,6 +162,7 @@ async function measure(variant: ReturnType<typeof parseVariant>, roundNumber: nu
     let chunks = 0;
     // VmRSS (MB) / chunks embedded, as the ingest goes: which step the peak belongs to.
     const trace: string[] = [];
+    const highest = { rssMb: 0, at: '' };
     // Embedding throughput once the split is done: from the first progress seen to the last.
     const firstProgress = { at: 0, chunks: 0 };
     const deadline = started + Number(args.seconds) * 1000;
@@ -152,9 +177,10 @@ async function measure(variant: ReturnType<typeof parseVariant>, roundNumber: nu
         status = seen.document.status;
         chunks = seen.document.progress?.embedded ?? seen.document.chunks ?? chunks;
         if (firstProgress.at === 0 && chunks > 0) Object.assign(firstProgress, { at: performance.now(), chunks });
-        trace.push(
-          `${Math.round((performance.now() - started) / 1000)}s:${Math.round(api.memory()?.rssMb ?? 0)}/${chunks}`,
-        );
+        const elapsed = Math.round((performance.now() - started) / 1000);
+        const rssMb = api.memory()?.rssMb ?? 0;
+        if (rssMb > highest.rssMb) Object.assign(highest, { rssMb, at: `${elapsed}s/${chunks}` });
+        trace.push(`${elapsed}s:${Math.round(rssMb)}/${chunks}`);
       }
     })();
     let polling = true;
@@ -176,7 +202,10 @@ async function measure(variant: ReturnType<typeof parseVariant>, roundNumber: nu
       round: roundNumber,
       startup_peak_mb: round(startupPeak),
       idle_rss_mb: round(idleRss),
+      rss_before_ingest_mb: round(rssBeforeIngest),
       ingest_peak_mb: round(ingestPeak),
+      status,
+      highest_sample_at: highest.at,
       ingest_seconds: round(seconds),
       chunks,
       embedded_per_s: firstProgress.at

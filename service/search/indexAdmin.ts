@@ -20,7 +20,7 @@ import {
   type ChunkIndexMeta,
 } from './chunkIndices.ts';
 import { chunkVersionQuery, documentVersionId, indexChunks, listChunkGroups, type ChunkDocument } from './chunks.ts';
-import { metadataCopyScript } from './metadataLayouts.ts';
+import { copyThroughService, reindexCopies, reindexScript } from './chunkCopy.ts';
 import type { SearchClient } from './client.ts';
 import { clusterAssetDrift, indexDrift, MIGRATE_COMMAND, type Drift } from './drift.ts';
 import { CopyTimedOutError, UpstreamUnavailableError } from '../errors.ts';
@@ -268,7 +268,8 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
     },
     /**
      * Copies these document versions' chunks from one index to another with `_reindex` (a task, polled: a big batch
-     * outlasts a request timeout). Through the target's default pipeline, like any chunk write.
+     * outlasts a request timeout), or through this process from an index whose _source lacks the sentence vectors
+     * (chunkCopy.ts). Through the target's default pipeline, like any chunk write.
      */
     async copyVersions(
       source: string,
@@ -277,14 +278,15 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
       timeoutMs = COPY_TIMEOUT_MS,
     ): Promise<number> {
       if (versions.length === 0) return 0;
-      const script = metadataCopyScript(source, target);
+      if (!reindexCopies(source)) return copyThroughService(client, source, target, versionsQuery(versions));
+      const script = reindexScript(source, target);
       const task = await client.request<{ task: string }>('POST', '/_reindex', {
         querystring: { wait_for_completion: false, refresh: false },
         body: {
           conflicts: 'proceed',
           source: { index: source, size: 500, query: versionsQuery(versions) },
           dest: { index: target },
-          // Between template v1 and v2 the metadata changes layout (metadataLayouts.ts): converted as it is copied.
+          // Metadata layouts (v1 → v2) and sentence-vector forms (v2 → v3) are converted as they are copied.
           ...(script ? { script } : {}),
         },
       });

@@ -1,8 +1,8 @@
-// Sentence vectors across template versions (service/search/sentenceVectors.ts, chunkCopy.ts): a v2 index (float32,
-// in _source and a doc value) keeps serving them until `kbqa index migrate` copies it to v3, whose `_reindex` script
-// re-encodes each chunk's vectors as int8 (a doc value only), bit for bit as ingestion would; a migration from v3
-// (whose _source lacks them, so `_reindex` cannot) copies them through the service, unchanged; a rollback's catch-up
-// from v3 into the kept v2 index writes them back as float32. Scores and the answerer's vectors agree throughout.
+// Sentence vectors across template versions (service/search/sentenceVectors.ts, reindexScript.ts): a v2 index
+// (float32, in _source and a doc value) keeps serving them until `kbqa index migrate` copies it to v3, whose
+// `_reindex` script re-encodes each chunk's vectors as int8, bit for bit as ingestion would; a migration from v3 to a
+// later version copies them unchanged; a rollback's catch-up from v3 into the kept v2 index writes them back as
+// float32. Scores and the answerer's vectors agree throughout.
 //
 // Scope: an alias of its own (KBQA_CHUNKS_ALIAS) and a copy of the asset files (KBQA_SEARCH_ASSETS_DIR) that starts
 // with v2 as the highest version.
@@ -34,7 +34,7 @@ const CORRAN =
 interface Stored {
   /** The doc value as the index holds it (base64). */
   packed: string;
-  /** Whether _source carries the vectors too. */
+  /** Whether _source holds the same bytes. */
   inSource: boolean;
 }
 
@@ -58,7 +58,7 @@ async function storedCorran(app: TestApp, index: string): Promise<Stored> {
   };
 }
 
-test('sentence vectors: v2 float32 → v3 int8 by _reindex, v3 → v4 through the service, rollbacks write each form', async (t) => {
+test('sentence vectors: v2 float32 → v3 int8 → v4 by _reindex, and rollbacks write each form back', async (t) => {
   t.timeout(300_000);
   const alias = `${CHUNKS_ALIAS}-svm${randomUUID().replaceAll('-', '').slice(0, 10)}`;
   const assetsDir = copyAssets(['kbqa-chunks.v3.json']);
@@ -97,7 +97,7 @@ test('sentence vectors: v2 float32 → v3 int8 by _reindex, v3 → v4 through th
       float32.map((vector) => Array.from(vector)),
     );
 
-    // v3: the _reindex script re-encodes them as int8, exactly as a write would, out of _source.
+    // v3: the _reindex script re-encodes them as int8, exactly as a write would.
     copyFileSync(
       join(repositoryRoot, 'index-templates', 'kbqa-chunks.v3.json'),
       join(assetsDir, 'index-templates', 'kbqa-chunks.v3.json'),
@@ -108,7 +108,7 @@ test('sentence vectors: v2 float32 → v3 int8 by _reindex, v3 → v4 through th
     t.like(toV3, { outcome: 'migrated', from: v2, to: v3, fill: 'reindex' });
     t.is(sentenceVectorFormOf(v3), 'int8');
     const onV3 = await storedCorran(app, v3);
-    t.false(onV3.inSource);
+    t.true(onV3.inSource);
     t.is(onV3.packed, encodeSentenceVectors(float32, 'int8'));
     const afterV3 = await served();
     // Same chunk, the int8 vectors' cosines: the sentence term moves by at most weight × error / 2.
@@ -118,7 +118,7 @@ test('sentence vectors: v2 float32 → v3 int8 by _reindex, v3 → v4 through th
       decodeSentenceVectors(onV3.packed, 384, 'int8').map((vector) => Array.from(vector)),
     );
 
-    // v4 (v3's mappings): v3's _source lacks the vectors, so the copy goes through the service, unchanged.
+    // v4 (v3's mappings): the same form, copied unchanged.
     const template = JSON.parse(readFileSync(join(assetsDir, 'index-templates', 'kbqa-chunks.v3.json'), 'utf8'));
     template.version = 4;
     template.index_patterns = ['kbqa-chunks-v4-*'];
@@ -126,7 +126,7 @@ test('sentence vectors: v2 float32 → v3 int8 by _reindex, v3 → v4 through th
     await app.deps.search.applyAssets();
     const toV4 = await migrateIndex(deps, { knowledgeBaseIds: [kb], catchUpDelayMs: 2_500 });
     const v4 = v2.replace('kbqa-chunks-v2-', 'kbqa-chunks-v4-');
-    t.like(toV4, { outcome: 'migrated', from: v3, to: v4 });
+    t.like(toV4, { outcome: 'migrated', from: v3, to: v4, fill: 'reindex' });
     t.deepEqual(await storedCorran(app, v4), onV3);
     const afterV4 = await served();
     t.is(afterV4.score, afterV3.score);

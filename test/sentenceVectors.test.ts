@@ -1,5 +1,5 @@
 // The k-NN side at two granularities (sentenceVectors.ts SENTENCE_SCORE): ingestion stores one vector per sentence of
-// a chunk of several (int8, a doc value only, in a v3 index), and the k-NN side scores a chunk as its own k-NN score
+// a chunk of several (int8 in a v3 index, as a doc value and in _source), and the k-NN side scores a chunk as its own k-NN score
 // plus KBQA_SENTENCE_WEIGHT times its best sentence's, recomputed here from the stored vectors; a chunk of one
 // sentence counts its own score in its place; a v2 index's float32 vectors score alike; the answerer gets them back
 // as a doc value; an index built before sentence vectors is chunking drift; KBQA_SENTENCE_VECTORS=off builds chunks
@@ -78,10 +78,9 @@ async function storedChunks(app: TestApp, alias = ALIAS): Promise<Map<string, St
   });
   return new Map(
     response.hits.hits.map(({ _index: index, _source: source, fields }) => {
-      // A v3 index keeps them out of _source: only the doc value holds them.
-      if (sentenceVectorFormOf(index) === 'int8' && source.sentence_embeddings !== undefined)
-        throw new Error(`${index}: sentence vectors in _source`);
+      // The doc value and _source hold the same bytes (what the script reads, what _reindex copies).
       const packed = fields?.sentence_embeddings?.[0];
+      if (packed !== source.sentence_embeddings) throw new Error(`${index}: the doc value is not _source's`);
       const dimensions = decodeEmbedding(source.embedding_b64).length;
       const vectors = packed ? decodeSentenceVectors(packed, dimensions, sentenceVectorFormOf(index)) : undefined;
       return [source.filename, { ...source, sentence_embeddings: vectors?.map((vector) => Array.from(vector)) }];
@@ -90,7 +89,7 @@ async function storedChunks(app: TestApp, alias = ALIAS): Promise<Map<string, St
 }
 
 test.serial(
-  'a chunk of several sentences stores a vector per sentence (int8, a doc value only); a one-sentence chunk none',
+  'a chunk of several sentences stores a vector per sentence (int8, doc value and _source); a one-sentence chunk none',
   async (t) => {
     const { app, request } = t.context;
     t.is(sentenceVectorFormOf(app.deps.search.indexName), 'int8');

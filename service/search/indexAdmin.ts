@@ -20,7 +20,7 @@ import {
   type ChunkIndexMeta,
 } from './chunkIndices.ts';
 import { chunkVersionQuery, documentVersionId, indexChunks, listChunkGroups, type ChunkDocument } from './chunks.ts';
-import { copyThroughService, reindexCopies, reindexScript } from './chunkCopy.ts';
+import { reindexScript } from './reindexScript.ts';
 import type { SearchClient } from './client.ts';
 import { clusterAssetDrift, indexDrift, MIGRATE_COMMAND, type Drift } from './drift.ts';
 import { CopyTimedOutError, UpstreamUnavailableError } from '../errors.ts';
@@ -268,8 +268,7 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
     },
     /**
      * Copies these document versions' chunks from one index to another with `_reindex` (a task, polled: a big batch
-     * outlasts a request timeout), or through this process from an index whose _source lacks the sentence vectors
-     * (chunkCopy.ts). Through the target's default pipeline, like any chunk write.
+     * outlasts a request timeout). Through the target's default pipeline, like any chunk write.
      */
     async copyVersions(
       source: string,
@@ -278,7 +277,6 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
       timeoutMs = COPY_TIMEOUT_MS,
     ): Promise<number> {
       if (versions.length === 0) return 0;
-      if (!reindexCopies(source)) return copyThroughService(client, source, target, versionsQuery(versions));
       const script = reindexScript(source, target);
       const task = await client.request<{ task: string }>('POST', '/_reindex', {
         querystring: { wait_for_completion: false, refresh: false },

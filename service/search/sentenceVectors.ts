@@ -1,21 +1,20 @@
-// How a chunk index stores sentence vectors, by its template version, and the query script and copies each form takes.
+// How a chunk index stores sentence vectors, by its template version, and the query script and _reindex conversions.
 //
 // Both forms are one binary doc value per chunk (`sentence_embeddings`): the vectors one after another, read by the
-// k-NN side's rescoring script (SENTENCE_SCORE) and returned to the extractive answerer as `docvalue_fields`.
-//   float32  template v1–v2: 4 bytes a component (little-endian), and the same base64 kept in _source too
-//   int8     template v3 on: 1 byte a component, each vector scaled by its own largest |component| to ±127; kept
-//            out of _source (`_source.excludes`), so stored once. Cosine is scale-invariant, so neither the script
-//            nor the answerer needs the scale back: both divide by the stored vector's own norm.
-// Measured (bench/sentenceVectorStorage.ts, docs/search-engineering.md "Sentence vectors in the index"): the float32
-// copy in _source and the doc value were most of what a chunk cost OpenSearch to index and store.
-//
-// A v3 index's _source lacks the vectors, so `_reindex` cannot copy them: a migration from it copies through the
-// service instead (indexAdmin.ts copyVersions), reading the doc values and writing the target's form.
+// k-NN side's rescoring script (SENTENCE_SCORE) and returned to the extractive answerer as `docvalue_fields`; the
+// same base64 is in _source, which is what `_reindex` copies.
+//   float32  template v1–v2: 4 bytes a component (little-endian)
+//   int8     template v3 on: 1 byte a component, each vector scaled by its own largest |component| to ±127. Cosine
+//            is scale-invariant, so neither the script nor the answerer needs the scale back: both divide by the
+//            stored vector's own norm.
+// Measured (bench/sentenceVectorStorage.ts; docs/search-engineering.md, "Sentence vectors in the index"): the
+// float32 vectors were most of what a chunk cost OpenSearch to store. Leaving them out of _source (`_source.excludes`)
+// does not pay: OpenSearch then keeps the whole original source (the knn vector's JSON included) as _recovery_source.
 import { templateVersionOfIndex } from './metadataLayouts.ts';
 
 export type SentenceVectorForm = 'float32' | 'int8';
 
-/** The first template version whose sentence vectors are int8, out of _source. */
+/** The first template version whose sentence vectors are int8. */
 const FIRST_INT8_VERSION = 3;
 
 /** The form of a concrete chunk index, by the template version its name carries (the alias itself: the current one). */
@@ -23,9 +22,6 @@ export function sentenceVectorFormOf(index: string): SentenceVectorForm {
   const version = templateVersionOfIndex(index);
   return version !== null && version < FIRST_INT8_VERSION ? 'float32' : 'int8';
 }
-
-/** Whether an index of this form keeps the vectors in _source (what `_reindex` can copy). */
-export const vectorsInSource = (form: SentenceVectorForm): boolean => form === 'float32';
 
 /** One vector as int8: each component over the vector's largest |component|, times 127, rounded. */
 export function quantizeInt8(vector: ArrayLike<number>): Int8Array {
@@ -147,12 +143,24 @@ if (packed instanceof String) {
 }`;
 
 /**
- * The `_reindex` script part that converts sentence vectors from the source's form to the target's; null when they
- * share one. Only from a form kept in _source (the other direction copies through the service).
+ * Painless for a `_reindex` from an int8 index into a float32 one (a rollback's catch-up into a kept v2 index): each
+ * component as the float32 of its integer, little-endian (a multiple of the vector: the same cosines).
  */
+const INT8_TO_FLOAT32 = `
+def packed = ctx._source.sentence_embeddings;
+if (packed instanceof String) {
+  byte[] bytes = Base64.getDecoder().decode(packed);
+  byte[] out = new byte[bytes.length * 4];
+  for (int i = 0; i < bytes.length; i++) {
+    int bits = Float.floatToIntBits((float) bytes[i]);
+    for (int b = 0; b < 4; b++) { out[4 * i + b] = (byte) ((bits >> (8 * b)) & 255); }
+  }
+  ctx._source.sentence_embeddings = Base64.getEncoder().encodeToString(out);
+}`;
+
+/** The `_reindex` script part that converts sentence vectors from the source's form to the target's; null when they share one. */
 export function sentenceCopyScript(source: string, target: string): string | null {
   const [from, to] = [sentenceVectorFormOf(source), sentenceVectorFormOf(target)];
   if (from === to) return null;
-  if (from !== 'float32') throw new Error(`${source}: sentence vectors out of _source cannot be copied by _reindex`);
-  return FLOAT32_TO_INT8;
+  return from === 'float32' ? FLOAT32_TO_INT8 : INT8_TO_FLOAT32;
 }

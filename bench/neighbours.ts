@@ -24,7 +24,8 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../service/config.ts';
 import { createSearchClient, type SearchClient } from '../service/search/client.ts';
 import { openSearchIndex, type ChunkDocument, type SearchIndex } from '../service/search/index.ts';
-import { decodeSentenceVectors, hybridSearch, lexicalSearch, vectorSearch } from '../service/search/retrieval.ts';
+import { hybridSearch, lexicalSearch, vectorSearch } from '../service/search/retrieval.ts';
+import { decodeSentenceVectors, sentenceVectorFormOf } from '../service/search/sentenceVectors.ts';
 import type { RetrievalRequest } from '../service/search/retrieval.ts';
 import { DEFAULT_HYBRID_TUNING, type HybridTuning } from '../service/hybridTuning.ts';
 import { measureOpenSearchWork, waitForMerges } from './indexStats.ts';
@@ -63,8 +64,11 @@ const { positionals, values } = parseArgs({
 
 type Body = Record<string, unknown>;
 type Query = EmbeddedQuestion;
-/** A chunk as read back from an index: sentence vectors as the base64 doc value. */
-type StoredChunk = Omit<ChunkDocument, 'sentence_embeddings'> & { sentence_embeddings?: string };
+/** A chunk as read back from an index: sentence vectors as the base64 doc value, in the form of the index read. */
+type StoredChunk = Omit<ChunkDocument, 'sentence_embeddings'> & {
+  sentence_embeddings?: string;
+  sentence_form?: ReturnType<typeof sentenceVectorFormOf>;
+};
 
 const config = loadConfig();
 const DIMENSIONS = 384;
@@ -83,12 +87,15 @@ const readJson = <T>(file: string): T => JSON.parse(readFileSync(join(values.dir
 async function prepare() {
   const from = values['from-alias'] as string;
   const search = searchIndexOn(from);
-  const response = await search.request<{ hits: { hits: Array<{ _source: StoredChunk }> } }>(
+  const response = await search.request<{ hits: { hits: Array<{ _index: string; _source: StoredChunk }> } }>(
     'POST',
     `/${from}/_search`,
     { body: { size: Number(values.templates), query: { match_all: {} }, sort: [{ chunk_id: 'asc' }] } },
   );
-  const templates = response.hits.hits.map((hit) => hit._source);
+  const templates = response.hits.hits.map((hit) => ({
+    ...hit._source,
+    sentence_form: sentenceVectorFormOf(hit._index),
+  }));
   writeFileSync(join(values.out as string, 'templates.json'), JSON.stringify(templates));
   await search.close();
   // Dev questions: the test split is for reporting quality once, not for tuning speed.
@@ -119,7 +126,11 @@ function mixedChunk(
     createdAt: new Date().toISOString(),
   });
   if (!(isSmall || shape.allSentences) || !template.sentence_embeddings) return chunk;
-  const sentences = decodeSentenceVectors(template.sentence_embeddings, DIMENSIONS).map((vector) => Array.from(vector));
+  const sentences = decodeSentenceVectors(
+    template.sentence_embeddings,
+    DIMENSIONS,
+    template.sentence_form ?? 'float32', // templates prepared before template v3 were float32
+  ).map((vector) => Array.from(vector));
   return { ...chunk, sentence_embeddings: sentences };
 }
 

@@ -6,31 +6,27 @@
 // Scope: an alias of its own (KBQA_CHUNKS_ALIAS) and a copy of the asset files (KBQA_SEARCH_ASSETS_DIR) that
 // starts with v1 only.
 import { randomUUID } from 'node:crypto';
-import { copyFileSync, cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { copyFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { migrateIndex } from '../service/operations/indexMigration/migrate.ts';
 import type { IndexMigrationDeps } from '../service/operations/indexMigration/plan.ts';
 import { useIndex } from '../service/operations/indexMigration/swap.ts';
 import { CHUNKS_ALIAS } from '../service/search/assets.ts';
 import { makeUser } from './factories/accounts.ts';
 import { dropAliasFamily } from './helpers/aliasFamily.ts';
+import { copyAssets, repositoryRoot } from './helpers/assetFiles.ts';
 import { startTestApp, testWithDatabase, type TestApp } from './helpers/app.ts';
 import { createKb } from './helpers/documentsApi.ts';
 
 type Body = Record<string, any>;
 
 const test = testWithDatabase();
-const repositoryRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 test('a v1 index serves metadata filters until migrated to v2, whose copy converts the metadata; rollback converts back', async (t) => {
   t.timeout(300_000);
   const alias = `${CHUNKS_ALIAS}-mm${randomUUID().replaceAll('-', '').slice(0, 10)}`;
-  const assetsDir = mkdtempSync(join(tmpdir(), 'kbqa-assets-'));
-  for (const folder of ['index-templates', 'ingest-pipelines', 'search-pipelines'])
-    cpSync(join(repositoryRoot, folder), join(assetsDir, folder), { recursive: true });
-  rmSync(join(assetsDir, 'index-templates', 'kbqa-chunks.v2.json'));
+  // v1 the highest version (v3's sentence vectors are test/sentenceVectorMigration.test.ts's).
+  const assetsDir = copyAssets(['kbqa-chunks.v2.json', 'kbqa-chunks.v3.json']);
   let app: TestApp | undefined;
   try {
     app = await startTestApp({ KBQA_CHUNKS_ALIAS: alias, KBQA_SEARCH_ASSETS_DIR: assetsDir });

@@ -1,17 +1,24 @@
-// The k-NN side at two granularities (retrieval.ts SENTENCE_SCORE): ingestion stores one vector per sentence of a chunk
-// of several, and the k-NN side scores a chunk as its own k-NN score plus KBQA_SENTENCE_WEIGHT times its best
-// sentence's, recomputed here from the stored vectors; a chunk of one sentence counts its own score in its place; an
-// index built before sentence vectors is chunking drift; KBQA_SENTENCE_VECTORS=off builds chunks without them.
+// The k-NN side at two granularities (sentenceVectors.ts SENTENCE_SCORE): ingestion stores one vector per sentence of
+// a chunk of several (int8 in a v3 index, as a doc value and in _source), and the k-NN side scores a chunk as its own k-NN score
+// plus KBQA_SENTENCE_WEIGHT times its best sentence's, recomputed here from the stored vectors; a chunk of one
+// sentence counts its own score in its place; a v2 index's float32 vectors score alike; the answerer gets them back
+// as a doc value; an index built before sentence vectors is chunking drift; KBQA_SENTENCE_VECTORS=off builds chunks
+// without them.
 //
 // Scope: indices of their own (KBQA_CHUNKS_ALIAS=kbqa-chunks-sentences and kbqa-chunks-nosentences, deleted afterwards).
+import { cosine } from '../service/rag/extractiveAnswerer.ts';
 import { migrateIndex } from '../service/operations/indexMigration/migrate.ts';
 import { indexStatus } from '../service/operations/indexMigration/status.ts';
 import { DEFAULT_SENTENCE_VECTOR_RECIPE, loadConfig } from '../service/config.ts';
 import { ConfigError, IndexMigrationError } from '../service/errors.ts';
 import type { SearchClient } from '../service/search/client.ts';
 import { describeChunking, sameChunking, SENTENCE_VECTOR_FORMATS } from '../service/search/chunkIndices.ts';
-import { encodeEmbedding } from '../service/search/chunks.ts';
 import { decodeEmbedding, vectorSearch, type RetrievalRequest } from '../service/search/retrieval.ts';
+import {
+  decodeSentenceVectors,
+  encodeSentenceVectors,
+  sentenceVectorFormOf,
+} from '../service/search/sentenceVectors.ts';
 import { makeUser } from './factories/accounts.ts';
 import { dropAliasFamily } from './helpers/aliasFamily.ts';
 import { startTestApp, testWithApp, type TestApp } from './helpers/app.ts';
@@ -33,24 +40,12 @@ const DOCUMENTS: Record<string, string> = {
 interface StoredChunk {
   filename: string;
   embedding_b64: string;
-  /** Decoded from the stored little-endian float32 (chunks.ts), one vector per sentence. */
+  /** Decoded from the doc value in the index's form (sentenceVectors.ts), one vector per sentence. */
   sentence_embeddings?: number[][];
 }
 
-/** The stored sentence vectors, cut into vectors of the question's length. */
-function sentenceVectors(packed: string | undefined, dimensions: number): number[][] | undefined {
-  if (packed === undefined) return undefined;
-  const flat = Array.from(decodeEmbedding(packed));
-  return Array.from({ length: flat.length / dimensions }, (_, index) =>
-    flat.slice(index * dimensions, (index + 1) * dimensions),
-  );
-}
-
-const cosineScore = (a: number[], b: ArrayLike<number>) => {
-  let dot = 0;
-  for (let index = 0; index < a.length; index += 1) dot += a[index] * b[index];
-  return (1 + dot) / 2;
-};
+/** As the cosine space scores: (1 + cos) / 2, the cosine divided by both norms (an int8 vector is a multiple). */
+const cosineScore = (a: number[], b: ArrayLike<number>) => (1 + cosine(a, b)) / 2;
 
 test.before(async (t) => {
   const { app } = t.context;
@@ -67,30 +62,52 @@ test.after.always(async () => {
 
 async function storedChunks(app: TestApp, alias = ALIAS): Promise<Map<string, StoredChunk>> {
   const response = await app.deps.search.request<{
-    hits: { hits: Array<{ _source: Omit<StoredChunk, 'sentence_embeddings'> & { sentence_embeddings?: string } }> };
+    hits: {
+      hits: Array<{
+        _index: string;
+        _source: Omit<StoredChunk, 'sentence_embeddings'> & { sentence_embeddings?: string };
+        fields?: { sentence_embeddings?: string[] };
+      }>;
+    };
   }>('POST', `/${alias}/_search`, {
-    body: { size: 10, _source: ['filename', 'embedding_b64', 'sentence_embeddings'] },
+    body: {
+      size: 10,
+      _source: ['filename', 'embedding_b64', 'sentence_embeddings'],
+      docvalue_fields: ['sentence_embeddings'],
+    },
   });
   return new Map(
-    response.hits.hits.map(({ _source: source }) => [
-      source.filename,
-      {
-        ...source,
-        sentence_embeddings: sentenceVectors(source.sentence_embeddings, decodeEmbedding(source.embedding_b64).length),
-      },
-    ]),
+    response.hits.hits.map(({ _index: index, _source: source, fields }) => {
+      // The doc value and _source hold the same bytes (what the script reads, what _reindex copies).
+      const packed = fields?.sentence_embeddings?.[0];
+      if (packed !== source.sentence_embeddings) throw new Error(`${index}: the doc value is not _source's`);
+      const dimensions = decodeEmbedding(source.embedding_b64).length;
+      const vectors = packed ? decodeSentenceVectors(packed, dimensions, sentenceVectorFormOf(index)) : undefined;
+      return [source.filename, { ...source, sentence_embeddings: vectors?.map((vector) => Array.from(vector)) }];
+    }),
   );
 }
 
 test.serial(
-  'a chunk of several sentences stores a vector per sentence; a one-sentence chunk stores none',
+  'a chunk of several sentences stores a vector per sentence (int8, doc value and _source); a one-sentence chunk none',
   async (t) => {
-    const stored = await storedChunks(t.context.app);
+    const { app, request } = t.context;
+    t.is(sentenceVectorFormOf(app.deps.search.indexName), 'int8');
+    const stored = await storedChunks(app);
     const corran = stored.get('corran.txt');
     t.is(corran?.sentence_embeddings?.length, 4);
     t.true(corran?.sentence_embeddings?.every((vector) => vector.length === 384));
+    t.true(corran?.sentence_embeddings?.every((vector) => Math.max(...vector.map(Math.abs)) === 127));
     t.true(stored.has('tide.txt'));
     t.is(stored.get('tide.txt')?.sentence_embeddings, undefined);
+    // What the answerer reads: the same vectors, through the hybrid query's docvalue_fields.
+    const found = await app.deps.search.hybridSearch({ ...request, withSentenceVectors: true });
+    const answered = found.find((chunk) => chunk.filename === 'corran.txt');
+    t.deepEqual(
+      answered?.vectors?.sentences.map((vector) => Array.from(vector)),
+      corran?.sentence_embeddings,
+    );
+    t.deepEqual(found.find((chunk) => chunk.filename === 'tide.txt')?.vectors?.sentences, []);
   },
 );
 
@@ -230,7 +247,7 @@ test('recipes: an index of another sentence-vector format is other chunks, and s
 });
 
 test.serial(
-  'a copy of the index without the sentence field is served without the term; the script divides by the norms',
+  'a copy without the sentence field is served without the term; a v2 (float32) copy scores as the v3 index does',
   async (t) => {
     const { app, request } = t.context;
     const client: SearchClient = { request: app.deps.search.request, close: async () => {} };
@@ -260,7 +277,8 @@ test.serial(
       ...(stored.sentence_embeddings ?? []).map((sentence) => cosineScore(request.vector, sentence)),
     );
     const withoutField = `${ALIAS}-copy-without-field`;
-    const scaled = `${ALIAS}-copy-scaled`;
+    // Named as template v2 names its indices: the script reads its float32 doc value (an install not yet migrated).
+    const scaled = 'kbqa-chunks-v2-sentences-copy-bge-small-en-v1.5';
     try {
       const { sentence_embeddings: _field, ...otherProperties } = mappings.properties;
       await app.deps.search.request('PUT', `/${withoutField}`, {
@@ -274,12 +292,14 @@ test.serial(
       const [plain] = await vectorSearch(client, withoutField, request, 0.5);
       t.true(Math.abs(plain.score - (own + 0.5 * own)) < 1e-4, `${plain.score} vs ${own * 1.5}`);
 
-      // Sentence vectors twice as long: the same cosines, so the same score.
+      // The int8 vectors as float32 and twice as long: the same cosines, so the same score (the script divides by
+      // the norms in both forms).
       await app.deps.search.request('PUT', `/${scaled}`, { body: { settings, mappings } });
-      const doubled = (stored.sentence_embeddings ?? []).flatMap((sentence) => sentence.map((value) => 2 * value));
+      const doubled = (stored.sentence_embeddings ?? []).map((sentence) => sentence.map((value) => 2 * value));
+      t.is(sentenceVectorFormOf(scaled), 'float32');
       await app.deps.search.request('PUT', `/${scaled}/_doc/1`, {
         querystring: { refresh: 'true' },
-        body: { ...corran, sentence_embeddings: encodeEmbedding(doubled) },
+        body: { ...corran, sentence_embeddings: encodeSentenceVectors(doubled, 'float32') },
       });
       const [rescored] = await vectorSearch(client, scaled, request, 0.5);
       t.true(Math.abs(rescored.score - (own + 0.5 * best)) < 1e-4, `${rescored.score} vs ${own + 0.5 * best}`);

@@ -147,7 +147,8 @@ function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return s;
 }
 
-function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
+/** The answerer's cosine: divided by both norms, so a stored int8 vector (a multiple of the vector) needs no scale. */
+export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
   const norms = Math.sqrt(dot(a, a) * dot(b, b));
   return norms === 0 ? 0 : dot(a, b) / norms;
 }

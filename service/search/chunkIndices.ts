@@ -43,7 +43,8 @@ export interface ChunkingMeta {
 /**
  * The sentence vectors' recipes (see ChunkingMeta), by KBQA_SENTENCE_VECTORS. 3: each unit of the one sentence
  * segmentation (text/sentences.ts: no break after "(max.)" or "No. 12", table rows with their header cells' names,
- * short lone lines as headings) embedded alone, in little-endian float32 in a binary doc-values field. 4: the same
+ * short lone lines as headings) embedded alone, in a binary doc-values field (float32 or int8, as the index's template
+ * version says: sentenceVectors.ts; the form is not part of the recipe, a migration converts it). 4: the same
  * units late-chunked (from the chunk's own forward pass, rag/lateChunking.ts). 5: the units embedded alone in padded
  * batches (the int8 model's vectors then depend slightly on a batch's make-up). 2 stored the format of 3 with the
  * extractive answerer's former splitter; 1 was JSON arrays in _source, whose loading made the query's k-NN side ~30

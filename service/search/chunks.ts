@@ -3,6 +3,7 @@ import { isWriteBlock, safeReason, type SearchClient } from './client.ts';
 import { BadRequestError, ChunkIndexingError, SearchIndexReadOnlyError, UpstreamUnavailableError } from '../errors.ts';
 import type { ChunkMetadata } from './metadataFilter.ts';
 import { metadataForIndex } from './metadataLayouts.ts';
+import { encodeSentenceVectors, sentenceVectorFormOf } from './sentenceVectors.ts';
 
 /** A chunk as indexed; `metadata` / `metadata_keys` are its document's metadata (metadataFilter.ts chunkMetadata). */
 export interface ChunkDocument extends ChunkMetadata {
@@ -22,8 +23,8 @@ export interface ChunkDocument extends ChunkMetadata {
   embedding: number[];
   /**
    * One vector per sentence of a chunk of several (rag segmentSentences), indexed as one binary doc value (the
-   * vectors' little-endian float32, one after another) that the dense side's sentence-level score reads
-   * (retrieval.ts SENTENCE_SCORE). Absent or empty for a chunk of one sentence, or one indexed without them.
+   * vectors one after another, in the target index's form: sentenceVectors.ts) that the dense side's sentence-level
+   * score and the answerer read. Absent or empty for a chunk of one sentence, or one indexed without them.
    */
   sentence_embeddings?: number[][];
   embedder: string;
@@ -32,7 +33,7 @@ export interface ChunkDocument extends ChunkMetadata {
 
 /** The vector as little-endian float32, base64 (see retrieval.ts: reading it back is cheap, deriving the knn_vector is not). */
 export function encodeEmbedding(embedding: number[]): string {
-  // Little-endian whatever this machine's byte order: the query's script decodes sentence vectors that way.
+  // Little-endian whatever this machine's byte order, as retrieval.ts decodeEmbedding reads it back.
   const bytes = Buffer.allocUnsafe(embedding.length * 4);
   for (let index = 0; index < embedding.length; index += 1) bytes.writeFloatLE(embedding[index], index * 4);
   return bytes.toString('base64');
@@ -58,7 +59,10 @@ export function bulkLines(alias: string, chunks: ChunkDocument[]): unknown[] {
       ...(fields.metadata ? { metadata: metadataForIndex(alias, fields.metadata) } : {}),
       document_version_id: documentVersionId(chunk.document_id, chunk.document_version),
       embedding_b64: encodeEmbedding(chunk.embedding),
-      ...(sentences?.length ? { sentence_embeddings: encodeEmbedding(sentences.flat()) } : {}),
+      // In the target's form: a v2 index (not yet migrated) takes float32, a v3 one int8.
+      ...(sentences?.length
+        ? { sentence_embeddings: encodeSentenceVectors(sentences, sentenceVectorFormOf(alias)) }
+        : {}),
     });
   }
   return lines;
@@ -109,7 +113,7 @@ function textBytesUpperBound(chunk: ChunkDocument): number {
     chunk.knowledge_base_id.length +
     chunk.embedder.length +
     32;
-  // Sentence vectors are base64 of 4 bytes per component.
+  // Sentence vectors are base64 of at most 4 bytes per component (float32; int8 is 1).
   const components = (chunk.sentence_embeddings ?? []).reduce((sum, vector) => sum + vector.length, 0);
   const sentences = Math.ceil((components * 16) / 3) + 8;
   return 6 * strings + 6 * ids + chunk.embedding.length * (25 + 6) + sentences + 512;

@@ -20,7 +20,7 @@ import {
   type ChunkIndexMeta,
 } from './chunkIndices.ts';
 import { chunkVersionQuery, documentVersionId, indexChunks, listChunkGroups, type ChunkDocument } from './chunks.ts';
-import { metadataCopyScript } from './metadataLayouts.ts';
+import { reindexScript } from './reindexScript.ts';
 import type { SearchClient } from './client.ts';
 import { clusterAssetDrift, indexDrift, MIGRATE_COMMAND, type Drift } from './drift.ts';
 import { CopyTimedOutError, UpstreamUnavailableError } from '../errors.ts';
@@ -277,14 +277,14 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
       timeoutMs = COPY_TIMEOUT_MS,
     ): Promise<number> {
       if (versions.length === 0) return 0;
-      const script = metadataCopyScript(source, target);
+      const script = reindexScript(source, target);
       const task = await client.request<{ task: string }>('POST', '/_reindex', {
         querystring: { wait_for_completion: false, refresh: false },
         body: {
           conflicts: 'proceed',
           source: { index: source, size: 500, query: versionsQuery(versions) },
           dest: { index: target },
-          // Between template v1 and v2 the metadata changes layout (metadataLayouts.ts): converted as it is copied.
+          // Metadata layouts (v1 → v2) and sentence-vector forms (v2 → v3) are converted as they are copied.
           ...(script ? { script } : {}),
         },
       });

@@ -91,10 +91,16 @@ export const TYPED_FIELDS: MetadataLayout = {
 
 const INDEX_VERSION = /^kbqa-chunks-v(\d{1,6})-/;
 
+/** The template version a concrete chunk index's name carries; null for anything else (the alias itself). */
+export function templateVersionOfIndex(index: string): number | null {
+  const version = INDEX_VERSION.exec(index)?.[1];
+  return version === undefined ? null : Number(version);
+}
+
 /** The layout of a concrete chunk index, by the template version its name carries (the alias itself: the current one). */
 export function metadataLayoutOf(index: string): MetadataLayout {
-  const version = INDEX_VERSION.exec(index)?.[1];
-  return version !== undefined && Number(version) < FIRST_PAIRS_VERSION ? TYPED_FIELDS : KEY_VALUE_PAIRS;
+  const version = templateVersionOfIndex(index);
+  return version !== null && version < FIRST_PAIRS_VERSION ? TYPED_FIELDS : KEY_VALUE_PAIRS;
 }
 
 /** Entries as a v2 index takes them: `{ str: ["<key>=<value>", …], num: …, bool: …, date: … }`. */

@@ -17,6 +17,7 @@ import {
 } from './fusion.ts';
 import { metadataFilterQuery, type MetadataFilter } from './metadataFilter.ts';
 import { metadataLayoutOf } from './metadataLayouts.ts';
+import { decodeSentenceVectors, SENTENCE_SCORE, sentenceVectorFormOf } from './sentenceVectors.ts';
 
 /** Fields BM25 searches by default (KBQA_BM25_FIELDS): the chunk text and its document's title. */
 export const LEXICAL_FIELDS = multiMatchFields(DEFAULT_HYBRID_TUNING.bm25Fields);
@@ -38,9 +39,15 @@ const RETURNED_FIELDS = [
 /** What ranking needs (RetrievalRequest.rankingOnly): no text, no vector. */
 const RANKING_FIELDS = ['chunk_id', 'knowledge_base_id', 'document_id', 'filename', 'chunk_index'];
 
-function returnedFields(request: RetrievalRequest): string[] {
-  if (request.rankingOnly) return RANKING_FIELDS;
-  return request.withSentenceVectors ? [...RETURNED_FIELDS, 'sentence_embeddings'] : RETURNED_FIELDS;
+/**
+ * The fields a search returns: `_source` fields, and the sentence vectors as a doc value when asked for. A v3 index
+ * keeps them out of _source (sentenceVectors.ts); a v2 one has both, and the doc value is what both forms share.
+ */
+function returnedFields(request: RetrievalRequest): { _source: string[]; docvalue_fields?: string[] } {
+  if (request.rankingOnly) return { _source: RANKING_FIELDS };
+  return request.withSentenceVectors
+    ? { _source: RETURNED_FIELDS, docvalue_fields: ['sentence_embeddings'] }
+    : { _source: RETURNED_FIELDS };
 }
 
 export interface RetrievalRequest {
@@ -66,7 +73,8 @@ export interface RetrievalRequest {
   rankingOnly?: boolean;
   /**
    * Also return each chunk's stored vectors (RetrievedChunk.vectors): the extractive answerer reads them instead of
-   * embedding sentences per query. Read from `_source` with the returned page only (size hits, not the depth).
+   * embedding sentences per query. Read as a doc value (`docvalue_fields`) with the returned page only (size hits,
+   * not the depth).
    */
   withSentenceVectors?: boolean;
 }
@@ -94,12 +102,14 @@ export interface RetrievedChunk extends Omit<
 
 interface Hit {
   _id: string;
+  _index: string;
   _score: number;
   _source: Omit<RetrievedChunk, 'score' | 'similarity' | 'bm25_rank' | 'vector_rank' | 'vectors'> & {
     embedding_b64?: string;
     embedding?: number[];
-    sentence_embeddings?: string;
   };
+  /** docvalue_fields: the sentence vectors' doc value (base64), when asked for and the chunk has them. */
+  fields?: { sentence_embeddings?: string[] };
   _explanation?: Explanation;
 }
 
@@ -191,51 +201,24 @@ function lexicalQuery(request: RetrievalRequest, index: string, text: string, fi
 }
 
 /**
- * The k-NN side's score of a chunk the k-NN query found: its own score plus `weight` times its best sentence's, both
- * as the cosinesimil space scores, (1 + cos) / 2. A chunk with no sentence vectors (a one-sentence chunk, or one
- * indexed before they existed) counts its own score as its best sentence's. Sentences pin down the claim a passage
- * makes: on SciFact's dev split, the dense side's nDCG@10 went 0.743 → 0.753 at weight 0.5 (exact search over the
- * indexed vectors, with rag embedQuestion's question vector; docs/search-engineering.md "Tuning the fusion" has the hybrid's sweep).
- * Only the k hits of the k-NN query are scored (script_score on its result). The vectors are read from a binary doc
- * value (chunks.ts), decoded here as little-endian float32: the k-NN plugin's lateInteractionScore reads them from
- * _source instead, and loading each hit's _source made the k-NN side take a median 183 ms on SciFact, against 6 ms
- * this way (docs/search-engineering.md, "Tuning the fusion"). An index whose mapping lacks the field (a mapping update it refused, see
- * assets.ts) is served as one without sentence vectors: doc[...] of an unmapped field would fail the query.
+ * The k-NN side: the k nearest chunks, rescored by their best sentence (sentenceVectors.ts SENTENCE_SCORE, in the
+ * searched index's form). Sentences pin down the claim a passage makes: on SciFact's dev split, the dense side's
+ * nDCG@10 went 0.743 → 0.753 at weight 0.5 (exact search over the indexed vectors, with rag embedQuestion's question
+ * vector; docs/search-engineering.md "Tuning the fusion" has the hybrid's sweep). Only the k hits of the k-NN query
+ * are scored (script_score on its result). The vectors are read from a binary doc value: the k-NN plugin's
+ * lateInteractionScore reads them from _source instead, and loading each hit's _source made the k-NN side take a
+ * median 183 ms on SciFact, against 6 ms this way (docs/search-engineering.md, "Tuning the fusion").
  */
-const SENTENCE_SCORE = `
-if (!doc.containsKey('sentence_embeddings') || doc['sentence_embeddings'].size() == 0) { return _score + params.weight * _score; }
-BytesRef packed = doc['sentence_embeddings'].value;
-byte[] bytes = packed.bytes;
-List given = params.question;
-int dims = given.size();
-double[] question = new double[dims];
-double questionNorm = 0;
-for (int i = 0; i < dims; i++) { question[i] = given.get(i); questionNorm += question[i] * question[i]; }
-int sentences = packed.length / (4 * dims);
-double best = -1;
-for (int s = 0; s < sentences; s++) {
-  int start = packed.offset + s * 4 * dims;
-  double dot = 0;
-  double norm = 0;
-  for (int i = 0; i < dims; i++) {
-    int at = start + 4 * i;
-    float component = Float.intBitsToFloat((bytes[at] & 255) | ((bytes[at + 1] & 255) << 8) | ((bytes[at + 2] & 255) << 16) | ((bytes[at + 3] & 255) << 24));
-    dot += component * question[i];
-    norm += component * component;
-  }
-  double cosine = norm == 0 || questionNorm == 0 ? 0 : dot / Math.sqrt(norm * questionNorm);
-  if (cosine > best) { best = cosine; }
-}
-return _score + params.weight * (sentences == 0 ? _score : (1 + best) / 2);
-`;
-
 function vectorQuery(request: RetrievalRequest, index: string, k: number, sentenceWeight: number) {
   const knn = { knn: { embedding: { vector: request.vector, k, filter: chunkFilter(request, index) } } };
   if (sentenceWeight === 0) return knn;
   return {
     script_score: {
       query: knn,
-      script: { source: SENTENCE_SCORE, params: { weight: sentenceWeight, question: request.vector } },
+      script: {
+        source: SENTENCE_SCORE,
+        params: { weight: sentenceWeight, question: request.vector, int8: sentenceVectorFormOf(index) === 'int8' },
+      },
     },
   };
 }
@@ -255,22 +238,12 @@ export function decodeEmbedding(base64: string): Float32Array {
   return vector;
 }
 
-/** One binary doc value of sentence vectors (chunks.ts bulkLines) cut into vectors of `dimensions` components. */
-export function decodeSentenceVectors(base64: string | undefined, dimensions: number): Float32Array[] {
-  if (!base64 || dimensions === 0) return [];
-  const packed = decodeEmbedding(base64);
-  const vectors: Float32Array[] = [];
-  for (let start = 0; start + dimensions <= packed.length; start += dimensions)
-    vectors.push(packed.subarray(start, start + dimensions));
-  return vectors;
-}
-
 function toChunk(
   hit: Hit,
   request: RetrievalRequest,
   ranks: { bm25: number | null; vector: number | null },
 ): RetrievedChunk {
-  const { embedding_b64: encoded, embedding: derived, sentence_embeddings: sentences, ...source } = hit._source;
+  const { embedding_b64: encoded, embedding: derived, ...source } = hit._source;
   const passage = request.rankingOnly ? null : encoded ? decodeEmbedding(encoded) : Float32Array.from(derived ?? []);
   return {
     chunk_id: source.chunk_id,
@@ -288,7 +261,16 @@ function toChunk(
     bm25_rank: ranks.bm25,
     vector_rank: ranks.vector,
     ...(request.withSentenceVectors && passage
-      ? { vectors: { passage, sentences: decodeSentenceVectors(sentences, passage.length) } }
+      ? {
+          vectors: {
+            passage,
+            sentences: decodeSentenceVectors(
+              hit.fields?.sentence_embeddings?.[0],
+              passage.length,
+              sentenceVectorFormOf(hit._index),
+            ),
+          },
+        }
       : {}),
   };
 }
@@ -357,7 +339,7 @@ export function hybridSearchBody(request: RetrievalRequest, index: string, text:
   return {
     size: request.size,
     track_total_hits: false,
-    _source: returnedFields(request),
+    ...returnedFields(request),
     query: {
       hybrid: {
         pagination_depth: paginationDepth,
@@ -425,7 +407,7 @@ export async function lexicalSearch(
   const response = await client.request<SearchResponse>('POST', `/${alias}/_search`, {
     body: {
       size: request.size,
-      _source: returnedFields(request),
+      ...returnedFields(request),
       query: lexicalQuery(request, alias, await lexicalQueryText(client, alias, request.text, fields), fields),
     },
   });
@@ -444,7 +426,7 @@ export async function vectorSearch(
   const response = await client.request<SearchResponse>('POST', `/${alias}/_search`, {
     body: {
       size: request.size,
-      _source: returnedFields(request),
+      ...returnedFields(request),
       query: vectorQuery(request, alias, Math.max(request.size, request.depth), sentenceWeight),
     },
   });

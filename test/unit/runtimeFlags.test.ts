@@ -60,15 +60,20 @@ function oldSpaceGrowth(flags: readonly string[]): { main: { ratio: number }; wo
   return JSON.parse(child.stdout) as { main: { ratio: number }; worker: { ratio: number } };
 }
 
-test('with the API flags the old generation grows to under 2.5 times what is live, main thread and worker', (t) => {
+test('with the API flags the old generation grows far less between full collections than at a 4x factor, main thread and worker', (t) => {
+  // Relative, not absolute: how far the old space overshoots its limit depends on how long concurrent marking takes,
+  // so on a loaded machine both ratios rise (an absolute bound of 2.5 failed once in a fresh clone: V8's own dynamic
+  // factor came out at 2.43 there, 2.6–3.5 here). The control sets V8's largest factor (4, what it picks on a big
+  // heap) explicitly, so it does not move with the machine; here the API's flags give 2.0–2.2 against 3.5.
   const bounded = oldSpaceGrowth(API_NODE_FLAGS);
-  t.true(bounded.main.ratio < 2.5, `main thread: ${bounded.main.ratio.toFixed(2)} times`);
-  t.true(bounded.worker.ratio < 2.5, `worker thread: ${bounded.worker.ratio.toFixed(2)} times`);
-  // The probe tells the two apart: without the flag (and with the 4 GB heap limit V8 gives a machine of 16 GB or
-  // more, where its growing factor is highest), the same garbage takes the old generation past it.
-  const unbounded = oldSpaceGrowth([
+  const widest = oldSpaceGrowth([
     ...API_NODE_FLAGS.filter((flag) => !flag.startsWith('--heap-growing-percent')),
-    '--max-old-space-size=4096',
+    '--heap-growing-percent=300',
   ]);
-  t.true(unbounded.main.ratio > 2.5, `main thread without the flag: ${unbounded.main.ratio.toFixed(2)} times`);
+  for (const thread of ['main', 'worker'] as const) {
+    t.true(
+      bounded[thread].ratio < 0.8 * widest[thread].ratio,
+      `${thread} thread: ${bounded[thread].ratio.toFixed(2)} times what is live with the API's flags, ${widest[thread].ratio.toFixed(2)} at a 4x factor`,
+    );
+  }
 });

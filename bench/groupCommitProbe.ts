@@ -3,10 +3,12 @@
 // KB, and prints what that cost OpenSearch: its process CPU per chunk (utime + stime from /proc, the stack's
 // OpenSearch pid file) and its operation counts (_nodes/stats: refreshes, merges, searches, thread pools). Start the
 // API with the KBQA_REFRESH_INTERVAL_MS to measure; alternate settings over several runs (the machine is noisy).
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { loadConfig } from '../service/config.ts';
+import { createKbqaClient } from '../service/eval/apiClient.ts';
+import { corpusDocument, loadBeirDataset } from '../service/eval/beir.ts';
+import { cpuSeconds, stackPids } from './phases.ts';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -23,24 +25,11 @@ if (positionals.length !== 2) {
   process.exit(2);
 }
 const [url, apiKey] = positionals;
-const openSearchUrl = process.env.KBQA_OPENSEARCH_URL ?? 'http://127.0.0.1:9200';
-const openSearchPid = readFileSync(join(import.meta.dirname, '..', '.local', 'run', 'opensearch.pid'), 'utf8').trim();
-
-async function call<T>(method: string, path: string, body?: object): Promise<T> {
-  const response = await fetch(url + path, {
-    method,
-    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-    body: body && JSON.stringify(body),
-  });
-  const parsed = (await response.json()) as T;
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(parsed)}`);
-  return parsed;
-}
-
-function openSearchCpuMs(): number {
-  const fields = readFileSync(`/proc/${openSearchPid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms
-}
+const client = createKbqaClient(url, apiKey);
+const openSearchUrl = loadConfig().opensearch.url;
+const openSearchPid = stackPids(fileURLToPath(new URL('../.local', import.meta.url))).opensearch;
+if (openSearchPid === undefined) throw new Error('the OpenSearch pid is unknown (.local/run/opensearch.pid)');
+const openSearchCpuMs = () => (cpuSeconds(openSearchPid) ?? Number.NaN) * 1000;
 
 interface NodeStats {
   thread_pool: Record<string, { completed: number }>;
@@ -62,14 +51,10 @@ async function counts(): Promise<Record<string, number>> {
   };
 }
 
-const documents = readFileSync(join(values.dataset, 'corpus.jsonl'), 'utf8')
-  .split('\n')
-  .filter(Boolean)
+const documents = (await loadBeirDataset(values.dataset, 'test')).corpus
   .slice(Number(values.offset), Number(values.offset) + Number(values.docs))
-  .map((line) => JSON.parse(line) as { _id: string; title: string; text: string });
-const { knowledge_base: kb } = await call<{ knowledge_base: { id: string } }>('POST', '/api/v1/knowledge-bases', {
-  name: `group commit probe ${Date.now()}`,
-});
+  .map(corpusDocument);
+const kb = await client.createKnowledgeBase(`group commit probe ${Date.now()}`);
 const before = await counts();
 const cpuBefore = openSearchCpuMs();
 const started = performance.now();
@@ -78,12 +63,8 @@ let chunks = 0;
 await Promise.all(
   Array.from({ length: 4 }, async () => {
     while (next < documents.length) {
-      const document = documents[next++];
-      const { document: stored } = await call<{ document: { chunks: number } }>('POST', '/api/v1/documents', {
-        kb_id: kb.id,
-        filename: `${document._id}.txt`,
-        content: `${document.title}\n\n${document.text}`,
-      });
+      const { filename, content } = documents[next++];
+      const stored = await client.ingestDocument(kb.id, filename, content);
       chunks += stored.chunks;
     }
   }),

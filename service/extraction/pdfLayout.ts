@@ -11,7 +11,6 @@
 //
 // Over 400 lines because the rules read one another's intermediate lines (RawLine) and thresholds: split, the
 // files would export those internals to each other for the one entry point, pageLines.
-// Over 400 lines: one geometry pipeline (lines, columns, paragraphs) of pure steps sharing their types.
 
 import { collapseBlanks, isBlankChar } from '../text/characters.ts';
 import { endsWithTerminator } from '../text/sentences.ts';

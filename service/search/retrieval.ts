@@ -40,8 +40,8 @@ const RETURNED_FIELDS = [
 const RANKING_FIELDS = ['chunk_id', 'knowledge_base_id', 'document_id', 'filename', 'chunk_index'];
 
 /**
- * The fields a search returns: `_source` fields, and the sentence vectors as a doc value when asked for. A v3 index
- * keeps them out of _source (sentenceVectors.ts); a v2 one has both, and the doc value is what both forms share.
+ * The fields a search returns: `_source` fields, and the sentence vectors as a doc value when asked for (never from
+ * _source: the doc value is what every template version has, in the form sentenceVectors.ts reads).
  */
 function returnedFields(request: RetrievalRequest): { _source: string[]; docvalue_fields?: string[] } {
   if (request.rankingOnly) return { _source: RANKING_FIELDS };

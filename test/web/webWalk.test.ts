@@ -83,6 +83,28 @@ test('sign-in warns with two tries left, says the pause and how to get back in, 
   await page.close();
 });
 
+test('confirmation dialogs name their action instead of "Confirm"', async (t) => {
+  const { app, browser } = t.context;
+  const user = await makeWebUser(app.deps.store);
+  const { key } = await createApiKey(app.deps.store, user.email, 'walk key');
+  await createKb(app, key, 'Old holiday notes');
+  const page = await newPage(browser, app.baseUrl);
+  await signInThroughPage(page, user.email);
+
+  const row = page.getByTestId('kb-row').filter({ hasText: 'Old holiday notes' });
+  await row.getByRole('button', { name: 'Delete' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Delete “Old holiday notes”?' });
+  t.is((await dialog.getByTestId('confirm-button').innerText()).trim(), 'Delete knowledge base');
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+
+  await page.goto('/settings/api-keys');
+  await page.getByTestId('api-key-row').filter({ hasText: 'walk key' }).getByRole('button', { name: 'Revoke' }).click();
+  const revoke = page.getByRole('dialog', { name: 'Revoke “walk key”?' });
+  t.is((await revoke.getByTestId('confirm-button').innerText()).trim(), 'Revoke key');
+  t.is(await page.getByRole('button', { name: 'Confirm', exact: true }).count(), 0);
+  await page.close();
+});
+
 test("creating a key with a wrong password says so in the page's words", async (t) => {
   const { app, browser } = t.context;
   const user = await makeWebUser(app.deps.store);

@@ -137,6 +137,7 @@ export function KnowledgeBasesScene() {
         title={`Delete “${deleting?.name ?? ''}”?`}
         onConfirm={() => deleting && remove.mutate(deleting)}
         onCancel={() => setDeleting(null)}
+        confirmLabel="Delete knowledge base"
         busy={remove.isPending}
         error={remove.error}
       >

@@ -140,6 +140,7 @@ function SignOutEverywhere() {
         title="Sign out everywhere?"
         onConfirm={() => signOut.mutate()}
         onCancel={() => setConfirming(false)}
+        confirmLabel="Sign out everywhere"
         busy={signOut.isPending}
         error={signOut.error}
       >

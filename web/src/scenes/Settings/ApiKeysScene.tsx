@@ -199,6 +199,7 @@ export function ApiKeysScene() {
         title={`Revoke “${revoking?.name ?? ''}”?`}
         onConfirm={() => revoking && revoke.mutate(revoking)}
         onCancel={() => setRevoking(null)}
+        confirmLabel="Revoke key"
         busy={revoke.isPending}
         error={revoke.error}
       >

@@ -105,6 +105,40 @@ test('confirmation dialogs name their action instead of "Confirm"', async (t) =>
   await page.close();
 });
 
+/** A phone's Ask page with the answer to a question about camera-care.md shown. */
+async function askOnPhone(app: TestApp, browser: Browser): Promise<Page> {
+  const user = await makeWebUser(app.deps.store);
+  const { key } = await createApiKey(app.deps.store, user.email, 'ingest');
+  await ingest(app, key, user.defaultKnowledgeBaseId, 'camera-care.md', CARE);
+  const page = await phonePage(browser, app.baseUrl);
+  await signInThroughPage(page, user.email);
+  await page.goto('/ask');
+  await page.getByLabel('Model').selectOption('gpt-test');
+  await page.getByLabel('Question').fill('How do I clean the lens?');
+  await page.getByRole('button', { name: 'Ask' }).click();
+  await page.getByTestId('answer').getByText('dry bag').waitFor({ timeout: 60_000 });
+  return page;
+}
+
+test('citations follow the period, with no space before it', async (t) => {
+  const page = await askOnPhone(t.context.app, t.context.browser);
+  const text = (await page.getByTestId('answer').locator('.answer__paragraph').first().textContent()) ?? '';
+  t.true(text.includes('chamois cloth.1'), `the period before the marker: ${text}`);
+  t.true(text.includes('dry bag.1'), `"bag [1] ." too: ${text}`);
+  t.false(/\s[.,;:!?]/.test(text), `no space before punctuation: ${text}`);
+  await page.close();
+});
+
+test('on a phone (390×844), citation markers are tap targets of at least 24×24 px', async (t) => {
+  const page = await askOnPhone(t.context.app, t.context.browser);
+  const markers = page.getByTestId('answer').getByTestId('citation-marker');
+  t.true((await markers.count()) >= 2);
+  for (const box of await Promise.all((await markers.all()).map((marker) => marker.boundingBox()))) {
+    t.true(box !== null && box.width >= 24 && box.height >= 24, `a marker of ${box?.width}×${box?.height} px`);
+  }
+  await page.close();
+});
+
 test("creating a key with a wrong password says so in the page's words", async (t) => {
   const { app, browser } = t.context;
   const user = await makeWebUser(app.deps.store);

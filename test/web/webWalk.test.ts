@@ -139,6 +139,34 @@ test('on a phone (390×844), citation markers are tap targets of at least 24×24
   await page.close();
 });
 
+test('on a phone, a document row is headed by its filename and title, not a label column', async (t) => {
+  const { app, browser } = t.context;
+  const user = await makeWebUser(app.deps.store);
+  const { key } = await createApiKey(app.deps.store, user.email, 'ingest');
+  await ingest(app, key, user.defaultKnowledgeBaseId, 'field-guide.md', CARE);
+  const page = await phonePage(browser, app.baseUrl);
+  await signInThroughPage(page, user.email);
+  await page.getByTestId('kb-row').first().getByRole('link').first().click();
+  const row = page.getByTestId('document-row').filter({ hasText: 'field-guide.md' });
+  await row.waitFor();
+  const cell = row.locator('td').first();
+  const filename = cell.getByRole('link', { name: 'field-guide.md' });
+  const title = cell.getByText('field-guide', { exact: true });
+  const [cellBox, filenameBox, titleBox] = await Promise.all([
+    cell.boundingBox(),
+    filename.boundingBox(),
+    title.boundingBox(),
+  ]);
+  t.truthy(cellBox && filenameBox && titleBox);
+  if (!cellBox || !filenameBox || !titleBox) return;
+  t.is(Math.round(filenameBox.x), Math.round(cellBox.x), 'the filename starts the row');
+  t.is(Math.round(titleBox.x), Math.round(filenameBox.x), 'the title sits under the filename, not in a label column');
+  t.true(titleBox.y > filenameBox.y);
+  const label = await cell.evaluate((element) => getComputedStyle(element, '::before').content);
+  t.true(label === 'none' || label === 'normal', `no "Document" label beside the title: ${label}`);
+  await page.close();
+});
+
 test("creating a key with a wrong password says so in the page's words", async (t) => {
   const { app, browser } = t.context;
   const user = await makeWebUser(app.deps.store);

@@ -167,6 +167,21 @@ test('on a phone, a document row is headed by its filename and title, not a labe
   await page.close();
 });
 
+test('/docs has a link back to the app', async (t) => {
+  const { app, browser } = t.context;
+  const page = await newPage(browser, app.baseUrl);
+  // The link is in the page's HTML: no need to wait for Redoc's bundle to load.
+  await page.goto('/docs', { waitUntil: 'domcontentloaded', timeout: 120_000 });
+  // Generous waits: Redoc renders a large description on a machine other tests load too.
+  const slow = { timeout: 120_000 };
+  await page.getByRole('link', { name: 'Back to the kbqa app' }).click(slow);
+  await page.waitForURL((url) => !url.pathname.startsWith('/docs'), slow);
+  // The app, whichever page it opens with (sign in, or the first account on an empty database).
+  await page.locator('#root h1').first().waitFor(slow);
+  t.is(await page.locator('redoc').count(), 0);
+  await page.close();
+});
+
 test("creating a key with a wrong password says so in the page's words", async (t) => {
   const { app, browser } = t.context;
   const user = await makeWebUser(app.deps.store);

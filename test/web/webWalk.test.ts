@@ -196,3 +196,39 @@ test("creating a key with a wrong password says so in the page's words", async (
   t.is((await dialog.getByRole('alert').innerText()).trim(), 'That is not your password.');
   await page.close();
 });
+
+test("the question's length shows near its limit, and one over it is refused before it is sent", async (t) => {
+  const { app, browser } = t.context;
+  const user = await makeWebUser(app.deps.store);
+  const page = await newPage(browser, app.baseUrl);
+  await signInThroughPage(page, user.email);
+  await page.goto('/ask');
+  const question = page.getByLabel('Question');
+  await question.fill('a'.repeat(3_000));
+  t.is(await page.getByTestId('question-length').count(), 0, 'no counter far from the limit');
+  await question.fill('a'.repeat(3_600));
+  await page.getByTestId('question-length').waitFor({ timeout: 5_000 });
+  t.is((await page.getByTestId('question-length').innerText()).trim(), '3,600 of 4,000 characters.');
+  await question.fill('a'.repeat(4_100));
+  t.is((await page.getByTestId('question-length').innerText()).trim(), '4,100 of 4,000 characters: 100 too many.');
+  let sent = false;
+  page.on('request', (request) => {
+    if (request.url().endsWith('/api/web/query')) sent = true;
+  });
+  await page.getByRole('button', { name: 'Ask' }).click();
+  const tooLong = (await page.getByRole('alert').innerText()).trim();
+  t.regex(tooLong, /^The question is too long: 4,100 characters, and at most 4,000 are taken\./);
+  t.false(sent, 'nothing was sent');
+  await page.close();
+});
+
+test('a spent or unknown link says what that means and what to do, each once', async (t) => {
+  const { app, browser } = t.context;
+  const page = await newPage(browser, app.baseUrl);
+  await page.goto('/set-password#token=not-a-real-token');
+  await page.getByText('This link cannot be used.').waitFor();
+  const body = await page.locator('body').innerText();
+  t.is(body.toLowerCase().split('ask an administrator for a new one').length - 1, 1, body);
+  t.false(body.includes('this link is invalid'), body);
+  await page.close();
+});

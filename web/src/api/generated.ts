@@ -2638,3 +2638,6 @@ export const CODE_FOR_STATUS: Readonly<Record<number, ErrorCode>> = {
   500: 'server_error',
   503: 'server_error',
 };
+
+/** A question's longest length, trimmed (service/http/routes/query.schema.ts). */
+export const QUESTION_MAX_CHARACTERS = 4000;

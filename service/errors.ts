@@ -100,6 +100,21 @@ export class RateLimitedError extends ApiError {
   }
 }
 
+/**
+ * A wrong password, counted against the account at the client's address: a sign-in's 401, or a signed-in person's
+ * 400 naming the field. `triesLeft` more failures are allowed before sign-in pauses; at 0 this failure started a
+ * pause of `retryAfterSeconds` (sent as Retry-After). The envelope carries `tries_left` (http/middleware/errors.ts).
+ */
+export class WrongPasswordError extends ApiError {
+  readonly triesLeft: number;
+  readonly retryAfterSeconds: number | undefined;
+  constructor(status: 400 | 401, message: string, triesLeft: number, retryAfterSeconds?: number) {
+    super(status, status === 401 ? 'unauthorized' : 'bad_request', message);
+    this.triesLeft = triesLeft;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
 export class PayloadTooLargeError extends ApiError {
   constructor(limitBytes: number) {
     super(413, 'payload_too_large', `request body exceeds the limit of ${limitBytes} bytes`);

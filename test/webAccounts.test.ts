@@ -23,7 +23,8 @@ const test = testWithApp<Omit<Context, 'app'>>({ env: { KBQA_PUBLIC_URL: 'http:/
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-const WRONG = { error: { code: 'unauthorized', message: 'email or password is incorrect' } };
+/** A first wrong password: four tries left before sign-in pauses (test/signInPause.test.ts has the rest). */
+const WRONG = { error: { code: 'unauthorized', message: 'email or password is incorrect', tries_left: 4 } };
 
 // Serial: it must run while the database has no user at all.
 test.serial(
@@ -164,11 +165,13 @@ test('failed sign-ins are limited per account (429 with Retry-After), with the s
   const limitedNobody = await new WebClient(app.baseUrl).call('POST', '/api/web/session', {
     body: { email: nobody, password: TEST_PASSWORD },
   });
-  t.is(limited.status, 429, 'even the right password waits out the window');
-  t.deepEqual(limited.body, limitedNobody.body);
+  t.is(limited.status, 429, 'even the right password waits out the pause');
+  // The seconds left differ only by when each pause began.
+  const withoutNumbers = (body: unknown) => JSON.stringify(body).replaceAll(/\d+/g, 'N');
+  t.deepEqual(withoutNumbers(limited.body), withoutNumbers(limitedNobody.body));
   t.is(limited.body.error.code, 'rate_limited');
   const retryAfter = Number(limited.headers.get('retry-after'));
-  t.true(retryAfter > 800 && retryAfter <= 900, `Retry-After ${retryAfter} s within the 15-minute window`);
+  t.true(retryAfter > 0 && retryAfter <= 60, `Retry-After ${retryAfter} s within the first pause's minute`);
   // Another account from the same address is not locked out by this one.
   await new WebClient(app.baseUrl).signIn((await makeWebUser(app.deps.store)).email, TEST_PASSWORD);
 });

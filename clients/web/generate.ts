@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import { CODE_OF } from '../../service/http/openapi/shared.ts';
+import { QUESTION_MAX_CHARACTERS } from '../../service/http/routes/query.schema.ts';
 import { buildWebOpenApiDocument } from '../../service/http/openapi/webDocument.ts';
 
 export const TYPES_FILE = fileURLToPath(new URL('../../web/src/api/generated.ts', import.meta.url));
@@ -77,6 +78,7 @@ const NAMES: Array<[name: string, type: string, comment?: string]> = [
   ['AdminUser', schema('AdminUser')],
   ['Invitation', schema('Invitation')],
   ['NewInvitation', body('/api/web/admin/invitations', 'post')],
+  ['PasswordReset', schema('PasswordReset')],
 ];
 
 /** The generated file's contents, from the code as it is now. */
@@ -90,7 +92,8 @@ export async function generateWebTypes(): Promise<string> {
     .map(([status, code]) => `  ${status}: '${code}',`)
     .join('\n');
   const codeTable = `/** The code each failure status carries (service/http/openapi/shared.ts), for answers without the envelope. */\nexport const CODE_FOR_STATUS: Readonly<Record<number, ErrorCode>> = {\n${codes}\n};`;
-  return `${HEADER}${astToString(ast)}\n// ── The names the web app uses ──\n\n${aliases}\n\n${codeTable}\n`;
+  const questionLimit = `/** A question's longest length, trimmed (service/http/routes/query.schema.ts). */\nexport const QUESTION_MAX_CHARACTERS = ${QUESTION_MAX_CHARACTERS};`;
+  return `${HEADER}${astToString(ast)}\n// ── The names the web app uses ──\n\n${aliases}\n\n${codeTable}\n\n${questionLimit}\n`;
 }
 
 /** True when the committed file is what a fresh generation writes. */

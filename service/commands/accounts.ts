@@ -73,6 +73,17 @@ export async function createPasswordResetLink(
   return createPasswordLink(store, settings, await userWithEmail(store, email), 'reset');
 }
 
+/** An administrator's reset link from the Users page: what `kbqa users reset-password` prints, by user id. */
+export async function createPasswordResetLinkForUser(
+  store: Store,
+  settings: LinkSettings,
+  userId: string,
+): Promise<{ user: UserRecord; link: PasswordLink }> {
+  const user = await store.findUserById(userId);
+  if (!user) throw new NotFoundError(`user ${userId} not found`);
+  return { user, link: await createPasswordLink(store, settings, user, 'reset') };
+}
+
 export const listUsers = (store: Store) => store.listUsers();
 
 export const createOrganisation = (store: Store, name: string) => store.insertOrganisation(name);

@@ -9,8 +9,9 @@ import {
   ForbiddenError,
   RateLimitedError,
   UnauthorizedError,
+  WrongPasswordError,
 } from '../errors.ts';
-import type { SessionRecord, Store, UserRecord } from '../store/index.ts';
+import type { SessionRecord, SignInFailuresRecord, Store, UserRecord } from '../store/index.ts';
 import { createUser } from './accounts.ts';
 import type { Caller } from './caller.ts';
 import {
@@ -191,7 +192,7 @@ export async function signUp(
 }
 
 /** Failures of one account from one address: what a person mistyping, or one guesser, runs into. */
-const accountAtAddressKey = (email: string, address: string) =>
+export const accountAtAddressKey = (email: string, address: string) =>
   `account:${email.trim().toLowerCase()}|address:${address}`;
 /** Failures of every account from one address: the looser ceiling that stops one address spraying many accounts. */
 const addressKey = (address: string) => `address:${address}`;
@@ -209,26 +210,110 @@ export function waitInWords(seconds: number): string {
 }
 
 /**
- * Counts this attempt for the account at this address and for the address, BEFORE the password is checked, and
- * refuses it (429) when either is over its limit in the current window. Counting first matters: checked afterwards,
- * a burst of parallel attempts would all pass the check while their Argon2 verifications run. Per account AND
- * address, not per account: a guesser elsewhere cannot lock a person out of their own account, and per address
- * alone every browser behind one office or proxy shared one counter (one person's typo locked out the next).
+ * Successive lock-outs of one email at one address pause its sign-ins for 1, 5, 15, then 60 minutes, and every later
+ * one 60 again: a person's typos cost a minute, a guesser gets at most KBQA_SIGN_IN_MAX_FAILURES tries an hour. The
+ * streak is forgotten a day after its last pause ended, or at once by a successful sign-in.
  */
-async function countAttempt(store: Store, settings: SessionSettings, email: string, address: string): Promise<void> {
+export const LOCK_OUT_MINUTES = [1, 5, 15, 60] as const;
+export const LOCK_OUT_MEMORY_MS = 24 * 60 * 60_000;
+
+/** What counting one attempt decided: refused (paused), or allowed with the tries left should it fail. */
+export type AccountAttempt = { pausedForSeconds: number } | { triesLeft: number; pauseSeconds?: number };
+
+/**
+ * The account-at-address counter after one more attempt at `now` (null: unchanged), and what the attempt may do.
+ * Failures count in windows of KBQA_SIGN_IN_WINDOW_MINUTES; the attempt that reaches the limit starts the pause
+ * before its password is checked (a right one ends it at once: the slate is wiped), and the next window opens when
+ * the pause ends. Pure: the store runs it serialised per key.
+ */
+export function countAccountAttempt(
+  current: SignInFailuresRecord | null,
+  key: string,
+  now: Date,
+  rule: { maxFailures: number; windowMs: number },
+): { record: SignInFailuresRecord | null; attempt: AccountAttempt } {
+  const at = now.getTime();
+  const lockedUntil = current?.locked_until?.getTime() ?? null;
+  if (lockedUntil !== null && lockedUntil > at) {
+    return { record: null, attempt: { pausedForSeconds: Math.max(1, Math.ceil((lockedUntil - at) / 1000)) } };
+  }
+  const remembered = lockedUntil !== null && lockedUntil + LOCK_OUT_MEMORY_MS > at;
+  const lockouts = remembered ? (current?.lockouts ?? 0) : 0;
+  const live = current !== null && current.window_started_at.getTime() > at - rule.windowMs;
+  const count = live ? current.count + 1 : 1;
+  const windowStartedAt = live ? current.window_started_at : now;
+  if (count >= rule.maxFailures) {
+    const pauseMs = LOCK_OUT_MINUTES[Math.min(lockouts, LOCK_OUT_MINUTES.length - 1)] * 60_000;
+    const until = new Date(at + pauseMs);
+    return {
+      record: {
+        _id: key,
+        count: 0,
+        window_started_at: until,
+        locked_until: until,
+        lockouts: lockouts + 1,
+        keep_until: new Date(until.getTime() + LOCK_OUT_MEMORY_MS),
+      },
+      attempt: { triesLeft: 0, pauseSeconds: pauseMs / 1000 },
+    };
+  }
+  const windowEnd = windowStartedAt.getTime() + rule.windowMs;
+  return {
+    record: {
+      _id: key,
+      count,
+      window_started_at: windowStartedAt,
+      locked_until: remembered ? new Date(lockedUntil) : null,
+      lockouts,
+      keep_until: new Date(remembered ? Math.max(windowEnd, lockedUntil + LOCK_OUT_MEMORY_MS) : windowEnd),
+    },
+    attempt: { triesLeft: rule.maxFailures - count },
+  };
+}
+
+/** The same words whether or not the account exists; the wait once, in one unit (also in Retry-After). */
+function pausedError(seconds: number): RateLimitedError {
+  return new RateLimitedError(`too many failed sign-ins; try again in ${waitInWords(seconds)}`, seconds);
+}
+
+/**
+ * Counts this attempt for the account at this address and for the address, BEFORE the password is checked, and
+ * refuses it (429) while the account is paused there or the address is over its limit in the current window.
+ * Counting first matters: checked afterwards, a burst of parallel attempts would all pass the check while their
+ * Argon2 verifications run. Per account AND address, not per account: a guesser elsewhere cannot lock a person out
+ * of their own account, and per address alone every browser behind one office or proxy shared one counter (one
+ * person's typo locked out the next). Keyed by the email as typed, so an address with no account behaves the same.
+ */
+async function countAttempt(
+  store: Store,
+  settings: SessionSettings,
+  email: string,
+  address: string,
+): Promise<AccountAttempt & { triesLeft: number }> {
   const { windowMs, maxFailuresPerAccount, maxFailuresPerAddress } = settings.signIn;
   const now = new Date();
-  for (const [key, max] of [
-    [accountAtAddressKey(email, address), maxFailuresPerAccount],
-    [addressKey(address), maxFailuresPerAddress],
-  ] as const) {
-    const attempts = await store.countSignInAttempt(key, now, windowMs);
-    if (attempts.count > max) {
-      const seconds = retryAfterSeconds(attempts.windowStartedAt, windowMs, now);
-      // The same words whether or not the account exists; the wait once, in one unit (also in Retry-After).
-      throw new RateLimitedError(`too many failed sign-ins; try again in ${waitInWords(seconds)}`, seconds);
-    }
-  }
+  const key = accountAtAddressKey(email, address);
+  const attempt = await store.updateSignInCounter(key, (current) => {
+    const counted = countAccountAttempt(current, key, now, { maxFailures: maxFailuresPerAccount, windowMs });
+    return { record: counted.record, outcome: counted.attempt };
+  });
+  if ('pausedForSeconds' in attempt) throw pausedError(attempt.pausedForSeconds);
+  const attempts = await store.countSignInAttempt(addressKey(address), now, windowMs);
+  if (attempts.count > maxFailuresPerAddress)
+    throw pausedError(retryAfterSeconds(attempts.windowStartedAt, windowMs, now));
+  return attempt;
+}
+
+/** A wrong password, in words that say how many tries are left once they are few, or that sign-in is now paused. */
+function wrongPassword(status: 400 | 401, words: string, attempt: { triesLeft: number; pauseSeconds?: number }) {
+  const { triesLeft, pauseSeconds } = attempt;
+  const said =
+    pauseSeconds !== undefined
+      ? `${words}; sign-in is paused for ${waitInWords(pauseSeconds)}`
+      : triesLeft <= 2
+        ? `${words}; ${triesLeft} ${triesLeft === 1 ? 'try' : 'tries'} left before sign-in pauses`
+        : words;
+  return new WrongPasswordError(status, said, triesLeft, pauseSeconds);
 }
 
 /**
@@ -237,6 +322,11 @@ async function countAttempt(store: Store, settings: SessionSettings, email: stri
  */
 export async function countRejectedSignIn(store: Store, settings: SessionSettings, address: string): Promise<void> {
   await store.countSignInAttempt(addressKey(address), new Date(), settings.signIn.windowMs);
+}
+
+/** A new password set through a link ends a sign-in pause of its account at the address that used the link. */
+export async function liftSignInPause(store: Store, email: string, address: string): Promise<void> {
+  await store.clearSignInFailures(accountAtAddressKey(email, address));
 }
 
 /** A success is no failure: the account's slate at this address is wiped, the address gets its attempt back. */
@@ -255,11 +345,11 @@ export async function signIn(
   input: { email: string; password: string },
   address: string,
 ): Promise<UserRecord> {
-  await countAttempt(store, settings, input.email, address);
+  const attempt = await countAttempt(store, settings, input.email, address);
   const user = await store.findUserByEmail(input.email.trim());
   const storedHash = user?.password_hash ?? (await decoyPasswordHash());
   const matches = await verifyPassword(storedHash, input.password);
-  if (!user || !user.password_hash || !matches) throw new UnauthorizedError(WRONG_CREDENTIALS);
+  if (!user || !user.password_hash || !matches) throw wrongPassword(401, WRONG_CREDENTIALS, attempt);
   await forgiveAttempt(store, input.email, address);
   return user;
 }
@@ -273,11 +363,11 @@ async function verifyCallerPassword(
   address: string,
   field: string,
 ): Promise<UserRecord> {
-  await countAttempt(store, settings, caller.user.email, address);
+  const attempt = await countAttempt(store, settings, caller.user.email, address);
   const user = await store.findUserById(caller.user._id);
   if (!user) throw UnauthorizedError.signedOut();
   if (!user.password_hash || !(await verifyPassword(user.password_hash, password)))
-    throw new BadRequestError(`${field}: is incorrect`);
+    throw wrongPassword(400, `${field}: is incorrect`, attempt);
   await forgiveAttempt(store, caller.user.email, address);
   return user;
 }

@@ -1,7 +1,8 @@
 import type { Caller } from '../commands/caller.ts';
 import type { z } from 'zod';
 import type { meResponse } from '../http/routes/me.schema.ts';
-import type { adminUser, sessionResponse, userReference } from '../http/routes/webApp.schema.ts';
+import type { PasswordLink } from '../commands/passwords.ts';
+import type { adminUser, invitationResponse, sessionResponse, userReference } from '../http/routes/webApp.schema.ts';
 import type { Principal, UserRecord } from '../store/index.ts';
 
 export function presentMe(user: Principal): z.input<typeof meResponse> {
@@ -36,4 +37,9 @@ export function presentAdminUser(record: UserRecord): z.input<typeof adminUser> 
 
 export function presentUserReference(record: Pick<UserRecord, '_id' | 'email'>): z.input<typeof userReference> {
   return { id: record._id, email: record.email };
+}
+
+/** A user and their one-time link to set a password: an invitation, or an admin's reset link. */
+export function presentPasswordLink(user: UserRecord, link: PasswordLink): z.input<typeof invitationResponse> {
+  return { user: presentUserReference(user), link: link.url, expires_at: link.expiresAt.toISOString() };
 }

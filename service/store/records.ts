@@ -266,6 +266,12 @@ export interface SignInFailuresRecord {
   _id: string;
   count: number;
   window_started_at: Date;
+  /** An account at an address only (commands/sessions.ts): its sign-ins pause until then. */
+  locked_until?: Date | null;
+  /** Lock-outs in the current streak: the next one lasts longer. */
+  lockouts?: number;
+  /** When the sweep may delete it (the window and the streak's memory over); absent: the window's end. */
+  keep_until?: Date;
 }
 
 /** Marks that the first account was created: its unique _id makes "first" hold under concurrent requests. */

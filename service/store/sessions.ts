@@ -4,7 +4,7 @@
 import { FirstAccountTakenError } from '../errors.ts';
 import type { Collections } from './mongo.ts';
 import { isDuplicateKeyError, storeCall } from './mongo.ts';
-import type { PasswordLinkRecord, SessionRecord } from './records.ts';
+import type { PasswordLinkRecord, SessionRecord, SignInFailuresRecord } from './records.ts';
 import { serialisedPerKey } from './serialisedPerKey.ts';
 
 export function sessionsStore(collections: Collections) {
@@ -70,6 +70,21 @@ export function sessionsStore(collections: Collections) {
     countSignInAttempt(key: string, now: Date, windowMs: number): Promise<{ count: number; windowStartedAt: Date }> {
       return serialised(key, () => countAttemptOnce(key, now, windowMs));
     },
+    /**
+     * The account-at-address counter, read and rewritten by `next` (the sign-in rules, commands/sessions.ts), whose
+     * `outcome` is returned; a null `record` leaves it as it was. Serialised per key like countSignInAttempt.
+     */
+    updateSignInCounter<T>(
+      key: string,
+      next: (current: SignInFailuresRecord | null) => { record: SignInFailuresRecord | null; outcome: T },
+    ): Promise<T> {
+      return serialised(key, async () => {
+        const current = await storeCall(() => signInFailures.findOne({ _id: key }));
+        const { record, outcome } = next(current);
+        if (record) await storeCall(() => signInFailures.replaceOne({ _id: key }, record, { upsert: true }));
+        return outcome;
+      });
+    },
     /** A successful attempt is no failure: it gives its count back (the address) or clears the slate (the account). */
     uncountSignInAttempt(key: string): Promise<void> {
       return serialised(key, async () => {
@@ -93,7 +108,14 @@ export function sessionsStore(collections: Collections) {
             $or: [{ expires_at: { $lte: now } }, { last_seen_at: { $lte: new Date(now.getTime() - idleMs) } }],
           }),
         ),
-        storeCall(() => signInFailures.deleteMany({ window_started_at: { $lte: new Date(now.getTime() - windowMs) } })),
+        storeCall(() =>
+          signInFailures.deleteMany({
+            $or: [
+              { keep_until: { $lte: now } },
+              { keep_until: { $exists: false }, window_started_at: { $lte: new Date(now.getTime() - windowMs) } },
+            ],
+          }),
+        ),
         storeCall(() => passwordLinks.deleteMany({ $or: [{ used_at: { $ne: null } }, { expires_at: { $lte: now } }] })),
       ]);
       return results.reduce((total, result) => total + result.deletedCount, 0);

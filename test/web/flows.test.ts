@@ -152,7 +152,7 @@ test('Settings → API Keys: the password confirms a new key, used with /api/v1/
   const dialog = page.getByTestId('api-key-password-dialog');
   await dialog.getByLabel('Your password').fill('not my password at all');
   await dialog.getByRole('button', { name: 'Create key' }).click();
-  await dialog.getByText('password: is incorrect').waitFor();
+  await dialog.getByText('That is not your password.').waitFor();
   t.is(await page.getByTestId('api-key-value').count(), 0);
   await screenshot(page, 'api-key-password');
   await dialog.getByLabel('Your password').fill(ownerPassword);

@@ -46,6 +46,6 @@ test('an unsupported sentence ends in an "unverified" badge; the supported one h
   const text = await answer.innerText();
   t.false(text.includes('[unverified]'), text);
   // The badge follows the unsupported sentence, not the supported one.
-  t.regex(text, /high water\s*1\s*\.\s*The lighthouse was automated in 1992\s*1\s*unverified\s*\./);
+  t.regex(text, /high water\.\s*1\s*The lighthouse was automated in 1992\s*1\s*unverified\s*\./);
   await context.close();
 });

@@ -6,6 +6,7 @@ import {
   PayloadTooLargeError,
   RateLimitedError,
   UpstreamUnavailableError,
+  WrongPasswordError,
   errorSummary,
 } from '../../errors.ts';
 import type { Metrics } from '../../metrics.ts';
@@ -93,7 +94,11 @@ export function errorResponse(
   error: unknown,
   request: FailedRequest,
   options: { logger: Logger; maxBodyBytes: number; metrics?: Pick<Metrics, 'countUpstreamError'> },
-): { status: number; body: { error: { code: string; message: string } }; retryAfterSeconds?: number } {
+): {
+  status: number;
+  body: { error: { code: string; message: string; tries_left?: number } };
+  retryAfterSeconds?: number;
+} {
   const { logger, metrics } = options;
   const { requestId } = request;
   const known = toApiError(error, options.maxBodyBytes);
@@ -102,10 +107,18 @@ export function errorResponse(
       metrics?.countUpstreamError(known.upstream);
       logger.warn({ requestId, upstream: known.upstream, error: loggableError(known, false) }, 'upstream unavailable');
     }
+    const retryAfterSeconds =
+      known instanceof RateLimitedError || known instanceof WrongPasswordError ? known.retryAfterSeconds : undefined;
     return {
       status: known.status,
-      body: { error: { code: known.code, message: known.messageFor(request.realm) } },
-      ...(known instanceof RateLimitedError ? { retryAfterSeconds: known.retryAfterSeconds } : {}),
+      body: {
+        error: {
+          code: known.code,
+          message: known.messageFor(request.realm),
+          ...(known instanceof WrongPasswordError ? { tries_left: known.triesLeft } : {}),
+        },
+      },
+      ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
     };
   }
   // Unexpected: log what identifies it (never its bodies), reveal nothing but the id that finds the log line.

@@ -90,9 +90,15 @@ function referencePage(scriptPath: string, nonce: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta property="csp-nonce" nonce="${nonce}">
 <title>kbqa Developer API reference</title>
-<style nonce="${nonce}">body { margin: 0; padding: 0; }</style>
+<style nonce="${nonce}">
+body { margin: 0; padding: 0; }
+.app-bar { display: flex; align-items: center; gap: 1rem; padding: 0.5rem 1rem; border-bottom: 1px solid #d8dde6;
+  font: 15px/1.5 system-ui, sans-serif; }
+.app-bar a { display: inline-block; padding: 0.25rem 0; color: #0044d4; font-weight: 600; }
+</style>
 </head>
 <body>
+<header class="app-bar"><a href="/">← Back to the kbqa app</a><span>Developer API reference</span></header>
 <redoc spec-url="${OPENAPI_PATH}" disable-telemetry="true" path-in-middle-panel="true"></redoc>
 <script type="module" src="${scriptPath}"></script>
 </body>

@@ -22,6 +22,10 @@ export const errorEnvelope = z
     error: z.object({
       code: z.enum(ERROR_CODES).meta({ description: 'Machine-readable code, for programmatic handling' }),
       message: z.string().meta({ description: 'Human-readable text naming the field, limit or id concerned' }),
+      tries_left: z.number().int().min(0).optional().meta({
+        description:
+          "Only on a wrong password (the web app's sign-in, or a signed-in person's password check): how many more failures this email may have from this address before sign-in pauses; 0: this failure started a pause of the `Retry-After` header's seconds. The same for an email with no account.",
+      }),
     }),
   })
   .meta({ id: 'Error', description: 'Every failure: `{ "error": { "code", "message" } }`.' });

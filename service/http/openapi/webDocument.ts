@@ -33,6 +33,7 @@ import {
   organisationSharedResponse,
   passwordChangedResponse,
   passwordLinkInfo,
+  passwordResetResponse,
   sessionResponse,
   setupStatus,
   sharedUserResponse,
@@ -110,6 +111,9 @@ const PATHS: ZodOpenApiPathsObject = {
   // Admin (routes/admin.ts)
   '/api/web/admin/users': { get: operation('listUsers', { 200: adminUsersResponse }) },
   '/api/web/admin/invitations': { post: operation('inviteUser', { 201: invitationResponse }, { body: inviteBody }) },
+  '/api/web/admin/users/{id}/password-reset': {
+    post: operation('createPasswordReset', { 201: passwordResetResponse }, { path: ID }),
+  },
 
   // Knowledge bases (routes/knowledgeBases.ts, knowledgeBaseMembership.ts, knowledgeBaseSharing.ts)
   '/api/web/knowledge-bases': {

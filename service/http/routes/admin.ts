@@ -1,12 +1,12 @@
 // /api/web/admin: users and invitations (admins only).
 import type Router from '@koa/router';
 import type { z } from 'zod';
-import { inviteUser, listUsers } from '../../commands/accounts.ts';
+import { createPasswordResetLinkForUser, inviteUser, listUsers } from '../../commands/accounts.ts';
 import { authorizeAdministration } from '../../policies/accounts.ts';
-import { presentAdminUser, presentUserReference } from '../../presenters/users.ts';
+import { presentAdminUser, presentPasswordLink } from '../../presenters/users.ts';
 import { authenticated, newRouter, type AppDeps, type AppState } from '../context.ts';
 import { parseInput } from '../validation.ts';
-import type { adminUsersResponse, invitationResponse } from './webApp.schema.ts';
+import type { adminUsersResponse, passwordResetResponse } from './webApp.schema.ts';
 import { inviteBody } from './webSession.schema.ts';
 
 export function adminRoutes(deps: AppDeps): Router<AppState> {
@@ -32,11 +32,18 @@ export function adminRoutes(deps: AppDeps): Router<AppState> {
         isAdmin: input.is_admin,
       });
       ctx.status = 201;
-      ctx.body = {
-        user: presentUserReference(user),
-        link: link.url,
-        expires_at: link.expiresAt.toISOString(),
-      } satisfies z.input<typeof invitationResponse>;
+      ctx.body = presentPasswordLink(user, link);
+    }),
+  );
+
+  // A reset link for someone locked out or who forgot their password: shown to the admin once, passed on by hand.
+  router.post(
+    '/admin/users/:id/password-reset',
+    authenticated(async (ctx, caller) => {
+      authorizeAdministration(caller);
+      const { user, link } = await createPasswordResetLinkForUser(deps.store, deps.config.web, ctx.params.id);
+      ctx.status = 201;
+      ctx.body = presentPasswordLink(user, link) satisfies z.input<typeof passwordResetResponse>;
     }),
   );
 

@@ -3,9 +3,13 @@ import { jsonObject, requiredString } from '../validation.ts';
 import { resourceId } from './common.schema.ts';
 import { metadataFilter } from './metadata.schema.ts';
 
+/** A question's longest length, trimmed, in UTF-16 code units (JavaScript's length; the web app counts the same). */
+export const QUESTION_MAX_CHARACTERS = 4000;
+const QUESTION_RULE = `must be 1–${QUESTION_MAX_CHARACTERS} characters`;
+
 /** The question, shared by /query and /search. */
 export const questionField = () =>
-  requiredString().trim().min(1, 'must be 1–4000 characters').max(4000, 'must be 1–4000 characters');
+  requiredString().trim().min(1, QUESTION_RULE).max(QUESTION_MAX_CHARACTERS, QUESTION_RULE);
 
 /** Which KBs to search (omitted: every KB the caller reaches), shared by /query and /search. */
 export const knowledgeBaseIdsField = () =>

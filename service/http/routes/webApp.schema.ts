@@ -64,6 +64,12 @@ export const invitationResponse = z
   })
   .meta({ id: 'Invitation', description: 'A user invited, and the one-time link that sets their password.' });
 
+export const passwordResetResponse = invitationResponse.meta({
+  id: 'PasswordReset',
+  description:
+    "A user's one-time reset link (replacing any earlier link of theirs); using it ends every session of theirs.",
+});
+
 // ── API keys (routes/apiKeys.ts) ───────────────────────────────────────────────────────────────────────────────
 
 export const apiKey = z

@@ -9,6 +9,7 @@ import {
   createFirstAccount,
   endAllSessions,
   endSession,
+  liftSignInPause,
   signIn,
   signUp,
   startSession,
@@ -106,12 +107,9 @@ export function anonymousWebRoutes(deps: AppDeps): Router<AppState> {
 
   router.post('/password-links/use', smallBody, async (ctx) => {
     const { token, password, revoke_api_keys } = parseInput(usePasswordLinkBody, ctx.request.body, 'body');
-    await signedIn(
-      deps,
-      ctx,
-      await usePasswordLink(deps.store, token, password, { revokeApiKeys: revoke_api_keys }),
-      200,
-    );
+    const user = await usePasswordLink(deps.store, token, password, { revokeApiKeys: revoke_api_keys });
+    await liftSignInPause(deps.store, user.email, ctx.ip);
+    await signedIn(deps, ctx, user, 200);
   });
 
   return router;

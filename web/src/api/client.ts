@@ -31,6 +31,7 @@ import type {
   NewInvitation,
   NewKnowledgeBase,
   PasswordLinkInfo,
+  PasswordReset,
   QueryRequest,
   QueryResponse,
   RedeemPasswordLink,
@@ -45,15 +46,24 @@ import { CODE_FOR_STATUS } from './generated.ts';
 export class ApiError extends Error {
   readonly status: number;
   readonly code: string;
-  /** Seconds, from Retry-After on a 429. */
+  /** Seconds, from Retry-After on a 429 (and on the wrong password that started a sign-in pause). */
   readonly retryAfter: number | null;
+  /** A wrong password's tries left before sign-in pauses (the envelope's tries_left); 0: paused now. */
+  readonly triesLeft: number | null;
 
-  constructor(status: number, code: string, message: string, retryAfter: number | null = null) {
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    retryAfter: number | null = null,
+    triesLeft: number | null = null,
+  ) {
     super(message);
     this.name = 'ApiError';
     this.status = status;
     this.code = code;
     this.retryAfter = retryAfter;
+    this.triesLeft = triesLeft;
   }
 }
 
@@ -206,7 +216,8 @@ function errorFrom(status: number, statusText: string, retryAfterHeader: string 
   const envelope = isRecord(payload) && isRecord(payload.error) ? payload.error : null;
   if (envelope && typeof envelope.message === 'string') {
     const code = typeof envelope.code === 'string' ? envelope.code : (CODE_FOR_STATUS[status] ?? 'server_error');
-    return new ApiError(status, code, envelope.message, retryAfter);
+    const triesLeft = typeof envelope.tries_left === 'number' ? envelope.tries_left : null;
+    return new ApiError(status, code, envelope.message, retryAfter, triesLeft);
   }
   // Not our envelope: a proxy's 502 page, a gateway timeout, an HTML error page.
   const statusSuffix = statusText ? ` ${statusText}` : '';
@@ -371,6 +382,8 @@ export const api = {
   // Admin
   listUsers: () => request<{ users: AdminUser[] }>('/admin/users'),
   inviteUser: (body: NewInvitation) => request<Invitation>('/admin/invitations', { method: 'POST', body }),
+  createPasswordReset: (userId: string) =>
+    request<PasswordReset>(`/admin/users/${id(userId)}/password-reset`, { method: 'POST' }),
   setLibrary: (kbId: string, library: boolean) =>
     request<{ knowledge_base: UnmarkedKnowledgeBase }>(`/knowledge-bases/${id(kbId)}/library`, {
       method: 'PUT',

@@ -162,6 +162,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/web/admin/users/{id}/password-reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["createPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/web/knowledge-bases": {
         parameters: {
             query?: never;
@@ -555,6 +571,8 @@ export interface components {
                 code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "payload_too_large" | "rate_limited" | "server_error";
                 /** @description Human-readable text naming the field, limit or id concerned */
                 message: string;
+                /** @description Only on a wrong password (the web app's sign-in, or a signed-in person's password check): how many more failures this email may have from this address before sign-in pauses; 0: this failure started a pause of the `Retry-After` header's seconds. The same for an email with no account. */
+                tries_left?: number;
             };
         };
         /** @description The signed-in user and the session's CSRF token. */
@@ -619,6 +637,8 @@ export interface components {
             id: string;
             email: string;
         };
+        /** @description A user's one-time reset link (replacing any earlier link of theirs); using it ends every session of theirs. */
+        PasswordReset: components["schemas"]["Invitation"];
         /** @description A KB in the web app's list, with its document count. */
         WebKnowledgeBaseListItem: {
             /**
@@ -1489,6 +1509,38 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Invitation"];
+                };
+            };
+            /** @description Every failure: the error envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The resource's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description createPasswordReset */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasswordReset"];
                 };
             };
             /** @description Every failure: the error envelope. */
@@ -2571,6 +2623,7 @@ export type NewApiKey = NonNullable<paths['/api/web/api-keys']['post']['requestB
 export type AdminUser = components['schemas']['AdminUser'];
 export type Invitation = components['schemas']['Invitation'];
 export type NewInvitation = NonNullable<paths['/api/web/admin/invitations']['post']['requestBody']>['content']['application/json'];
+export type PasswordReset = components['schemas']['PasswordReset'];
 
 /** The code each failure status carries (service/http/openapi/shared.ts), for answers without the envelope. */
 export const CODE_FOR_STATUS: Readonly<Record<number, ErrorCode>> = {
@@ -2585,3 +2638,6 @@ export const CODE_FOR_STATUS: Readonly<Record<number, ErrorCode>> = {
   500: 'server_error',
   503: 'server_error',
 };
+
+/** A question's longest length, trimmed (service/http/routes/query.schema.ts). */
+export const QUESTION_MAX_CHARACTERS = 4000;

@@ -76,8 +76,9 @@ export interface ConfirmDialogProps {
   /** The confirming action runs: the buttons wait. */
   busy?: boolean;
   error?: unknown;
-  /** What the buttons do, in words ("Stop ingestion" / "Keep going"); default "Confirm" / "Cancel". */
-  confirmLabel?: string;
+  /** What the confirming button does, in words: "Delete knowledge base", "Revoke key", "Stop ingestion". */
+  confirmLabel: string;
+  /** Default "Cancel". */
   cancelLabel?: string;
 }
 
@@ -90,7 +91,7 @@ export function ConfirmDialog({
   onCancel,
   busy,
   error,
-  confirmLabel = 'Confirm',
+  confirmLabel,
   cancelLabel = 'Cancel',
 }: ConfirmDialogProps) {
   return (

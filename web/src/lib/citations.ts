@@ -59,7 +59,57 @@ export function parseMarkers(text: string, citationCount: number): AnswerPiece[]
     textStart = i;
   }
   if (textStart < text.length) pieces.push({ kind: 'text', text: text.slice(textStart) });
-  return pieces;
+  return attachMarkers(pieces);
+}
+
+/** Punctuation that moves in front of the markers before it, as a footnote mark follows the period. */
+const MOVED_PUNCTUATION = '.,;:!?';
+
+/**
+ * Markers sit against what they cite: the spaces before a run of markers go, and punctuation right after it (spaces
+ * between, too) moves in front of it. "chamois cloth [1]." reads "chamois cloth.¹", not "chamois cloth ¹ .".
+ */
+function attachMarkers(pieces: AnswerPiece[]): AnswerPiece[] {
+  const out: AnswerPiece[] = [];
+  const rest = [...pieces];
+  let i = 0;
+  while (i < rest.length) {
+    const piece = rest[i];
+    if (piece.kind !== 'marker') {
+      out.push(piece);
+      i += 1;
+      continue;
+    }
+    let end = i;
+    while (rest[end]?.kind === 'marker') end += 1;
+    let before = '';
+    const previous = out.at(-1);
+    if (previous?.kind === 'text') {
+      out.pop();
+      before = trimEndSpaces(previous.text);
+    }
+    const next = rest[end];
+    if (next?.kind === 'text') {
+      let start = 0;
+      while (next.text[start] === ' ') start += 1;
+      let stop = start;
+      while (stop < next.text.length && MOVED_PUNCTUATION.includes(next.text[stop])) stop += 1;
+      if (stop > start) {
+        before += next.text.slice(start, stop);
+        rest[end] = { kind: 'text', text: next.text.slice(stop) };
+      }
+    }
+    if (before !== '') out.push({ kind: 'text', text: before });
+    out.push(...rest.slice(i, end));
+    i = end;
+  }
+  return out.filter((piece) => piece.kind !== 'text' || piece.text !== '');
+}
+
+function trimEndSpaces(text: string): string {
+  let end = text.length;
+  while (end > 0 && text[end - 1] === ' ') end -= 1;
+  return text.slice(0, end);
 }
 
 const MAX_DIGITS = 4;

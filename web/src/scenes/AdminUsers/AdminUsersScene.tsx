@@ -1,9 +1,9 @@
-// Administrators: every user, and invitations. There is no mail server: the invitation is a link the admin
-// passes on themselves, shown here once.
+// Administrators: every user, invitations and reset links. There is no mail server: an invitation or a reset is a
+// link the admin passes on themselves, shown here once.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState, type FormEvent, type ReactNode } from 'react';
 import { api } from '../../api/client.ts';
-import type { Invitation } from '../../api/generated.ts';
+import type { AdminUser, Invitation, PasswordReset } from '../../api/generated.ts';
 import { Button } from '../../components/Button.tsx';
 import { SecretPanel } from '../../components/SecretPanel.tsx';
 import { EmptyState } from '../../components/EmptyState.tsx';
@@ -42,9 +42,13 @@ export function AdminUsersScene() {
 
 function UserList() {
   const users = useQuery({ queryKey: queryKeys.users, queryFn: api.listUsers });
+  // Someone who forgot their password, or paused their sign-in with wrong ones: a one-time link to set a new one.
+  const reset = useMutation({ mutationFn: (user: AdminUser) => api.createPasswordReset(user.id) });
   return (
     <section className="card" aria-labelledby="users-heading">
       <h2 id="users-heading">All users</h2>
+      {reset.error ? <ErrorMessage error={reset.error} focusKey={reset.error} /> : null}
+      {reset.data ? <ResetPanel reset={reset.data} onDone={() => reset.reset()} /> : null}
       {users.isPending ? (
         <Loading label="Loading users…" />
       ) : users.isError ? (
@@ -60,6 +64,9 @@ function UserList() {
                 <th scope="col">Admin</th>
                 <th scope="col">Password</th>
                 <th scope="col">Created</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -72,6 +79,16 @@ function UserList() {
                   <td data-label="Password">{row.has_password ? 'yes' : <Badge>invited</Badge>}</td>
                   <td data-label="Created" className="nowrap">
                     <time dateTime={row.created_at}>{formatDate(row.created_at)}</time>
+                  </td>
+                  <td data-label="Actions" className="actions-cell">
+                    <Button
+                      small
+                      onClick={() => reset.mutate(row)}
+                      busy={reset.isPending && reset.variables.id === row.id}
+                      aria-label={`Reset link for ${row.email}`}
+                    >
+                      Reset link
+                    </Button>
                   </td>
                 </tr>
               ))}
@@ -130,23 +147,53 @@ function InviteUser() {
   );
 }
 
-function InvitationPanel({ invitation, onDone }: { invitation: Invitation; onDone: () => void }) {
+/** A one-time link for the admin to pass on: shown only now. */
+function LinkPanel({
+  kind,
+  answer,
+  onDone,
+  children,
+}: {
+  kind: 'invitation' | 'password-reset';
+  answer: Invitation | PasswordReset;
+  onDone: () => void;
+  children: ReactNode;
+}) {
   return (
     <SecretPanel
-      heading={`Invitation for ${invitation.user.email}`}
-      secret={invitation.link}
-      testId="invitation"
-      secretTestId="invitation-link"
+      heading={`${kind === 'invitation' ? 'Invitation' : 'Reset link'} for ${answer.user.email}`}
+      secret={answer.link}
+      testId={kind}
+      secretTestId={`${kind}-link`}
       onDone={onDone}
     >
+      {children}
+      <p className="key-panel__warning">
+        It is shown only now, works once, and expires{' '}
+        <time dateTime={answer.expires_at}>{formatDateTime(answer.expires_at)}</time>.
+      </p>
+    </SecretPanel>
+  );
+}
+
+function InvitationPanel({ invitation, onDone }: { invitation: Invitation; onDone: () => void }) {
+  return (
+    <LinkPanel kind="invitation" answer={invitation} onDone={onDone}>
       <p>
         This link is the invitation: kbqa sends no email. Pass it to {invitation.user.email} yourself; opening it lets
         them set a password and sign in.
       </p>
-      <p className="key-panel__warning">
-        It is shown only now, works once, and expires{' '}
-        <time dateTime={invitation.expires_at}>{formatDateTime(invitation.expires_at)}</time>.
+    </LinkPanel>
+  );
+}
+
+function ResetPanel({ reset, onDone }: { reset: PasswordReset; onDone: () => void }) {
+  return (
+    <LinkPanel kind="password-reset" answer={reset} onDone={onDone}>
+      <p>
+        Pass this link to {reset.user.email} yourself (kbqa sends no email): opening it lets them set a new password,
+        which ends their sessions and lifts a sign-in pause. Any earlier link of theirs stops working.
       </p>
-    </SecretPanel>
+    </LinkPanel>
   );
 }

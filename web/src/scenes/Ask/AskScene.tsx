@@ -5,7 +5,7 @@ import { useMutation, useQuery } from '@tanstack/react-query';
 import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { api } from '../../api/client.ts';
-import type { Citation, QueryRequest } from '../../api/generated.ts';
+import { QUESTION_MAX_CHARACTERS, type Citation, type QueryRequest } from '../../api/generated.ts';
 import { Button } from '../../components/Button.tsx';
 import { EmptyState } from '../../components/EmptyState.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
@@ -17,6 +17,10 @@ import { plural } from '../../lib/format.ts';
 import { AnswerText } from './AnswerText.tsx';
 import { ChunksTable } from './ChunksTable.tsx';
 import { CitationCard } from './CitationCard.tsx';
+
+/** The question's length shows from here on, as it nears the limit. */
+const COUNTER_FROM = QUESTION_MAX_CHARACTERS - 500;
+const count = (n: number) => n.toLocaleString('en-US');
 
 export function AskScene() {
   useDocumentTitle('Ask');
@@ -57,6 +61,12 @@ export function AskScene() {
       setProblem('Write a question first.');
       return;
     }
+    if (query.length > QUESTION_MAX_CHARACTERS) {
+      setProblem(
+        `The question is too long: ${count(query.length)} characters, and at most ${count(QUESTION_MAX_CHARACTERS)} are taken. Shorten it, then ask.`,
+      );
+      return;
+    }
     setProblem(null);
     const request: QueryRequest = { query, include_chunks: showChunks };
     if (selected.length > 0) request.knowledge_base_ids = selected;
@@ -90,6 +100,7 @@ export function AskScene() {
     heading.focus({ preventScroll: true });
   }, [answerShown]);
   const shortcut = /Mac|iPhone|iPad/.test(navigator.platform) ? '⌘+Enter' : 'Ctrl+Enter';
+  const length = question.trim().length;
   const reachable = knowledgeBases.data?.knowledge_bases ?? [];
   // Only ids still in the list count (a ?kb= link may name one that is gone).
   const selectedCount = selected.filter((id) => reachable.some((kb) => kb.id === id)).length;
@@ -104,7 +115,22 @@ export function AskScene() {
       <form className="card form" onSubmit={submit} aria-busy={ask.isPending}>
         <TextAreaField
           label="Question"
-          hint={`${shortcut} asks.`}
+          hint={
+            length > COUNTER_FROM ? (
+              <>
+                {shortcut} asks.{' '}
+                <span
+                  data-testid="question-length"
+                  className={length > QUESTION_MAX_CHARACTERS ? 'field__count field__count--over' : 'field__count'}
+                >
+                  {count(length)} of {count(QUESTION_MAX_CHARACTERS)} characters
+                  {length > QUESTION_MAX_CHARACTERS ? `: ${count(length - QUESTION_MAX_CHARACTERS)} too many` : ''}.
+                </span>
+              </>
+            ) : (
+              `${shortcut} asks.`
+            )
+          }
           required
           rows={3}
           value={question}

@@ -58,7 +58,7 @@ export function DocumentRow({ document, canEdit, onChanged, onDelete, onCancel }
       data-filename={document.filename}
       data-document-id={document.id}
     >
-      <td data-label="Document">
+      <td data-label="Document" className="cell--heading">
         <Link to={`/documents/${encodeURIComponent(document.id)}`} className="cell-title">
           {document.filename}
         </Link>

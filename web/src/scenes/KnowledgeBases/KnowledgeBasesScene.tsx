@@ -78,7 +78,7 @@ export function KnowledgeBasesScene() {
               <tbody>
                 {list.data.knowledge_bases.map((kb) => (
                   <tr key={kb.id} data-testid="kb-row" data-kb-name={kb.name} data-kb-id={kb.id}>
-                    <td data-label="Name">
+                    <td data-label="Name" className="cell--heading">
                       <span className="cell-title">
                         <Link to={`/knowledge-bases/${encodeURIComponent(kb.id)}`}>{kb.name}</Link>
                         {kb.is_default ? <Badge tone="accent">Default</Badge> : null}
@@ -137,6 +137,7 @@ export function KnowledgeBasesScene() {
         title={`Delete “${deleting?.name ?? ''}”?`}
         onConfirm={() => deleting && remove.mutate(deleting)}
         onCancel={() => setDeleting(null)}
+        confirmLabel="Delete knowledge base"
         busy={remove.isPending}
         error={remove.error}
       >

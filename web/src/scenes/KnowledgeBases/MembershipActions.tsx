@@ -46,6 +46,7 @@ export function MembershipActions({ kb }: { kb: KnowledgeBase }) {
         title={`${kb.pending ? 'Decline' : 'Leave'} “${kb.name}”?`}
         onConfirm={() => leave.mutate()}
         onCancel={() => setLeaving(false)}
+        confirmLabel={kb.pending ? 'Decline invitation' : 'Leave knowledge base'}
         busy={leave.isPending}
         error={leave.error}
       >

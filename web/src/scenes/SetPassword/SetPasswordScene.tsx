@@ -3,7 +3,7 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link, useLocation, useNavigate } from 'react-router';
-import { api } from '../../api/client.ts';
+import { api, isApiError } from '../../api/client.ts';
 import { Button } from '../../components/Button.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { MIN_PASSWORD_LENGTH, NewPasswordFields } from '../../components/Field.tsx';
@@ -13,6 +13,18 @@ import { Loading } from '../../components/Loading.tsx';
 import { HOME } from '../../components/RequireAuth.tsx';
 import { useDocumentTitle } from '../../hooks/useDocumentTitle.ts';
 import { useSession, useSignedIn } from '../../hooks/session.ts';
+
+/**
+ * The server refuses a link that is unknown, used or expired with one 400 (it cannot tell which); the page says so in
+ * its own words, and the aside below says what to do once.
+ */
+function inPageWords(error: unknown): unknown {
+  return isApiError(error, 400) && error.message.startsWith('this link')
+    ? new Error(
+        'It is not a valid link, it has been used already, or it has expired: each link works once, for a limited time.',
+      )
+    : error;
+}
 
 function tokenFrom(hash: string): string | null {
   const token = new URLSearchParams(hash.startsWith('#') ? hash.slice(1) : hash).get('token');
@@ -75,9 +87,9 @@ function SetPasswordForm({ token }: { token: string }) {
   if (link.isError) {
     return (
       <>
-        <ErrorMessage title="This link cannot be used." error={link.error} />
+        <ErrorMessage title="This link cannot be used." error={inPageWords(link.error)} />
         <p className="public__aside">
-          Links work once and expire: ask an administrator for a new one, or <Link to="/sign-in">sign in</Link>.
+          Ask an administrator for a new one, or <Link to="/sign-in">sign in</Link>.
         </p>
       </>
     );
@@ -112,7 +124,7 @@ function SetPasswordForm({ token }: { token: string }) {
         <RevokeApiKeysField checked={revokeApiKeys} onChange={setRevokeApiKeys} />
       ) : null}
       {problem ? <ErrorMessage error={new Error(problem)} /> : null}
-      {redeem.error && !problem ? <ErrorMessage error={redeem.error} /> : null}
+      {redeem.error && !problem ? <ErrorMessage error={inPageWords(redeem.error)} focusKey={redeem.error} /> : null}
       <Button type="submit" variant="primary" busy={redeem.isPending}>
         {redeem.isPending ? 'Setting password…' : 'Set password and sign in'}
       </Button>

@@ -5,6 +5,7 @@ import { api, isApiError } from '../../api/client.ts';
 import { Button } from '../../components/Button.tsx';
 import { ConfirmDialog } from '../../components/Dialog.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
+import { PasswordError } from '../../components/PasswordError.tsx';
 import { CurrentPasswordField, MIN_PASSWORD_LENGTH, NewPasswordFields } from '../../components/Field.tsx';
 import { RevokeApiKeysField } from '../../components/RevokeApiKeysField.tsx';
 import { queryKeys } from '../../hooks/queryKeys.ts';
@@ -80,7 +81,9 @@ function ChangePassword({ email }: { email: string }) {
         />
         <RevokeApiKeysField checked={revokeApiKeys} onChange={setRevokeApiKeys} />
         {problem ? <ErrorMessage error={new Error(problem)} /> : null}
-        {change.error && !problem ? <ErrorMessage error={change.error} /> : null}
+        {change.error && !problem ? (
+          <PasswordError error={change.error} wrong="The current password is not right." />
+        ) : null}
         <div>
           <Button type="submit" variant="primary" busy={change.isPending}>
             {change.isPending ? 'Changing…' : 'Change password'}
@@ -137,6 +140,7 @@ function SignOutEverywhere() {
         title="Sign out everywhere?"
         onConfirm={() => signOut.mutate()}
         onCancel={() => setConfirming(false)}
+        confirmLabel="Sign out everywhere"
         busy={signOut.isPending}
         error={signOut.error}
       >

@@ -12,6 +12,7 @@ import { EmptyState } from '../../components/EmptyState.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { CurrentPasswordField, TextField } from '../../components/Field.tsx';
 import { Loading } from '../../components/Loading.tsx';
+import { PasswordError } from '../../components/PasswordError.tsx';
 import { Badge } from '../../components/StatusBadge.tsx';
 import { queryKeys } from '../../hooks/queryKeys.ts';
 import { refetchAfterChange } from '../../hooks/refetchAfterChange.ts';
@@ -115,7 +116,7 @@ export function ApiKeysScene() {
             {name.trim()}”.
           </p>
           <CurrentPasswordField label="Your password" value={password} onChange={setPassword} />
-          {create.error ? <ErrorMessage error={create.error} /> : null}
+          {create.error ? <PasswordError error={create.error} wrong="That is not your password." /> : null}
         </form>
       </Dialog>
 
@@ -198,6 +199,7 @@ export function ApiKeysScene() {
         title={`Revoke “${revoking?.name ?? ''}”?`}
         onConfirm={() => revoking && revoke.mutate(revoking)}
         onCancel={() => setRevoking(null)}
+        confirmLabel="Revoke key"
         busy={revoke.isPending}
         error={revoke.error}
       >

@@ -5,6 +5,7 @@ import { Button } from '../../components/Button.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { MIN_PASSWORD_LENGTH, PASSWORD_HINT, TextField } from '../../components/Field.tsx';
 import type { Credentials } from '../../api/generated.ts';
+import { PasswordError } from '../../components/PasswordError.tsx';
 
 export interface CredentialsFormProps {
   submitLabel: string;
@@ -60,8 +61,14 @@ export function CredentialsForm({
         value={password}
         onChange={(event) => setPassword(event.target.value)}
       />
-      {problem ? <ErrorMessage error={new Error(problem)} /> : null}
-      {error && !problem ? <ErrorMessage error={error} /> : null}
+      {problem ? <ErrorMessage error={new Error(problem)} focusKey={problem} /> : null}
+      {error && !problem ? (
+        newPassword ? (
+          <ErrorMessage error={error} focusKey={error} />
+        ) : (
+          <PasswordError error={error} wrong="The email or password is incorrect." />
+        )
+      ) : null}
       <Button type="submit" variant="primary" busy={pending}>
         {pending ? pendingLabel : submitLabel}
       </Button>

@@ -171,11 +171,14 @@ export class IngestRunner {
         end: () => {
           if (ended) return;
           ended = true;
+          // Only a turn that filled the last slot can have held a queued job back: then look for one now (otherwise
+          // the regular poll finds any, and a waited-for request costs no extra read of the jobs).
+          const wasFull = this.#slotsUsed() >= this.settings.concurrency;
           const left = (this.#turns.get(owner) ?? 1) - 1;
           if (left > 0) this.#turns.set(owner, left);
           else this.#turns.delete(owner);
           this.#grantTurns();
-          if (!this.#stopping) this.#schedule(0);
+          if (wasFull && !this.#stopping) this.#schedule(0);
         },
       };
       const grant = () => {

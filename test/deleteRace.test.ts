@@ -271,6 +271,8 @@ test.serial(
       documents_requeued: 0,
       jobs_removed: 0,
       claim_tokens_removed: 0,
+      // The crashed document's record went without its usage, and the stranded one's KB: the owner's record is recounted.
+      usage_recounted: 1,
       documents_rebuilt: 1,
       not_rebuildable: [],
     });

@@ -13,6 +13,7 @@ import { UpstreamUnavailableError } from '../service/errors.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { testWithApp, type TestApp } from './helpers/app.ts';
 import { createKb, ingest } from './helpers/documentsApi.ts';
+import { holdChunkIndexing } from './helpers/holdIndexing.ts';
 
 const test = testWithApp<{ user: TestUser; other: TestUser }>();
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -50,17 +51,7 @@ for (const mode of ['hard', 'soft'] as const) {
       const { app, user } = t.context;
       const kb = await createKb(app, user.key, `race held ${mode}`);
       // Hold the ingest right before it writes, delete the KB, then let the ingest go on: the worst interleaving.
-      const search = app.deps.search;
-      const original = search.indexChunks;
-      let reachedIndexing!: () => void;
-      const atIndexing = new Promise<void>((resolve) => (reachedIndexing = resolve));
-      let release!: () => void;
-      const released = new Promise<void>((resolve) => (release = resolve));
-      search.indexChunks = async (chunks) => {
-        reachedIndexing();
-        await released;
-        return original(chunks);
-      };
+      const { atIndexing, release, restore } = holdChunkIndexing(app.deps.search);
       try {
         const ingesting = app.call('POST', '/api/v1/documents', {
           key: user.key,
@@ -74,8 +65,7 @@ for (const mode of ['hard', 'soft'] as const) {
         t.is(response.status, 404, JSON.stringify(response.body));
         t.deepEqual(response.body, { error: { code: 'not_found', message: `knowledge base ${kb} not found` } });
       } finally {
-        search.indexChunks = original;
-        release();
+        restore();
       }
       await assertNothingLeft(t, kb);
     },
@@ -281,6 +271,8 @@ test.serial(
       documents_requeued: 0,
       jobs_removed: 0,
       claim_tokens_removed: 0,
+      // The crashed document's record went without its usage, and the stranded one's KB: the owner's record is recounted.
+      usage_recounted: 1,
       documents_rebuilt: 1,
       not_rebuildable: [],
     });

@@ -2249,7 +2249,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The document is still queued or processing: wait until it is ready or failed. */
+            /** @description The document is still queued or processing, or another request is replacing it: wait until it is ready or failed. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2416,7 +2416,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No document with this id is visible to the key. */
+            /** @description No document with this id is visible to the key; also the answer to a delete that another one (or a delete of its KB) got to first. */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -18,7 +18,7 @@ import type { Config } from '../config.ts';
 import { newJob } from '../jobs/records.ts';
 import type { IngestDeps, Prepared } from '../jobs/run.ts';
 import { startFirstStep } from '../jobs/steps.ts';
-import type { IngestRunner } from '../jobs/runner.ts';
+import type { HeldTurn, IngestRunner } from '../jobs/runner.ts';
 import { admitIngestion, textBytes, withNewDocumentReserved, withReplacementCharged } from './quotas.ts';
 
 /** The filename without its extension ("notes.v2.md" → "notes.v2"); a dot-file keeps its name. */
@@ -58,43 +58,41 @@ export async function ingestDocument(
   await deps.search.assertWritable();
   await admitIngestion(deps.store, deps.config.quotas, knowledgeBase.owner_id);
   const bytes = textBytes(input.content);
-  const record = newDocumentRecord({
-    id: randomUUID(),
-    knowledgeBaseId: knowledgeBase._id,
-    filename: input.filename,
-    source: 'api',
-    origin,
-    metadata: input.metadata,
-    storedBytes: bytes,
+  // Waiting, the request first waits for its job's turn (withTurn), then reserves and writes: its job's lease starts
+  // when it runs, and a reservation is never held by a request that has written nothing for longer than its writes.
+  return withTurn(deps, knowledgeBase.owner_id, mode, (turn) => {
+    const record = newDocumentRecord({
+      id: randomUUID(),
+      knowledgeBaseId: knowledgeBase._id,
+      filename: input.filename,
+      source: 'api',
+      origin,
+      metadata: input.metadata,
+      storedBytes: bytes,
+    });
+    const job = newJob(
+      record,
+      { ...firstVersion(record), ...withMetadata(record.metadata) },
+      mode === 'wait' ? 'sync' : 'async',
+      mode === 'wait' ? deps.jobs.owner : null,
+      deps.config.ingestion.leaseMs,
+    );
+    return withNewDocumentReserved(
+      deps.store,
+      deps.config.quotas,
+      { ownerId: knowledgeBase.owner_id, documentId: record._id, bytes },
+      async (recorded) => {
+        // Waiting, this process runs the job: its text is split and its first step embedded while the writes below
+        // go to the store (jobs/steps.ts startFirstStep). Started once the storage is reserved: a refused request
+        // costs the embedder nothing.
+        const firstStep =
+          mode === 'wait' ? startFirstStep(deps, input.content, record.filename, record.title) : undefined;
+        await deps.store.insertDocumentWithJob(record, input.content, job);
+        recorded();
+        return startJob(deps, record, job, mode, { content: input.content, firstStep }, turn);
+      },
+    );
   });
-  const job = newJob(
-    record,
-    {
-      version: 1,
-      content_id: record._id,
-      filename: record.filename,
-      title: record.title,
-      replaces: null,
-      ...withMetadata(record.metadata),
-    },
-    mode === 'wait' ? 'sync' : 'async',
-    mode === 'wait' ? deps.jobs.owner : null,
-    deps.config.ingestion.leaseMs,
-  );
-  return withNewDocumentReserved(
-    deps.store,
-    deps.config.quotas,
-    { ownerId: knowledgeBase.owner_id, documentId: record._id, bytes },
-    async () => {
-      // Waiting, this process runs the job: its text is split and its first step embedded while the writes below go
-      // to the store (jobs/steps.ts startFirstStep). Started once the storage is reserved: a refused request costs
-      // the embedder nothing.
-      const firstStep =
-        mode === 'wait' ? startFirstStep(deps, input.content, record.filename, record.title) : undefined;
-      await deps.store.insertDocumentWithJob(record, input.content, job);
-      return startJob(deps, record, job, mode, { content: input.content, firstStep });
-    },
-  );
 }
 
 /** A new document's record: queued for its first version, nothing live yet. */
@@ -134,6 +132,11 @@ export function newDocumentRecord(input: {
   };
 }
 
+/** A new document's first version, for its job: its text is stored under the document's id; it replaces nothing. */
+export function firstVersion(record: Pick<DocumentRecord, '_id' | 'filename' | 'title'>) {
+  return { version: 1, content_id: record._id, filename: record.filename, title: record.title, replaces: null };
+}
+
 /** A version's metadata for its job: left out when there is none (undefined would be stored as null). */
 function withMetadata(metadata: MetadataEntry[] | undefined | null): { metadata?: MetadataEntry[] } {
   return metadata ? { metadata } : {};
@@ -144,11 +147,34 @@ async function startJob(
   record: DocumentRecord,
   job: ReturnType<typeof newJob>,
   mode: IngestMode,
-  text?: Omit<Prepared, 'document'>,
+  text: Omit<Prepared, 'document'> | undefined,
+  turn: HeldTurn | null,
 ): Promise<DocumentRecord> {
-  if (mode === 'wait') return deps.jobs.runHeld(job, text === undefined ? undefined : { document: record, ...text });
+  if (mode === 'wait')
+    return deps.jobs.runHeld(job, text === undefined ? undefined : { document: record, ...text }, turn ?? undefined);
   deps.jobs.nudge(record._id);
   return record;
+}
+
+/**
+ * Waiting, a request runs its job in this process: first it waits for a turn under the same caps as queued jobs
+ * (jobs/runner.ts heldTurn), and `run` writes the job once it has one. The turn ends with the job, or here when `run`
+ * fails before the job started. Queued, `run` goes at once (the runner's claims apply the caps).
+ */
+async function withTurn<T>(
+  deps: DocumentDeps,
+  ownerId: string,
+  mode: IngestMode,
+  run: (turn: HeldTurn | null) => Promise<T>,
+): Promise<T> {
+  if (mode === 'queue') return run(null);
+  const turn = await deps.jobs.heldTurn(ownerId);
+  try {
+    return await run(turn);
+  } catch (error) {
+    turn.end();
+    throw error;
+  }
 }
 
 /** A document the caller reaches (any role on a live KB); otherwise 404, whether it exists or not. */
@@ -209,23 +235,67 @@ export async function replaceDocument(
   await admitIngestion(deps.store, deps.config.quotas, user._id);
   const version = document.version + 1;
   const filename = input.filename ?? document.filename;
-  const contentId = pendingContentId(id, version);
   const bytes = textBytes(input.content);
-  const charge = { ownerId: user._id, documentId: id, previousBytes: document.stored_bytes ?? 0, bytes };
-  return withReplacementCharged(deps.store, deps.config.quotas, charge, async () => {
-    await deps.store.insertPendingContent(id, document.knowledge_base_id, version, input.content);
-    // Without `metadata` the new version keeps the document's; with it (`{}` too), the given metadata replaces it.
-    const metadata = input.metadata === undefined ? document.metadata : metadataEntries(input.metadata);
-    const next = {
-      version,
-      content_id: contentId,
-      filename,
-      title: titleFromFilename(filename),
-      stored_bytes: bytes,
-      ...withMetadata(metadata),
-    };
-    return queueVersion(deps, document, next, mode, input.content);
+  return withTurn(deps, user._id, mode, async (turn) => {
+    await claimVersion(deps.store, document, version, input.content);
+    const charge = { ownerId: user._id, previousBytes: document.stored_bytes ?? 0, bytes };
+    let versionStarted = false;
+    try {
+      return await withReplacementCharged(deps.store, deps.config.quotas, charge, async (charged) => {
+        const started = () => {
+          versionStarted = true;
+          charged();
+        };
+        // Without `metadata` the new version keeps the document's; with it (`{}` too), the given metadata replaces it.
+        const metadata = input.metadata === undefined ? document.metadata : metadataEntries(input.metadata);
+        const next = {
+          version,
+          content_id: pendingContentId(id, version),
+          filename,
+          title: titleFromFilename(filename),
+          stored_bytes: bytes,
+          ...withMetadata(metadata),
+        };
+        return queueVersion(deps, document, next, mode, { content: input.content, turn, started });
+      });
+    } catch (error) {
+      // Refused (over the quota) or lost to a retry or a delete before its version started: the claim goes, so the
+      // next replacement of this version is not refused as in progress. (A version started keeps its text: a retry
+      // reads it.)
+      if (!versionStarted) await deps.store.deleteDocumentContent(pendingContentId(id, version)).catch(() => undefined);
+      throw error;
+    }
   });
+}
+
+/** A claim not started this long after it was written is one whose request died in between: it is taken over. */
+const STALE_CLAIM_MS = 60_000;
+
+function replacementInProgress(id: string): ConflictError {
+  return new ConflictError(
+    `document ${id} is already being replaced by another request: wait until its new version is ready or failed (GET /api/v1/documents/${id})`,
+  );
+}
+
+/**
+ * Claims the version a replacement will write (store claimPendingContent: a unique insert, atomic on FerretDB v1 where
+ * the compare-and-set on the version is not): of replacements racing, one goes on, the others get 409 and are
+ * charged nothing. A claim left by a request that died before its version started is taken over once it is stale.
+ */
+async function claimVersion(store: Store, document: DocumentRecord, version: number, content: string) {
+  const claim = () => store.claimPendingContent(document._id, document.knowledge_base_id, version, content, new Date());
+  if (await claim()) return;
+  const existing = await store.findPendingClaim(document._id, version);
+  const current = await store.findDocument(document._id);
+  const stale =
+    existing !== null &&
+    current?.version === document.version &&
+    (existing.claimed_at === undefined || Date.now() - existing.claimed_at.getTime() > STALE_CLAIM_MS);
+  if (stale) {
+    await store.deleteDocumentContent(pendingContentId(document._id, version));
+    if (await claim()) return;
+  }
+  throw replacementInProgress(document._id);
 }
 
 /** Runs a failed document's ingestion again from its stored text. */
@@ -242,24 +312,29 @@ export async function retryDocument(
   await admitIngestion(deps.store, deps.config.quotas, user._id);
   const pending = pendingContentId(id, document.version);
   const contentId = (await deps.store.hasDocumentContent(pending)) ? pending : id;
-  return queueVersion(
-    deps,
-    document,
-    {
-      version: document.version + 1,
-      content_id: contentId,
-      filename: document.filename,
-      title: document.title,
-      file_id: document.file_id ?? null,
-      ...withMetadata(document.metadata),
-    },
-    mode,
+  return withTurn(deps, user._id, mode, (turn) =>
+    queueVersion(
+      deps,
+      document,
+      {
+        version: document.version + 1,
+        content_id: contentId,
+        filename: document.filename,
+        title: document.title,
+        file_id: document.file_id ?? null,
+        ...withMetadata(document.metadata),
+      },
+      mode,
+      { turn },
+    ),
   );
 }
 
 /**
  * Queues (or runs) the next version of an existing document: compare-and-set on its version, so two concurrent
- * replacements cannot both start; the loser gets 409.
+ * versions cannot both start (on FerretDB v1, where the compare-and-set is not atomic, the job's unique insert
+ * decides); the loser gets 409. A replacement's size goes on the record in the compare-and-set's write, and
+ * `started` says so (commands/quotas.ts withReplacementCharged).
  */
 async function queueVersion(
   deps: DocumentDeps,
@@ -274,16 +349,16 @@ async function queueVersion(
     stored_bytes?: number;
   },
   mode: IngestMode,
-  content?: string,
+  run: { content?: string; turn: HeldTurn | null; started?: () => void },
 ): Promise<DocumentRecord> {
   const { stored_bytes: storedBytes, ...version } = next;
   // A job that just made the document ready is deleted a moment after: until then a new job cannot be recorded
   // (one per document), so the document still counts as in flight (409), never a duplicate-key 500.
   if ((await deps.store.findJob(document._id)) !== null) throw inFlight({ ...document, status: 'processing' });
-  if (!(await deps.store.startDocumentVersion(document._id, next.version - 1, new Date()))) {
+  if (!(await deps.store.startDocumentVersion(document._id, next.version - 1, new Date(), storedBytes))) {
     throw inFlight({ ...document, status: 'processing' });
   }
-  if (storedBytes !== undefined) await deps.store.setDocumentStoredBytes(document._id, storedBytes);
+  run.started?.();
   const job = newJob(
     document,
     { ...version, replaces: document.live_version },
@@ -291,9 +366,9 @@ async function queueVersion(
     mode === 'wait' ? deps.jobs.owner : null,
     deps.config.ingestion.leaseMs,
   );
-  await deps.store.insertJob(job);
+  if (!(await deps.store.insertNewJob(job))) throw inFlight({ ...document, status: 'processing' });
   const queued: DocumentRecord = { ...document, version: next.version, status: 'queued', progress: null, error: null };
-  return startJob(deps, queued, job, mode, content === undefined ? undefined : { content });
+  return startJob(deps, queued, job, mode, run.content === undefined ? undefined : { content: run.content }, run.turn);
 }
 
 /**
@@ -305,13 +380,14 @@ export async function deleteDocument(
   user: Principal,
   id: string,
 ): Promise<void> {
-  const document = await ownedDocument(deps.store, user, id);
+  await ownedDocument(deps.store, user, id);
   // Its chunks could not be deleted while the chunk index is read-only (a full disk): 503, nothing changes.
   await deps.search.assertWritable();
   await deps.store.deleteJob(id);
-  await deps.store.deleteDocument(id);
-  // Only the owner deletes (ownedDocument): the usage given back is theirs.
-  await deps.store.releaseUsage(user._id, { documents: 1, bytes: document.stored_bytes ?? 0 });
+  // The store gives the usage back only when this call removed the record: of deletes racing (each other, the
+  // document's own failing ingestion, a permanent delete of its KB), one does, and the others answer 404 as for any
+  // document that is not there. Its chunks are the remover's to delete.
+  if (!(await deps.store.deleteDocument(id))) throw new NotFoundError(`document ${id} not found`);
   await deps.search.deleteChunksOfDocument(id);
 }
 
@@ -364,7 +440,7 @@ export async function queueReindex(deps: DocumentDeps, documentId: string): Prom
     null,
     deps.config.ingestion.leaseMs,
   );
-  await deps.store.insertJob(job);
+  if (!(await deps.store.insertNewJob(job))) return null;
   deps.jobs.nudge(current._id);
   return version;
 }

@@ -125,11 +125,9 @@ export async function purgeKnowledgeBase(store: Store, search: SearchIndex, id: 
   // Jobs first: an ingestion still running finds its job gone, stops, and removes what it wrote after this point.
   await store.deleteJobsOfKnowledgeBase(id);
   await search.deleteChunksOfKnowledgeBase(id);
-  // What its documents held goes back to its owner's usage (store/usage.ts).
-  const record = await store.findKnowledgeBaseIncludingDeleted(id);
-  const held = await store.sumDocumentsOfKnowledgeBase(id);
+  // What its documents held goes back to its owner's usage as each is removed (store/index.ts): once per document,
+  // also when a DELETE of one of them or its failing ingestion races this.
   await store.deleteDocumentsOfKnowledgeBase(id);
-  if (record) await store.releaseUsage(record.owner_id, held);
   await store.deleteKnowledgeBaseRecord(id);
 }
 

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { NotFoundError } from '../errors.ts';
 import { authorizeWriteDocuments } from '../policies/knowledgeBases.ts';
 import type { DocumentRecord, KnowledgeBaseRecord, Principal, Store } from '../store/index.ts';
-import { newDocumentRecord, type DocumentDeps } from './documents.ts';
+import { firstVersion, newDocumentRecord, type DocumentDeps } from './documents.ts';
 import { newJob } from '../jobs/records.ts';
 import { admitIngestion, withNewDocumentReserved } from './quotas.ts';
 
@@ -53,14 +53,7 @@ export async function ingestPdfUpload(
   });
   const job = newJob(
     record,
-    {
-      version: 1,
-      content_id: record._id,
-      filename: record.filename,
-      title: record.title,
-      replaces: null,
-      file_id: input.fileId,
-    },
+    { ...firstVersion(record), file_id: input.fileId },
     'async',
     null,
     deps.config.ingestion.leaseMs,

@@ -38,22 +38,25 @@ export async function reserveStorage(
 }
 
 /**
- * Runs `write` (storing a new document) with one document of `bytes` reserved for the owner. When it fails and the
- * document does not exist (never written, or removed by its failed ingestion) the reservation is given back; one
- * that failed but stays stored (a failed upload, a document queued through an outage) keeps counting.
+ * Runs `write` (storing a new document) with one document of `bytes` reserved for the owner. `write` calls
+ * `recorded()` once the document's record is written: from then on the record holds the reservation, and whoever
+ * removes the record gives it back (store/index.ts deleteDocument), so a failure after that point gives nothing back
+ * here. Before it (nothing written, or the record's write failed) the reservation is given back at once; a record
+ * written by an insert that failed later (its job) stays, and keeps counting.
  */
 export async function withNewDocumentReserved<T>(
   store: Store,
   settings: QuotaSettings,
   owner: { ownerId: string; documentId: string; bytes: number },
-  write: () => Promise<T>,
+  write: (recorded: () => void) => Promise<T>,
 ): Promise<T> {
   const delta = { documents: 1, bytes: owner.bytes };
   await reserveStorage(store, settings, owner.ownerId, delta);
+  let written = false;
   try {
-    return await write();
+    return await write(() => (written = true));
   } catch (error) {
-    if (!(await store.findDocument(owner.documentId).catch(() => undefined)))
+    if (!written && !(await store.findDocument(owner.documentId).catch(() => undefined)))
       await store.releaseUsage(owner.ownerId, delta).catch(() => undefined);
     throw error;
   }
@@ -61,23 +64,23 @@ export async function withNewDocumentReserved<T>(
 
 /**
  * Runs `write` (queueing a new version of a text) with its size difference charged to the owner (or given back: a
- * smaller one). The record's stored_bytes becomes the new size when the version starts and stays so whatever the
- * ingestion's outcome, so the usage stays the records' sum; a version that never started gives the charge back.
+ * smaller one). `write` calls `started()` once the version started with the new size on the record
+ * (store startDocumentVersion): from then on the record's stored_bytes holds the charge whatever the ingestion's
+ * outcome, so the usage stays the records' sum. A version that never started gives the charge back, once.
  */
 export async function withReplacementCharged<T>(
   store: Store,
   settings: QuotaSettings,
-  charge: { ownerId: string; documentId: string; previousBytes: number; bytes: number },
-  write: () => Promise<T>,
+  charge: { ownerId: string; previousBytes: number; bytes: number },
+  write: (started: () => void) => Promise<T>,
 ): Promise<T> {
   const delta = { documents: 0, bytes: charge.bytes - charge.previousBytes };
   await reserveStorage(store, settings, charge.ownerId, delta);
+  let charged = false;
   try {
-    return await write();
+    return await write(() => (charged = true));
   } catch (error) {
-    const current = await store.findDocument(charge.documentId).catch(() => null);
-    if (current && (current.stored_bytes ?? 0) !== charge.bytes)
-      await store.releaseUsage(charge.ownerId, delta).catch(() => undefined);
+    if (!charged) await store.releaseUsage(charge.ownerId, delta).catch(() => undefined);
     throw error;
   }
 }
@@ -93,11 +96,9 @@ export const textBytes = (content: string) => Buffer.byteLength(content, 'utf8')
 export async function purgeFailedUploads(store: Store, retentionMs: number, now = new Date()): Promise<string[]> {
   const removed: string[] = [];
   for (const document of await store.listFailedUploadsBefore(new Date(now.getTime() - retentionMs))) {
-    const knowledgeBase = await store.findKnowledgeBaseIncludingDeleted(document.knowledge_base_id);
-    // A failed document has no job; one whose retry started meanwhile is no longer failed, and stays.
+    // A failed document has no job; one whose retry started meanwhile is no longer failed, and stays. The store
+    // gives its usage back when this removed it.
     if (!(await store.deleteFailedUpload(document._id))) continue;
-    if (knowledgeBase)
-      await store.releaseUsage(knowledgeBase.owner_id, { documents: 1, bytes: document.stored_bytes ?? 0 });
     removed.push(document._id);
   }
   return removed;

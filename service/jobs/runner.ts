@@ -46,6 +46,19 @@ function lazyPdfExtractor(limits: Config['pdf']): PdfExtractor {
 interface Running {
   stop: (reason: StopReason) => void;
   done: Promise<void>;
+  /** Whose job it is (the KB's owner), for the per-user cap of requests' own jobs. */
+  owner: string;
+  /** A request's own job, counted by its turn (not as a claimed job). */
+  held: boolean;
+}
+
+/**
+ * A request's place among the jobs of this process (IngestRunner.heldTurn): it counts under the caps from the moment
+ * it is granted until end() (called once its job is over, or by the request when it fails before the job starts).
+ */
+export interface HeldTurn {
+  readonly owner: string;
+  end(): void;
 }
 
 /**
@@ -64,6 +77,10 @@ export class IngestRunner {
   readonly #paused: { id: string; resume: () => void; pause: number }[] = [];
   /** Pauses so far: a poll resumes only those from before it computed its claims (see #claimWork). */
   #pauses = 0;
+  /** Requests waiting for a turn to run their own job, in arrival order (see heldTurn). */
+  readonly #turnsWaiting: { owner: string; grant: () => void }[] = [];
+  /** Turns granted and not ended, by owner. */
+  readonly #turns = new Map<string, number>();
   /** A poll was asked for while one ran: the next starts at once, not a poll interval later. */
   #pollAgain = false;
   /** PDFs the fair order would claim now but for a busy reader (as of the last poll), in that order. */
@@ -140,10 +157,73 @@ export class IngestRunner {
   }
 
   /**
-   * A job this process already holds (its lease was written with the job): runs it now, resolving once its version
-   * is live (the retire step goes on in the background) and rejecting with the reason it failed.
+   * Waits until a request of `owner` may run its own job here, under the caps queued jobs are claimed under: this
+   * process's `concurrency` slots (text jobs running, claimed or a request's) and `maxJobsPerUser` of the owner's jobs
+   * running here. Waiting requests are served in arrival order, skipping an owner at its cap; a slot freed goes to
+   * them before the next claim. The request writes its job once granted (so its lease never runs out while it waits)
+   * and hands the turn to runHeld.
    */
-  async runHeld(job: IngestJobRecord, prepared?: Prepared): Promise<DocumentRecord> {
+  heldTurn(owner: string): Promise<HeldTurn> {
+    return new Promise<HeldTurn>((resolve) => {
+      let ended = false;
+      const turn: HeldTurn = {
+        owner,
+        end: () => {
+          if (ended) return;
+          ended = true;
+          // Only a turn that filled the last slot can have held a queued job back: then look for one now (otherwise
+          // the regular poll finds any, and a waited-for request costs no extra read of the jobs).
+          const wasFull = this.#slotsUsed() >= this.settings.concurrency;
+          const left = (this.#turns.get(owner) ?? 1) - 1;
+          if (left > 0) this.#turns.set(owner, left);
+          else this.#turns.delete(owner);
+          this.#grantTurns();
+          if (wasFull && !this.#stopping) this.#schedule(0);
+        },
+      };
+      const grant = () => {
+        this.#turns.set(owner, (this.#turns.get(owner) ?? 0) + 1);
+        resolve(turn);
+      };
+      this.#turnsWaiting.push({ owner, grant });
+      this.#grantTurns();
+    });
+  }
+
+  /** Text jobs counted against `concurrency`: claimed ones running past their PDF reading, and granted turns. */
+  #slotsUsed(): number {
+    let claimed = 0;
+    for (const [id, running] of this.#running) if (!running.held && !this.#reading.has(id)) claimed += 1;
+    let turns = 0;
+    for (const count of this.#turns.values()) turns += count;
+    return claimed + turns;
+  }
+
+  /** The owner's jobs running here: claimed ones and granted turns. */
+  #ownerRunning(owner: string): number {
+    let claimed = 0;
+    for (const running of this.#running.values()) if (!running.held && running.owner === owner) claimed += 1;
+    return claimed + (this.#turns.get(owner) ?? 0);
+  }
+
+  #grantTurns(): void {
+    for (let index = 0; index < this.#turnsWaiting.length && this.#slotsUsed() < this.settings.concurrency;) {
+      const waiting = this.#turnsWaiting[index];
+      if (this.#ownerRunning(waiting.owner) >= this.settings.maxJobsPerUser) {
+        index += 1;
+        continue;
+      }
+      this.#turnsWaiting.splice(index, 1);
+      waiting.grant();
+    }
+  }
+
+  /**
+   * A job this process already holds (its lease was written with the job): runs it now, resolving once its version
+   * is live (the retire step goes on in the background) and rejecting with the reason it failed. With its request's
+   * turn (heldTurn), which ends when the job does.
+   */
+  async runHeld(job: IngestJobRecord, prepared?: Prepared, turn?: HeldTurn): Promise<DocumentRecord> {
     if (this.#stopping) {
       // Written just as SIGTERM came: give the job back at once, for whichever process runs next. The request is
       // told its document is stored and finished elsewhere: queued from now on (async), not all-or-nothing.
@@ -151,7 +231,7 @@ export class IngestRunner {
       throw stoppingError(job._id);
     }
     return new Promise<DocumentRecord>((resolve, reject) => {
-      this.#launch(job, { onLive: resolve, onFailed: reject }, prepared);
+      this.#launch(job, { onLive: resolve, onFailed: reject }, prepared, turn);
     });
   }
 
@@ -203,7 +283,9 @@ export class IngestRunner {
     // the reader back from the PDF it paused for, which this poll did not see waiting.
     let pausesSeen = this.#pauses;
     try {
-      const slotsFree = () => this.settings.concurrency - (this.#running.size - this.#reading.size);
+      // Requests waiting for a turn go first: a slot they could take is not claimed.
+      const slotsFree = () =>
+        this.settings.concurrency - this.#slotsUsed() - (this.#turnsWaiting.length > 0 ? this.#turnsGrantable() : 0);
       const readersFree = () => this.#readersFree();
       // With the reader busy, a poll still looks: a PDF waiting for it makes the one reading give it up after a step.
       if (slotsFree() <= 0 && readersFree() <= 0 && this.#pdfsWaiting.length > 0) return;
@@ -250,6 +332,19 @@ export class IngestRunner {
     } finally {
       this.#resumePaused(pausesSeen);
     }
+  }
+
+  /** Waiting requests whose owner is under the cap: those a free slot would go to. */
+  #turnsGrantable(): number {
+    const owners = new Map<string, number>();
+    let grantable = 0;
+    for (const { owner } of this.#turnsWaiting) {
+      const running = owners.get(owner) ?? this.#ownerRunning(owner);
+      if (running >= this.settings.maxJobsPerUser) continue;
+      owners.set(owner, running + 1);
+      grantable += 1;
+    }
+    return grantable;
   }
 
   #readersFree(): number {
@@ -325,6 +420,7 @@ export class IngestRunner {
     job: IngestJobRecord,
     callbacks: { onLive?: (document: DocumentRecord) => void; onFailed?: (error: unknown) => void },
     prepared?: Prepared,
+    turn?: HeldTurn,
   ): void {
     let stopReason: StopReason | null = null;
     // Aborted when the job is stopped (shutdown, a lost lease, a deleted document): a PDF being read is killed then,
@@ -406,13 +502,15 @@ export class IngestRunner {
         clearInterval(renewal);
         this.#running.delete(job._id);
         this.#reading.delete(job._id);
+        turn?.end();
         if (this.#own && (await this.#deps.store.findJob(job._id).catch(() => null)) === null)
           this.#own.delete(job._id);
         // A queued job's slot is free: look for the next one now. (A request's own job took no slot.)
         if (!this.#stopping && fromQueue) this.#schedule(0);
       }
     })();
-    this.#running.set(job._id, { stop: stopWith, done });
+    const owner = turn?.owner ?? this.#knowledgeBaseOwners.ownerOf(job.knowledge_base_id);
+    this.#running.set(job._id, { stop: stopWith, done, owner, held: turn !== undefined });
   }
 
   async #settleFailure(

@@ -3,7 +3,7 @@
 // a crash, an outage during a clean-up, or a race left behind is found by comparing the sides, and removed (or
 // rebuilt, or queued again).
 import type { SearchIndex } from '../search/index.ts';
-import type { DocumentRecord, IngestJobClaimRecord, IngestJobRecord, Store } from '../store/index.ts';
+import type { DocumentRecord, IngestJobClaimRecord, IngestJobRecord, Store, Usage } from '../store/index.ts';
 import { pendingContentId } from '../store/index.ts';
 import { newJob } from '../jobs/records.ts';
 
@@ -29,6 +29,11 @@ export interface DoctorFindings {
   orphan_jobs: Array<DocumentRef & { version: number }>;
   /** Claim tokens of ingestion jobs that are gone, or of an earlier job of the document (a crash between two deletes). */
   orphan_claim_tokens: Array<DocumentRef & { claim: number }>;
+  /**
+   * Users whose usage record (what the quotas check) differs from what their stored documents hold: `recorded` is
+   * the record, `stored` the count and sum of stored_bytes over the documents of every KB they own.
+   */
+  usage_drift: Array<{ user_id: string; recorded: Usage; stored: Usage }>;
 }
 
 export interface DoctorReport extends DoctorFindings {
@@ -42,6 +47,7 @@ export interface DoctorReport extends DoctorFindings {
     documents_requeued: number;
     jobs_removed: number;
     claim_tokens_removed: number;
+    usage_recounted: number;
     documents_rebuilt: number;
     not_rebuildable: string[];
   };
@@ -78,6 +84,7 @@ export async function runDoctor(
   // After the jobs: a token written since belongs to a job written since too, and is recent (within the grace).
   const claimTokens = await deps.store.listJobClaims(scope);
   const chunkGroups = await deps.search.listChunkGroups(scope);
+  const usageDrift = await findUsageDrift(deps.store, scope);
 
   const knowledgeBases = new Set(knowledgeBaseIds);
   const documentsById = new Map(documents.map((document) => [document._id, document]));
@@ -96,6 +103,7 @@ export async function runDoctor(
     documents_without_job: [],
     orphan_jobs: [],
     orphan_claim_tokens: [],
+    usage_drift: usageDrift,
   };
   const orphanChunks = new Map<string, DocumentRef & { chunks: number }>();
   for (const group of chunkGroups) {
@@ -185,6 +193,7 @@ async function fix(
     documents_requeued: 0,
     jobs_removed: 0,
     claim_tokens_removed: 0,
+    usage_recounted: 0,
     documents_rebuilt: 0,
     not_rebuildable: [] as string[],
   };
@@ -251,6 +260,13 @@ async function fix(
     );
     fixed.documents_requeued += 1;
   }
+  // Last, once the documents above are removed: a usage record still off is set from the documents (as `kbqa users
+  // recount-usage` does), if it still is (a reservation or a release in flight when the report was read is not drift).
+  for (const drift of findings.usage_drift) {
+    if ((await usageDriftOf(store, drift.user_id)) === null) continue;
+    await store.recountUsage(drift.user_id);
+    fixed.usage_recounted += 1;
+  }
   // A ready document whose chunks are missing is rebuilt from its stored original.
   const missing = findings.documents_missing_chunks.map((finding) => finding.document_id);
   if (missing.length > 0) {
@@ -259,6 +275,39 @@ async function fix(
     fixed.not_rebuildable = failed;
   }
   return fixed;
+}
+
+/**
+ * Users whose usage record differs from their documents: in scope, the owners of those KBs; otherwise every user with
+ * a record (one without is counted from the documents on first use, so it cannot drift).
+ */
+async function findUsageDrift(store: Store, scope: string[] | undefined): Promise<DoctorFindings['usage_drift']> {
+  let users: string[];
+  if (scope) {
+    const owners = await Promise.all(scope.map((id) => store.findKnowledgeBaseIncludingDeleted(id)));
+    users = [...new Set(owners.flatMap((knowledgeBase) => (knowledgeBase ? [knowledgeBase.owner_id] : [])))];
+  } else users = (await store.listUsage()).map((record) => record._id);
+  const drifts: DoctorFindings['usage_drift'] = [];
+  for (const user of users) {
+    const drift = await usageDriftOf(store, user);
+    if (drift) drifts.push(drift);
+  }
+  return drifts;
+}
+
+/**
+ * The user's record against their documents, or null when they agree (or when the record has none, or changed while
+ * the documents were counted: a write in flight, not drift). A reservation whose document is being written at that
+ * moment can still show as a difference: the fix checks again right before it acts.
+ */
+async function usageDriftOf(store: Store, userId: string): Promise<DoctorFindings['usage_drift'][number] | null> {
+  const before = await store.findUsage(userId);
+  if (!before) return null;
+  const stored = await store.countStoredUsage(userId);
+  const after = await store.findUsage(userId);
+  if (!after || after.documents !== before.documents || after.bytes !== before.bytes) return null;
+  if (after.documents === stored.documents && after.bytes === stored.bytes) return null;
+  return { user_id: userId, recorded: { documents: after.documents, bytes: after.bytes }, stored };
 }
 
 /** A claim token no job will read again: its job is gone (and it is older than the grace), or it predates the job. */
@@ -299,6 +348,7 @@ export function formatDoctorReport(report: DoctorReport): string {
     `documents queued with no ingestion job: ${report.documents_without_job.length}`,
     `ingestion jobs whose document is gone: ${report.orphan_jobs.length}`,
     `claim tokens of ingestion jobs that are gone: ${report.orphan_claim_tokens.length}`,
+    `users whose usage record differs from their stored documents: ${report.usage_drift.length}`,
   ];
   for (const orphan of report.orphan_chunks.slice(0, 20))
     lines.push(`  chunks of document ${orphan.document_id} (kb ${orphan.knowledge_base_id}): ${orphan.chunks}`);
@@ -307,16 +357,22 @@ export function formatDoctorReport(report: DoctorReport): string {
       `  document ${missing.document_id} (kb ${missing.knowledge_base_id}): ${missing.indexed} of ${missing.expected} chunks indexed`,
     );
   }
+  for (const drift of report.usage_drift.slice(0, 20)) {
+    lines.push(
+      `  user ${drift.user_id}: recorded ${drift.recorded.documents} document(s) / ${drift.recorded.bytes} bytes, stored ${drift.stored.documents} / ${drift.stored.bytes}`,
+    );
+  }
   if (report.clean) lines.push('clean: every chunk, content, job and document belongs to a record that exists');
   else if (!report.fixed)
     lines.push(
-      'run `kbqa doctor --fix` to remove orphans, queue stuck documents again and rebuild missing chunks from the stored contents',
+      'run `kbqa doctor --fix` to remove orphans, queue stuck documents again, rebuild missing chunks from the stored contents and recount drifted usage',
     );
   else {
     const f = report.fixed;
     lines.push(
       `fixed: removed the chunks of ${f.chunks_removed_for_documents} document(s), ${f.stale_versions_removed} stale version(s), ${f.contents_removed} content(s), ` +
-        `${f.documents_removed} document(s), ${f.jobs_removed} job(s), ${f.claim_tokens_removed} claim token(s); queued ${f.documents_requeued} again; rebuilt ${f.documents_rebuilt}`,
+        `${f.documents_removed} document(s), ${f.jobs_removed} job(s), ${f.claim_tokens_removed} claim token(s); queued ${f.documents_requeued} again; rebuilt ${f.documents_rebuilt}; ` +
+        `recounted the usage of ${f.usage_recounted} user(s)`,
     );
     if (f.not_rebuildable.length > 0) lines.push(`not rebuilt: ${f.not_rebuildable.join(', ')}`);
   }

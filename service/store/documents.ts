@@ -1,6 +1,6 @@
 import type { Filter } from 'mongodb';
 import type { Collections } from './mongo.ts';
-import { storeCall } from './mongo.ts';
+import { isDuplicateKeyError, storeCall } from './mongo.ts';
 import { NEWEST_FIRST, afterCursor, toPage, type Page } from './pagination.ts';
 import type { DocumentRecord, DocumentStatus, IngestJobRecord, IngestionTimings, MetadataEntry } from './records.ts';
 import type { DocumentMetadata } from '../search/metadataFilter.ts';
@@ -58,21 +58,39 @@ export function documentsStore(collections: Collections) {
       );
       await storeCall(() => documents.insertOne(record));
     },
-    /** Writes a replacement's text beside the live one (it becomes the live text when the new version is). */
-    async insertPendingContent(
+    /**
+     * Claims the next version of a document by writing its text beside the live one (it becomes the live text when
+     * the new version is): a unique `_id` insert, atomic on FerretDB v1 too, so of replacements racing for one
+     * version exactly one writes. False when that version's text is already there (someone else got there first).
+     */
+    async claimPendingContent(
       documentId: string,
       knowledgeBaseId: string,
       version: number,
       content: string,
-    ): Promise<void> {
+      now: Date,
+    ): Promise<boolean> {
       const _id = pendingContentId(documentId, version);
-      await storeCall(() =>
-        documentContents.replaceOne(
-          { _id },
-          { document_id: documentId, knowledge_base_id: knowledgeBaseId, content },
-          { upsert: true },
-        ),
-      );
+      try {
+        await storeCall(() =>
+          documentContents.insertOne({
+            _id,
+            document_id: documentId,
+            knowledge_base_id: knowledgeBaseId,
+            content,
+            claimed_at: now,
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (isDuplicateKeyError(error)) return false;
+        throw error;
+      }
+    },
+    /** When a pending text was claimed (null: not there; undefined claimed_at: written before claims carried it). */
+    async findPendingClaim(documentId: string, version: number): Promise<{ claimed_at?: Date } | null> {
+      const _id = pendingContentId(documentId, version);
+      return storeCall(() => documentContents.findOne({ _id }, { projection: { _id: 0, claimed_at: 1 } }));
     },
     /** Makes a document's text the live one (idempotent: a re-run writes the same). */
     async setLiveContent(documentId: string, knowledgeBaseId: string, content: string): Promise<void> {
@@ -84,9 +102,13 @@ export function documentsStore(collections: Collections) {
         ),
       );
     },
-    /** The record, then every stored text of the document (live and pending). */
-    async deleteDocument(id: string): Promise<void> {
-      await storeCall(() => documents.deleteOne({ _id: id }));
+    /** Removes the record; true when this call removed it (the delete count: of racing deleters, one). */
+    async deleteDocumentRecord(id: string): Promise<boolean> {
+      const result = await storeCall(() => documents.deleteOne({ _id: id }));
+      return result.deletedCount === 1;
+    },
+    /** Every stored text of the document (live and pending). */
+    async deleteDocumentContents(id: string): Promise<void> {
       await storeCall(() => documentContents.deleteOne({ _id: id }));
       await storeCall(() => documentContents.deleteMany({ document_id: id }));
     },
@@ -170,12 +192,26 @@ export function documentsStore(collections: Collections) {
       await storeCall(() => documentContents.deleteOne({ _id: id }));
     },
 
-    /** Records a new version asked for, unless another one is in flight (compare-and-set on the version). */
-    async startDocumentVersion(id: string, fromVersion: number, now: Date): Promise<boolean> {
+    /**
+     * Records a new version asked for, unless another one is in flight (compare-and-set on the version). With
+     * `storedBytes` (a replacement's text) the record's size changes in the same write, so the owner's usage, charged
+     * before, matches the record from the moment the version starts.
+     */
+    async startDocumentVersion(id: string, fromVersion: number, now: Date, storedBytes?: number): Promise<boolean> {
+      const bytes = storedBytes === undefined ? {} : { stored_bytes: storedBytes };
       const result = await storeCall(() =>
         documents.updateOne(
           { _id: id, version: fromVersion, status: { $in: ['ready', 'failed'] } },
-          { $set: { version: fromVersion + 1, status: 'queued', progress: null, error: null, updated_at: now } },
+          {
+            $set: {
+              version: fromVersion + 1,
+              status: 'queued',
+              progress: null,
+              error: null,
+              updated_at: now,
+              ...bytes,
+            },
+          },
         ),
       );
       return result.modifiedCount === 1;
@@ -260,11 +296,12 @@ export function documentsStore(collections: Collections) {
       const result = await storeCall(() => documents.deleteOne({ _id: id, status: 'failed', live_version: null }));
       return result.deletedCount === 1;
     },
-    /** What the owner's storage quota counts for the document (set with each new version's text). */
-    async setDocumentStoredBytes(id: string, bytes: number): Promise<void> {
-      await storeCall(() => documents.updateOne({ _id: id }, { $set: { stored_bytes: bytes } }));
-    },
-
+    /** The records of a KB and what each holds of its owner's usage: what a permanent delete removes one by one. */
+    listDocumentHoldings: (knowledgeBaseId: string) =>
+      storeCall(() =>
+        documents.find({ knowledge_base_id: knowledgeBaseId }, { projection: { _id: 1, stored_bytes: 1 } }).toArray(),
+      ),
+    /** Whatever of a KB's records and texts is still stored (after the records were removed one by one). */
     async deleteDocumentsOfKnowledgeBase(knowledgeBaseId: string): Promise<number> {
       const result = await storeCall(() => documents.deleteMany({ knowledge_base_id: knowledgeBaseId }));
       await storeCall(() => documentContents.deleteMany({ knowledge_base_id: knowledgeBaseId }));

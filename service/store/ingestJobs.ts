@@ -92,6 +92,16 @@ export function ingestJobsStore(collections: Collections) {
 
   return {
     insertJob: (job: IngestJobRecord) => storeCall(() => ingestJobs.insertOne(job)).then(() => undefined),
+    /** The job of a new version; false when the document already has one (someone else's version got there first). */
+    async insertNewJob(job: IngestJobRecord): Promise<boolean> {
+      try {
+        await storeCall(() => ingestJobs.insertOne(job));
+        return true;
+      } catch (error) {
+        if (isDuplicateKeyError(error)) return false;
+        throw error;
+      }
+    },
     findJob: (documentId: string) => storeCall(() => ingestJobs.findOne({ _id: documentId })),
     /**
      * Jobs nobody holds (or whose holder's lease lapsed more than claimMarginMs(leaseMs) ago) and whose back-off is

@@ -214,6 +214,8 @@ export interface DocumentContentRecord {
   document_id?: string;
   knowledge_base_id: string;
   content: string;
+  /** A replacement's text: when its request claimed the version (a claim never started is stale after a while). */
+  claimed_at?: Date;
 }
 
 /**

@@ -1,8 +1,9 @@
 // Each user's stored documents and bytes, one record by user id (`user_usage`), so a quota check is one primary-key
 // probe and never a scan of the documents. Kept by counting: a reservation before a document is written, a release
-// when one is deleted. Without transactions the record can drift from the documents (a process dying between the
-// two writes, or, on FerretDB only, two API processes updating it at once); `kbqa users recount-usage` sets it from
-// the documents again, and a missing record is counted from them on first use.
+// when one is removed, by the one deleter whose delete removed the record (store/index.ts). Without transactions the
+// record can drift from the documents (a process dying between the two writes, or, on FerretDB only, two API
+// processes updating it at once); `kbqa doctor` reports a drift and `--fix` (or `kbqa users recount-usage`) sets the
+// record from the documents again, and a missing record is counted from them on first use.
 import type { Collections } from './mongo.ts';
 import { isDuplicateKeyError, storeCall } from './mongo.ts';
 import type { UsageRecord } from './records.ts';
@@ -47,8 +48,10 @@ export function usageStore(collections: Collections) {
 
   return {
     findUsage: (userId: string) => storeCall(() => usage.findOne({ _id: userId })),
-    /** What a KB's documents hold (a purge gives it back). */
-    sumDocumentsOfKnowledgeBase: (knowledgeBaseId: string) => sumDocuments([knowledgeBaseId]),
+    /** Every usage record (an admin scan: `kbqa doctor` compares each with the documents). */
+    listUsage: () => storeCall(() => usage.find({}).toArray()),
+    /** What the user's documents hold, counted from them: what the record should say. */
+    countStoredUsage: countStoredDocuments,
     /**
      * The owner's documents waiting for ingestion (queued or processing): their jobs, counted in the jobs collection,
      * which only ever holds work in flight (so the count needs no record of its own and cannot drift).

@@ -199,7 +199,8 @@ export const documentPaths = {
               message: `document ${DOCUMENT_ID} not found`,
             },
             409: {
-              description: 'The document is still queued or processing: wait until it is ready or failed.',
+              description:
+                'The document is still queued or processing, or another request is replacing it: wait until it is ready or failed.',
               message: `document ${DOCUMENT_ID} is processing: wait until it is ready or failed (GET /api/v1/documents/${DOCUMENT_ID})`,
             },
             413: {
@@ -224,7 +225,8 @@ export const documentPaths = {
         ...errors({
           403: 'The caller can see the document but does not own its KB.',
           404: {
-            description: 'No document with this id is visible to the key.',
+            description:
+              'No document with this id is visible to the key; also the answer to a delete that another one (or a delete of its KB) got to first.',
             message: `document ${DOCUMENT_ID} not found`,
           },
         }),

@@ -34,7 +34,7 @@ export interface paths {
         };
         /**
          * List knowledge bases
-         * @description Every KB the key reaches: those its user owns, those shared with the user, the organisation's and the library, newest first. Without `limit` the whole list comes back; with it, pages of at most `limit` and a `next_cursor`.
+         * @description Every KB the key reaches: those its user owns, those shared with the user (and accepted: a share not accepted yet is an invitation, left out of this list and readable by id; GET …/{id}/membership says `pending`), the organisation's and the library, newest first. Without `limit` the whole list comes back; with it, pages of at most `limit` and a `next_cursor`.
          */
         get: operations["listKnowledgeBases"];
         put?: never;
@@ -79,7 +79,7 @@ export interface paths {
         };
         /**
          * Get your membership of a knowledge base
-         * @description The caller's role in the KB and whether it is a share waiting for them to accept it (`pending`). A KB an owner shares is an invitation: it is listed to its recipient as `viewer` at once, but searched only when named in `knowledge_base_ids` until they accept it.
+         * @description The caller's role in the KB and whether it is a share waiting for them to accept it (`pending`). A KB an owner shares is an invitation: it reaches its recipient as `viewer` at once, but until they accept it, it is not in GET /api/v1/knowledge-bases and is searched only when named in `knowledge_base_ids`.
          */
         get: operations["getKnowledgeBaseMembership"];
         put?: never;

@@ -31,6 +31,8 @@ export interface SharingSettings {
 /** Invitations one person is shown at most (their bound is KBQA_MAX_PENDING_INVITATIONS_PER_RECIPIENT). */
 const MAX_LISTED_INVITATIONS = 1_000;
 
+/** No account has this id (ids are UUIDs): the recipient of an invitation to an address without an account. */
+const NO_ACCOUNT = 'no-account';
 const shareCounterKey = (userId: string) => `share:${userId}`;
 
 /**
@@ -69,8 +71,11 @@ export async function inviteToKnowledgeBase(
   if (address === normalisedEmail(user.email))
     throw new BadRequestError('email: that is you; you own this knowledge base already');
   const target = await store.findUserByEmail(address);
-  if (target && (record.shared_user_ids.includes(target._id) || (await store.isShareRefused(id, user._id, target._id))))
-    return { email: address };
+  if (target && record.shared_user_ids.includes(target._id)) return { email: address };
+  // An address without an account costs the same store calls as one with (on an id no account has), as sign-in's
+  // decoy hash does: a known address cost one lookup and one update more (medians 11-20 ms apart on a loaded machine).
+  const recipientId = target?._id ?? NO_ACCOUNT;
+  if (await store.isShareRefused(id, user._id, recipientId)) return { email: address };
   const invitation = { id: randomUUID(), knowledge_base_id: id, sender_id: user._id, email: address };
   const outcome = await store.insertShareInvitation({ ...invitation, created_at: new Date() }, settings);
   if (outcome === 'sender-full') {
@@ -84,7 +89,7 @@ export async function inviteToKnowledgeBase(
     );
   }
   // 'already' too: an invitation sent before the address had an account reaches it when the owner shares again.
-  if (target) await store.addSharedUser(id, target._id, false);
+  await store.deliverInvitation(id, target ? target._id : null);
   return { email: address };
 }
 

@@ -160,6 +160,14 @@ export function knowledgeBasesStore(collections: Collections) {
         : { $addToSet: { shared_user_ids: userId } };
       await storeCall(() => knowledgeBases.updateOne({ _id: id }, update));
     },
+    /**
+     * An invitation reaches its recipient: pending in `shared_user_ids`. Null (an address without an account): the
+     * same update on the same record, matching nothing, so both cost one primary-key round trip.
+     */
+    async deliverInvitation(id: string, userId: string | null): Promise<void> {
+      const filter = userId === null ? { _id: id, owner_id: { $exists: false } } : { _id: id };
+      await storeCall(() => knowledgeBases.updateOne(filter, { $addToSet: { shared_user_ids: userId ?? '' } }));
+    },
     /** The recipient accepts: only while the KB is still shared with them (an unshare may have come first). */
     async acceptSharedUser(id: string, userId: string): Promise<boolean> {
       const result = await storeCall(() =>

@@ -19,6 +19,7 @@ import { searchRoutes } from './http/routes/search.ts';
 import { adminRoutes } from './http/routes/admin.ts';
 import { apiKeyRoutes } from './http/routes/apiKeys.ts';
 import { knowledgeBaseSharingRoutes } from './http/routes/knowledgeBaseSharing.ts';
+import { shareInvitationRoutes } from './http/routes/shareInvitations.ts';
 import { modelRoutes } from './http/routes/models.ts';
 import { uploadRoutes } from './http/routes/uploads.ts';
 import { anonymousWebRoutes, webSessionRoutes } from './http/routes/webSession.ts';
@@ -123,6 +124,7 @@ export function buildWebApiRouter(deps: AppDeps): Router<AppState> {
     apiKeyRoutes(deps),
     adminRoutes(deps),
     knowledgeBaseSharingRoutes(deps),
+    shareInvitationRoutes(deps),
     uploadRoutes(deps),
     documentContentRoutes(deps),
   ];

@@ -171,6 +171,12 @@ const environmentSchema = z.object({
   // default: each KB is a term of the query's filter and a lookup of its hidden versions (docs/security.md).
   KBQA_MAX_KNOWLEDGE_BASES_PER_OWNER: integer(1_000, 1, 100_000),
   KBQA_MAX_SEARCHED_KNOWLEDGE_BASES: integer(100, 1, 100),
+  // Sharing (commands/shareInvitations.ts, docs/security.md): share requests one owner may make per sign-in window
+  // (counted before anything is looked up, so the answer cannot be used to probe addresses at speed), and the
+  // invitations one owner may have pending, and one address may have pending from everyone.
+  KBQA_SHARE_MAX_PER_WINDOW: integer(30, 1, 100_000),
+  KBQA_MAX_PENDING_INVITATIONS_PER_SENDER: integer(50, 1, 10_000),
+  KBQA_MAX_PENDING_INVITATIONS_PER_RECIPIENT: integer(20, 1, 10_000),
   // PDFs (web app uploads): the file size, the page count, the ceiling of the extraction time (the budget scales
   // with size and pages: extraction/pdf.ts), and the memory one PDF's reading process may take beyond Node and pdfjs.
   KBQA_MAX_UPLOAD_BYTES: integer(50 * MiB, 1024, 4096 * MiB),
@@ -446,6 +452,11 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     knowledgeBases: {
       maxPerOwner: env.KBQA_MAX_KNOWLEDGE_BASES_PER_OWNER,
       maxSearchedPerQuery: env.KBQA_MAX_SEARCHED_KNOWLEDGE_BASES,
+      sharing: {
+        maxPerWindow: env.KBQA_SHARE_MAX_PER_WINDOW,
+        maxPendingPerSender: env.KBQA_MAX_PENDING_INVITATIONS_PER_SENDER,
+        maxPendingPerRecipient: env.KBQA_MAX_PENDING_INVITATIONS_PER_RECIPIENT,
+      },
     },
     answerModels: { defaultModel, available, openai },
   };

@@ -123,8 +123,15 @@ export interface Config {
   };
   /** How long a soft-deleted KB can be restored by its owner; `kbqa kbs purge` removes it after that. */
   deletedRetentionMs: number;
-  /** KBs one owner may have; KBs one query searches (named, or its default scope). */
-  knowledgeBases: { maxPerOwner: number; maxSearchedPerQuery: number };
+  /**
+   * KBs one owner may have; KBs one query searches (named, or its default scope); share requests per owner per
+   * sign-in window, and the pending invitations one owner, and one address, may have.
+   */
+  knowledgeBases: {
+    maxPerOwner: number;
+    maxSearchedPerQuery: number;
+    sharing: { maxPerWindow: number; maxPendingPerSender: number; maxPendingPerRecipient: number };
+  };
   answerModels: {
     defaultModel: string;
     available: string[];

@@ -1,6 +1,6 @@
 // Issue 22 item 4: a share an owner makes is an invitation. Until its recipient accepts, the KB is listed to them
-// (role `viewer`) and searched only when named in `knowledge_base_ids`, never in their default scope; accepting
-// puts it there; leaving (or declining) removes it. A share an operator makes with `kbqa kbs share` is in force at
+// apart from their KBs (issue 31: GET /api/web/invitations) and searched only when named in `knowledge_base_ids`,
+// never in their default scope; accepting puts it in both; leaving (or declining) removes it. A share an operator makes with `kbqa kbs share` is in force at
 // once. Caps: KBs one owner may have, KBs one query searches.
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { shareKnowledgeBase } from '../service/commands/accounts.ts';
 import { createApiKey } from '../service/commands/apiKeys.ts';
 import { newKnowledgeBaseRecord } from '../service/commands/knowledgeBases.ts';
+import { listReceivedInvitations } from '../service/commands/shareInvitations.ts';
 import { inDefaultScope, isPendingShare } from '../service/policies/knowledgeBases.ts';
 import {
   addOrganisationMember,
@@ -72,19 +73,22 @@ async function cli(...args: string[]): Promise<unknown> {
   return JSON.parse(stdout.trim().split('\n').at(-1)!);
 }
 
-test("an owner's share is an invitation: listed to Bob as viewer, searched when named, never in his default scope", async (t) => {
+test("an owner's share is an invitation: out of Bob's list, searched when named, never in his default scope", async (t) => {
   const { app } = t.context;
   const { web, kb, documentId, marker } = await alicesPlantedKb(app);
   const bob = await makeUser(app.deps.store, { label: 'bob' });
   t.is(
     (await web.call('POST', `/api/web/knowledge-bases/${kb.id}/sharing/users`, { body: { email: bob.email } })).status,
-    201,
+    202,
   );
 
   const listed = (await app.call('GET', '/api/v1/knowledge-bases', { key: bob.key })).body.knowledge_bases;
-  const item = listed.find((entry: { id: string }) => entry.id === kb.id);
-  t.is(item?.role, 'viewer', 'listed to the recipient');
-  t.deepEqual(Object.keys(item).sort(), LIST_KEYS, "the Developer API keeps the contract's fields");
+  t.false(
+    listed.some((entry: { id: string }) => entry.id === kb.id),
+    'not in his list until he accepts',
+  );
+  for (const entry of listed)
+    t.deepEqual(Object.keys(entry).sort(), LIST_KEYS, "the Developer API keeps the contract's fields");
 
   const byDefault = await ask(app, bob);
   t.false(byDefault.knowledge_base_ids.includes(kb.id), 'a pending share is not in the default scope');
@@ -101,14 +105,15 @@ test("an owner's share is an invitation: listed to Bob as viewer, searched when 
     [200, { membership: { knowledge_base_id: kb.id, role: 'viewer', pending: true } }],
   );
   const sharing = await web.call('GET', `/api/web/knowledge-bases/${kb.id}/sharing`);
+  t.deepEqual(sharing.body.users, []);
   t.deepEqual(
-    sharing.body.users,
-    [{ id: bob.id, email: bob.email, pending: true }],
-    'the owner sees the invitation pending',
+    sharing.body.invitations.map((invitation: { email: string }) => invitation.email),
+    [bob.email],
+    'the owner sees the invitation pending, by address',
   );
 });
 
-test('accepting puts the KB in the default scope; the web list marks it pending until then', async (t) => {
+test('accepting puts the KB in the default scope and the list; until then it is among his invitations', async (t) => {
   const { app } = t.context;
   const { web, kb, documentId } = await alicesPlantedKb(app);
   const bobWeb = await makeWebUser(app.deps.store, { label: 'bob' });
@@ -121,7 +126,18 @@ test('accepting puts the KB in the default scope; the web list marks it pending 
   const pendingRow = (await bobSession.call('GET', '/api/web/knowledge-bases')).body.knowledge_bases.find(
     (entry: { id: string }) => entry.id === kb.id,
   );
-  t.like(pendingRow, { role: 'viewer', pending: true }, 'the web app is told it is pending');
+  t.is(pendingRow, undefined, 'not in the web list either');
+  t.deepEqual(
+    (await bobSession.call('GET', '/api/web/invitations')).body.invitations.map(
+      (invitation: { knowledge_base: { id: string } }) => invitation.knowledge_base.id,
+    ),
+    [kb.id],
+    'the web app lists it among his invitations',
+  );
+  t.like((await bobSession.call('GET', `/api/web/knowledge-bases/${kb.id}`)).body.knowledge_base, {
+    role: 'viewer',
+    pending: true,
+  });
 
   const accepted = await app.call('POST', `/api/v1/knowledge-bases/${kb.id}/membership/accept`, { key: bob.key });
   t.deepEqual(
@@ -141,6 +157,7 @@ test('accepting puts the KB in the default scope; the web list marks it pending 
   t.deepEqual((await web.call('GET', `/api/web/knowledge-bases/${kb.id}/sharing`)).body.users, [
     { id: bob.id, email: bob.email, pending: false },
   ]);
+  t.deepEqual((await bobSession.call('GET', '/api/web/invitations')).body.invitations, [], 'answered');
 });
 
 test('leaving removes the KB from the list and from queries (404 to read, 403 to name); owners and strangers cannot leave', async (t) => {
@@ -268,7 +285,7 @@ test('cap on KBs per query: a default scope beyond it is 400 asking for knowledg
   t.is(search.status, 400, '/search has the same default scope and the same cap');
 });
 
-test('a share stored before invitations existed (no accepted_user_ids) is pending: listed, out of the default scope, acceptable', async (t) => {
+test('a share stored before invitations existed (no accepted_user_ids) is pending: an invitation, out of the default scope, acceptable', async (t) => {
   const { app } = t.context;
   const { kb, documentId } = await alicesPlantedKb(app);
   const bob = await makeUser(app.deps.store, { label: 'bob-legacy' });
@@ -280,6 +297,12 @@ test('a share stored before invitations existed (no accepted_user_ids) is pendin
 
   const membership = await app.call('GET', `/api/v1/knowledge-bases/${kb.id}/membership`, { key: bob.key });
   t.deepEqual(membership.body, { membership: { knowledge_base_id: kb.id, role: 'viewer', pending: true } });
+  const invitations = await listReceivedInvitations(app.deps.store, (await app.deps.store.findUserById(bob.id))!);
+  t.deepEqual(
+    invitations.map((invitation) => [invitation.record._id, invitation.sender?._id, invitation.invitedAt]),
+    [[kb.id, record!.owner_id, null]],
+    'listed among his invitations, sharer known, date not recorded',
+  );
   t.false((await ask(app, bob)).knowledge_base_ids.includes(kb.id));
   t.is((await app.call('POST', `/api/v1/knowledge-bases/${kb.id}/membership/accept`, { key: bob.key })).status, 200);
   t.true(cites(await ask(app, bob), documentId));

@@ -34,7 +34,7 @@ export interface paths {
         };
         /**
          * List knowledge bases
-         * @description Every KB the key reaches: those its user owns, those shared with the user, the organisation's and the library, newest first. Without `limit` the whole list comes back; with it, pages of at most `limit` and a `next_cursor`.
+         * @description Every KB the key reaches: those its user owns, those shared with the user (and accepted: a share not accepted yet is an invitation, left out of this list and readable by id; GET …/{id}/membership says `pending`), the organisation's and the library, newest first. Without `limit` the whole list comes back; with it, pages of at most `limit` and a `next_cursor`.
          */
         get: operations["listKnowledgeBases"];
         put?: never;
@@ -79,7 +79,7 @@ export interface paths {
         };
         /**
          * Get your membership of a knowledge base
-         * @description The caller's role in the KB and whether it is a share waiting for them to accept it (`pending`). A KB an owner shares is an invitation: it is listed to its recipient as `viewer` at once, but searched only when named in `knowledge_base_ids` until they accept it.
+         * @description The caller's role in the KB and whether it is a share waiting for them to accept it (`pending`). A KB an owner shares is an invitation: it reaches its recipient as `viewer` at once, but until they accept it, it is not in GET /api/v1/knowledge-bases and is searched only when named in `knowledge_base_ids`.
          */
         get: operations["getKnowledgeBaseMembership"];
         put?: never;
@@ -658,6 +658,8 @@ export interface components {
                 code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "payload_too_large" | "rate_limited" | "server_error";
                 /** @description Human-readable text naming the field, limit or id concerned */
                 message: string;
+                /** @description Only on a wrong password (the web app's sign-in, or a signed-in person's password check): how many more failures this email may have from this address before sign-in pauses; 0: this failure started a pause of the `Retry-After` header's seconds. The same for an email with no account. */
+                tries_left?: number;
             };
         };
         /** @description A passage behind the answer; `[n]` in the answer refers to `citations[n-1]`. */

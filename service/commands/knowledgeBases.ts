@@ -1,7 +1,6 @@
 // Knowledge-base use cases: create, list, get, delete (soft or permanent), restore, purge, sharing.
 import { randomUUID } from 'node:crypto';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
-import type { OrganisationRecord, UserRecord } from '../store/index.ts';
 import {
   authorizeCurateLibrary,
   authorizeLeave,
@@ -14,6 +13,7 @@ import {
   type KnowledgeBaseRole,
 } from '../policies/knowledgeBases.ts';
 import type { Caller } from './caller.ts';
+import { closeAcceptedInvitation, recordDecline } from './invitationAnswers.ts';
 import type { SearchIndex } from '../search/index.ts';
 import type { KnowledgeBaseRecord, Page, Store, Principal } from '../store/index.ts';
 
@@ -69,12 +69,16 @@ export async function createKnowledgeBase(
   return record;
 }
 
+/**
+ * The caller's KBs: every one that reaches them but the invitations they have not accepted, which are listed apart
+ * (commands/shareInvitations.ts listReceivedInvitations) — the list is what their questions search by default.
+ */
 export async function listKnowledgeBases(
   store: Store,
   user: Principal,
   page: { limit?: number; cursor?: string },
 ): Promise<Page<ReachableKnowledgeBase>> {
-  const { items, nextCursor } = await store.listReachableKnowledgeBases(user, page);
+  const { items, nextCursor } = await store.listKnowledgeBasesInScope(user, page);
   const counts = await store.countDocumentsByKnowledgeBase(items.map((record) => record._id));
   return {
     items: items.map((record) => ({
@@ -128,6 +132,7 @@ export async function purgeKnowledgeBase(store: Store, search: SearchIndex, id: 
   // What its documents held goes back to its owner's usage as each is removed (store/index.ts): once per document,
   // also when a DELETE of one of them or its failing ingestion races this.
   await store.deleteDocumentsOfKnowledgeBase(id);
+  await store.deleteShareInvitationsOfKnowledgeBase(id);
   await store.deleteKnowledgeBaseRecord(id);
 }
 
@@ -169,59 +174,6 @@ export async function restoreOwnKnowledgeBase(
   return restoreKnowledgeBase(store, id);
 }
 
-export interface KnowledgeBaseSharing {
-  record: KnowledgeBaseRecord;
-  /** Those shared with, each with whether they have yet to accept. */
-  users: { user: UserRecord; pending: boolean }[];
-  /** The owner's organisation, if they have one (a KB can be shared only with its owner's organisation). */
-  organisation: OrganisationRecord | null;
-}
-
-/** Who a KB is shared with: its owner only. */
-export async function getKnowledgeBaseSharing(
-  store: Store,
-  user: Principal,
-  id: string,
-): Promise<KnowledgeBaseSharing> {
-  const record = authorizeManage(user, await store.findLiveKnowledgeBase(id), id);
-  const [users, organisation] = await Promise.all([
-    store.findUsersByIds(record.shared_user_ids),
-    user.organisation_id ? store.findOrganisationById(user.organisation_id) : Promise.resolve(null),
-  ]);
-  const accepted = new Set(record.accepted_user_ids ?? []);
-  return { record, users: users.map((shared) => ({ user: shared, pending: !accepted.has(shared._id) })), organisation };
-}
-
-/**
- * The owner shares read-only (`viewer`) with a user named by email: an invitation, listed to them but out of their
- * default search scope until they accept. Sharing again with someone who accepted changes nothing.
- */
-export async function shareKnowledgeBaseWithUser(
-  store: Store,
-  user: Principal,
-  id: string,
-  email: string,
-): Promise<UserRecord> {
-  authorizeManage(user, await store.findLiveKnowledgeBase(id), id);
-  const target = await store.findUserByEmail(email.trim());
-  if (!target) throw new NotFoundError(`no user with email ${email}`);
-  if (target._id === user._id) throw new BadRequestError('email: that is you; you own this knowledge base already');
-  await store.addSharedUser(id, target._id, false);
-  return target;
-}
-
-export async function unshareKnowledgeBaseWithUser(
-  store: Store,
-  user: Principal,
-  id: string,
-  userId: string,
-): Promise<void> {
-  const record = authorizeManage(user, await store.findLiveKnowledgeBase(id), id);
-  if (!record.shared_user_ids.includes(userId))
-    throw new NotFoundError(`knowledge base ${id} is not shared with user ${userId}`);
-  await store.removeSharedUser(id, userId);
-}
-
 /** The caller's relation to a KB, and whether it waits for them to accept it. */
 export interface Membership {
   id: string;
@@ -241,16 +193,22 @@ export async function getMembership(store: Store, user: Principal, id: string): 
 export async function acceptKnowledgeBaseShare(store: Store, user: Principal, id: string): Promise<Membership> {
   const record = await store.findLiveKnowledgeBase(id);
   const role = authorizeRead(user, record, id);
-  if (isPendingShare(user, record as KnowledgeBaseRecord) && !(await store.acceptSharedUser(id, user._id))) {
+  if (isPendingShare(user, record as KnowledgeBaseRecord)) {
     // The owner unshared it between the read and the write.
-    throw NotFoundError.knowledgeBase(id);
+    if (!(await store.acceptSharedUser(id, user._id))) throw NotFoundError.knowledgeBase(id);
+    await closeAcceptedInvitation(store, user, id);
   }
   return { id, role, pending: false };
 }
 
-/** The recipient leaves a KB shared with them (or declines the invitation): it no longer reaches them that way. */
+/**
+ * The recipient leaves a KB shared with them, or declines the invitation: it no longer reaches them that way. A
+ * decline sticks (the owner's later shares of it with them change nothing); someone who left after accepting can
+ * be invited again, and decline then.
+ */
 export async function leaveKnowledgeBase(store: Store, user: Principal, id: string): Promise<void> {
-  authorizeLeave(user, await store.findLiveKnowledgeBase(id), id);
+  const record = authorizeLeave(user, await store.findLiveKnowledgeBase(id), id);
+  if (isPendingShare(user, record)) await recordDecline(store, user, record);
   await store.removeSharedUser(id, user._id);
 }
 

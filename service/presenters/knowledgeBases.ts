@@ -1,5 +1,5 @@
 // KB records → API JSON. Fields are listed explicitly; nothing internal (owner, sharing, deletion) leaks.
-import type { KnowledgeBaseSharing, Membership } from '../commands/knowledgeBases.ts';
+import type { Membership } from '../commands/knowledgeBases.ts';
 import type { membership as membershipSchema } from '../http/routes/knowledgeBaseMembership.schema.ts';
 import type { KnowledgeBaseRole } from '../policies/knowledgeBases.ts';
 import type { KnowledgeBaseRecord } from '../store/index.ts';
@@ -9,7 +9,7 @@ import type {
   knowledgeBase,
   knowledgeBaseListItem,
 } from '../http/routes/knowledgeBases.schema.ts';
-import type { deletedKnowledgeBase, sharing as sharingSchema } from '../http/routes/webApp.schema.ts';
+import type { deletedKnowledgeBase } from '../http/routes/webApp.schema.ts';
 
 // The Developer API's shapes are typed against the response schemas (http/routes/knowledgeBases.schema.ts), which the
 // OpenAPI description publishes: a field added here and not there, or the other way round, does not compile.
@@ -83,21 +83,5 @@ export function presentDeletedKnowledgeBase(
     description: record.description,
     deleted_at: deletedAt.toISOString(),
     restorable_until: new Date(deletedAt.getTime() + retentionMs).toISOString(),
-  };
-}
-
-/** Who an owner's KB is shared with. */
-export function presentSharing(sharing: KnowledgeBaseSharing): z.input<typeof sharingSchema> {
-  const { record, users, organisation } = sharing;
-  return {
-    users: users.map(({ user, pending }) => ({ id: user._id, email: user.email, pending })),
-    organisation: organisation
-      ? {
-          id: organisation._id,
-          name: organisation.name,
-          shared: record.shared_organisation_ids.includes(organisation._id),
-        }
-      : null,
-    is_library: record.is_library,
   };
 }

@@ -30,6 +30,9 @@ export const BACKUP_COLLECTIONS = [
   // GridFS writes a file's chunks, then its file record: the record first.
   'document_files.files',
   'document_files.chunks',
+  'share_invitation_slots',
+  'share_invitations',
+  'share_refusals',
   'knowledge_bases',
   'api_key_usage',
   'api_keys',

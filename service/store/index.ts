@@ -8,6 +8,7 @@ import { knowledgeBasesStore } from './knowledgeBases.ts';
 import { connectMongo, storeCall, type ConnectOptions, type MongoConnection } from './mongo.ts';
 import { organisationsStore } from './organisations.ts';
 import { sessionsStore } from './sessions.ts';
+import { shareInvitationsStore } from './shareInvitations.ts';
 import { usageStore, type Usage } from './usage.ts';
 import { usersStore } from './users.ts';
 
@@ -51,6 +52,7 @@ function buildStore(connection: MongoConnection) {
     ...documents,
     ...ingestJobsStore(collections),
     ...sessionsStore(collections),
+    ...shareInvitationsStore(collections),
     ...files,
     ...usage,
     /** Whole-collection export and import for `kbqa backup`: never on a request path. */
@@ -112,6 +114,7 @@ export async function openStore(url: string, timeoutMs: number, options: Connect
 export type { HiddenChunkVersion, IngestJobCounts } from './ingestJobs.ts';
 export { metadataEntries, metadataObject, pendingContentId } from './documents.ts';
 export type { Reader } from './knowledgeBases.ts';
+export type { InvitationBounds, InvitationOutcome } from './shareInvitations.ts';
 export type { Page } from './pagination.ts';
 export { storeCallsMade, storeFailure } from './mongo.ts';
 export type { StoredFile } from './files.ts';

@@ -68,18 +68,43 @@ export function knowledgeBasesStore(collections: Collections) {
       return found.filter((record): record is KnowledgeBaseRecord => record !== null && record.deleted_at === null);
     },
 
-    async listReachableKnowledgeBases(
+    /**
+     * The KBs a user's list shows: those in their default scope, so every reachable KB but the invitations they have
+     * not accepted (listed apart: listPendingSharesOf).
+     */
+    async listKnowledgeBasesInScope(
       reader: Reader,
       page: { limit?: number; cursor?: string },
     ): Promise<Page<KnowledgeBaseRecord>> {
       const filter: Filter<KnowledgeBaseRecord> = page.cursor
-        ? { $and: [reachableBy(reader), afterCursor<KnowledgeBaseRecord>(page.cursor)] }
-        : reachableBy(reader);
+        ? { $and: [inDefaultScopeOf(reader), afterCursor<KnowledgeBaseRecord>(page.cursor)] }
+        : inDefaultScopeOf(reader);
       let cursor = knowledgeBases.find(filter).sort(NEWEST_FIRST);
       if (page.limit !== undefined) cursor = cursor.limit(page.limit + 1);
       const records = await storeCall(() => cursor.toArray());
       return toPage(records, page.limit);
     },
+
+    /**
+     * Live KBs shared with the user and not accepted, newest first, at most `max`: their invitations (a KB that
+     * reaches them otherwise as well is no invitation; the caller checks with policies' isPendingShare).
+     */
+    listPendingSharesOf: (userId: string, max: number) =>
+      storeCall(() =>
+        knowledgeBases
+          .find({ deleted_at: null, shared_user_ids: userId, accepted_user_ids: { $ne: userId } })
+          .sort(NEWEST_FIRST)
+          .limit(max)
+          .toArray(),
+      ),
+
+    /** The KBs of one owner (deleted ones too) shared with the user and not accepted: what a block withdraws. */
+    listPendingSharesFrom: (ownerId: string, userId: string) =>
+      storeCall(() =>
+        knowledgeBases
+          .find({ owner_id: ownerId, shared_user_ids: userId, accepted_user_ids: { $ne: userId } })
+          .toArray(),
+      ),
 
     listReachableKnowledgeBaseIds: async (reader: Reader): Promise<string[]> => {
       const records = await storeCall(() =>
@@ -134,6 +159,14 @@ export function knowledgeBasesStore(collections: Collections) {
         ? { $addToSet: { shared_user_ids: userId, accepted_user_ids: userId } }
         : { $addToSet: { shared_user_ids: userId } };
       await storeCall(() => knowledgeBases.updateOne({ _id: id }, update));
+    },
+    /**
+     * An invitation reaches its recipient: pending in `shared_user_ids`. Null (an address without an account): the
+     * same update on the same record, matching nothing, so both cost one primary-key round trip.
+     */
+    async deliverInvitation(id: string, userId: string | null): Promise<void> {
+      const filter = userId === null ? { _id: id, owner_id: { $exists: false } } : { _id: id };
+      await storeCall(() => knowledgeBases.updateOne(filter, { $addToSet: { shared_user_ids: userId ?? '' } }));
     },
     /** The recipient accepts: only while the KB is still shared with them (an unshare may have come first). */
     async acceptSharedUser(id: string, userId: string): Promise<boolean> {

@@ -23,6 +23,9 @@ import type {
   OrganisationRecord,
   PasswordLinkRecord,
   SessionRecord,
+  ShareInvitationRecord,
+  ShareInvitationSlotRecord,
+  ShareRefusalRecord,
   SignInFailuresRecord,
   UsageRecord,
   UserRecord,
@@ -42,6 +45,10 @@ export interface Collections {
   passwordLinks: Collection<PasswordLinkRecord>;
   signInFailures: Collection<SignInFailuresRecord>;
   installation: Collection<InstallationRecord>;
+  /** Invitations to KBs, their places against the bounds, and declines and blocks (store/shareInvitations.ts). */
+  shareInvitations: Collection<ShareInvitationRecord>;
+  shareInvitationSlots: Collection<ShareInvitationSlotRecord>;
+  shareRefusals: Collection<ShareRefusalRecord>;
   /** Each user's stored documents and bytes (store/usage.ts). */
   usage: Collection<UsageRecord>;
   /** GridFS's file records of the `document_files` bucket (store/files.ts streams through the bucket itself). */
@@ -99,6 +106,9 @@ export async function connectMongo(
     passwordLinks: db.collection<PasswordLinkRecord>('password_links'),
     signInFailures: db.collection<SignInFailuresRecord>('sign_in_failures'),
     installation: db.collection<InstallationRecord>('installation'),
+    shareInvitations: db.collection<ShareInvitationRecord>('share_invitations'),
+    shareInvitationSlots: db.collection<ShareInvitationSlotRecord>('share_invitation_slots'),
+    shareRefusals: db.collection<ShareRefusalRecord>('share_refusals'),
     usage: db.collection<UsageRecord>('user_usage'),
     documentFiles: db.collection<{ _id: string; metadata?: Record<string, unknown> }>('document_files.files'),
   };
@@ -141,6 +151,11 @@ async function ensureIndexes(collections: Collections): Promise<void> {
   await collections.ingestJobClaims.createIndex({ job_id: 1 }, { name: 'job_id' });
   await collections.ingestJobClaims.createIndex({ knowledge_base_id: 1 }, { name: 'knowledge_base_id' });
   await collections.passwordLinks.createIndex({ user_id: 1 }, { name: 'user_id' });
+  await collections.shareInvitations.createIndex({ id: 1 }, { unique: true, name: 'id_unique' });
+  await collections.shareInvitations.createIndex({ knowledge_base_id: 1 }, { name: 'knowledge_base_id' });
+  await collections.shareInvitations.createIndex({ sender_id: 1, email: 1 }, { name: 'sender_id_email' });
+  await collections.shareInvitationSlots.createIndex({ key: 1 }, { name: 'key' });
+  await collections.shareRefusals.createIndex({ recipient_id: 1 }, { name: 'recipient_id' });
   // A document's or a KB's stored files are found by their metadata (store/files.ts).
   await collections.documentFiles.createIndex({ 'metadata.document_id': 1 }, { name: 'metadata_document_id' });
   await collections.documentFiles.createIndex(

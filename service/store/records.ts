@@ -276,6 +276,48 @@ export interface SignInFailuresRecord {
   keep_until?: Date;
 }
 
+/**
+ * An owner invited an address to a KB (commands/shareInvitations.ts): one per KB and address, whether or not an
+ * account has that address, so the sharing call and the owner's list say the same either way. Gone once answered
+ * (accepted, declined) or withdrawn.
+ */
+export interface ShareInvitationRecord {
+  /** `<KB id>|<address>`: a second invitation of one address to one KB is a duplicate-key refusal, atomically. */
+  _id: string;
+  /** The invitation's public id (the owner withdraws it by this; the address stays out of URLs). */
+  id: string;
+  knowledge_base_id: string;
+  sender_id: string;
+  /** Trimmed, lower case. */
+  email: string;
+  created_at: Date;
+}
+
+/**
+ * One of the `n` places an invitation holds against a bound (`sender:<user id>` or `recipient:<address>`): the
+ * `_id` `<key>#<n>` is unique, so "at most n pending" holds across processes on FerretDB v1 too.
+ */
+export interface ShareInvitationSlotRecord {
+  _id: string;
+  key: string;
+  /** The public id of the invitation holding it. */
+  invitation_id: string;
+  created_at: Date;
+}
+
+/**
+ * A person's no to invitations: `declined|<KB id>|<recipient id>` (that KB, from its owner) or
+ * `blocked|<recipient id>|<sender id>` (every KB of that sender, until unblocked).
+ */
+export interface ShareRefusalRecord {
+  _id: string;
+  kind: 'declined' | 'blocked';
+  recipient_id: string;
+  sender_id: string;
+  knowledge_base_id: string | null;
+  created_at: Date;
+}
+
 /** Marks that the first account was created: its unique _id makes "first" hold under concurrent requests. */
 export interface InstallationRecord {
   _id: 'first_account';

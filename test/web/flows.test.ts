@@ -184,7 +184,7 @@ test('a viewer sees no upload, replace or delete controls, and the server refuse
   await row.getByRole('button', { name: 'Share' }).click();
   await page.getByLabel('Email').last().fill(viewerUser.email);
   await page.getByRole('button', { name: 'Share', exact: true }).last().click();
-  await page.locator(`[data-testid=shared-user][data-email="${viewerUser.email}"]`).waitFor();
+  await page.locator(`[data-testid=sent-invitation][data-email="${viewerUser.email}"]`).waitFor();
   await screenshotBothWidths(page, 'share-dialog');
   await page.keyboard.press('Escape');
 
@@ -195,6 +195,11 @@ test('a viewer sees no upload, replace or delete controls, and the server refuse
   await viewer.getByLabel('Email').fill(viewerUser.email);
   await viewer.getByLabel('Password').fill(TEST_PASSWORD);
   await viewer.getByRole('button', { name: 'Sign in' }).click();
+  // A share is an invitation until accepted (test/web/shareInvitation.test.ts).
+  await viewer
+    .locator(`[data-testid=invitation][data-kb-id="${kbId}"]`)
+    .getByRole('button', { name: 'Accept' })
+    .click();
   const sharedRow = viewer.locator(`[data-testid=kb-row][data-kb-id="${kbId}"]`);
   await sharedRow.waitFor();
   t.regex(await sharedRow.innerText(), /viewer/);

@@ -36,10 +36,15 @@ import {
   passwordResetResponse,
   sessionResponse,
   setupStatus,
-  sharedUserResponse,
+  blockedSenderResponse,
+  blockedSendersResponse,
+  invitationSentResponse,
+  invitationWithdrawnResponse,
+  receivedInvitationsResponse,
   sharing,
   signedOutEverywhereResponse,
   signedOutResponse,
+  unblockedResponse,
   unsharedResponse,
   webDocumentListResponse,
   webDocumentResponse,
@@ -136,13 +141,26 @@ const PATHS: ZodOpenApiPathsObject = {
   },
   '/api/web/knowledge-bases/{id}/sharing': { get: operation('getSharing', { 200: sharing }, { path: ID }) },
   '/api/web/knowledge-bases/{id}/sharing/users': {
-    post: operation('shareWithUser', { 201: sharedUserResponse }, { path: ID, body: shareWithUserBody }),
+    post: operation('shareWithUser', { 202: invitationSentResponse }, { path: ID, body: shareWithUserBody }),
+  },
+  '/api/web/knowledge-bases/{id}/sharing/invitations/{invitationId}': {
+    delete: operation(
+      'withdrawInvitation',
+      { 200: invitationWithdrawnResponse },
+      { path: ID.extend({ invitationId: z.string() }) },
+    ),
   },
   '/api/web/knowledge-bases/{id}/sharing/users/{userId}': {
     delete: operation('unshareUser', { 200: unsharedResponse }, { path: ID.extend({ userId: z.string() }) }),
   },
   '/api/web/knowledge-bases/{id}/sharing/organisation': {
     put: operation('setOrganisationSharing', { 200: organisationSharedResponse }, { path: ID, body: sharedFlagBody }),
+  },
+  '/api/web/invitations': { get: operation('listInvitations', { 200: receivedInvitationsResponse }) },
+  '/api/web/blocked-senders': { get: operation('listBlockedSenders', { 200: blockedSendersResponse }) },
+  '/api/web/blocked-senders/{userId}': {
+    put: operation('blockSender', { 200: blockedSenderResponse }, { path: z.object({ userId: z.string() }) }),
+    delete: operation('unblockSender', { 200: unblockedResponse }, { path: z.object({ userId: z.string() }) }),
   },
   '/api/web/deleted-knowledge-bases': {
     get: operation('listDeletedKnowledgeBases', { 200: deletedKnowledgeBaseListResponse }),

@@ -1,25 +1,31 @@
-// /api/web: what owners and admins do to KBs beyond the Developer API: recently deleted and restore, sharing, library.
+// /api/web: what owners and admins do to KBs beyond the Developer API: recently deleted and restore, sharing (by
+// invitation: commands/shareInvitations.ts), library.
 import type Router from '@koa/router';
 import type { z } from 'zod';
 import {
   curateLibraryKnowledgeBase,
-  getKnowledgeBaseSharing,
   listRecentlyDeletedKnowledgeBases,
   restoreOwnKnowledgeBase,
   setKnowledgeBaseOrganisationSharing,
-  shareKnowledgeBaseWithUser,
-  unshareKnowledgeBaseWithUser,
 } from '../../commands/knowledgeBases.ts';
+import {
+  getKnowledgeBaseSharing,
+  inviteToKnowledgeBase,
+  unshareKnowledgeBaseWithUser,
+  withdrawShareInvitation,
+  type SharingSettings,
+} from '../../commands/shareInvitations.ts';
 import { roleOf } from '../../policies/knowledgeBases.ts';
-import { presentDeletedKnowledgeBase, presentKnowledgeBase, presentSharing } from '../../presenters/knowledgeBases.ts';
-import { presentUserReference } from '../../presenters/users.ts';
+import { presentDeletedKnowledgeBase, presentKnowledgeBase } from '../../presenters/knowledgeBases.ts';
+import { presentSharing } from '../../presenters/shareInvitations.ts';
 import { authenticated, newRouter, type AppDeps, type AppState } from '../context.ts';
 import { parseInput } from '../validation.ts';
 import type { knowledgeBaseResponse } from './knowledgeBases.schema.ts';
 import type {
   deletedKnowledgeBaseListResponse,
+  invitationSentResponse,
+  invitationWithdrawnResponse,
   organisationSharedResponse,
-  sharedUserResponse,
   unsharedResponse,
 } from './webApp.schema.ts';
 import { libraryFlagBody, sharedFlagBody, shareWithUserBody } from './webSession.schema.ts';
@@ -27,6 +33,10 @@ import { libraryFlagBody, sharedFlagBody, shareWithUserBody } from './webSession
 export function knowledgeBaseSharingRoutes(deps: AppDeps): Router<AppState> {
   const router = newRouter();
   const retentionMs = deps.config.deletedRetentionMs;
+  const sharingSettings: SharingSettings = {
+    ...deps.config.knowledgeBases.sharing,
+    windowMs: deps.config.web.signIn.windowMs,
+  };
 
   router.get(
     '/deleted-knowledge-bases',
@@ -59,9 +69,18 @@ export function knowledgeBaseSharingRoutes(deps: AppDeps): Router<AppState> {
     '/knowledge-bases/:id/sharing/users',
     authenticated(async (ctx, caller) => {
       const { email } = parseInput(shareWithUserBody, ctx.request.body, 'body');
-      const user = await shareKnowledgeBaseWithUser(deps.store, caller.user, ctx.params.id, email);
-      ctx.status = 201;
-      ctx.body = { user: presentUserReference(user) } satisfies z.input<typeof sharedUserResponse>;
+      const invitation = await inviteToKnowledgeBase(deps.store, sharingSettings, caller.user, ctx.params.id, email);
+      // 202 whatever the address: whether an account has it, and what it does with the invitation, is not said.
+      ctx.status = 202;
+      ctx.body = { invitation } satisfies z.input<typeof invitationSentResponse>;
+    }),
+  );
+
+  router.delete(
+    '/knowledge-bases/:id/sharing/invitations/:invitationId',
+    authenticated(async (ctx, caller) => {
+      await withdrawShareInvitation(deps.store, caller.user, ctx.params.id, ctx.params.invitationId);
+      ctx.body = { withdrawn: true } satisfies z.input<typeof invitationWithdrawnResponse>;
     }),
   );
 

@@ -90,9 +90,10 @@ export const apiKeyRevokedResponse = z.object({ revoked: z.literal(true) });
 
 // ── Sharing and recently deleted KBs (routes/knowledgeBaseSharing.ts) ────────────────────────────────────────────
 
-const pending = z
-  .boolean()
-  .meta({ description: 'Shared with the user and not accepted yet: searched only when named' });
+const pending = z.boolean().meta({
+  description:
+    'Shared with the user and not accepted yet: searched only when named. Always false in the list, which leaves such KBs out (GET /api/web/invitations lists them)',
+});
 
 export const deletedKnowledgeBase = z
   .object({
@@ -107,19 +108,63 @@ export const deletedKnowledgeBaseListResponse = z.object({ knowledge_bases: z.ar
 
 export const sharedUser = userReference
   .extend({
-    pending: pending.optional().meta({ description: 'Invited, not accepted yet (absent from the share response)' }),
+    pending: pending.meta({
+      description: 'Shared before invitations were recorded and not accepted yet (newer ones are in `invitations`)',
+    }),
   })
-  .meta({ id: 'SharedUser', description: 'A user a KB is shared with.' });
-export const sharedUserResponse = z.object({ user: sharedUser });
+  .meta({ id: 'SharedUser', description: 'A person a KB is shared with.' });
+
+export const sentInvitation = z
+  .object({
+    id: resourceId('Invitation id'),
+    email: z.string(),
+    invited_at: timestamp('When it was sent'),
+  })
+  .meta({
+    id: 'SentInvitation',
+    description:
+      'An invitation not answered yet, by address alone: whether an account has the address is not said (docs/security.md § Sharing).',
+  });
+
+/** The share call's answer: the same whether or not an account has the address. */
+export const invitationSentResponse = z
+  .object({ invitation: z.object({ email: z.string().meta({ description: 'The address, trimmed, lower case' }) }) })
+  .meta({ id: 'InvitationSent', description: 'The invitation is sent (202, whatever the address).' });
 
 export const sharing = z
   .object({
     users: z.array(sharedUser),
+    invitations: z.array(sentInvitation),
     organisation: z.object({ id: resourceId('Organisation id'), name: z.string(), shared: z.boolean() }).nullable(),
     is_library: z.boolean(),
   })
-  .meta({ id: 'Sharing', description: "Whom an owner's KB is shared with." });
+  .meta({ id: 'Sharing', description: "Whom an owner's KB is shared with, and whom it waits for." });
 export const unsharedResponse = z.object({ unshared: z.literal(true) });
+export const invitationWithdrawnResponse = z.object({ withdrawn: z.literal(true) });
+
+// ── Invitations received, blocked senders (routes/shareInvitations.ts) ─────────────────────────────────────────
+
+export const receivedInvitation = z
+  .object({
+    knowledge_base: z.object({ id: resourceId('KB id'), name: z.string(), description: z.string() }),
+    shared_by: userReference.meta({ description: 'Who shared it: its owner' }),
+    invited_at: z
+      .string()
+      .nullable()
+      .meta({ description: 'When it was shared (ISO 8601); null for a share made before this was recorded' }),
+  })
+  .meta({
+    id: 'ReceivedInvitation',
+    description: 'A KB shared with the user that they have not accepted: not in their list of KBs until they do.',
+  });
+export const receivedInvitationsResponse = z.object({ invitations: z.array(receivedInvitation) });
+
+export const blockedSender = z
+  .object({ user: userReference, blocked_at: timestamp('When it was blocked') })
+  .meta({ id: 'BlockedSender', description: 'Someone whose invitations do not reach the user.' });
+export const blockedSendersResponse = z.object({ blocked_senders: z.array(blockedSender) });
+export const blockedSenderResponse = z.object({ blocked_sender: blockedSender });
+export const unblockedResponse = z.object({ unblocked: z.literal(true) });
 export const organisationSharedResponse = z.object({ shared: z.boolean() });
 
 // ── Limits and a document's content (routes/uploads.ts, routes/documentContent.ts) ────────────────────────────────

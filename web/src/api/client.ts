@@ -10,6 +10,7 @@ import { createParser } from 'eventsource-parser';
 import type {
   AdminUser,
   ApiKey,
+  BlockedSender,
   ChangePassword,
   Citation,
   CreatedApiKey,
@@ -19,6 +20,7 @@ import type {
   DocumentContent,
   DocumentReplacement,
   Invitation,
+  InvitationSent,
   KbDocument,
   KnowledgeBase,
   KnowledgeBaseListItem,
@@ -34,10 +36,10 @@ import type {
   PasswordReset,
   QueryRequest,
   QueryResponse,
+  ReceivedInvitation,
   RedeemPasswordLink,
   SessionResponse,
   SetupStatus,
-  SharedUser,
   Sharing,
   UnmarkedKnowledgeBase,
 } from './generated.ts';
@@ -408,8 +410,13 @@ export const api = {
   leaveKnowledgeBase: (kbId: string) =>
     request<{ left: true }>(`/knowledge-bases/${id(kbId)}/membership`, { method: 'DELETE' }),
   getSharing: (kbId: string) => request<Sharing>(`/knowledge-bases/${id(kbId)}/sharing`),
+  /** "Invitation sent", the same whether or not an account has the address. */
   shareWithUser: (kbId: string, email: string) =>
-    request<{ user: SharedUser }>(`/knowledge-bases/${id(kbId)}/sharing/users`, { method: 'POST', body: { email } }),
+    request<InvitationSent>(`/knowledge-bases/${id(kbId)}/sharing/users`, { method: 'POST', body: { email } }),
+  withdrawInvitation: (kbId: string, invitationId: string) =>
+    request<{ withdrawn: true }>(`/knowledge-bases/${id(kbId)}/sharing/invitations/${id(invitationId)}`, {
+      method: 'DELETE',
+    }),
   unshareUser: (kbId: string, userId: string) =>
     request<{ unshared: true }>(`/knowledge-bases/${id(kbId)}/sharing/users/${id(userId)}`, { method: 'DELETE' }),
   setOrganisationSharing: (kbId: string, shared: boolean) =>
@@ -417,6 +424,14 @@ export const api = {
       method: 'PUT',
       body: { shared },
     }),
+
+  // Invitations received (KBs shared with the user, not accepted yet) and the senders the user blocks
+  listInvitations: () => request<{ invitations: ReceivedInvitation[] }>('/invitations'),
+  listBlockedSenders: () => request<{ blocked_senders: BlockedSender[] }>('/blocked-senders'),
+  blockSender: (userId: string) =>
+    request<{ blocked_sender: BlockedSender }>(`/blocked-senders/${id(userId)}`, { method: 'PUT' }),
+  unblockSender: (userId: string) =>
+    request<{ unblocked: true }>(`/blocked-senders/${id(userId)}`, { method: 'DELETE' }),
 
   // Limits: what the server accepts, so a file it would refuse is refused before it is sent.
   getLimits: () => request<Limits>('/limits'),

@@ -290,6 +290,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/web/knowledge-bases/{id}/sharing/invitations/{invitationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete: operations["withdrawInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/web/knowledge-bases/{id}/sharing/users/{userId}": {
         parameters: {
             query?: never;
@@ -317,6 +333,54 @@ export interface paths {
         put: operations["setOrganisationSharing"];
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/web/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listInvitations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/web/blocked-senders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listBlockedSenders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/web/blocked-senders/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put: operations["blockSender"];
+        post?: never;
+        delete: operations["unblockSender"];
         options?: never;
         head?: never;
         patch?: never;
@@ -668,7 +732,7 @@ export interface components {
              * @example 2026-01-15T09:30:00.000Z
              */
             created_at: string;
-            /** @description Shared with the user and not accepted yet: searched only when named */
+            /** @description Shared with the user and not accepted yet: searched only when named. Always false in the list, which leaves such KBs out (GET /api/web/invitations lists them) */
             pending: boolean;
         };
         /**
@@ -730,7 +794,7 @@ export interface components {
              * @example 2026-01-15T09:30:00.000Z
              */
             created_at: string;
-            /** @description Shared with the user and not accepted yet: searched only when named */
+            /** @description Shared with the user and not accepted yet: searched only when named. Always false in the list, which leaves such KBs out (GET /api/web/invitations lists them) */
             pending: boolean;
         };
         /** @description The caller's relation to a KB they reach, and whether it waits for them to accept it. */
@@ -773,9 +837,10 @@ export interface components {
              */
             created_at: string;
         };
-        /** @description Whom an owner's KB is shared with. */
+        /** @description Whom an owner's KB is shared with, and whom it waits for. */
         Sharing: {
             users: components["schemas"]["SharedUser"][];
+            invitations: components["schemas"]["SentInvitation"][];
             organisation: {
                 /**
                  * Format: uuid
@@ -788,7 +853,7 @@ export interface components {
             } | null;
             is_library: boolean;
         };
-        /** @description A user a KB is shared with. */
+        /** @description A person a KB is shared with. */
         SharedUser: {
             /**
              * Format: uuid
@@ -797,8 +862,58 @@ export interface components {
              */
             id: string;
             email: string;
-            /** @description Invited, not accepted yet (absent from the share response) */
-            pending?: boolean;
+            /** @description Shared before invitations were recorded and not accepted yet (newer ones are in `invitations`) */
+            pending: boolean;
+        };
+        /** @description An invitation not answered yet, by address alone: whether an account has the address is not said (docs/security.md § Sharing). */
+        SentInvitation: {
+            /**
+             * Format: uuid
+             * @description Invitation id
+             * @example 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60
+             */
+            id: string;
+            email: string;
+            /**
+             * Format: date-time
+             * @description When it was sent
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            invited_at: string;
+        };
+        /** @description The invitation is sent (202, whatever the address). */
+        InvitationSent: {
+            invitation: {
+                /** @description The address, trimmed, lower case */
+                email: string;
+            };
+        };
+        /** @description A KB shared with the user that they have not accepted: not in their list of KBs until they do. */
+        ReceivedInvitation: {
+            knowledge_base: {
+                /**
+                 * Format: uuid
+                 * @description KB id
+                 * @example 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60
+                 */
+                id: string;
+                name: string;
+                description: string;
+            };
+            /** @description Who shared it: its owner */
+            shared_by: components["schemas"]["UserReference"];
+            /** @description When it was shared (ISO 8601); null for a share made before this was recorded */
+            invited_at: string | null;
+        };
+        /** @description Someone whose invitations do not reach the user. */
+        BlockedSender: {
+            user: components["schemas"]["UserReference"];
+            /**
+             * Format: date-time
+             * @description When it was blocked
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            blocked_at: string;
         };
         /** @description A soft-deleted KB its owner can still restore. */
         DeletedKnowledgeBase: {
@@ -1891,13 +2006,47 @@ export interface operations {
         };
         responses: {
             /** @description shareWithUser */
-            201: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationSent"];
+                };
+            };
+            /** @description Every failure: the error envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    withdrawInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The resource's id */
+                id: string;
+                invitationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description withdrawInvitation */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        user: components["schemas"]["SharedUser"];
+                        /** @constant */
+                        withdrawn: true;
                     };
                 };
             };
@@ -1974,6 +2123,135 @@ export interface operations {
                 content: {
                     "application/json": {
                         shared: boolean;
+                    };
+                };
+            };
+            /** @description Every failure: the error envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listInvitations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description listInvitations */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        invitations: components["schemas"]["ReceivedInvitation"][];
+                    };
+                };
+            };
+            /** @description Every failure: the error envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listBlockedSenders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description listBlockedSenders */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        blocked_senders: components["schemas"]["BlockedSender"][];
+                    };
+                };
+            };
+            /** @description Every failure: the error envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    blockSender: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description blockSender */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        blocked_sender: components["schemas"]["BlockedSender"];
+                    };
+                };
+            };
+            /** @description Every failure: the error envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    unblockSender: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description unblockSender */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        unblocked: true;
                     };
                 };
             };
@@ -2599,6 +2877,10 @@ export type DeletedKnowledgeBase = components['schemas']['DeletedKnowledgeBase']
 export type Membership = components['schemas']['Membership'];
 export type SharedUser = components['schemas']['SharedUser'];
 export type Sharing = components['schemas']['Sharing'];
+export type SentInvitation = components['schemas']['SentInvitation'];
+export type InvitationSent = components['schemas']['InvitationSent'];
+export type ReceivedInvitation = components['schemas']['ReceivedInvitation'];
+export type BlockedSender = components['schemas']['BlockedSender'];
 export type KbDocument = components['schemas']['WebDocument'];
 export type DocumentStatus = components['schemas']['WebDocument']['status'];
 export type DocumentKind = components['schemas']['WebDocument']['kind'];

@@ -7,6 +7,8 @@ export const queryKeys = {
   documents: (kbId: string) => ['knowledge-bases', kbId, 'documents'] as const,
   sharing: (kbId: string) => ['knowledge-bases', kbId, 'sharing'] as const,
   deletedKnowledgeBases: ['deleted-knowledge-bases'] as const,
+  invitations: ['invitations'] as const,
+  blockedSenders: ['blocked-senders'] as const,
   document: (documentId: string) => ['documents', documentId] as const,
   documentContent: (documentId: string) => ['documents', documentId, 'content'] as const,
   models: ['models'] as const,

@@ -13,7 +13,7 @@ export const knowledgeBaseMembershipPaths = {
       tags: ['Knowledge bases'],
       summary: 'Get your membership of a knowledge base',
       description:
-        "The caller's role in the KB and whether it is a share waiting for them to accept it (`pending`). A KB an owner shares is an invitation: it is listed to its recipient as `viewer` at once, but searched only when named in `knowledge_base_ids` until they accept it.",
+        "The caller's role in the KB and whether it is a share waiting for them to accept it (`pending`). A KB an owner shares is an invitation: it reaches its recipient as `viewer` at once, but until they accept it, it is not in GET /api/v1/knowledge-bases and is searched only when named in `knowledge_base_ids`.",
       requestParams: { path: pathId('KB id') },
       responses: {
         200: {

@@ -22,7 +22,7 @@ export const knowledgeBasePaths = {
       tags: ['Knowledge bases'],
       summary: 'List knowledge bases',
       description:
-        "Every KB the key reaches: those its user owns, those shared with the user, the organisation's and the library, newest first. Without `limit` the whole list comes back; with it, pages of at most `limit` and a `next_cursor`.",
+        "Every KB the key reaches: those its user owns, those shared with the user (and accepted: a share not accepted yet is an invitation, left out of this list and readable by id; GET …/{id}/membership says `pending`), the organisation's and the library, newest first. Without `limit` the whole list comes back; with it, pages of at most `limit` and a `next_cursor`.",
       requestParams: { query: documentPaging(pageQuery) },
       responses: {
         200: {

@@ -1,6 +1,7 @@
 // Every knowledge base the user can reach, with what their role lets them do: owners create, share and delete
 // (never the default one); admins put any of them in the library; those shared with the user accept (a share is
-// pending until then), decline or leave them; everyone else reads.
+// pending until then: the Invitations section above the list, which says who shared it and when), decline or leave
+// them, and block a sender; everyone else reads.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
@@ -17,6 +18,7 @@ import { refetchAfterChange } from '../../hooks/refetchAfterChange.ts';
 import { useCurrentUser } from '../../hooks/session.ts';
 import { useDocumentTitle } from '../../hooks/useDocumentTitle.ts';
 import { DeletedKnowledgeBases } from './DeletedKnowledgeBases.tsx';
+import { Invitations } from './Invitations.tsx';
 import { LibraryToggle } from './LibraryToggle.tsx';
 import { MembershipActions } from './MembershipActions.tsx';
 import { NewKnowledgeBaseForm } from './NewKnowledgeBaseForm.tsx';
@@ -45,6 +47,8 @@ export function KnowledgeBasesScene() {
         <h1>Knowledge bases</h1>
         <p className="muted">Your own, those shared with you, your organisation's and the library.</p>
       </div>
+
+      <Invitations />
 
       <section className="card" aria-label="Knowledge base list">
         {list.isPending ? (

@@ -1,5 +1,5 @@
-// Owners share a knowledge base: with users by email (they become viewers), with their organisation, and (admins)
-// with everyone through the library.
+// Owners share a knowledge base: with people by email (an invitation, shown by address until it is accepted; they
+// then become viewers), with their organisation, and (admins) with everyone through the library.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api } from '../../api/client.ts';
@@ -13,6 +13,7 @@ import { Loading } from '../../components/Loading.tsx';
 import { queryKeys } from '../../hooks/queryKeys.ts';
 import { refetchAfterChange } from '../../hooks/refetchAfterChange.ts';
 import { useCurrentUser } from '../../hooks/session.ts';
+import { formatDateTime } from '../../lib/format.ts';
 import { LibraryToggle } from './LibraryToggle.tsx';
 
 export function ShareDialog({ kb, onClose }: { kb: KnowledgeBase | null; onClose: () => void }) {
@@ -36,9 +37,16 @@ function SharingPanel({ kb }: { kb: KnowledgeBase }) {
   const refresh = () => void refetchAfterChange(queryClient, queryKeys.sharing(kb.id));
   const share = useMutation({
     mutationFn: (address: string) => api.shareWithUser(kb.id, address),
-    onSuccess: ({ user: shared }) => {
+    onSuccess: ({ invitation }) => {
       setEmail('');
-      setNotice(`Shared with ${shared.email}.`);
+      setNotice(`Invitation sent to ${invitation.email}.`);
+      refresh();
+    },
+  });
+  const withdraw = useMutation({
+    mutationFn: (invitationId: string) => api.withdrawInvitation(kb.id, invitationId),
+    onSuccess: () => {
+      setNotice('Invitation withdrawn.');
       refresh();
     },
   });
@@ -69,16 +77,36 @@ function SharingPanel({ kb }: { kb: KnowledgeBase }) {
 
   if (sharing.isPending) return <Loading />;
   if (sharing.isError) return <ErrorMessage error={sharing.error} onRetry={() => sharing.refetch()} />;
-  const { users, organisation: org, is_library } = sharing.data;
+  const { users, invitations, organisation: org, is_library } = sharing.data;
 
   return (
     <div className="stack stack--tight">
       <section aria-labelledby="shared-users-heading">
         <h3 id="shared-users-heading">People</h3>
-        {users.length === 0 ? (
+        {users.length === 0 && invitations.length === 0 ? (
           <p className="muted">Not shared with anyone yet.</p>
         ) : (
           <ul className="list list--compact">
+            {invitations.map((invitation) => (
+              <li
+                key={invitation.id}
+                className="list__item"
+                data-testid="sent-invitation"
+                data-email={invitation.email}
+              >
+                <span className="list__main truncate">{invitation.email}</span>
+                <span title={`Sent ${formatDateTime(invitation.invited_at)}; not answered yet`}>
+                  <Badge>invited</Badge>
+                </span>
+                <Button
+                  small
+                  onClick={() => withdraw.mutate(invitation.id)}
+                  busy={withdraw.isPending && withdraw.variables === invitation.id}
+                >
+                  Withdraw
+                </Button>
+              </li>
+            ))}
             {users.map((shared) => (
               <li key={shared.id} className="list__item" data-testid="shared-user" data-email={shared.email}>
                 <span className="list__main truncate">{shared.email}</span>
@@ -100,7 +128,7 @@ function SharingPanel({ kb }: { kb: KnowledgeBase }) {
             type="email"
             required
             autoComplete="off"
-            hint="They can read it and ask questions of it."
+            hint="They get an invitation; once they accept, they can read it and ask questions of it."
             value={email}
             onChange={(event) => setEmail(event.target.value)}
           />
@@ -112,6 +140,7 @@ function SharingPanel({ kb }: { kb: KnowledgeBase }) {
         </form>
         {share.error ? <ErrorMessage error={share.error} /> : null}
         {unshare.error ? <ErrorMessage error={unshare.error} /> : null}
+        {withdraw.error ? <ErrorMessage error={withdraw.error} /> : null}
       </section>
 
       <section aria-labelledby="share-org-heading">

@@ -9,9 +9,11 @@
 //
 // A PDF is read in steps when others wait: once a PDF has held the reader for `stepMs` and another PDF waits for it
 // (in this extractor's line, or as the caller says: steps.othersWaiting), its process stops after the page in
-// progress and gives the reader up; the next step starts a new process at the following page. So a small PDF waits
-// for one step of a big one, not for all of it. The time budget is the PDF's, shared by its steps (reading time
-// only), and the text is made once all pages are read (running headers are found across pages).
+// progress and gives the reader up; the next step starts a new process at the following page. A page still in
+// progress `stepMs` after that (one page can be built to cost the whole budget: issue 31 §4) is stopped: its process
+// is killed, and the next step reads that page again from its start. So a small PDF waits for at most two steps of
+// a big or slow one, not for all of it. The time budget is the PDF's, shared by its steps (reading time only, a
+// stopped page's included), and the text is made once all pages are read (running headers are found across pages).
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { PdfExtractionError } from '../errors.ts';
@@ -138,8 +140,23 @@ interface StepPlan {
   shouldYield: () => boolean;
 }
 
-/** A step that stopped before the last page, or began past the first: its pages' lines, and its reading time. */
-type StepResult = Extract<ExtractionResult, { ok: 'step' }> & { readMs: number };
+/**
+ * A step that stopped before the last page, or began past the first: its pages' lines (from firstPage on), those
+ * that broke, the title (read by a step from page 1), and its reading time. pageCount is unknown (Infinity) for a
+ * step stopped before the document was open.
+ */
+interface StepResult {
+  ok: 'step';
+  pageCount: number;
+  nextPage: number;
+  lines: TextLine[][];
+  unreadable: number;
+  title: string | null;
+  readMs: number;
+}
+
+/** How often a step past `stepMs` looks whether another PDF waits, while its page is in progress. */
+const YIELD_CHECK_MS = 100;
 
 /** Reads (part of) one PDF in a process of its own; rejects with PdfExtractionError (or Error when the reader broke). */
 function readInChildProcess(
@@ -167,13 +184,34 @@ function readInChildProcess(
       READER_START_MS,
     );
     let outcome: Error | ExtractedPdf | StepResult | null = null;
-    let yieldSent = false;
     const stepMs = limits.stepMs ?? DEFAULT_STEP_MS;
     let stderr = '';
+    // What this step has read so far: a step stopped inside a page keeps them, and reads on from the page after.
+    const step: StepResult = {
+      ok: 'step',
+      pageCount: Number.POSITIVE_INFINITY,
+      nextPage: plan.firstPage,
+      lines: [],
+      unreadable: 0,
+      title: null,
+      readMs: 0,
+    };
+    const readSoFar = (): StepResult => ({ ...step, readMs: Date.now() - started });
+    let yielding: NodeJS.Timeout | undefined;
+    let stopping: NodeJS.Timeout | undefined;
     const finish = (value: Error | ExtractedPdf | StepResult) => {
       outcome ??= value;
       clearTimeout(timer);
+      clearInterval(yielding);
+      clearTimeout(stopping);
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    };
+    // Past stepMs, while another PDF waits: stop after the page in progress, and stepMs later stop that page too.
+    const giveWay = () => {
+      if (outcome || stopping || Date.now() - started < stepMs || !plan.shouldYield()) return;
+      clearInterval(yielding);
+      child.send({ type: 'yield' } satisfies ReaderCommand, (error) => void error);
+      stopping = setTimeout(() => finish(readSoFar()), stepMs);
     };
     const budget = (pages: number) => {
       const budgetMs = extractionBudgetMs(bytes.byteLength, pages, limits.timeoutMs);
@@ -195,21 +233,23 @@ function readInChildProcess(
       if (message.type === 'ready') {
         started = Date.now();
         budget(0);
+        yielding = setInterval(giveWay, YIELD_CHECK_MS);
       } else if (message.type === 'opened') {
+        step.pageCount = message.pages;
+        step.title = message.title;
         budget(message.pages);
       } else if (message.type === 'page') {
+        step.lines.push(message.lines);
+        if (message.unreadable) step.unreadable += 1;
+        step.nextPage = message.done + 1;
         try {
           onPage?.(message.done, message.total);
         } catch (error) {
           finish(error as Error);
         }
-        if (!yieldSent && message.done < message.total && Date.now() - started >= stepMs && plan.shouldYield()) {
-          yieldSent = true;
-          child.send({ type: 'yield' } satisfies ReaderCommand, (error) => void error);
-        }
       } else {
         const { result } = message;
-        if (result.ok === 'step') finish({ ...result, readMs: Date.now() - started });
+        if (result.ok === 'step') finish({ ...readSoFar(), pageCount: result.pageCount, nextPage: result.nextPage });
         else
           finish(
             result.ok

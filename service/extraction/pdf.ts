@@ -54,20 +54,20 @@ export interface ExtractedPdf {
 
 export interface PdfExtractor {
   /**
-   * Each page's text in reading order; onPage(done, total) as pages finish. Rejects with PdfExtractionError, or with
-   * an Error once `stop` is aborted (the reader is killed).
+   * Each page's text in reading order. onPage(done, total) as the document opens (pages before the step's first
+   * done) and as pages finish; onPage(done, total, characters) while page done + 1 is read, at most every 250 ms:
+   * the characters of text it has given so far. Rejects with PdfExtractionError, or with an Error once `stop` is
+   * aborted (the reader is killed).
    */
-  extract(
-    bytes: Uint8Array,
-    onPage?: (done: number, total: number) => void,
-    stop?: AbortSignal,
-    steps?: PdfSteps,
-  ): Promise<ExtractedPdf>;
+  extract(bytes: Uint8Array, onPage?: OnPage, stop?: AbortSignal, steps?: PdfSteps): Promise<ExtractedPdf>;
   /** Ends the workers; extractions still running reject. */
   close(): Promise<void>;
   /** Read-only, for metrics: null while no worker pool has been started (a lazy extractor before its first PDF). */
   stats?(): PdfPoolStats | null;
 }
+
+/** See PdfExtractor.extract. */
+export type OnPage = (done: number, total: number, characters?: number) => void;
 
 export interface PdfPoolStats {
   /** PDFs read at once (one process each). */
@@ -162,7 +162,7 @@ const YIELD_CHECK_MS = 100;
 function readInChildProcess(
   bytes: Uint8Array,
   limits: PdfLimits,
-  onPage: ((done: number, total: number) => void) | undefined,
+  onPage: OnPage | undefined,
   stop: AbortSignal,
   plan: StepPlan,
 ): Promise<ExtractedPdf | StepResult> {
@@ -222,6 +222,13 @@ function readInChildProcess(
         Math.max(0, started + budgetMs - plan.spentMs - Date.now()),
       );
     };
+    const report = (done: number, total: number, characters?: number) => {
+      try {
+        onPage?.(done, total, characters);
+      } catch (error) {
+        finish(error as Error);
+      }
+    };
     const onStop = () => finish(new Error('the PDF reading was stopped (the extractor closed, or its job stopped)'));
     stop.addEventListener('abort', onStop, { once: true });
     child.stderr!.on('data', (part: Buffer) => (stderr = (stderr + part.toString('utf8')).slice(-STDERR_KEPT)));
@@ -238,15 +245,15 @@ function readInChildProcess(
         step.pageCount = message.pages;
         step.title = message.title;
         budget(message.pages);
+        // The pages are known (and none too many): "page 1 of m" while the first is read.
+        if (message.pages > 0 && message.pages <= limits.maxPages) report(plan.firstPage - 1, message.pages);
       } else if (message.type === 'page') {
         step.lines.push(message.lines);
         if (message.unreadable) step.unreadable += 1;
         step.nextPage = message.done + 1;
-        try {
-          onPage?.(message.done, message.total);
-        } catch (error) {
-          finish(error as Error);
-        }
+        report(message.done, message.total);
+      } else if (message.type === 'reading') {
+        report(message.page - 1, message.total, message.characters);
       } else {
         const { result } = message;
         if (result.ok === 'step') finish({ ...readSoFar(), pageCount: result.pageCount, nextPage: result.nextPage });
@@ -306,7 +313,7 @@ export function createPdfExtractor(limits: PdfLimits, options: { workers?: numbe
   /** One step of a PDF: waits for a reader, reads from plan.firstPage until the end or a yield. */
   async function readStep(
     bytes: Uint8Array,
-    onPage: ((done: number, total: number) => void) | undefined,
+    onPage: OnPage | undefined,
     stop: AbortSignal | undefined,
     plan: StepPlan,
     steps?: PdfSteps,

@@ -51,12 +51,15 @@ export type ReaderCommand = { type: 'yield' };
 
 /**
  * To the parent, in this order: ready (limited, reading stdin), opened (the page count is known; the title when the
- * reading starts at page 1), page… (each with its lines; `unreadable` when it broke), result.
+ * reading starts at page 1), page… (each with its lines; `unreadable` when it broke; `reading` while one is slow),
+ * result.
  */
 export type ExtractionMessage =
   | { type: 'ready' }
   | { type: 'opened'; pages: number; title: string | null }
   | { type: 'page'; done: number; total: number; lines: TextLine[]; unreadable: boolean }
+  /** A page in progress: the characters of text it has given so far. */
+  | { type: 'reading'; page: number; total: number; characters: number }
   | { type: 'result'; result: ExtractionResult };
 
 export type ExtractionResult =
@@ -101,12 +104,36 @@ function isAllocationFailure(error: unknown): boolean {
   );
 }
 
-async function readPage(document: PDFDocumentProxy, pageNumber: number): Promise<PlacedText[] | undefined> {
+/** How often a page in progress reports the characters read so far (a page can take seconds: issue 31). */
+const READING_REPORT_MS = 250;
+
+/**
+ * A page's text items, streamed as pdfjs parses its content (what getTextContent gathers), so that a slow page says
+ * how far it got: `reading(characters)` at most every READING_REPORT_MS.
+ */
+async function readPage(
+  document: PDFDocumentProxy,
+  pageNumber: number,
+  reading: (characters: number) => void,
+): Promise<PlacedText[] | undefined> {
   try {
     const page = await document.getPage(pageNumber);
-    const content = await page.getTextContent();
+    const reader = (page.streamTextContent() as ReadableStream<{ items: ContentItem[] }>).getReader();
+    const items: ContentItem[] = [];
+    let characters = 0;
+    let reported = Date.now();
+    for (let part = await reader.read(); !part.done; part = await reader.read()) {
+      for (const item of part.value.items) {
+        items.push(item);
+        if ('str' in item) characters += item.str.length;
+      }
+      if (Date.now() - reported >= READING_REPORT_MS) {
+        reported = Date.now();
+        reading(characters);
+      }
+    }
     page.cleanup();
-    return placedItems(content.items);
+    return placedItems(items);
   } catch (error) {
     if (isAllocationFailure(error)) throw new OutOfMemory();
     // One broken page does not lose the others; a document whose every page breaks is reported as corrupt.
@@ -166,7 +193,9 @@ async function extractPdf(
     let unreadable = 0;
     let pageNumber = firstPage;
     while (pageNumber <= total) {
-      const items = await readPage(document, pageNumber);
+      const items = await readPage(document, pageNumber, (characters) =>
+        send({ type: 'reading', page: pageNumber, total, characters }),
+      );
       if (items === undefined) unreadable += 1;
       const lines = pageLines(items ?? []);
       anyText ||= lines.length > 0;

@@ -246,25 +246,37 @@ async function buildVersion(run: JobRun): Promise<void> {
 }
 
 /**
- * A PDF's text per page, extracted from its stored original in a worker. Progress says
- * "extracting page n of m" (written at most every PROGRESS_EVERY_MS). An unreadable PDF fails the document with a
- * message a person understands (extraction.ts); nothing has been indexed yet, so nothing half-ingested remains.
+ * A PDF's text per page, extracted from its stored original in a worker. Progress says what the reader does, as it
+ * does it (issue 31: a 20 MB PDF said "page 1 of 1" with a full bar for ~10 s): the file is opened (`extracting`
+ * with no pages yet), page n of m is read (`pages.done` = n - 1, and `pages.characters` as a slow page gives its
+ * text), then all pages are read and the text is prepared (`pages.done` = m) until the chunks are embedded. Written
+ * at most every PROGRESS_EVERY_MS, except the first of each kind. An unreadable PDF fails the document with a message
+ * a person understands (extraction.ts); nothing has been indexed yet, so nothing half-ingested remains.
  */
 async function extractPdf(
   { deps, job, checkpoint, stopped, onExtracted, readerSteps, timings }: JobRun,
   fileId: string,
 ): Promise<string[]> {
-  const bytes = await deps.store.readFile(fileId);
-  if (bytes === null) throw new Error(`the stored file of document ${job._id} is missing`);
   let lastProgress = 0;
   let progressWrite: Promise<unknown> = Promise.resolve();
-  const onPage = (done: number, total: number) => {
-    if (done < total && Date.now() - lastProgress < PROGRESS_EVERY_MS) return;
+  const writeProgress = (pages?: { done: number; total: number; characters?: number }) => {
     lastProgress = Date.now();
-    const progress = { embedded: 0, total: 0, phase: 'extracting' as const, pages: { done, total } };
+    const progress = { embedded: 0, total: 0, phase: 'extracting' as const, ...(pages ? { pages } : {}) };
     progressWrite = progressWrite
       .then(() => deps.store.setDocumentProgress(job._id, 'processing', progress, { ...timings }))
       .catch(() => undefined);
+  };
+  // It has the reader: "Opening the PDF", not "Waiting for a worker", while the file is loaded and parsed.
+  writeProgress();
+  // Settled only once that write has landed: a failure recorded before it would be set back to "processing".
+  const bytes = await deps.store.readFile(fileId).finally(() => progressWrite);
+  if (bytes === null) throw new Error(`the stored file of document ${job._id} is missing`);
+  let pagesKnown = false;
+  const onPage = (done: number, total: number, characters?: number) => {
+    const first = !pagesKnown;
+    pagesKnown = true;
+    if (!first && done < total && Date.now() - lastProgress < PROGRESS_EVERY_MS) return;
+    writeProgress({ done, total, ...(characters !== undefined ? { characters } : {}) });
   };
   let extracted;
   try {

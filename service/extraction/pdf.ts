@@ -138,6 +138,13 @@ interface StepPlan {
   firstPage: number;
   spentMs: number;
   shouldYield: () => boolean;
+  /**
+   * How long a page may go on after the reader was asked to give way: `stepMs`, doubled each time the same page was
+   * stopped in a row. So a page is never stopped for ever (two PDFs with pages slower than a step, on a loaded machine, would
+   * otherwise stop each other's pages in turn until both ran out of time), and the reading thrown away is at most
+   * about what the page costs.
+   */
+  graceMs: number;
 }
 
 /**
@@ -153,6 +160,8 @@ interface StepResult {
   unreadable: number;
   title: string | null;
   readMs: number;
+  /** Ended by stopping the page in progress (its process killed). */
+  stopped?: true;
 }
 
 /** How often a step past `stepMs` looks whether another PDF waits, while its page is in progress. */
@@ -211,7 +220,7 @@ function readInChildProcess(
       if (outcome || stopping || Date.now() - started < stepMs || !plan.shouldYield()) return;
       clearInterval(yielding);
       child.send({ type: 'yield' } satisfies ReaderCommand, (error) => void error);
-      stopping = setTimeout(() => finish(readSoFar()), stepMs);
+      stopping = setTimeout(() => finish({ ...readSoFar(), stopped: true }), plan.graceMs);
     };
     const budget = (pages: number) => {
       const budgetMs = extractionBudgetMs(bytes.byteLength, pages, limits.timeoutMs);
@@ -346,7 +355,10 @@ export function createPdfExtractor(limits: PdfLimits, options: { workers?: numbe
       const read: TextLine[][] = [];
       let unreadable = 0;
       let title: string | null = null;
-      const plan: StepPlan = { firstPage: 1, spentMs: 0, shouldYield };
+      const stepMs = limits.stepMs ?? DEFAULT_STEP_MS;
+      const plan: StepPlan = { firstPage: 1, spentMs: 0, shouldYield, graceMs: stepMs };
+      let stops = 0;
+      let stoppedPage = 0;
       for (;;) {
         const step = await readStep(bytes, onPage, stop, plan, steps);
         if (!('ok' in step)) return step;
@@ -355,6 +367,11 @@ export function createPdfExtractor(limits: PdfLimits, options: { workers?: numbe
         title ??= step.title;
         plan.firstPage = step.nextPage;
         plan.spentMs += step.readMs;
+        // A page stopped n times in a row gets 2^n steps the next time (the budget ends it long before 2^16).
+        if (step.stopped) stops = step.nextPage === stoppedPage ? stops + 1 : 1;
+        else stops = 0;
+        stoppedPage = step.stopped ? step.nextPage : 0;
+        plan.graceMs = stepMs * 2 ** Math.min(stops, 16);
         if (plan.firstPage > step.pageCount) return assembled(read, unreadable, title);
         await steps?.paused?.();
       }

@@ -42,17 +42,21 @@ test("another user's one-line PDF is ready while one slow page of a PDF is still
   );
   t.is(small.status, 202, JSON.stringify(small.body));
   const smallId: string = small.body.document.id;
-  const statusOf = async (browser: WebClient, id: string) =>
-    (await browser.call('GET', `/api/web/documents/${id}`)).body.document.status as string;
+  const documentOf = async (browser: WebClient, id: string) =>
+    (await browser.call('GET', `/api/web/documents/${id}`)).body.document;
 
   // Whichever settles first, as the server's states say: on the old reader the slow PDF failed at its budget first.
   let seen = { small: 'queued', slow: 'queued' };
+  let slowSaidWaiting = false;
   while (!settled(seen.small) && !settled(seen.slow)) {
     await new Promise((resolve) => setTimeout(resolve, 200));
-    seen = { small: await statusOf(otherBrowser, smallId), slow: await statusOf(hoggerBrowser, slowId) };
+    const slowDocument = await documentOf(hoggerBrowser, slowId);
+    slowSaidWaiting ||= slowDocument.progress?.pages?.waiting === true;
+    seen = { small: (await documentOf(otherBrowser, smallId)).status, slow: slowDocument.status };
   }
   t.is(seen.small, 'ready', `the one-line PDF: ${seen.small}; the slow one: ${seen.slow}`);
   t.false(settled(seen.slow), `the slow PDF was still in flight when the one-line PDF was ready (${seen.slow})`);
+  t.true(slowSaidWaiting, 'while the one-line PDF had the reader, the slow one said it waits for it (pages.waiting)');
 
   // Still bounded: the slow PDF fails at its budget (shared by its steps), after the one-line PDF was ready.
   const slowEnd = await settledDocument(hoggerBrowser, slowId);

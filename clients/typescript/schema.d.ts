@@ -535,6 +535,8 @@ export interface components {
                     total: number;
                     /** @description Characters of text read so far on the page in progress (page `done` + 1), when it is slow */
                     characters?: number;
+                    /** @description True while it waits between two steps for the PDF reader, which another PDF has */
+                    waiting?: boolean;
                 };
             };
             /** @description Only when `failed`: why, in words a user can act on */

@@ -151,6 +151,9 @@ export const documentWithStatus = z
             characters: z.number().int().min(0).optional().meta({
               description: 'Characters of text read so far on the page in progress (page `done` + 1), when it is slow',
             }),
+            waiting: z.boolean().optional().meta({
+              description: 'True while it waits between two steps for the PDF reader, which another PDF has',
+            }),
           })
           .optional()
           .meta({

@@ -13,7 +13,7 @@ interface Step {
  * What an ingestion in flight is doing, from the server's `progress` (so it survives a reload), as the work moves
  * (issue 31: a 20 MB PDF said "page 1 of 1" with a full bar while its one page was still being read). A PDF is
  * opened ("Opening the PDF…"), its pages read ("Reading page n of m", the bar at the pages done, and the characters
- * a slow page has given so far), its text prepared ("Preparing the text of m pages…"); then every document's chunks
+ * a slow page has given so far; "Waiting for the PDF reader" between two steps), its text prepared ("Preparing the text of m pages…"); then every document's chunks
  * are embedded ("Embedding x of y").
  */
 function ingestionStep(document: KbDocument): Step {
@@ -22,12 +22,15 @@ function ingestionStep(document: KbDocument): Step {
     const pages = progress.pages;
     if (!pages || pages.total === 0) return { text: 'Opening the PDF…' };
     if (pages.done >= pages.total) return { text: `Preparing the text of ${plural(pages.total, 'page')}…` };
+    const bar = { value: pages.done, max: pages.total, label: `Pages of ${filename} read` };
+    // Between two steps: another PDF has the reader for a while.
+    if (pages.waiting) return { text: `Waiting for the PDF reader (${pages.done} of ${pages.total} pages read)`, bar };
     const characters =
       pages.characters !== undefined ? ` (${pages.characters.toLocaleString('en')} characters of text so far)` : '';
     return {
       // The server's count of pages done; the page being read is the next one.
       text: `Reading page ${pages.done + 1} of ${pages.total}${characters}`,
-      bar: { value: pages.done, max: pages.total, label: `Pages of ${filename} read` },
+      bar,
     };
   }
   if (progress && progress.total > 0) {

@@ -164,6 +164,13 @@ interface StepResult {
   stopped?: true;
 }
 
+/**
+ * A page goes on at least this long after the reader was asked to give way, whatever `stepMs`: a new reader's
+ * first page also pays pdfjs's warm-up, and with 300 ms steps on a loaded machine (load average 26) an 8-page PDF
+ * whose reader was always asked to give way had its first page stopped in every step until its budget ran out.
+ */
+const MIN_GRACE_MS = 1_000;
+
 /** How often a step past `stepMs` looks whether another PDF waits, while its page is in progress. */
 const YIELD_CHECK_MS = 100;
 
@@ -220,7 +227,7 @@ function readInChildProcess(
       if (outcome || stopping || Date.now() - started < stepMs || !plan.shouldYield()) return;
       clearInterval(yielding);
       child.send({ type: 'yield' } satisfies ReaderCommand, (error) => void error);
-      stopping = setTimeout(() => finish({ ...readSoFar(), stopped: true }), plan.graceMs);
+      stopping = setTimeout(() => finish({ ...readSoFar(), stopped: true }), Math.max(plan.graceMs, MIN_GRACE_MS));
     };
     const budget = (pages: number) => {
       const budgetMs = extractionBudgetMs(bytes.byteLength, pages, limits.timeoutMs);

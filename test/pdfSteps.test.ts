@@ -3,6 +3,7 @@
 // big one, and the big one's text is the same as read in one go.
 import anyTest, { type TestFn } from 'ava';
 import { createPdfExtractor, type PdfExtractor } from '../service/extraction/pdf.ts';
+import { slowPagePdf } from './fixtures/hostilePdfs.ts';
 import { drawingBehindTextPdf, manualPdf } from './fixtures/pdfs.ts';
 
 const test = anyTest as TestFn<{ extractor: PdfExtractor }>;
@@ -58,4 +59,35 @@ test('a small PDF queued behind a slow 60-page one is read after one step of it,
   const whole = await extractor.extract(big);
   t.deepEqual(bigResult.pages, whole.pages);
   t.is(bigResult.pageCount, 60);
+});
+
+test("a small PDF queued behind one slow page is read before that page ends; the slow page's PDF still ends at its budget", async (t) => {
+  // A reader of its own: this test's steps are not those of the others in this file, which run at the same time.
+  const extractor = createPdfExtractor(LIMITS, { workers: 1 });
+  t.teardown(() => extractor.close());
+  // Issue 31 §4: a page drawing one 2 MiB stream 90 times; 4 MiB of padding make its budget 14 s.
+  const hog = slowPagePdf(90, 2, 4);
+  const small = (await manualPdf(2)).pdf;
+  const finished: string[] = [];
+  const steps: number[] = [];
+  const hogRead = extractor.extract(hog, undefined, undefined, { onStep: (heldMs) => steps.push(heldMs) }).then(
+    () => finished.push('hog read'),
+    (error: Error) => {
+      finished.push('hog failed');
+      return error;
+    },
+  );
+  const smallRead = extractor.extract(small).then((result) => {
+    finished.push('small');
+    return result;
+  });
+  const [hogOutcome, smallResult] = await Promise.all([hogRead, smallRead]);
+  t.log(`the slow PDF held the reader in ${steps.length} steps (${steps.join(', ')} ms)`);
+  t.deepEqual(finished, ['small', 'hog failed'], 'the small PDF is read while the slow page is still in progress');
+  t.is(smallResult.pages.length, 2);
+  t.regex(
+    String(hogOutcome),
+    /the PDF took longer than \d+ s to read/,
+    'its page stopped for the small PDF, the slow one reads on to its budget',
+  );
 });

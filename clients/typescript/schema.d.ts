@@ -529,10 +529,14 @@ export interface components {
                  * @enum {string}
                  */
                 phase?: "extracting" | "embedding";
-                /** @description PDFs: pages extracted of the page count */
+                /** @description PDFs: pages extracted of the page count (absent while the file is opened; `done` = `total` while the text is prepared) */
                 pages?: {
                     done: number;
                     total: number;
+                    /** @description Characters of text read so far on the page in progress (page `done` + 1), when it is slow */
+                    characters?: number;
+                    /** @description True while it waits between two steps for the PDF reader, which another PDF has */
+                    waiting?: boolean;
                 };
             };
             /** @description Only when `failed`: why, in words a user can act on */

@@ -9,9 +9,11 @@
 //
 // A PDF is read in steps when others wait: once a PDF has held the reader for `stepMs` and another PDF waits for it
 // (in this extractor's line, or as the caller says: steps.othersWaiting), its process stops after the page in
-// progress and gives the reader up; the next step starts a new process at the following page. So a small PDF waits
-// for one step of a big one, not for all of it. The time budget is the PDF's, shared by its steps (reading time
-// only), and the text is made once all pages are read (running headers are found across pages).
+// progress and gives the reader up; the next step starts a new process at the following page. A page still in
+// progress `stepMs` after that (one page can be built to cost the whole budget: issue 31 §4) is stopped: its process
+// is killed, and the next step reads that page again from its start. So a small PDF waits for at most two steps of
+// a big or slow one, not for all of it. The time budget is the PDF's, shared by its steps (reading time only, a
+// stopped page's included), and the text is made once all pages are read (running headers are found across pages).
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { PdfExtractionError } from '../errors.ts';
@@ -52,20 +54,20 @@ export interface ExtractedPdf {
 
 export interface PdfExtractor {
   /**
-   * Each page's text in reading order; onPage(done, total) as pages finish. Rejects with PdfExtractionError, or with
-   * an Error once `stop` is aborted (the reader is killed).
+   * Each page's text in reading order. onPage(done, total) as the document opens (pages before the step's first
+   * done) and as pages finish; onPage(done, total, characters) while page done + 1 is read, at most every 250 ms:
+   * the characters of text it has given so far. Rejects with PdfExtractionError, or with an Error once `stop` is
+   * aborted (the reader is killed).
    */
-  extract(
-    bytes: Uint8Array,
-    onPage?: (done: number, total: number) => void,
-    stop?: AbortSignal,
-    steps?: PdfSteps,
-  ): Promise<ExtractedPdf>;
+  extract(bytes: Uint8Array, onPage?: OnPage, stop?: AbortSignal, steps?: PdfSteps): Promise<ExtractedPdf>;
   /** Ends the workers; extractions still running reject. */
   close(): Promise<void>;
   /** Read-only, for metrics: null while no worker pool has been started (a lazy extractor before its first PDF). */
   stats?(): PdfPoolStats | null;
 }
+
+/** See PdfExtractor.extract. */
+export type OnPage = (done: number, total: number, characters?: number) => void;
 
 export interface PdfPoolStats {
   /** PDFs read at once (one process each). */
@@ -136,16 +138,47 @@ interface StepPlan {
   firstPage: number;
   spentMs: number;
   shouldYield: () => boolean;
+  /**
+   * How long a page may go on after the reader was asked to give way: `stepMs`, doubled each time the same page was
+   * stopped in a row. So a page is never stopped for ever (two PDFs with pages slower than a step, on a loaded machine, would
+   * otherwise stop each other's pages in turn until both ran out of time), and the reading thrown away is at most
+   * about what the page costs.
+   */
+  graceMs: number;
 }
 
-/** A step that stopped before the last page, or began past the first: its pages' lines, and its reading time. */
-type StepResult = Extract<ExtractionResult, { ok: 'step' }> & { readMs: number };
+/**
+ * A step that stopped before the last page, or began past the first: its pages' lines (from firstPage on), those
+ * that broke, the title (read by a step from page 1), and its reading time. pageCount is unknown (Infinity) for a
+ * step stopped before the document was open.
+ */
+interface StepResult {
+  ok: 'step';
+  pageCount: number;
+  nextPage: number;
+  lines: TextLine[][];
+  unreadable: number;
+  title: string | null;
+  readMs: number;
+  /** Ended by stopping the page in progress (its process killed). */
+  stopped?: true;
+}
+
+/**
+ * A page goes on at least this long after the reader was asked to give way, whatever `stepMs`: a new reader's
+ * first page also pays pdfjs's warm-up, and with 300 ms steps on a loaded machine (load average 26) an 8-page PDF
+ * whose reader was always asked to give way had its first page stopped in every step until its budget ran out.
+ */
+const MIN_GRACE_MS = 1_000;
+
+/** How often a step past `stepMs` looks whether another PDF waits, while its page is in progress. */
+const YIELD_CHECK_MS = 100;
 
 /** Reads (part of) one PDF in a process of its own; rejects with PdfExtractionError (or Error when the reader broke). */
 function readInChildProcess(
   bytes: Uint8Array,
   limits: PdfLimits,
-  onPage: ((done: number, total: number) => void) | undefined,
+  onPage: OnPage | undefined,
   stop: AbortSignal,
   plan: StepPlan,
 ): Promise<ExtractedPdf | StepResult> {
@@ -167,13 +200,34 @@ function readInChildProcess(
       READER_START_MS,
     );
     let outcome: Error | ExtractedPdf | StepResult | null = null;
-    let yieldSent = false;
     const stepMs = limits.stepMs ?? DEFAULT_STEP_MS;
     let stderr = '';
+    // What this step has read so far: a step stopped inside a page keeps them, and reads on from the page after.
+    const step: StepResult = {
+      ok: 'step',
+      pageCount: Number.POSITIVE_INFINITY,
+      nextPage: plan.firstPage,
+      lines: [],
+      unreadable: 0,
+      title: null,
+      readMs: 0,
+    };
+    const readSoFar = (): StepResult => ({ ...step, readMs: Date.now() - started });
+    let yielding: NodeJS.Timeout | undefined;
+    let stopping: NodeJS.Timeout | undefined;
     const finish = (value: Error | ExtractedPdf | StepResult) => {
       outcome ??= value;
       clearTimeout(timer);
+      clearInterval(yielding);
+      clearTimeout(stopping);
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    };
+    // Past stepMs, while another PDF waits: stop after the page in progress, and stepMs later stop that page too.
+    const giveWay = () => {
+      if (outcome || stopping || Date.now() - started < stepMs || !plan.shouldYield()) return;
+      clearInterval(yielding);
+      child.send({ type: 'yield' } satisfies ReaderCommand, (error) => void error);
+      stopping = setTimeout(() => finish({ ...readSoFar(), stopped: true }), Math.max(plan.graceMs, MIN_GRACE_MS));
     };
     const budget = (pages: number) => {
       const budgetMs = extractionBudgetMs(bytes.byteLength, pages, limits.timeoutMs);
@@ -183,6 +237,13 @@ function readInChildProcess(
         () => finish(PdfExtractionError.timeout(budgetMs)),
         Math.max(0, started + budgetMs - plan.spentMs - Date.now()),
       );
+    };
+    const report = (done: number, total: number, characters?: number) => {
+      try {
+        onPage?.(done, total, characters);
+      } catch (error) {
+        finish(error as Error);
+      }
     };
     const onStop = () => finish(new Error('the PDF reading was stopped (the extractor closed, or its job stopped)'));
     stop.addEventListener('abort', onStop, { once: true });
@@ -195,21 +256,23 @@ function readInChildProcess(
       if (message.type === 'ready') {
         started = Date.now();
         budget(0);
+        yielding = setInterval(giveWay, YIELD_CHECK_MS);
       } else if (message.type === 'opened') {
+        step.pageCount = message.pages;
+        step.title = message.title;
         budget(message.pages);
+        // The pages are known (and none too many): "page 1 of m" while the first is read.
+        if (message.pages > 0 && message.pages <= limits.maxPages) report(plan.firstPage - 1, message.pages);
       } else if (message.type === 'page') {
-        try {
-          onPage?.(message.done, message.total);
-        } catch (error) {
-          finish(error as Error);
-        }
-        if (!yieldSent && message.done < message.total && Date.now() - started >= stepMs && plan.shouldYield()) {
-          yieldSent = true;
-          child.send({ type: 'yield' } satisfies ReaderCommand, (error) => void error);
-        }
+        step.lines.push(message.lines);
+        if (message.unreadable) step.unreadable += 1;
+        step.nextPage = message.done + 1;
+        report(message.done, message.total);
+      } else if (message.type === 'reading') {
+        report(message.page - 1, message.total, message.characters);
       } else {
         const { result } = message;
-        if (result.ok === 'step') finish({ ...result, readMs: Date.now() - started });
+        if (result.ok === 'step') finish({ ...readSoFar(), pageCount: result.pageCount, nextPage: result.nextPage });
         else
           finish(
             result.ok
@@ -266,7 +329,7 @@ export function createPdfExtractor(limits: PdfLimits, options: { workers?: numbe
   /** One step of a PDF: waits for a reader, reads from plan.firstPage until the end or a yield. */
   async function readStep(
     bytes: Uint8Array,
-    onPage: ((done: number, total: number) => void) | undefined,
+    onPage: OnPage | undefined,
     stop: AbortSignal | undefined,
     plan: StepPlan,
     steps?: PdfSteps,
@@ -299,7 +362,10 @@ export function createPdfExtractor(limits: PdfLimits, options: { workers?: numbe
       const read: TextLine[][] = [];
       let unreadable = 0;
       let title: string | null = null;
-      const plan: StepPlan = { firstPage: 1, spentMs: 0, shouldYield };
+      const stepMs = limits.stepMs ?? DEFAULT_STEP_MS;
+      const plan: StepPlan = { firstPage: 1, spentMs: 0, shouldYield, graceMs: stepMs };
+      let stops = 0;
+      let stoppedPage = 0;
       for (;;) {
         const step = await readStep(bytes, onPage, stop, plan, steps);
         if (!('ok' in step)) return step;
@@ -308,6 +374,11 @@ export function createPdfExtractor(limits: PdfLimits, options: { workers?: numbe
         title ??= step.title;
         plan.firstPage = step.nextPage;
         plan.spentMs += step.readMs;
+        // A page stopped n times in a row gets 2^n steps the next time (the budget ends it long before 2^16).
+        if (step.stopped) stops = step.nextPage === stoppedPage ? stops + 1 : 1;
+        else stops = 0;
+        stoppedPage = step.stopped ? step.nextPage : 0;
+        plan.graceMs = stepMs * 2 ** Math.min(stops, 16);
         if (plan.firstPage > step.pageCount) return assembled(read, unreadable, title);
         await steps?.paused?.();
       }

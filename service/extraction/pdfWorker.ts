@@ -10,9 +10,11 @@
 // CodeRange"); measured from inside, the budget means what it says.
 //
 // Protocol: argv = [memory budget in MiB, max pages, first page]; the PDF's bytes on stdin; messages to the parent
-// over IPC ('ready', 'opened' with the page count, 'page' per page, 'result' last). The parent may send 'yield': the
-// reading then stops after the page in progress and the result is a step (its pages' lines, and the page to go on
-// from), so another PDF waiting for the reader gets its turn (pdf.ts); a later process reads on from that page.
+// over IPC ('ready', 'opened' with the page count and title, 'page' per page with its lines, 'result' last). The
+// parent may send 'yield': the reading then stops after the page in progress and the result is a step (the page to
+// go on from), so another PDF waiting for the reader gets its turn (pdf.ts); a later process reads on from that
+// page. Each page's lines go to the parent as the page ends: a page still in progress long after a yield is
+// stopped by killing this process (pdf.ts), and the pages read before it are not lost.
 //
 // DOMMatrix: no shim, and no import of @napi-rs/canvas of ours. Text extraction needs neither DOMMatrix nor
 // Path2D or ImageData: with the canvas package blocked and no polyfill, pdfjs 6.5 returned identical text items
@@ -47,29 +49,27 @@ export type ExtractionFailure = 'encrypted' | 'corrupt' | 'no_text' | 'too_many_
 /** From the parent: stop after the page in progress (another PDF waits for the reader). */
 export type ReaderCommand = { type: 'yield' };
 
-/** To the parent, in this order: ready (limited, reading stdin), opened (the page count is known), page…, result. */
+/**
+ * To the parent, in this order: ready (limited, reading stdin), opened (the page count is known; the title when the
+ * reading starts at page 1), page… (each with its lines; `unreadable` when it broke; `reading` while one is slow),
+ * result.
+ */
 export type ExtractionMessage =
   | { type: 'ready' }
-  | { type: 'opened'; pages: number }
-  | { type: 'page'; done: number; total: number }
+  | { type: 'opened'; pages: number; title: string | null }
+  | { type: 'page'; done: number; total: number; lines: TextLine[]; unreadable: boolean }
+  /** A page in progress: the characters of text it has given so far. */
+  | { type: 'reading'; page: number; total: number; characters: number }
   | { type: 'result'; result: ExtractionResult };
 
 export type ExtractionResult =
   /** title: the document information's Title, when it has one (else null). */
   | { ok: true; pageCount: number; pages: string[]; title: string | null }
   /**
-   * Pages firstPage … nextPage - 1 as lines (the text is made once every page is read: running headers are found
-   * across pages): a step that yielded, or one that began past page 1. `unreadable`: its pages that broke.
+   * A step that yielded, or one that began past page 1: pages firstPage … nextPage - 1 were read, their lines sent
+   * with their 'page' messages (the text is made once every page is read: running headers are found across pages).
    */
-  | {
-      ok: 'step';
-      pageCount: number;
-      firstPage: number;
-      nextPage: number;
-      lines: TextLine[][];
-      unreadable: number;
-      title: string | null;
-    }
+  | { ok: 'step'; pageCount: number; nextPage: number }
   /** pageCount: only with too_many_pages. */
   | { ok: false; reason: ExtractionFailure; pageCount?: number };
 
@@ -104,12 +104,36 @@ function isAllocationFailure(error: unknown): boolean {
   );
 }
 
-async function readPage(document: PDFDocumentProxy, pageNumber: number): Promise<PlacedText[] | undefined> {
+/** How often a page in progress reports the characters read so far (a page can take seconds: issue 31). */
+const READING_REPORT_MS = 250;
+
+/**
+ * A page's text items, streamed as pdfjs parses its content (what getTextContent gathers), so that a slow page says
+ * how far it got: `reading(characters)` at most every READING_REPORT_MS.
+ */
+async function readPage(
+  document: PDFDocumentProxy,
+  pageNumber: number,
+  reading: (characters: number) => void,
+): Promise<PlacedText[] | undefined> {
   try {
     const page = await document.getPage(pageNumber);
-    const content = await page.getTextContent();
+    const reader = (page.streamTextContent() as ReadableStream<{ items: ContentItem[] }>).getReader();
+    const items: ContentItem[] = [];
+    let characters = 0;
+    let reported = Date.now();
+    for (let part = await reader.read(); !part.done; part = await reader.read()) {
+      for (const item of part.value.items) {
+        items.push(item);
+        if ('str' in item) characters += item.str.length;
+      }
+      if (Date.now() - reported >= READING_REPORT_MS) {
+        reported = Date.now();
+        reading(characters);
+      }
+    }
     page.cleanup();
-    return placedItems(content.items);
+    return placedItems(items);
   } catch (error) {
     if (isAllocationFailure(error)) throw new OutOfMemory();
     // One broken page does not lose the others; a document whose every page breaks is reported as corrupt.
@@ -158,7 +182,9 @@ async function extractPdf(
       return { ok: false, reason: name === 'PasswordException' ? 'encrypted' : 'corrupt' };
     }
     const total = document.numPages;
-    send({ type: 'opened', pages: total });
+    // The title first: a step stopped inside a page (pdf.ts) has sent it already.
+    const title = firstPage === 1 && total > 0 && total <= maxPages ? await documentTitle(document) : null;
+    send({ type: 'opened', pages: total, title });
     if (total === 0) return { ok: false, reason: 'corrupt' };
     if (total > maxPages) return { ok: false, reason: 'too_many_pages', pageCount: total };
 
@@ -167,22 +193,21 @@ async function extractPdf(
     let unreadable = 0;
     let pageNumber = firstPage;
     while (pageNumber <= total) {
-      const items = await readPage(document, pageNumber);
+      const items = await readPage(document, pageNumber, (characters) =>
+        send({ type: 'reading', page: pageNumber, total, characters }),
+      );
       if (items === undefined) unreadable += 1;
       const lines = pageLines(items ?? []);
       anyText ||= lines.length > 0;
       pages.push(lines);
-      send({ type: 'page', done: pageNumber, total });
+      send({ type: 'page', done: pageNumber, total, lines, unreadable: items === undefined });
       pageNumber += 1;
       if (yieldAsked()) break;
     }
-    if (firstPage > 1 || pageNumber <= total) {
-      const title = firstPage === 1 ? await documentTitle(document) : null;
-      return { ok: 'step', pageCount: total, firstPage, nextPage: pageNumber, lines: pages, unreadable, title };
-    }
+    if (firstPage > 1 || pageNumber <= total) return { ok: 'step', pageCount: total, nextPage: pageNumber };
     if (unreadable === total) return { ok: false, reason: 'corrupt' };
     if (!anyText) return { ok: false, reason: 'no_text' };
-    return { ok: true, pageCount: total, pages: pagesText(pages), title: await documentTitle(document) };
+    return { ok: true, pageCount: total, pages: pagesText(pages), title };
   } finally {
     await loading.destroy();
   }

@@ -17,6 +17,7 @@ import type { SegmentEmbedding } from '../rag/index.ts';
 import type { DocumentRecord, IngestJobRecord, MetadataEntry } from '../store/index.ts';
 import { metadataObject } from '../store/index.ts';
 import { chunkMetadata } from '../search/metadataFilter.ts';
+import type { PdfSteps } from '../extraction/pdf.ts';
 import { splitPages } from '../extraction/pdfPages.ts';
 import { removeVersionChunks } from './failures.ts';
 import { chunkDocuments } from './records.ts';
@@ -246,29 +247,53 @@ async function buildVersion(run: JobRun): Promise<void> {
 }
 
 /**
- * A PDF's text per page, extracted from its stored original in a worker. Progress says
- * "extracting page n of m" (written at most every PROGRESS_EVERY_MS). An unreadable PDF fails the document with a
- * message a person understands (extraction.ts); nothing has been indexed yet, so nothing half-ingested remains.
+ * A PDF's text per page, extracted from its stored original in a worker. Progress says what the reader does, as it
+ * does it (issue 31: a 20 MB PDF said "page 1 of 1" with a full bar for ~10 s): the file is opened (`extracting`
+ * with no pages yet), page n of m is read (`pages.done` = n - 1, and `pages.characters` as a slow page gives its
+ * text; `pages.waiting` while it waits between two steps for the reader, which another PDF has), then all pages
+ * are read and the text is prepared (`pages.done` = m) until the chunks are embedded. Written
+ * at most every PROGRESS_EVERY_MS, except the first of each kind. An unreadable PDF fails the document with a message
+ * a person understands (extraction.ts); nothing has been indexed yet, so nothing half-ingested remains.
  */
 async function extractPdf(
   { deps, job, checkpoint, stopped, onExtracted, readerSteps, timings }: JobRun,
   fileId: string,
 ): Promise<string[]> {
-  const bytes = await deps.store.readFile(fileId);
-  if (bytes === null) throw new Error(`the stored file of document ${job._id} is missing`);
   let lastProgress = 0;
   let progressWrite: Promise<unknown> = Promise.resolve();
-  const onPage = (done: number, total: number) => {
-    if (done < total && Date.now() - lastProgress < PROGRESS_EVERY_MS) return;
+  const writeProgress = (pages?: { done: number; total: number; characters?: number; waiting?: boolean }) => {
     lastProgress = Date.now();
-    const progress = { embedded: 0, total: 0, phase: 'extracting' as const, pages: { done, total } };
+    const progress = { embedded: 0, total: 0, phase: 'extracting' as const, ...(pages ? { pages } : {}) };
     progressWrite = progressWrite
       .then(() => deps.store.setDocumentProgress(job._id, 'processing', progress, { ...timings }))
       .catch(() => undefined);
   };
+  // It has the reader: "Opening the PDF", not "Waiting for a worker", while the file is loaded and parsed.
+  writeProgress();
+  // Settled only once that write has landed: a failure recorded before it would be set back to "processing".
+  const bytes = await deps.store.readFile(fileId).finally(() => progressWrite);
+  if (bytes === null) throw new Error(`the stored file of document ${job._id} is missing`);
+  let pagesKnown = false;
+  let read = { done: 0, total: 0 };
+  const onPage = (done: number, total: number, characters?: number) => {
+    const first = !pagesKnown;
+    pagesKnown = true;
+    read = { done, total };
+    if (!first && done < total && Date.now() - lastProgress < PROGRESS_EVERY_MS) return;
+    writeProgress({ done, total, ...(characters !== undefined ? { characters } : {}) });
+  };
+  // Between two steps it waits for the reader again (another PDF has it), and says so until it reads on.
+  const steps: PdfSteps = {
+    ...readerSteps,
+    paused: async () => {
+      if (read.total > 0) writeProgress({ ...read, waiting: true });
+      await readerSteps.paused?.();
+      if (read.total > 0) writeProgress(read);
+    },
+  };
   let extracted;
   try {
-    extracted = await deps.pdf!.extract(bytes, onPage, stopped, readerSteps);
+    extracted = await deps.pdf!.extract(bytes, onPage, stopped, steps);
   } catch (error) {
     // The last page's progress write may still be in flight: landing after the failure is recorded, it would set
     // the document back to "processing" for good (seen once under load: a scanned PDF stuck at "page 2 of 2").

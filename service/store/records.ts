@@ -103,13 +103,14 @@ export interface DocumentRecord {
   live_version: number | null;
   /**
    * While queued or processing: segments embedded of total, and for a PDF first the pages extracted of its page count
-   * (`phase` says which step the ingestion is in).
+   * (`phase` says which step the ingestion is in; `extracting` without pages while the file is opened; `characters`:
+   * of the page in progress, page done + 1, read so far; `waiting`: between two steps, for the reader).
    */
   progress: {
     embedded: number;
     total: number;
     phase?: 'extracting' | 'embedding';
-    pages?: { done: number; total: number };
+    pages?: { done: number; total: number; characters?: number; waiting?: boolean };
   } | null;
   /** Why the newest ingestion failed, in words a user can act on. */
   error: string | null;

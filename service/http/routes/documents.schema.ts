@@ -145,9 +145,21 @@ export const documentWithStatus = z
           .optional()
           .meta({ description: 'PDFs: which step the ingestion is in' }),
         pages: z
-          .object({ done: z.number().int().min(0), total: z.number().int().min(0) })
+          .object({
+            done: z.number().int().min(0),
+            total: z.number().int().min(0),
+            characters: z.number().int().min(0).optional().meta({
+              description: 'Characters of text read so far on the page in progress (page `done` + 1), when it is slow',
+            }),
+            waiting: z.boolean().optional().meta({
+              description: 'True while it waits between two steps for the PDF reader, which another PDF has',
+            }),
+          })
           .optional()
-          .meta({ description: 'PDFs: pages extracted of the page count' }),
+          .meta({
+            description:
+              'PDFs: pages extracted of the page count (absent while the file is opened; `done` = `total` while the text is prepared)',
+          }),
       })
       .optional()
       .meta({ description: 'Only while `queued` or `processing`' }),

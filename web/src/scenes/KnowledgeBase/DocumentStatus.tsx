@@ -10,21 +10,28 @@ interface Step {
 }
 
 /**
- * What an ingestion in flight is doing, from the server's `progress` (so it survives a reload): a PDF's pages are
- * extracted first ("Extracting page n of m"), then every document's chunks are embedded ("Embedding x of y").
+ * What an ingestion in flight is doing, from the server's `progress` (so it survives a reload), as the work moves
+ * (issue 31: a 20 MB PDF said "page 1 of 1" with a full bar while its one page was still being read). A PDF is
+ * opened ("Opening the PDF…"), its pages read ("Reading page n of m", the bar at the pages done, and the characters
+ * a slow page has given so far; "Waiting for the PDF reader" between two steps), its text prepared ("Preparing the text of m pages…"); then every document's chunks
+ * are embedded ("Embedding x of y").
  */
 function ingestionStep(document: KbDocument): Step {
   const { status, progress, filename } = document;
   if (progress?.phase === 'extracting') {
     const pages = progress.pages;
-    if (pages && pages.total > 0) {
-      return {
-        // The server's count of pages done; page 1 (not 0) while the first one is read.
-        text: `Extracting page ${Math.min(Math.max(pages.done, 1), pages.total)} of ${pages.total}`,
-        bar: { value: pages.done, max: pages.total, label: `Extracting the text of ${filename}` },
-      };
-    }
-    return { text: 'Extracting the text…' };
+    if (!pages || pages.total === 0) return { text: 'Opening the PDF…' };
+    if (pages.done >= pages.total) return { text: `Preparing the text of ${plural(pages.total, 'page')}…` };
+    const bar = { value: pages.done, max: pages.total, label: `Pages of ${filename} read` };
+    // Between two steps: another PDF has the reader for a while.
+    if (pages.waiting) return { text: `Waiting for the PDF reader (${pages.done} of ${pages.total} pages read)`, bar };
+    const characters =
+      pages.characters !== undefined ? ` (${pages.characters.toLocaleString('en')} characters of text so far)` : '';
+    return {
+      // The server's count of pages done; the page being read is the next one.
+      text: `Reading page ${pages.done + 1} of ${pages.total}${characters}`,
+      bar,
+    };
   }
   if (progress && progress.total > 0) {
     return {
@@ -34,7 +41,8 @@ function ingestionStep(document: KbDocument): Step {
   }
   // Where it stands, from the server's claim order: "1 document ahead" says why it waits, and that it moves.
   if (status === 'queued' && document.ahead) return { text: `${plural(document.ahead, 'document')} ahead` };
-  if (status === 'queued') return { text: 'Waiting for a worker…' };
+  if (status === 'queued')
+    return { text: document.kind === 'pdf' ? 'Waiting for the PDF reader…' : 'Waiting for a worker…' };
   return { text: document.kind === 'pdf' ? 'Reading the PDF…' : 'Splitting into chunks…' };
 }
 

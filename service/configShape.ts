@@ -125,6 +125,8 @@ export interface Config {
   deletedRetentionMs: number;
   /** KBs one owner may have; KBs one query searches (named, or its default scope). */
   knowledgeBases: { maxPerOwner: number; maxSearchedPerQuery: number };
+  /** Conversations one user keeps; turns one conversation holds (KBQA_MAX_CONVERSATIONS_PER_USER, …_TURNS_…). */
+  conversations: { maxPerUser: number; maxTurns: number };
   answerModels: {
     defaultModel: string;
     available: string[];

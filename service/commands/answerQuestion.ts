@@ -20,7 +20,13 @@ export { NOTHING_RELEVANT_ANSWER };
 export const HYBRID_DEPTH = 50;
 
 export interface QueryInput {
+  /** What retrieval searches (and, unless `answer_question` is given, what the answer answers). */
   query: string;
+  /**
+   * A conversation's follow-up as it was asked, when `query` is its standalone form (commands/conversations.ts): the
+   * answer picks what answers it ("And for children?"), from passages found by the topic carried in `query`.
+   */
+  answer_question?: string;
   knowledge_base_ids?: string[];
   model?: string;
   max_results: number;
@@ -214,7 +220,7 @@ async function retrieve(deps: QueryDeps, user: Principal, input: QueryInput): Pr
     model,
     knowledgeBaseIds,
     retrieved,
-    request: { question: input.query, questionEmbedding: request.vector, model, passages },
+    request: { question: input.answer_question ?? input.query, questionEmbedding: request.vector, model, passages },
     fixedAnswer: null,
     timings,
   };

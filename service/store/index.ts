@@ -1,6 +1,7 @@
 // The store: every MongoDB query the service makes, as small named functions grouped by collection.
 import { apiKeysStore } from './apiKeys.ts';
 import { backupStore } from './backup.ts';
+import { conversationsStore } from './conversations.ts';
 import { documentsStore } from './documents.ts';
 import { filesStore } from './files.ts';
 import { ingestJobsStore } from './ingestJobs.ts';
@@ -27,6 +28,7 @@ function buildStore(connection: MongoConnection) {
     ...sessionsStore(collections),
     ...files,
     ...usageStore(collections),
+    ...conversationsStore(collections),
     /** Whole-collection export and import for `kbqa backup`: never on a request path. */
     ...backupStore(connection.db),
     /** The record, its stored texts, and its stored files: every way a document goes removes all of it. */
@@ -64,6 +66,7 @@ export type { HiddenChunkVersion, IngestJobCounts } from './ingestJobs.ts';
 export { metadataEntries, metadataObject, pendingContentId } from './documents.ts';
 export type { Reader } from './knowledgeBases.ts';
 export type { Page } from './pagination.ts';
+export type { FeedbackQuery } from './conversations.ts';
 export { storeCallsMade, storeFailure } from './mongo.ts';
 export type { StoredFile } from './files.ts';
 export type { Reservation, Usage } from './usage.ts';

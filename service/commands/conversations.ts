@@ -9,6 +9,7 @@ import { standaloneQuery, type PreviousTurn } from '../rag/standaloneQuery.ts';
 import type {
   ConversationMessageRecord,
   ConversationRecord,
+  FeedbackQuery,
   MessageFeedback,
   Principal,
   Store,
@@ -257,11 +258,11 @@ export async function rateAnswer(
   user: Principal,
   ids: { conversationId: string; messageId: string },
   input: { rating: 'up' | 'down'; comment?: string },
-): Promise<MessageFeedback> {
-  await answerToRate(store, user, ids.conversationId, ids.messageId);
+): Promise<{ feedback: MessageFeedback; model: string }> {
+  const answer = await answerToRate(store, user, ids.conversationId, ids.messageId);
   const feedback: MessageFeedback = { rating: input.rating, comment: input.comment ?? null, created_at: new Date() };
   await store.setMessageFeedback(ids.messageId, feedback);
-  return feedback;
+  return { feedback, model: answer.model ?? '' };
 }
 
 export async function clearRating(
@@ -271,4 +272,44 @@ export async function clearRating(
 ): Promise<void> {
   await answerToRate(store, user, ids.conversationId, ids.messageId);
   await store.setMessageFeedback(ids.messageId, null);
+}
+
+/** One rated answer as `kbqa feedback export` writes it: what was asked and answered, and the rating; never who. */
+export interface RatedAnswer {
+  question: string;
+  standalone_query: string;
+  answer: string;
+  citations: Array<{ document_id: string; knowledge_base_id: string | null; title: string; snippet: string | null }>;
+  model: string;
+  knowledge_base_ids: string[];
+  rating: 'up' | 'down';
+  comment: string | null;
+  rated_at: string;
+}
+
+/** The rated answers (`--kb`: of turns that searched it; `--since`: rated since; `--rating`), oldest first. */
+export async function exportRatedAnswers(store: Store, query: FeedbackQuery): Promise<RatedAnswer[]> {
+  const rated = await store.listRatedAnswers(query);
+  const exported: RatedAnswer[] = [];
+  for (const answer of rated) {
+    if (!answer.feedback) continue;
+    const question = await store.findMessageAt(answer.conversation_id, answer.position - 1);
+    exported.push({
+      question: question?.content ?? '',
+      standalone_query: answer.standalone_query ?? '',
+      answer: answer.content,
+      citations: (answer.citations ?? []).map((citation) => ({
+        document_id: citation.document_id,
+        knowledge_base_id: citation.knowledge_base_id,
+        title: citation.title,
+        snippet: citation.snippet,
+      })),
+      model: answer.model ?? '',
+      knowledge_base_ids: answer.knowledge_base_ids ?? [],
+      rating: answer.feedback.rating,
+      comment: answer.feedback.comment,
+      rated_at: answer.feedback.created_at.toISOString(),
+    });
+  }
+  return exported;
 }

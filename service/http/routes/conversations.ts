@@ -121,7 +121,8 @@ export function conversationRoutes(deps: AppDeps): Router<AppState> {
     '/conversations/:id/messages/:message_id/feedback',
     authenticated(async (ctx, caller) => {
       const input = parseInput(feedbackBody, ctx.request.body, 'body');
-      const feedback = await rateAnswer(deps.store, caller.user, messageIds(ctx.params), input);
+      const { feedback, model } = await rateAnswer(deps.store, caller.user, messageIds(ctx.params), input);
+      deps.metrics.countAnswerRating(model, feedback.rating);
       ctx.body = { feedback: presentFeedback(feedback) } satisfies z.input<typeof feedbackResponse>;
     }),
   );

@@ -8,6 +8,7 @@ import type { Citation } from '../rag/answerChain.ts';
 import type { SentenceCounts } from '../rag/sentenceChecks.ts';
 import { BGE_SMALL_EN } from '../rag/embedderIdentity.ts';
 import type { AnswerRequest, Rag } from '../rag/index.ts';
+import type { HistoryTurn } from '../rag/conversationHistory.ts';
 import type { IndexedRetrievalRequest, RetrievalRequest, RetrievedChunk, SearchIndex } from '../search/index.ts';
 import type { Store, Principal } from '../store/index.ts';
 import type { QueryTimings } from '../queryTimings.ts';
@@ -27,6 +28,8 @@ export interface QueryInput {
    * answer picks what answers it ("And for children?"), from passages found by the topic carried in `query`.
    */
   answer_question?: string;
+  /** A conversation's previous turns, for an LLM's answer prompt. */
+  history?: HistoryTurn[];
   knowledge_base_ids?: string[];
   model?: string;
   max_results: number;
@@ -220,7 +223,13 @@ async function retrieve(deps: QueryDeps, user: Principal, input: QueryInput): Pr
     model,
     knowledgeBaseIds,
     retrieved,
-    request: { question: input.answer_question ?? input.query, questionEmbedding: request.vector, model, passages },
+    request: {
+      question: input.answer_question ?? input.query,
+      questionEmbedding: request.vector,
+      model,
+      passages,
+      ...(input.history ? { history: input.history } : {}),
+    },
     fixedAnswer: null,
     timings,
   };

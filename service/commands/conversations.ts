@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { BadRequestError, NotFoundError, QuotaExceededError } from '../errors.ts';
 import { roleOf } from '../policies/knowledgeBases.ts';
+import { HISTORY_TURNS, type HistoryTurn } from '../rag/conversationHistory.ts';
 import { standaloneQuery, type PreviousTurn } from '../rag/standaloneQuery.ts';
 import type {
   ConversationMessageRecord,
@@ -138,8 +139,10 @@ export type TurnStep = Exclude<QueryStep, { type: 'done' }> | { type: 'done'; tu
 async function prepareTurn(deps: ConversationDeps, user: Principal, id: string, input: TurnInput) {
   const conversation = await conversationOf(deps.store, user, id);
   if (conversation.turns >= deps.limits.maxTurns) throw QuotaExceededError.turns(id, deps.limits.maxTurns);
-  // History is bounded: the previous answer alone (whose standalone query carries the topic before it).
-  const [previousAnswer] = await deps.store.listMessages(id, 1);
+  // History is bounded: the last HISTORY_TURNS turns (an LLM reads them; the extractive rewrite uses the last
+  // answer, whose standalone query carries the topic before it).
+  const recent = await deps.store.listMessages(id, HISTORY_TURNS * 2);
+  const previousAnswer = recent.at(-1);
   const previous: PreviousTurn | null =
     previousAnswer && previousAnswer.role === 'assistant'
       ? {
@@ -147,11 +150,21 @@ async function prepareTurn(deps: ConversationDeps, user: Principal, id: string, 
           citedTitles: [...new Set((previousAnswer.citations ?? []).map((citation) => citation.title))],
         }
       : null;
-  const standalone = standaloneQuery(input.query, previous);
+  const history: HistoryTurn[] = [];
+  for (let index = 1; index < recent.length; index += 1) {
+    if (recent[index].role === 'assistant' && recent[index - 1].role === 'user')
+      history.push({ question: recent[index - 1].content, answer: recent[index].content });
+  }
+  const model = input.model ?? deps.rag.answerModels.defaultModel;
+  // An OpenAI-compatible model condenses the follow-up itself (LangChain's history-aware step); the extractive one
+  // (or a model that replies nothing) gets the rewrite without a model.
+  const standalone =
+    (await deps.rag.condenseQuestion(model, history, input.query)) ?? standaloneQuery(input.query, previous);
   // include_chunks always: the chunks say which KB each citation came from (kept with it); shown only if asked.
   const queryInput: QueryInput = {
     query: standalone,
     ...(standalone !== input.query ? { answer_question: input.query } : {}),
+    ...(history.length > 0 ? { history } : {}),
     ...(conversation.knowledge_base_ids ? { knowledge_base_ids: conversation.knowledge_base_ids } : {}),
     ...(input.model ? { model: input.model } : {}),
     max_results: input.max_results,

@@ -28,6 +28,11 @@ export interface QueryInput {
    * answer picks what answers it ("And for children?"), from passages found by the topic carried in `query`.
    */
   answer_question?: string;
+  /**
+   * The retrieved chunks in the result even without include_chunks (a conversation keeps each citation's KB), but
+   * without include_chunks' side ranks: those cost the search an explain.
+   */
+  keep_chunks?: boolean;
   /** A conversation's previous turns, for an LLM's answer prompt. */
   history?: HistoryTurn[];
   knowledge_base_ids?: string[];
@@ -253,7 +258,7 @@ function result(
     citations,
     model: retrieval.model,
     knowledgeBaseIds: retrieval.knowledgeBaseIds,
-    chunks: input.include_chunks ? retrieval.retrieved : null,
+    chunks: input.include_chunks || input.keep_chunks ? retrieval.retrieved : null,
     timings: retrieval.timings,
     sentences,
   };

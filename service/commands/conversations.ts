@@ -137,11 +137,14 @@ export type TurnStep = Exclude<QueryStep, { type: 'done' }> | { type: 'done'; tu
 
 /** What a turn needs before it answers: the conversation (its user's, with room left) and its standalone query. */
 async function prepareTurn(deps: ConversationDeps, user: Principal, id: string, input: TurnInput) {
-  const conversation = await conversationOf(deps.store, user, id);
-  if (conversation.turns >= deps.limits.maxTurns) throw QuotaExceededError.turns(id, deps.limits.maxTurns);
   // History is bounded: the last HISTORY_TURNS turns (an LLM reads them; the extractive rewrite uses the last
-  // answer, whose standalone query carries the topic before it).
-  const recent = await deps.store.listMessages(id, HISTORY_TURNS * 2);
+  // answer, whose standalone query carries the topic before it). Read beside the conversation, one round trip
+  // fewer on every turn; used only once the conversation is known to be the caller's.
+  const [conversation, recent] = await Promise.all([
+    conversationOf(deps.store, user, id),
+    deps.store.listMessages(id, HISTORY_TURNS * 2),
+  ]);
+  if (conversation.turns >= deps.limits.maxTurns) throw QuotaExceededError.turns(id, deps.limits.maxTurns);
   const previousAnswer = recent.at(-1);
   const previous: PreviousTurn | null =
     previousAnswer && previousAnswer.role === 'assistant'
@@ -160,7 +163,7 @@ async function prepareTurn(deps: ConversationDeps, user: Principal, id: string, 
   // (or a model that replies nothing) gets the rewrite without a model.
   const standalone =
     (await deps.rag.condenseQuestion(model, history, input.query)) ?? standaloneQuery(input.query, previous);
-  // include_chunks always: the chunks say which KB each citation came from (kept with it); shown only if asked.
+  // The chunks always (keep_chunks): they say which KB each citation came from (kept with it); shown only if asked.
   const queryInput: QueryInput = {
     query: standalone,
     ...(standalone !== input.query ? { answer_question: input.query } : {}),
@@ -168,7 +171,8 @@ async function prepareTurn(deps: ConversationDeps, user: Principal, id: string, 
     ...(conversation.knowledge_base_ids ? { knowledge_base_ids: conversation.knowledge_base_ids } : {}),
     ...(input.model ? { model: input.model } : {}),
     max_results: input.max_results,
-    include_chunks: true,
+    include_chunks: input.include_chunks,
+    keep_chunks: true,
   };
   return { conversation, standalone, queryInput };
 }

@@ -9,6 +9,7 @@ import { errorEnvelope } from './http/middleware/errors.ts';
 import { requestId } from './http/middleware/requestId.ts';
 import { requestMetrics } from './http/middleware/requestMetrics.ts';
 import { documentContentRoutes } from './http/routes/documentContent.ts';
+import { conversationRoutes } from './http/routes/conversations.ts';
 import { documentRoutes } from './http/routes/documents.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { knowledgeBaseRoutes } from './http/routes/knowledgeBases.ts';
@@ -84,6 +85,7 @@ function resourceRoutes(deps: AppDeps): Router<AppState>[] {
     knowledgeBaseMembershipRoutes(deps),
     documentRoutes(deps),
     queryRoutes(deps),
+    conversationRoutes(deps),
     searchRoutes(deps),
   ];
 }

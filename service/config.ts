@@ -177,6 +177,10 @@ const environmentSchema = z.object({
   KBQA_SHARE_MAX_PER_WINDOW: integer(30, 1, 100_000),
   KBQA_MAX_PENDING_INVITATIONS_PER_SENDER: integer(50, 1, 10_000),
   KBQA_MAX_PENDING_INVITATIONS_PER_RECIPIENT: integer(20, 1, 10_000),
+  // Conversations one user keeps, and turns (a question and its answer) one conversation holds: each turn re-reads
+  // the previous one, and a conversation is read back whole (docs/security.md).
+  KBQA_MAX_CONVERSATIONS_PER_USER: integer(1_000, 1, 100_000),
+  KBQA_MAX_TURNS_PER_CONVERSATION: integer(200, 1, 10_000),
   // PDFs (web app uploads): the file size, the page count, the ceiling of the extraction time (the budget scales
   // with size and pages: extraction/pdf.ts), and the memory one PDF's reading process may take beyond Node and pdfjs.
   KBQA_MAX_UPLOAD_BYTES: integer(50 * MiB, 1024, 4096 * MiB),
@@ -457,6 +461,10 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
         maxPendingPerSender: env.KBQA_MAX_PENDING_INVITATIONS_PER_SENDER,
         maxPendingPerRecipient: env.KBQA_MAX_PENDING_INVITATIONS_PER_RECIPIENT,
       },
+    },
+    conversations: {
+      maxPerUser: env.KBQA_MAX_CONVERSATIONS_PER_USER,
+      maxTurns: env.KBQA_MAX_TURNS_PER_CONVERSATION,
     },
     answerModels: { defaultModel, available, openai },
   };

@@ -132,6 +132,8 @@ export interface Config {
     maxSearchedPerQuery: number;
     sharing: { maxPerWindow: number; maxPendingPerSender: number; maxPendingPerRecipient: number };
   };
+  /** Conversations one user keeps; turns one conversation holds (KBQA_MAX_CONVERSATIONS_PER_USER, …_TURNS_…). */
+  conversations: { maxPerUser: number; maxTurns: number };
   answerModels: {
     defaultModel: string;
     available: string[];

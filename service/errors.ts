@@ -147,6 +147,18 @@ export class QuotaExceededError extends ApiError {
     return new QuotaExceededError(`document quota reached: ${stored} of ${limit} documents stored; delete some first`);
   }
 
+  static conversations(limit: number): QuotaExceededError {
+    return new QuotaExceededError(
+      `conversation limit reached: you have ${limit}, the most one user may keep (${limit}, KBQA_MAX_CONVERSATIONS_PER_USER); delete one first`,
+    );
+  }
+
+  static turns(id: string, limit: number): QuotaExceededError {
+    return new QuotaExceededError(
+      `conversation ${id} holds ${limit} turns, the most one conversation may (${limit}, KBQA_MAX_TURNS_PER_CONVERSATION); start a new conversation`,
+    );
+  }
+
   static storage(limit: number, used: number, adding: number): QuotaExceededError {
     return new QuotaExceededError(
       `storage quota exceeded: this needs ${adding} more bytes, ${used} of ${limit} bytes are in use; delete some documents first`,

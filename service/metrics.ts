@@ -67,6 +67,8 @@ export interface Metrics extends MetricsSource {
   observeQueryStages(timings: QueryStageTimings): void;
   /** The citation check's counts for one answer whose sentences were checked (an OpenAI-compatible model's). */
   countCheckedSentences(counts: SentenceCounts): void;
+  /** A rating given to an answer of a conversation, by the model that wrote the answer (no text, no ids). */
+  countAnswerRating(model: string, rating: 'up' | 'down'): void;
   /** An UpstreamUnavailableError that became a response, or that an ingestion job failed on. */
   countUpstreamError(component: string): void;
   /** Where the scrape-time gauges read from (set once the store, models and job runner exist). */
@@ -124,6 +126,12 @@ export function createMetrics(): Metrics {
     registers,
   });
   for (const verdict of ['supported', 'unsupported', 'uncited']) checkedSentences.inc({ verdict }, 0);
+  const answerRatings = new Counter({
+    name: 'kbqa_answer_ratings_total',
+    help: 'Ratings given to answers of conversations (PUT …/feedback), by the model that wrote the answer and the rating (up or down).',
+    labelNames: ['model', 'rating'] as const,
+    registers,
+  });
   // Created before any scrape, so that "no failures" reads 0 rather than nothing (the components of errors.ts's
   // UpstreamUnavailableError; one the code adds later appears with its first error).
   for (const component of UPSTREAM_COMPONENTS) upstreamErrors.inc({ component }, 0);
@@ -247,6 +255,9 @@ export function createMetrics(): Metrics {
     },
     countCheckedSentences(counts) {
       for (const [verdict, count] of Object.entries(counts)) if (count > 0) checkedSentences.inc({ verdict }, count);
+    },
+    countAnswerRating(model, rating) {
+      answerRatings.inc({ model, rating });
     },
     countUpstreamError(component) {
       upstreamErrors.inc({ component });

@@ -241,6 +241,8 @@ test.serial(
     const ids: Record<keyof typeof SENTENCES, string> = { lighthouse: '', bakery: '', orchard: '', ferry: '' };
     let kitchenKb: string;
     let pdfBytes: Uint8Array;
+    let conversationId = '';
+    let conversationBefore: unknown;
     try {
       const webUser = await makeWebUser(app.deps.store, { label: 'backup' });
       owner = { ...webUser, key: (await createApiKey(app.deps.store, webUser.email, 'kept')).key };
@@ -270,6 +272,24 @@ test.serial(
       t.is((await settled(browser, ids.ferry)).status, 'ready');
       sourceChunks = await app.deps.search.countChunks();
       t.true(sourceChunks >= 4);
+      // A conversation with a rated answer: its messages and the feedback are records to keep.
+      const started = await app.call('POST', '/api/v1/conversations', { key: owner.key, body: {} });
+      conversationId = started.body.conversation.id;
+      const turn = await app.call('POST', `/api/v1/conversations/${conversationId}/messages`, {
+        key: owner.key,
+        body: { query: SENTENCES.bakery.question },
+      });
+      t.is(turn.status, 200, JSON.stringify(turn.body));
+      const rated = await app.call(
+        'PUT',
+        `/api/v1/conversations/${conversationId}/messages/${turn.body.message.id}/feedback`,
+        {
+          key: owner.key,
+          body: { rating: 'down', comment: 'kept by the backup' },
+        },
+      );
+      t.is(rated.status, 200);
+      conversationBefore = (await app.call('GET', `/api/v1/conversations/${conversationId}`, { key: owner.key })).body;
     } finally {
       await app.close();
     }
@@ -288,6 +308,8 @@ test.serial(
     t.is(collections.get('api_keys')?.documents, 2);
     t.is(collections.get('document_files.files')?.documents, 1, 'the PDF original');
     t.true((collections.get('document_files.chunks')?.documents ?? 0) >= 1);
+    t.is(collections.get('conversations')?.documents, 1);
+    t.is(collections.get('conversation_messages')?.documents, 2);
     t.false(collections.has('sessions'), 'web sessions are left out');
     t.true(manifest.mongo.skipped.includes('sessions'));
     t.true(
@@ -379,6 +401,17 @@ test.serial(
       t.is(file.status, 200);
       t.deepEqual(Buffer.from(await file.arrayBuffer()), Buffer.from(pdfBytes!));
       t.true((await runDoctor(restoredApp.deps, { graceMs: 0 })).clean);
+      // The conversation, its messages and the feedback came back as they were, and it goes on.
+      const conversation = await restoredApp.call('GET', `/api/v1/conversations/${conversationId}`, {
+        key: owner!.key,
+      });
+      t.deepEqual(conversation.body, conversationBefore);
+      t.like(conversation.body.conversation.messages[1].feedback, { rating: 'down', comment: 'kept by the backup' });
+      const next = await restoredApp.call('POST', `/api/v1/conversations/${conversationId}/messages`, {
+        key: owner!.key,
+        body: { query: 'And in what kind of room?' },
+      });
+      t.is(next.status, 200, JSON.stringify(next.body));
     } finally {
       await restoredApp.close();
     }

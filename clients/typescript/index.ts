@@ -19,6 +19,11 @@ export type QueryResponse = Schemas['QueryResponse'];
 export type Citation = Schemas['Citation'];
 export type RetrievedChunk = Schemas['RetrievedChunk'];
 export type ApiErrorBody = Schemas['Error'];
+export type Conversation = Schemas['Conversation'];
+export type ConversationMessage = Schemas['ConversationMessage'];
+export type AnswerMessage = Schemas['AnswerMessage'];
+export type TurnResponse = Schemas['TurnResponse'];
+export type Feedback = Schemas['Feedback'];
 export type QueryRequest = paths['/api/v1/query']['post']['requestBody']['content']['application/json'];
 
 /** The client: `GET`, `POST`, `PUT`, `DELETE` on the spec's paths, answering `{ data }` or `{ error }` with the `response`. */

@@ -222,6 +222,96 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List conversations
+         * @description The caller's conversations, most recently updated first. Without `limit` the whole list; with it, pages and a `next_cursor`.
+         */
+        get: operations["listConversations"];
+        put?: never;
+        /**
+         * Start a conversation
+         * @description A conversation whose turns search `knowledge_base_ids` (checked as `/query` checks them, at creation and at each turn), or, omitted, every KB the key reaches at each turn. The title defaults to the first question, cut to 80 characters.
+         */
+        post: operations["createConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/conversations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a conversation and its messages
+         * @description Its messages in order. A stored citation from a KB the key no longer reaches has a null `snippet` (source no longer available).
+         */
+        get: operations["getConversation"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a conversation
+         * @description The conversation and its messages (and their feedback) go for good.
+         */
+        delete: operations["deleteConversation"];
+        options?: never;
+        head?: never;
+        /** Rename a conversation */
+        patch: operations["renameConversation"];
+        trace?: never;
+    };
+    "/api/v1/conversations/{id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask the next question
+         * @description Answers as `POST /api/v1/query` does, over the conversation’s KBs, for the question made standalone from the previous turn (`standalone_query`: what was searched). With `"stream": true` (or `Accept: text/event-stream`) the turn streams with the events of `/query`, its `done` carrying exactly the JSON body. A turn refused (4xx) or failed stores nothing.
+         */
+        post: operations["askInConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/conversations/{id}/messages/{message_id}/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Rate an answer
+         * @description Sets the feedback of an answer, replacing any before (no `comment`: no comment kept). A question takes no feedback (400).
+         */
+        put: operations["rateAnswer"];
+        post?: never;
+        /** Clear the rating of an answer */
+        delete: operations["clearAnswerRating"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/search": {
         parameters: {
             query?: never;
@@ -629,6 +719,127 @@ export interface components {
             bm25_rank: number | null;
             /** @description Rank on the vector side (1 = best), null when only BM25 found it */
             vector_rank: number | null;
+        };
+        /** @description A conversation: its user’s alone. */
+        Conversation: {
+            /**
+             * Format: uuid
+             * @description Conversation id
+             * @example 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60
+             */
+            id: string;
+            /**
+             * @description The title: the first question cut to 80 characters unless one was given; null before the first
+             * @example How much is an adult return ticket on the ferry?
+             */
+            title: string | null;
+            /** @description The KBs each turn searches; null: every KB the key reaches at that turn (as /query does) */
+            knowledge_base_ids: string[] | null;
+            /**
+             * Format: date-time
+             * @description Creation timestamp
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Last change: a turn answered, or a rename
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /** @description A question or an answer of a conversation. */
+        ConversationMessage: {
+            /**
+             * Format: uuid
+             * @description Message id
+             * @example 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60
+             */
+            id: string;
+            /** @enum {string} */
+            role: "user" | "assistant";
+            /** @description The question (user) or the answer (assistant) */
+            content: string;
+            /** @description Answers only */
+            citations?: components["schemas"]["StoredCitation"][];
+            /** @description Answers only: the model used */
+            model?: string;
+            /** @description Answers only: what retrieval searched */
+            standalone_query?: string;
+            /** @description Answers only: the rating, or null */
+            feedback?: components["schemas"]["Feedback"] | null;
+            /**
+             * Format: date-time
+             * @description When the message was stored
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+        };
+        /** @description A citation of a stored answer, as read back now. */
+        StoredCitation: {
+            /**
+             * Format: uuid
+             * @description Source document of the snippet
+             * @example 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60
+             */
+            document_id: string;
+            /**
+             * @description The document's title
+             * @example onboarding
+             */
+            title: string;
+            /** @description The passage; null when its KB is no longer reachable by the key (source no longer available) */
+            snippet: string | null;
+            /**
+             * @description Relevance score, 0 to 1, higher is closer
+             * @example 0.82
+             */
+            similarity: number;
+        };
+        /** @description A rating of an answer. */
+        Feedback: {
+            /** @enum {string} */
+            rating: "up" | "down";
+            /** @description The comment given with the rating, or null */
+            comment: string | null;
+            /**
+             * Format: date-time
+             * @description When the rating was given
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+        };
+        /** @description A turn answered. */
+        TurnResponse: {
+            message: components["schemas"]["AnswerMessage"];
+        };
+        /** @description A turn’s answer. */
+        AnswerMessage: {
+            /**
+             * Format: uuid
+             * @description Message id (to rate it)
+             * @example 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60
+             */
+            id: string;
+            /** @constant */
+            role: "assistant";
+            /** @description The answer; `[n]` markers cite `citations[n-1]` */
+            answer: string;
+            citations: components["schemas"]["CitationOutput"][];
+            /**
+             * @description The model actually used
+             * @example kbqa-extractive
+             */
+            model: string;
+            /** @description The KBs actually searched */
+            knowledge_base_ids: string[];
+            /**
+             * @description What retrieval searched: the question made standalone from the conversation (the question itself on the first turn)
+             * @example And for children? adult return ticket ferry
+             */
+            standalone_query: string;
+            /** @description Only with `include_chunks: true`: the retrieved chunks */
+            chunks?: components["schemas"]["RetrievedChunk"][];
         };
         /** @description Ranked chunks, without an answer. */
         SearchResponse: {
@@ -3077,6 +3288,1284 @@ export interface operations {
                      *       "error": {
                      *         "code": "bad_request",
                      *         "message": "body: send Content-Type: application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the message carries the request id to quote. Retry with backoff. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "server_error",
+                     *         "message": "internal error (request id 6a1f0e9c-2b7d-4c1e-8f3a-5d9b0c7e2a41)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (search engine, metadata store, embedder, answer model) is briefly unavailable, or the server is shutting down. Retry with backoff. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "server_error",
+                     *         "message": "the search engine is unavailable; retry later"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listConversations: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1–1000. Without it the whole list comes back in one answer (and no `next_cursor`). */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page (opaque). */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The conversations. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "conversations": [
+                     *         {
+                     *           "id": "8b1e2c3d-4f5a-4b6c-9d7e-0f1a2b3c4d5e",
+                     *           "title": "How much is an adult return ticket on the ferry?",
+                     *           "knowledge_base_ids": null,
+                     *           "created_at": "2026-01-15T09:30:00.000Z",
+                     *           "updated_at": "2026-01-15T09:31:12.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        conversations: components["schemas"]["Conversation"][];
+                        /**
+                         * @description Only when `limit` was given: pass it as `cursor` to get the next page; null on the last page. Absent without `limit` (the whole list is returned).
+                         * @example eyJjIjoiMjAyNi0wMS0xNVQwOTozMDowMC4wMDBaIiwiaSI6IjNmMGMifQ
+                         */
+                        next_cursor?: string | null;
+                    };
+                };
+            };
+            /** @description A `limit` or `cursor` that is not valid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "bad_request",
+                     *         "message": "cursor: not a cursor this API issued"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing, malformed, revoked or unknown. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "API key is missing or invalid"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the message carries the request id to quote. Retry with backoff. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "server_error",
+                     *         "message": "internal error (request id 6a1f0e9c-2b7d-4c1e-8f3a-5d9b0c7e2a41)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (search engine, metadata store, embedder, answer model) is briefly unavailable, or the server is shutting down. Retry with backoff. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "server_error",
+                     *         "message": "the search engine is unavailable; retry later"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    /**
+                     * @description Restricts retrieval to these KBs (1–100, at most KBQA_MAX_SEARCHED_KNOWLEDGE_BASES, each reachable by the key; a KB shared with the caller and not yet accepted is searched only when named here). Omitted: the default scope, every KB the key can reach except shares not yet accepted (POST /api/v1/knowledge-bases/{id}/membership/accept); more of them than KBQA_MAX_SEARCHED_KNOWLEDGE_BASES (100 by default) is a 400 asking to name them
+                     * @example [
+                     *       "3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60"
+                     *     ]
+                     */
+                    knowledge_base_ids?: string[];
+                    /**
+                     * @description The title, 1–200 characters
+                     * @example Ferry fares
+                     */
+                    title?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The conversation. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "conversation": {
+                     *         "id": "8b1e2c3d-4f5a-4b6c-9d7e-0f1a2b3c4d5e",
+                     *         "title": null,
+                     *         "knowledge_base_ids": null,
+                     *         "created_at": "2026-01-15T09:30:00.000Z",
+                     *         "updated_at": "2026-01-15T09:31:12.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        conversation: components["schemas"]["Conversation"];
+                    };
+                };
+            };
+            /** @description Invalid request: the message names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "bad_request",
+                     *         "message": "name: must be 1–200 characters"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing, malformed, revoked or unknown. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "API key is missing or invalid"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A KB in `knowledge_base_ids` is not reachable by the key (or does not exist). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "API key lacks access to knowledge base 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller keeps as many conversations as one user may (KBQA_MAX_CONVERSATIONS_PER_USER, 1000 by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "conversation limit reached: you have 1000, the most one user may keep (1000, KBQA_MAX_CONVERSATIONS_PER_USER); delete one first"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is in a Content-Encoding the server does not decode (send identity, gzip, deflate or br). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "bad_request",
+                     *         "message": "body: send Content-Type: application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the message carries the request id to quote. Retry with backoff. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "server_error",
+                     *         "message": "internal error (request id 6a1f0e9c-2b7d-4c1e-8f3a-5d9b0c7e2a41)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (search engine, metadata store, embedder, answer model) is briefly unavailable, or the server is shutting down. Retry with backoff. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "server_error",
+                     *         "message": "the search engine is unavailable; retry later"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Conversation id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The conversation and its messages. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "conversation": {
+                     *         "id": "8b1e2c3d-4f5a-4b6c-9d7e-0f1a2b3c4d5e",
+                     *         "title": "How much is an adult return ticket on the ferry?",
+                     *         "knowledge_base_ids": null,
+                     *         "created_at": "2026-01-15T09:30:00.000Z",
+                     *         "updated_at": "2026-01-15T09:31:12.000Z",
+                     *         "messages": [
+                     *           {
+                     *             "id": "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+                     *             "role": "user",
+                     *             "content": "And for children?",
+                     *             "created_at": "2026-01-15T09:30:00.000Z"
+                     *           },
+                     *           {
+                     *             "id": "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f",
+                     *             "role": "assistant",
+                     *             "content": "Children under twelve travel free [1].",
+                     *             "citations": [
+                     *               {
+                     *                 "document_id": "5a7b9c1d-2e3f-4a5b-8c6d-7e8f9a0b1c2d",
+                     *                 "title": "onboarding",
+                     *                 "snippet": "Children under twelve travel free.",
+                     *                 "similarity": 0.83
+                     *               }
+                     *             ],
+                     *             "model": "kbqa-extractive",
+                     *             "standalone_query": "And for children? adult return ticket ferry",
+                     *             "feedback": null,
+                     *             "created_at": "2026-01-15T09:30:00.000Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        conversation: {
+                            /**
+                             * Format: uuid
+                             * @description Conversation id
+                             * @example 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60
+                             */
+                            id: string;
+                            /**
+                             * @description The title: the first question cut to 80 characters unless one was given; null before the first
+                             * @example How much is an adult return ticket on the ferry?
+                             */
+                            title: string | null;
+                            /** @description The KBs each turn searches; null: every KB the key reaches at that turn (as /query does) */
+                            knowledge_base_ids: string[] | null;
+                            /**
+                             * Format: date-time
+                             * @description Creation timestamp
+                             * @example 2026-01-15T09:30:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description Last change: a turn answered, or a rename
+                             * @example 2026-01-15T09:30:00.000Z
+                             */
+                            updated_at: string;
+                            messages: components["schemas"]["ConversationMessage"][];
+                        };
+                    };
+                };
+            };
+            /** @description The API key is missing, malformed, revoked or unknown. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "API key is missing or invalid"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No conversation with this id is the caller’s (another user’s is not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "conversation 8b1e2c3d-4f5a-4b6c-9d7e-0f1a2b3c4d5e not found"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the message carries the request id to quote. Retry with backoff. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "server_error",
+                     *         "message": "internal error (request id 6a1f0e9c-2b7d-4c1e-8f3a-5d9b0c7e2a41)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (search engine, metadata store, embedder, answer model) is briefly unavailable, or the server is shutting down. Retry with backoff. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "server_error",
+                     *         "message": "the search engine is unavailable; retry later"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Conversation id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "deleted": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description The API key is missing, malformed, revoked or unknown. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "API key is missing or invalid"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No conversation with this id is the caller’s (another user’s is not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "conversation 8b1e2c3d-4f5a-4b6c-9d7e-0f1a2b3c4d5e not found"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the message carries the request id to quote. Retry with backoff. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "server_error",
+                     *         "message": "internal error (request id 6a1f0e9c-2b7d-4c1e-8f3a-5d9b0c7e2a41)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (search engine, metadata store, embedder, answer model) is briefly unavailable, or the server is shutting down. Retry with backoff. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "server_error",
+                     *         "message": "the search engine is unavailable; retry later"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    renameConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Conversation id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Ferry fares"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The title, 1–200 characters
+                     * @example Ferry fares
+                     */
+                    title: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The conversation renamed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "conversation": {
+                     *         "id": "8b1e2c3d-4f5a-4b6c-9d7e-0f1a2b3c4d5e",
+                     *         "title": "Ferry fares",
+                     *         "knowledge_base_ids": null,
+                     *         "created_at": "2026-01-15T09:30:00.000Z",
+                     *         "updated_at": "2026-01-15T09:31:12.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        conversation: components["schemas"]["Conversation"];
+                    };
+                };
+            };
+            /** @description Invalid request: the message names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "bad_request",
+                     *         "message": "name: must be 1–200 characters"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing, malformed, revoked or unknown. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "API key is missing or invalid"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No conversation with this id is the caller’s (another user’s is not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "conversation 8b1e2c3d-4f5a-4b6c-9d7e-0f1a2b3c4d5e not found"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body exceeds KBQA_MAX_BODY_BYTES (10 MiB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "request body exceeds the limit of 10485760 bytes"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is in a Content-Encoding the server does not decode (send identity, gzip, deflate or br). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "bad_request",
+                     *         "message": "body: send Content-Type: application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the message carries the request id to quote. Retry with backoff. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "server_error",
+                     *         "message": "internal error (request id 6a1f0e9c-2b7d-4c1e-8f3a-5d9b0c7e2a41)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (search engine, metadata store, embedder, answer model) is briefly unavailable, or the server is shutting down. Retry with backoff. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "server_error",
+                     *         "message": "the search engine is unavailable; retry later"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    askInConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Conversation id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "query": "And for children?"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The natural-language question, 1–4000 characters
+                     * @example When do new starters get their laptop?
+                     */
+                    query: string;
+                    /**
+                     * @description Answer model: one of `GET /api/v1/models` (`default_model` when omitted)
+                     * @example kbqa-extractive
+                     */
+                    model?: string;
+                    /**
+                     * @description Maximum retrieved chunks used to ground the answer, 1–50
+                     * @default 8
+                     * @example 8
+                     */
+                    max_results?: number;
+                    /**
+                     * @description When true, the retrieved chunks come back in `chunks` (for debugging retrieval)
+                     * @default false
+                     * @example false
+                     */
+                    include_chunks?: boolean;
+                    /**
+                     * @description When true (or with `Accept: text/event-stream`) the answer is streamed as Server-Sent Events (see the 200 response)
+                     * @default false
+                     * @example false
+                     */
+                    stream?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The answer, stored with its question. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": {
+                     *         "id": "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f",
+                     *         "role": "assistant",
+                     *         "answer": "Children under twelve travel free [1].",
+                     *         "citations": [
+                     *           {
+                     *             "document_id": "5a7b9c1d-2e3f-4a5b-8c6d-7e8f9a0b1c2d",
+                     *             "title": "onboarding",
+                     *             "snippet": "Children under twelve travel free.",
+                     *             "similarity": 0.83
+                     *           }
+                     *         ],
+                     *         "model": "kbqa-extractive",
+                     *         "knowledge_base_ids": [
+                     *           "3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60"
+                     *         ],
+                     *         "standalone_query": "And for children? adult return ticket ferry"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TurnResponse"];
+                    /**
+                     * @example event: retrieval
+                     *     data: {"passages":[{"number":1,"id":"5a7b9c1d-2e3f-4a5b-8c6d-7e8f9a0b1c2d:1:0","document_id":"5a7b9c1d-2e3f-4a5b-8c6d-7e8f9a0b1c2d","knowledge_base_id":"3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60","filename":"onboarding.md","title":"onboarding","heading_path":["Onboarding"],"chunk_index":0,"page_start":null,"page_end":null,"text":"New starters get their laptop on their first day.","score":0.0164,"similarity":0.83,"bm25_rank":1,"vector_rank":1}]}
+                     *
+                     *     event: delta
+                     *     data: {"text":"Children under twelve travel free [1].","citations":[{"document_id":"5a7b9c1d-2e3f-4a5b-8c6d-7e8f9a0b1c2d","title":"onboarding","snippet":"Children under twelve travel free.","similarity":0.83}]}
+                     *
+                     *     event: done
+                     *     data: {"message":{"id":"1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f","role":"assistant","answer":"Children under twelve travel free [1].","citations":[{"document_id":"5a7b9c1d-2e3f-4a5b-8c6d-7e8f9a0b1c2d","title":"onboarding","snippet":"Children under twelve travel free.","similarity":0.83}],"model":"kbqa-extractive","knowledge_base_ids":["3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60"],"standalone_query":"And for children? adult return ticket ferry"}}
+                     */
+                    "text/event-stream": ({
+                        /** @constant */
+                        event: "retrieval";
+                        /** @description JSON: QueryStreamRetrieval */
+                        data: string;
+                    } & {
+                        [key: string]: unknown;
+                    }) | ({
+                        /** @constant */
+                        event: "delta";
+                        /** @description JSON: QueryStreamDelta */
+                        data: string;
+                    } & {
+                        [key: string]: unknown;
+                    }) | ({
+                        /** @constant */
+                        event: "done";
+                        /** @description JSON: TurnResponse */
+                        data: string;
+                    } & {
+                        [key: string]: unknown;
+                    }) | ({
+                        /** @constant */
+                        event: "error";
+                        /** @description JSON: Error */
+                        data: string;
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description A body that is not valid: the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "bad_request",
+                     *         "message": "query: must be 1–4000 characters"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing, malformed, revoked or unknown. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "API key is missing or invalid"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A KB the conversation is scoped to is no longer reachable by the key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "API key lacks access to knowledge base 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No conversation with this id is the caller’s (another user’s is not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "conversation 8b1e2c3d-4f5a-4b6c-9d7e-0f1a2b3c4d5e not found"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Another turn of the conversation was stored while this one was answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "conversation 8b1e2c3d-4f5a-4b6c-9d7e-0f1a2b3c4d5e: another turn was answered meanwhile; ask again to continue from it"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The conversation holds as many turns as one may (KBQA_MAX_TURNS_PER_CONVERSATION, 200 by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "conversation 8b1e2c3d-4f5a-4b6c-9d7e-0f1a2b3c4d5e holds 200 turns, the most one conversation may (200, KBQA_MAX_TURNS_PER_CONVERSATION); start a new conversation"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is in a Content-Encoding the server does not decode (send identity, gzip, deflate or br). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "bad_request",
+                     *         "message": "body: send Content-Type: application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the message carries the request id to quote. Retry with backoff. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "server_error",
+                     *         "message": "internal error (request id 6a1f0e9c-2b7d-4c1e-8f3a-5d9b0c7e2a41)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (search engine, metadata store, embedder, answer model) is briefly unavailable, or the server is shutting down. Retry with backoff. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "server_error",
+                     *         "message": "the search engine is unavailable; retry later"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rateAnswer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Conversation id */
+                id: string;
+                /** @description Message id */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "rating": "down",
+                 *       "comment": "It missed the bicycle fare"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description `up` or `down`
+                     * @example down
+                     * @enum {string}
+                     */
+                    rating: "up" | "down";
+                    /**
+                     * @description Optional, at most 2000 characters
+                     * @example It missed the bicycle fare
+                     */
+                    comment?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The feedback stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "feedback": {
+                     *         "rating": "down",
+                     *         "comment": "It missed the bicycle fare",
+                     *         "created_at": "2026-01-15T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        feedback: components["schemas"]["Feedback"];
+                    };
+                };
+            };
+            /** @description A rating other than up or down, or a message that is a question. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "bad_request",
+                     *         "message": "rating: must be up or down"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing, malformed, revoked or unknown. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "API key is missing or invalid"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No conversation with this id is the caller’s (another user’s is not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "conversation 8b1e2c3d-4f5a-4b6c-9d7e-0f1a2b3c4d5e not found"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body exceeds KBQA_MAX_BODY_BYTES (10 MiB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "request body exceeds the limit of 10485760 bytes"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is in a Content-Encoding the server does not decode (send identity, gzip, deflate or br). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "bad_request",
+                     *         "message": "body: send Content-Type: application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the message carries the request id to quote. Retry with backoff. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "server_error",
+                     *         "message": "internal error (request id 6a1f0e9c-2b7d-4c1e-8f3a-5d9b0c7e2a41)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (search engine, metadata store, embedder, answer model) is briefly unavailable, or the server is shutting down. Retry with backoff. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "server_error",
+                     *         "message": "the search engine is unavailable; retry later"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    clearAnswerRating: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Conversation id */
+                id: string;
+                /** @description Message id */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cleared. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "deleted": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description A message that is a question. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "bad_request",
+                     *         "message": "name: must be 1–200 characters"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing, malformed, revoked or unknown. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "API key is missing or invalid"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No conversation with this id is the caller’s (another user’s is not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "conversation 8b1e2c3d-4f5a-4b6c-9d7e-0f1a2b3c4d5e not found"
                      *       }
                      *     }
                      */

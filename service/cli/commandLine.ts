@@ -24,6 +24,8 @@ export const OPTIONS = {
   limit: { type: 'string' },
   concurrency: { type: 'string' },
   out: { type: 'string' },
+  since: { type: 'string' },
+  rating: { type: 'string' },
   help: { type: 'boolean' },
   yes: { type: 'boolean' },
 } as const;

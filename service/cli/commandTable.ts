@@ -26,6 +26,7 @@ export const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   'backup create': async () => (await import('./backupCommands.ts')).backup,
   'backup restore': async () => (await import('./backupCommands.ts')).backup,
   doctor: async () => (await import('./doctorCommand.ts')).doctor,
+  'feedback export': async () => (await import('./feedbackCommands.ts')).exportFeedback,
 };
 
 /** Every `index …` action goes to one module, which names the actions it knows when given another. */

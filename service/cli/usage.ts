@@ -38,6 +38,9 @@ export const USAGE = `usage: kbqa <command> [options] [--json]
   backup restore DIR                          into an empty stack, its API stopped, then reconciled
                                               (missing chunks rebuilt from the stored originals, orphans
                                               removed); a failure before the reconcile is undone
+  feedback export [--kb ID] [--since DATE] [--rating up|down] [--out FILE]
+                                              rated answers of conversations as JSONL (question, standalone
+                                              query, answer, citations, model, rating, comment; never who)
   eval beir DIR [--url U] [--api-key K] [--kb ID] [--ablate] [--split test] [--limit N] [--out FILE]
   eval beir DIR --sweep 'knob=v1,v2' [--sweep …]  a grid of query-time fusion knobs (fusion, rrf_rank_constant,
                                               weights, bm25_depth, knn_depth, bm25_fields, sentence_weight) over

@@ -8,6 +8,7 @@ import type { Citation } from '../rag/answerChain.ts';
 import type { SentenceCounts } from '../rag/sentenceChecks.ts';
 import { BGE_SMALL_EN } from '../rag/embedderIdentity.ts';
 import type { AnswerRequest, Rag } from '../rag/index.ts';
+import type { HistoryTurn } from '../rag/conversationHistory.ts';
 import type { IndexedRetrievalRequest, RetrievalRequest, RetrievedChunk, SearchIndex } from '../search/index.ts';
 import type { Store, Principal } from '../store/index.ts';
 import type { QueryTimings } from '../queryTimings.ts';
@@ -20,7 +21,20 @@ export { NOTHING_RELEVANT_ANSWER };
 export const HYBRID_DEPTH = 50;
 
 export interface QueryInput {
+  /** What retrieval searches (and, unless `answer_question` is given, what the answer answers). */
   query: string;
+  /**
+   * A conversation's follow-up as it was asked, when `query` is its standalone form (commands/conversations.ts): the
+   * answer picks what answers it ("And for children?"), from passages found by the topic carried in `query`.
+   */
+  answer_question?: string;
+  /**
+   * The retrieved chunks in the result even without include_chunks (a conversation keeps each citation's KB), but
+   * without include_chunks' side ranks: those cost the search an explain.
+   */
+  keep_chunks?: boolean;
+  /** A conversation's previous turns, for an LLM's answer prompt. */
+  history?: HistoryTurn[];
   knowledge_base_ids?: string[];
   model?: string;
   max_results: number;
@@ -214,7 +228,13 @@ async function retrieve(deps: QueryDeps, user: Principal, input: QueryInput): Pr
     model,
     knowledgeBaseIds,
     retrieved,
-    request: { question: input.query, questionEmbedding: request.vector, model, passages },
+    request: {
+      question: input.answer_question ?? input.query,
+      questionEmbedding: request.vector,
+      model,
+      passages,
+      ...(input.history ? { history: input.history } : {}),
+    },
     fixedAnswer: null,
     timings,
   };
@@ -238,7 +258,7 @@ function result(
     citations,
     model: retrieval.model,
     knowledgeBaseIds: retrieval.knowledgeBaseIds,
-    chunks: input.include_chunks ? retrieval.retrieved : null,
+    chunks: input.include_chunks || input.keep_chunks ? retrieval.retrieved : null,
     timings: retrieval.timings,
     sentences,
   };

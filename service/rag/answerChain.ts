@@ -7,9 +7,10 @@
 import { Document } from '@langchain/core/documents';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { StringOutputParser } from '@langchain/core/output_parsers';
-import { ChatPromptTemplate } from '@langchain/core/prompts';
+import { ChatPromptTemplate, MessagesPlaceholder } from '@langchain/core/prompts';
 import { Runnable, RunnableLambda, type RunnableConfig } from '@langchain/core/runnables';
 import { passageFacts, type PassageFacts } from './citationSupport.ts';
+import { historyMessages, type HistoryTurn } from './conversationHistory.ts';
 import { CitationMapper, type AnswerDelta, type Citation, type PassageMetadata } from './citationMapper.ts';
 import { streamExtractiveAnswer, type ExtractiveAnswerOptions } from './extractiveAnswerer.ts';
 import { SentenceChecker } from './sentenceChecks.ts';
@@ -22,6 +23,8 @@ export interface AnswerInput {
   question: string;
   questionEmbedding: number[];
   passages: Document<PassageMetadata>[];
+  /** A conversation's previous turns (an LLM reads them before the passages; the extractive answerer does not). */
+  history?: HistoryTurn[];
 }
 
 /** The answer when nothing retrieved is worth answering from; an LLM is asked to say exactly this when it finds nothing. */
@@ -39,6 +42,8 @@ Rules:
 
 const answerPrompt = ChatPromptTemplate.fromMessages([
   ['system', SYSTEM_PROMPT],
+  // A conversation's previous turns (none for /query): what the question may refer back to.
+  new MessagesPlaceholder('history'),
   ['human', 'Passages:\n{passages}\n\nQuestion: {question}'],
 ]);
 
@@ -72,6 +77,7 @@ export function llmAnswerModel(chat: BaseChatModel): AnswerModel {
   const toPrompt = RunnableLambda.from((input: AnswerInput) => ({
     passages: formatPassages(input.passages),
     question: input.question,
+    history: historyMessages(input.history),
   }));
   return toPrompt.pipe(answerPrompt).pipe(chat).pipe(new StringOutputParser());
 }

@@ -9,6 +9,7 @@ import { EXTRACTIVE_MODEL } from '../config.ts';
 import { UpstreamUnavailableError } from '../errors.ts';
 import { extractiveAnswerModel, llmAnswerModel, type AnswerInput, type AnswerModel } from './answerChain.ts';
 import { retryTransient } from './retries.ts';
+import { condenseChain, type CondenseInput } from './conversationHistory.ts';
 
 export const ANSWER_MODEL_UNAVAILABLE = 'the answer model is unavailable; retry later';
 
@@ -20,6 +21,8 @@ export interface AnswerModels {
    * throw UpstreamUnavailableError when it cannot answer, and the run's abort signal as it is when it was aborted.
    */
   model(name: string): AnswerModel;
+  /** The named OpenAI-compatible model's condensing chain (conversationHistory.ts), with the retry policy; null for the extractive one. */
+  condenser(name: string): Runnable<CondenseInput, string> | null;
 }
 
 const unavailable = (cause: unknown) =>
@@ -75,23 +78,23 @@ async function within<T>(work: Promise<T>, ms: number, controller: AbortControll
   }
 }
 
-/** An LLM answer model behind the retry policy. */
-class RetriedAnswerModel extends Runnable<AnswerInput, string> {
+/** An LLM answer model (or its condensing chain) behind the retry policy. */
+class RetriedAnswerModel<Input = AnswerInput> extends Runnable<Input, string> {
   lc_namespace = ['kbqa', 'answer_models'];
-  readonly #model: AnswerModel;
+  readonly #model: Runnable<Input, string>;
   readonly #policy: RetryPolicy;
 
-  constructor(model: AnswerModel, policy: RetryPolicy) {
+  constructor(model: Runnable<Input, string>, policy: RetryPolicy) {
     super();
     this.#model = model;
     this.#policy = policy;
   }
 
-  async invoke(input: AnswerInput, options?: Partial<RunnableConfig>): Promise<string> {
+  async invoke(input: Input, options?: Partial<RunnableConfig>): Promise<string> {
     return withRetries(this.#policy, options?.signal, () => this.#model.invoke(input, options));
   }
 
-  async *_streamIterator(input: AnswerInput, options?: Partial<RunnableConfig>): AsyncGenerator<string> {
+  async *_streamIterator(input: Input, options?: Partial<RunnableConfig>): AsyncGenerator<string> {
     const signal = options?.signal;
     const { idleTimeoutMs } = this.#policy;
     // Each attempt has its own controller, so a stalled one can be stopped without aborting the run. `stream()`
@@ -132,6 +135,7 @@ class RetriedAnswerModel extends Runnable<AnswerInput, string> {
 
 export function buildAnswerModels(config: Config): AnswerModels {
   const models = new Map<string, AnswerModel>();
+  const condensers = new Map<string, Runnable<CondenseInput, string>>();
   models.set(EXTRACTIVE_MODEL, extractiveAnswerModel({ minSupport: config.retrieval.answerMinSupport }));
   const openai = config.answerModels.openai;
   if (openai) {
@@ -148,6 +152,7 @@ export function buildAnswerModels(config: Config): AnswerModels {
         useResponsesApi: false,
       });
       models.set(model, new RetriedAnswerModel(llmAnswerModel(chat), policy));
+      condensers.set(model, new RetriedAnswerModel(condenseChain(chat), policy));
     }
   }
 
@@ -159,5 +164,6 @@ export function buildAnswerModels(config: Config): AnswerModels {
       if (!model) throw new Error(`unknown answer model ${name}`);
       return model;
     },
+    condenser: (name) => condensers.get(name) ?? null,
   };
 }

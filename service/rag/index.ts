@@ -23,6 +23,7 @@ import { OpenAIEmbedder } from './openaiEmbeddings.ts';
 import { embeddingInput, isMarkdownFilename, type SplitResult, type TextSegment } from './splitter.ts';
 import { splitSentences } from '../text/sentences.ts';
 import type { Document } from '@langchain/core/documents';
+import type { HistoryTurn } from './conversationHistory.ts';
 
 /**
  * A segment's vectors: the passage's (title and heading path as context), and one per sentence of a segment of
@@ -87,6 +88,8 @@ export interface AnswerRequest {
   questionEmbedding: number[];
   model: string;
   passages: Document<PassageMetadata>[];
+  /** A conversation's previous turns, for an LLM's prompt (conversationHistory.ts bounds them). */
+  history?: HistoryTurn[];
 }
 
 export interface Rag {
@@ -130,6 +133,11 @@ export interface Rag {
    * its markers mapped to citations. Throws UpstreamUnavailableError when the model cannot answer.
    */
   answer(request: AnswerRequest): Promise<ChainAnswer>;
+  /**
+   * A conversation's follow-up made standalone by the named OpenAI-compatible model from the previous turns (null
+   * for the extractive model, which has its own rewrite; empty replies too). Unavailable: UpstreamUnavailableError.
+   */
+  condenseQuestion(model: string, history: HistoryTurn[], question: string): Promise<string | null>;
   /**
    * The same chain, streamed: the answer's pieces as the model writes them, concatenating to what `answer` returns.
    * Aborting `signal` cancels the model call (the stream then throws the signal's reason).
@@ -197,6 +205,7 @@ export async function loadRag(config: Config): Promise<Rag> {
     question: request.question,
     questionEmbedding: request.questionEmbedding,
     passages: request.passages,
+    ...(request.history ? { history: request.history } : {}),
   });
 
   // The extractive model quotes whole source sentences by construction; a model writing its own has them checked.
@@ -249,6 +258,12 @@ export async function loadRag(config: Config): Promise<Rag> {
     async embedQuestion(question, modelName) {
       const embedder = embedderNamed(modelName);
       return embedderCall(() => embedder.embedQuery(question));
+    },
+    async condenseQuestion(model, history, question) {
+      const condenser = rag.answerModels.condenser(model);
+      if (condenser === null || history.length === 0) return null;
+      const condensed = await condenser.invoke({ history, question });
+      return condensed.length > 0 ? Array.from(condensed).slice(0, 4000).join('') : null;
     },
     async answer(request) {
       const chain = answerChain(

@@ -9,7 +9,7 @@ import { storeCall } from './mongo.ts';
  * Left out of a backup: what is transient and harmless to lose. Web sessions (people sign in again; and a backup
  * then holds no live session), sign-in failure windows (rate-limit counters of the last minutes) and each user's
  * usage record (derived from the documents: counted again on first use, store/usage.ts). Everything
- * else is kept, notably `installation` (without it a restored service would offer "create the first account"
+ * else is kept (conversations and their messages, with the feedback on answers, included), notably `installation` (without it a restored service would offer "create the first account"
  * again), `password_links` (outstanding invitations keep working) and `ingest_jobs` (the work in flight).
  */
 export const TRANSIENT_COLLECTIONS = ['sessions', 'sign_in_failures', 'user_usage'];
@@ -23,6 +23,10 @@ export const TRANSIENT_COLLECTIONS = ['sessions', 'sign_in_failures', 'user_usag
  * (sessions, or one that is not kbqa's), and a backup leaves out what is not kbqa's.
  */
 export const BACKUP_COLLECTIONS = [
+  // A conversation is written before its messages (a turn's two after its answer), and both point at users, KBs and
+  // documents: messages first, then conversations, both before what they cite.
+  'conversation_messages',
+  'conversations',
   'ingest_jobs',
   'ingest_job_claims',
   'documents',

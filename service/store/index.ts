@@ -1,6 +1,7 @@
 // The store: every MongoDB query the service makes, as small named functions grouped by collection.
 import { apiKeysStore } from './apiKeys.ts';
 import { backupStore } from './backup.ts';
+import { conversationsStore } from './conversations.ts';
 import { documentsStore } from './documents.ts';
 import { filesStore } from './files.ts';
 import { ingestJobsStore } from './ingestJobs.ts';
@@ -55,6 +56,7 @@ function buildStore(connection: MongoConnection) {
     ...shareInvitationsStore(collections),
     ...files,
     ...usage,
+    ...conversationsStore(collections),
     /** Whole-collection export and import for `kbqa backup`: never on a request path. */
     ...backupStore(connection.db),
     /**
@@ -116,6 +118,7 @@ export { metadataEntries, metadataObject, pendingContentId } from './documents.t
 export type { Reader } from './knowledgeBases.ts';
 export type { InvitationBounds, InvitationOutcome } from './shareInvitations.ts';
 export type { Page } from './pagination.ts';
+export type { FeedbackQuery } from './conversations.ts';
 export { storeCallsMade, storeFailure } from './mongo.ts';
 export type { StoredFile } from './files.ts';
 export type { Reservation, Usage } from './usage.ts';

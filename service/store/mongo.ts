@@ -14,6 +14,8 @@ import { watchServerMonitoring, type MonitorWatchdogOptions } from './monitorWat
 import type {
   ApiKeyRecord,
   ApiKeyUsageRecord,
+  ConversationMessageRecord,
+  ConversationRecord,
   DocumentContentRecord,
   DocumentRecord,
   IngestJobClaimRecord,
@@ -53,6 +55,9 @@ export interface Collections {
   usage: Collection<UsageRecord>;
   /** GridFS's file records of the `document_files` bucket (store/files.ts streams through the bucket itself). */
   documentFiles: Collection<{ _id: string; metadata?: Record<string, unknown> }>;
+  /** Each user's conversations and their messages (store/conversations.ts). */
+  conversations: Collection<ConversationRecord>;
+  conversationMessages: Collection<ConversationMessageRecord>;
 }
 
 export interface MongoConnection {
@@ -111,6 +116,8 @@ export async function connectMongo(
     shareRefusals: db.collection<ShareRefusalRecord>('share_refusals'),
     usage: db.collection<UsageRecord>('user_usage'),
     documentFiles: db.collection<{ _id: string; metadata?: Record<string, unknown> }>('document_files.files'),
+    conversations: db.collection<ConversationRecord>('conversations'),
+    conversationMessages: db.collection<ConversationMessageRecord>('conversation_messages'),
   };
   await storeCall(() => ensureIndexes(collections));
   const watchdog = watchServerMonitoring(client, {
@@ -162,6 +169,13 @@ async function ensureIndexes(collections: Collections): Promise<void> {
     { 'metadata.knowledge_base_id': 1 },
     { name: 'metadata_knowledge_base_id' },
   );
+  await collections.conversations.createIndex({ user_id: 1, updated_at: -1 }, { name: 'user_id_updated_at' });
+  await collections.conversationMessages.createIndex(
+    { conversation_id: 1, position: 1 },
+    // Unique: two turns answered at once cannot both take the same place (the loser's insert fails, nothing kept).
+    { unique: true, name: 'conversation_id_position_unique' },
+  );
+  await collections.conversationMessages.createIndex({ user_id: 1 }, { name: 'user_id' });
 }
 
 export const DUPLICATE_KEY = 11000;

@@ -326,3 +326,55 @@ export interface InstallationRecord {
   claimed_by: string;
   created_at: Date;
 }
+
+/**
+ * A conversation: its user's alone (every lookup checks user_id; another user's id is "not found"). `knowledge_base_ids`
+ * null: each turn searches the default scope of that moment. `turns` counts the assistant answers stored.
+ */
+export interface ConversationRecord {
+  _id: string;
+  user_id: string;
+  /** Null until the first question names it (the question, cut to 80 characters) or a caller sets one. */
+  title: string | null;
+  knowledge_base_ids: string[] | null;
+  turns: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A citation as a conversation keeps it: the API's fields and the KB it came from (to hide it once unreachable). */
+export interface StoredCitation {
+  document_id: string;
+  knowledge_base_id: string | null;
+  title: string;
+  /** Null when read back by a user who no longer reaches the KB ("source no longer available"); stored, never. */
+  snippet: string | null;
+  similarity: number;
+  page_start: number | null;
+  page_end: number | null;
+}
+
+export interface MessageFeedback {
+  rating: 'up' | 'down';
+  comment: string | null;
+  created_at: Date;
+}
+
+/**
+ * One message of a conversation: the question (`user`) or the answer (`assistant`). A turn's two messages are
+ * written together, after the answer, so a refused or failed turn leaves none. `position` orders them (2n, 2n+1).
+ */
+export interface ConversationMessageRecord {
+  _id: string;
+  conversation_id: string;
+  user_id: string;
+  position: number;
+  role: 'user' | 'assistant';
+  content: string;
+  citations: StoredCitation[] | null;
+  model: string | null;
+  standalone_query: string | null;
+  knowledge_base_ids: string[] | null;
+  feedback: MessageFeedback | null;
+  created_at: Date;
+}

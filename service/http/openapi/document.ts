@@ -13,6 +13,7 @@
 // the other way round); a response that differs from its schema fails every test that provokes it
 // (test/helpers/openapiCheck.ts).
 import { createDocument, type ZodOpenApiPathsObject } from 'zod-openapi';
+import { conversationPaths } from './operations/conversations.ts';
 import { documentPaths } from './operations/documents.ts';
 import { knowledgeBaseMembershipPaths } from './operations/knowledgeBaseMembership.ts';
 import { knowledgeBasePaths } from './operations/knowledgeBases.ts';
@@ -30,6 +31,7 @@ const PATHS: ZodOpenApiPathsObject[] = [
   knowledgeBaseMembershipPaths,
   documentPaths,
   queryPaths,
+  conversationPaths,
   searchPaths,
   modelPaths,
 ];
@@ -104,6 +106,7 @@ export function buildOpenApiDocument() {
           description: 'Text and markdown, split into chunks and embedded; ingested synchronously or queued.',
         },
         { name: 'Query', description: 'Cited answers, ranked passages, and the models that answer.' },
+        { name: 'Conversations', description: 'Follow-up questions that keep their context, and feedback on answers.' },
       ],
       paths: Object.assign({}, ...PATHS) as ZodOpenApiPathsObject,
       components: {

@@ -27,18 +27,23 @@ export const maxResultsField = (max: number, fallback: number) => {
   return z.number({ error: rule }).int(rule).min(1, rule).max(max, rule).default(fallback);
 };
 
+/** How to answer, shared by /query and a conversation's turn: the model, the passages, the chunks, streaming. */
+export const answerFields = (models: string[]) => ({
+  model: z
+    .string({ error: 'must be a string' })
+    .refine((model) => models.includes(model), { message: `must be one of: ${models.join(', ')}` })
+    .optional(),
+  max_results: maxResultsField(50, 8),
+  include_chunks: z.boolean({ error: 'must be true or false' }).default(false),
+  /** Answer as Server-Sent Events (retrieval, delta…, done) rather than one JSON body; so does Accept: text/event-stream. */
+  stream: z.boolean({ error: 'must be true or false' }).default(false),
+});
+
 export function queryBody(models: string[]) {
   return jsonObject({
     query: questionField(),
     knowledge_base_ids: knowledgeBaseIdsField(),
-    model: z
-      .string({ error: 'must be a string' })
-      .refine((model) => models.includes(model), { message: `must be one of: ${models.join(', ')}` })
-      .optional(),
-    max_results: maxResultsField(50, 8),
-    include_chunks: z.boolean({ error: 'must be true or false' }).default(false),
-    /** Answer as Server-Sent Events (retrieval, delta…, done) rather than one JSON body; so does Accept: text/event-stream. */
-    stream: z.boolean({ error: 'must be true or false' }).default(false),
+    ...answerFields(models),
     /** Only chunks whose document metadata passes this filter (search/metadataFilter.ts). */
     filters: metadataFilter.optional(),
   });

@@ -59,7 +59,7 @@ export const EXAMPLE_CHUNK = {
   vector_rank: 1,
 };
 
-const CITATION = {
+export const CITATION = {
   document_id: '5a7b9c1d-2e3f-4a5b-8c6d-7e8f9a0b1c2d',
   title: 'onboarding',
   snippet: 'New starters get their laptop on their first day.',
@@ -72,7 +72,7 @@ const ANSWER = {
   knowledge_base_ids: [KB_ID],
 };
 
-const STREAM_DESCRIPTION = [
+export const STREAM_DESCRIPTION = [
   'With `"stream": true` or `Accept: text/event-stream`: Server-Sent Events, each `event: <name>` and one line of JSON `data:`.',
   '`retrieval` (once, first; data: `QueryStreamRetrieval`), then `delta` (one or more; data: `QueryStreamDelta`, its `text` appended in order',
   'is the answer), then `done` (data: `QueryResponse`, exactly what the JSON answer would be) — or, if something fails after the stream has',
@@ -85,7 +85,7 @@ const STREAM_DESCRIPTION = [
  * named (`contentSchema`). (OpenAPI 3.1 has no word for a sequence of events; this is how 3.2's `itemSchema` and
  * tools such as Schemathesis read the schema of a text/event-stream response: the schema of each event.)
  */
-const eventOf = (name: string, dataSchema: string, description: string) =>
+export const eventOf = (name: string, dataSchema: string, description: string) =>
   z
     .looseObject({
       event: z.literal(name),

@@ -1,0 +1,118 @@
+// Conversations and their messages. Hot paths are _id probes (a conversation, a message); a conversation's messages
+// come back by (conversation_id, position), which is also unique: a turn's place is claimed by its insert.
+import type { Filter } from 'mongodb';
+import { ConflictError } from '../errors.ts';
+import type { Collections } from './mongo.ts';
+import { isDuplicateKeyError, storeCall } from './mongo.ts';
+import { decodeCursor, encodeCursor, type Page } from './pagination.ts';
+import type { ConversationMessageRecord, ConversationRecord, MessageFeedback } from './records.ts';
+
+const RECENTLY_UPDATED_FIRST = { updated_at: -1, _id: -1 } as const;
+
+/** Keyset paging over (updated_at desc, _id desc), with the cursor format of store/pagination.ts. */
+function afterUpdatedCursor(cursor: string): Filter<ConversationRecord> {
+  const position = decodeCursor(cursor);
+  return {
+    $or: [{ updated_at: { $lt: position.created_at } }, { updated_at: position.created_at, _id: { $lt: position.id } }],
+  };
+}
+
+export interface FeedbackQuery {
+  knowledgeBaseId?: string;
+  since?: Date;
+  rating?: 'up' | 'down';
+}
+
+export function conversationsStore(collections: Collections) {
+  const { conversations, conversationMessages: messages } = collections;
+  return {
+    insertConversation: (record: ConversationRecord) => storeCall(() => conversations.insertOne(record)),
+
+    /** The conversation if it is this user's: one _id probe, the owner checked here (anyone else's is null). */
+    async findConversationOfUser(id: string, userId: string): Promise<ConversationRecord | null> {
+      const record = await storeCall(() => conversations.findOne({ _id: id }));
+      return record && record.user_id === userId ? record : null;
+    },
+
+    countConversationsOfUser: (userId: string) => storeCall(() => conversations.countDocuments({ user_id: userId })),
+
+    async listConversationsOfUser(
+      userId: string,
+      page: { limit?: number; cursor?: string },
+    ): Promise<Page<ConversationRecord>> {
+      const filter: Filter<ConversationRecord> = page.cursor
+        ? { user_id: userId, ...afterUpdatedCursor(page.cursor) }
+        : { user_id: userId };
+      let cursor = conversations.find(filter).sort(RECENTLY_UPDATED_FIRST);
+      if (page.limit !== undefined) cursor = cursor.limit(page.limit + 1);
+      const records = await storeCall(() => cursor.toArray());
+      if (page.limit === undefined || records.length <= page.limit) return { items: records, nextCursor: null };
+      const items = records.slice(0, page.limit);
+      const last = items[items.length - 1];
+      return { items, nextCursor: encodeCursor({ created_at: last.updated_at, id: last._id }) };
+    },
+
+    async renameConversation(id: string, title: string, at: Date): Promise<void> {
+      await storeCall(() => conversations.updateOne({ _id: id }, { $set: { title, updated_at: at } }));
+    },
+
+    /** Messages first, then the conversation: an interrupted delete leaves a conversation to delete again. */
+    async deleteConversation(id: string): Promise<void> {
+      await storeCall(() => messages.deleteMany({ conversation_id: id }));
+      await storeCall(() => conversations.deleteOne({ _id: id }));
+    },
+
+    /** The last `count` messages of a conversation, oldest first (count 0: all of them). */
+    async listMessages(conversationId: string, count = 0): Promise<ConversationMessageRecord[]> {
+      let cursor = messages.find({ conversation_id: conversationId }).sort({ position: -1 });
+      if (count > 0) cursor = cursor.limit(count);
+      return (await storeCall(() => cursor.toArray())).reverse();
+    },
+
+    /**
+     * A turn's question and answer, then the conversation's counters. The (conversation_id, position) index is
+     * unique: a turn answered meanwhile took these places, and this one is refused whole (409, nothing stored).
+     */
+    async appendTurn(
+      conversation: ConversationRecord,
+      turn: [ConversationMessageRecord, ConversationMessageRecord],
+      update: { title: string | null; at: Date },
+    ): Promise<void> {
+      try {
+        await storeCall(() => messages.insertMany(turn, { ordered: true }));
+      } catch (error) {
+        if (!isDuplicateKeyError(error)) throw error;
+        throw new ConflictError(
+          `conversation ${conversation._id}: another turn was answered meanwhile; ask again to continue from it`,
+        );
+      }
+      await storeCall(() =>
+        conversations.updateOne(
+          { _id: conversation._id },
+          { $set: { title: update.title, updated_at: update.at, turns: turn[1].position / 2 + 1 } },
+        ),
+      );
+    },
+
+    findMessage: (id: string) => storeCall(() => messages.findOne({ _id: id })),
+
+    async setMessageFeedback(id: string, feedback: MessageFeedback | null): Promise<void> {
+      await storeCall(() => messages.updateOne({ _id: id }, { $set: { feedback } }));
+    },
+
+    /** Rated answers for `kbqa feedback export`, oldest first (an admin command: never on a request path). */
+    listRatedAnswers(query: FeedbackQuery): Promise<ConversationMessageRecord[]> {
+      const filter: Filter<ConversationMessageRecord> = { role: 'assistant', feedback: { $ne: null } };
+      if (query.rating) filter['feedback.rating'] = query.rating;
+      if (query.since) filter['feedback.created_at'] = { $gte: query.since };
+      if (query.knowledgeBaseId) filter.knowledge_base_ids = query.knowledgeBaseId;
+      return storeCall(() => messages.find(filter).sort({ created_at: 1, _id: 1 }).toArray());
+    },
+
+    /** The messages just before `position` in a conversation (the question of a rated answer). */
+    findMessageAt: (conversationId: string, position: number) =>
+      storeCall(() => messages.findOne({ conversation_id: conversationId, position })),
+
+    countConversations: () => storeCall(() => conversations.estimatedDocumentCount()),
+  };
+}

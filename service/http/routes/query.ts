@@ -1,5 +1,6 @@
 // POST /api/v1/query: a cited answer from the KBs the key can reach, as one JSON body, or streamed as Server-Sent
-// Events (`"stream": true`, or `Accept: text/event-stream`): retrieval, delta…, done (or error).
+// Events (`"stream": true`, or `Accept: text/event-stream`): retrieval, delta…, done (or error). Either way the
+// question first has its user's turn (commands/queryAdmission.ts): a 429 comes before any event.
 // Its OpenAPI operation: http/openapi/operations/query.ts.
 import { authenticated, newRouter, type AppContext, type AppDeps, type AppState } from '../context.ts';
 import type Router from '@koa/router';
@@ -12,6 +13,7 @@ import {
   type QueryInput,
   type QueryStep,
 } from '../../commands/answerQuestion.ts';
+import type { QueryAdmission } from '../../commands/queryAdmission.ts';
 import type { QueryTimings } from '../../queryTimings.ts';
 import { presentChunk, presentCitation, presentQueryResult } from '../../presenters/query.ts';
 import { acceptsEventStream, clientGone, sseComment, sseEvent, writeEventStream } from '../eventStream.ts';
@@ -31,7 +33,7 @@ function serverTiming(timings: QueryTimings): string {
   return stages.join(', ');
 }
 
-export function queryRoutes(deps: AppDeps): Router<AppState> {
+export function queryRoutes(deps: AppDeps, queries: QueryAdmission): Router<AppState> {
   const router = newRouter();
   const bodySchema = queryBody(deps.rag.answerModels.names);
   const queryDeps: QueryDeps = {
@@ -46,15 +48,20 @@ export function queryRoutes(deps: AppDeps): Router<AppState> {
     '/query',
     authenticated(async (ctx, caller) => {
       const input = parseInput(bodySchema, ctx.request.body, 'body');
-      if (input.stream || acceptsEventStream(ctx)) {
-        await streamQuery(ctx, caller, input);
-        return;
+      const release = await queries.admit(caller.user._id);
+      try {
+        if (input.stream || acceptsEventStream(ctx)) {
+          await streamQuery(ctx, caller, input);
+          return;
+        }
+        const result = await answerQuestion(queryDeps, caller.user, input);
+        deps.metrics.observeQueryStages(result.timings);
+        if (result.sentences) deps.metrics.countCheckedSentences(result.sentences);
+        ctx.set('server-timing', serverTiming(result.timings));
+        ctx.body = presentQueryResult(result, { citationPages: ctx.state.realm === 'web' });
+      } finally {
+        release();
       }
-      const result = await answerQuestion(queryDeps, caller.user, input);
-      deps.metrics.observeQueryStages(result.timings);
-      if (result.sentences) deps.metrics.countCheckedSentences(result.sentences);
-      ctx.set('server-timing', serverTiming(result.timings));
-      ctx.body = presentQueryResult(result, { citationPages: ctx.state.realm === 'web' });
     }),
   );
 

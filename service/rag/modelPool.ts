@@ -6,7 +6,8 @@
 // pool hands piscina at most one task per worker and keeps the rest in its own two queues: a question never waits
 // for a whole document. And for INTERACTIVE_RESERVE_MS after a question, background work leaves one worker free,
 // so the next question does not even wait for a passage. Questions are taken round-robin by who asked them (their
-// user), each user's in order: one user's burst of questions delays another's by at most one task per worker.
+// user), each user's in order: one user's burst of questions delays another's by at most one task per worker; and
+// heavy questions (over HEAVY_QUESTION_CHARS) go after the usual ones and never hold every worker.
 import os from 'node:os';
 import { Piscina } from 'piscina';
 import { FairQueue } from '../fairQueue.ts';
@@ -17,6 +18,12 @@ export type Lane = 'interactive' | 'background';
 
 /** Sentence units per padded inference call at ingestion (KBQA_SENTENCE_VECTORS=batched). */
 export const UNIT_BATCH = 16;
+
+/**
+ * A question longer than this (~250 tokens) is heavy: one inference of it takes a worker 10–25 times as long as a
+ * usual question's. Heavy questions hold at most all workers but one, so a usual question never waits behind one.
+ */
+export const HEAVY_QUESTION_CHARS = 1_000;
 
 /** How long after a question background work leaves one worker to questions. */
 export const INTERACTIVE_RESERVE_MS = 2_000;
@@ -96,6 +103,8 @@ export function startModelPool(options: ModelPoolOptions): ModelPool {
   // Questions by asker, in turn; document work first come, first served (the ingestion jobs are scheduled fairly
   // before they reach the pool: jobs/scheduling.ts).
   const questions = new FairQueue<Waiting>();
+  const heavyQuestions = new FairQueue<Waiting>();
+  let runningHeavy = 0;
   const background: Waiting[] = [];
   const runningIn: Record<Lane, number> = { interactive: 0, background: 0 };
   // While questions are being asked, background work keeps one worker free for them: a question then never waits
@@ -105,13 +114,15 @@ export function startModelPool(options: ModelPoolOptions): ModelPool {
 
   const inFlight = new Set<Promise<unknown>>();
 
-  function start(lane: Lane, next: Waiting): void {
+  function start(lane: Lane, next: Waiting, heavy = false): void {
     runningIn[lane] += 1;
+    if (heavy) runningHeavy += 1;
     const running = pool
       .run(next.task)
       .then(next.resolve, next.reject)
       .finally(() => {
         runningIn[lane] -= 1;
+        if (heavy) runningHeavy -= 1;
         inFlight.delete(running);
         dispatch();
       });
@@ -123,6 +134,11 @@ export function startModelPool(options: ModelPoolOptions): ModelPool {
       const question = questions.shift();
       if (question) {
         start('interactive', question);
+        continue;
+      }
+      // Heavy questions leave one worker to the others' usual ones (on one worker they take it in turn).
+      if (heavyQuestions.length > 0 && (workers === 1 || runningHeavy < workers - 1)) {
+        start('interactive', heavyQuestions.shift()!, true);
         continue;
       }
       if (background.length === 0) return;
@@ -152,12 +168,13 @@ export function startModelPool(options: ModelPoolOptions): ModelPool {
       const waiting = { task, resolve: resolve as (value: unknown) => void, reject };
       if (lane === 'interactive') {
         lastInteractive = performance.now();
-        questions.push(asker, waiting);
+        const heavy = task.op === 'embedQuery' && task.text.length > HEAVY_QUESTION_CHARS;
+        (heavy ? heavyQuestions : questions).push(asker, waiting);
       } else background.push(waiting);
       dispatch();
     });
   }
-  const queued = () => ({ interactive: questions.length, background: background.length });
+  const queued = () => ({ interactive: questions.length + heavyQuestions.length, background: background.length });
 
   return {
     workers,
@@ -191,7 +208,8 @@ export function startModelPool(options: ModelPoolOptions): ModelPool {
     async close() {
       if (wakeUp) clearTimeout(wakeUp);
       const error = new Error('the model pool is closed');
-      for (const waiting of [...questions.drain(), ...background.splice(0)]) waiting.reject(error);
+      for (const waiting of [...questions.drain(), ...heavyQuestions.drain(), ...background.splice(0)])
+        waiting.reject(error);
       // Let running inferences end first: terminating a worker inside a native ONNX call can abort the process.
       await Promise.allSettled([...inFlight]);
       await pool.destroy();

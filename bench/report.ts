@@ -10,6 +10,7 @@ import type { LoadResult } from './load.ts';
 import type { MachineInfo } from './machine.ts';
 import { PDF_RATIO_TARGET, type PdfIngestResult } from './pdfIngest.ts';
 import type { PhaseResources } from './phases.ts';
+import { BURST_RATIO_TARGET, renderQueryBurst, type QueryBurstResult } from './queryBurst.ts';
 import type { IngestRun, RawEmbedRun } from './ingest.ts';
 import type { RefreshPolicyComparison } from './refreshPolicies.ts';
 import { apiVariant, type SearchStageResult } from './searchStage.ts';
@@ -76,6 +77,8 @@ export interface BenchResult {
     api4_to_raw_ratio: number;
   };
   refresh_policies?: RefreshPolicyComparison | { error: string };
+  /** Another user's questions idle and while one key bursts (absent in older results). */
+  query_burst?: QueryBurstResult | { error: string };
   resources: {
     method: string;
     startup_peak_mb: number | null;
@@ -290,6 +293,19 @@ export function buildTargets(result: Omit<BenchResult, 'targets' | 'charts' | 'f
       8,
     ),
   ];
+  if (whole || result.only === 'burst') {
+    const burst = result.query_burst && !('error' in result.query_burst) ? result.query_burst : null;
+    targets.push(
+      target(
+        'burst_p95_ratio',
+        "Query: another user's p95 while one key bursts 24 long questions ÷ its idle p95",
+        burst ? burst.p95_ratio : null,
+        '×',
+        '≤',
+        BURST_RATIO_TARGET,
+      ),
+    );
+  }
   if (result.only === 'ingest' && result.ingest) return ingestTargets(result.ingest);
   if ((whole || result.only === 'scale') && result.scale) targets.push(...scaleTargets(result.scale, target));
   if (!whole || !result.ingest || !result.query || !result.scale || !result.auth) return targets;
@@ -481,6 +497,7 @@ export function renderMarkdown(result: BenchResult): string {
   }
 
   push(...renderCliStartup(result.cli_startup));
+  push(...renderQueryBurst(result.query_burst));
 
   if (result.ingest) {
     const ing = result.ingest;

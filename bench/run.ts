@@ -21,6 +21,7 @@ import {
   loadBenchDataset,
   cliStartupPhase,
   pdfVsTextPhase,
+  queryBurstPhase,
   queryPhase,
   rawEmbedderPhase,
   refreshPoliciesPhase,
@@ -37,6 +38,7 @@ async function main(): Promise<number> {
   const { stamp, machine, index, commonResult } = bench;
 
   if (only === 'ingest') return ingestOnly(bench);
+  if (only === 'burst') return burstOnly(bench);
   if (only === 'scale') {
     const { documents, testQueries } = await loadBenchDataset();
     const { templates, scaleTexts, scaleVectors } = await scaleInputsPhase(bench, documents, testQueries);
@@ -91,6 +93,7 @@ async function main(): Promise<number> {
     queryKnowledgeBaseId,
   );
   const duringIngest = await duringIngestPhase(bench, corpus, queryBodies);
+  const queryBurst = await queryBurstPhase(bench, documents, testQueries, queryKnowledgeBaseId);
   // The real chunks of the concurrency-4 KB, vectors included: templates for the refresh policies and the scale KB.
   const templates = await readChunksOfKnowledgeBase(index, queryKnowledgeBaseId);
   const refreshPolicies = await refreshPoliciesPhase(bench, templates);
@@ -130,6 +133,7 @@ async function main(): Promise<number> {
       throughput_ratio: throughputRatio,
       during_ingest: duringIngest,
     },
+    query_burst: queryBurst,
     scale,
     auth,
     eval: newestEvalResult(),
@@ -180,6 +184,24 @@ async function ingestOnly(bench: BenchRun): Promise<number> {
   };
   const result: BenchResult = { ...partial, targets: buildTargets(partial), charts: {}, finished_at: '' };
   await writeResults(result, []);
+  return 0;
+}
+
+/** `--only burst`: the burst's KB and the other user's, then their questions idle and during the burst. */
+async function burstOnly(bench: BenchRun): Promise<number> {
+  const { documents, testQueries } = await loadBenchDataset();
+  const queryBurst = await queryBurstPhase(bench, documents, testQueries);
+  const partial: Omit<BenchResult, 'targets' | 'charts' | 'finished_at'> = {
+    ...bench.commonResult({
+      dataset: options.dataset,
+      ingest_docs: options.ingestDocs,
+      during_queries: options.duringQueries,
+      burst_connections: options.burstConnections,
+    }),
+    query_burst: queryBurst,
+    eval: null,
+  };
+  await writeResults({ ...partial, targets: buildTargets(partial), charts: {}, finished_at: '' }, []);
   return 0;
 }
 

@@ -28,6 +28,10 @@ import {
 } from './scale.ts';
 import { apiVariant, measureSearchStage, type SearchStageQuery } from './searchStage.ts';
 import { runSequentialQueries } from './sequential.ts';
+import { measureQueryBurst } from './queryBurst.ts';
+import { createApiKey } from '../service/commands/apiKeys.ts';
+import { createUser } from '../service/commands/accounts.ts';
+import { createKbqaClient } from '../service/eval/apiClient.ts';
 import type { BenchRun } from './setUp.ts';
 import { round } from './stats.ts';
 
@@ -531,4 +535,62 @@ export async function authPhase(bench: BenchRun): Promise<NonNullable<BenchResul
     log(`auth step failed: ${auth.error}`);
   }
   return auth;
+}
+
+/**
+ * Another user's question while one key bursts 24 long questions (issue 31 §3): a second user with a KB of the first
+ * 60 documents asks the test questions idle, then while the bench's user bursts on `burstKnowledgeBaseId` (made and
+ * filled with `documents` when not given: --only burst).
+ */
+export async function queryBurstPhase(
+  bench: BenchRun,
+  documents: BenchDocument[],
+  testQueries: string[],
+  burstKnowledgeBaseId?: string,
+): Promise<NonNullable<BenchResult['query_burst']>> {
+  const { store, runningApi, apiKey, client, stamp, newKnowledgeBase, phase } = bench;
+  try {
+    let burstKb = burstKnowledgeBaseId;
+    if (burstKb === undefined) {
+      burstKb = await newKnowledgeBase('bench-burst');
+      log(`burst: ${documents.length} documents into the burst's KB ${burstKb}`);
+      await ingestThroughApi(client, burstKb, documents, options.ingestConcurrency, progress('  burst KB', 25));
+    }
+    const email = `bench-other-${Date.now()}-${process.pid}@bench.kbqa.test`;
+    await createUser(store, email);
+    const { key: otherKey } = await createApiKey(store, email, 'bench, the other user');
+    const other = createKbqaClient(runningApi.url, otherKey);
+    const created = await other.createKnowledgeBase(
+      `bench-other ${stamp}`,
+      'created by npm run bench; removed at the end',
+    );
+    toCleanUp.createdKnowledgeBases.push(created.id);
+    const otherDocuments = documents.slice(0, 60);
+    log(`burst: the other user's ${otherDocuments.length} documents into KB ${created.id}`);
+    await ingestThroughApi(other, created.id, otherDocuments, options.ingestConcurrency);
+    log(
+      `burst: ${options.duringQueries} questions of the other user idle, then while the bench's key keeps ${options.burstConnections} long questions in flight`,
+    );
+    const result = await phase(`query while one key bursts ${options.burstConnections} long questions`, () =>
+      measureQueryBurst({
+        url: runningApi.url,
+        burstKey: apiKey,
+        burstKnowledgeBaseId: burstKb,
+        burstTexts: documents.map((document) => document.content),
+        otherKey,
+        otherKnowledgeBaseId: created.id,
+        otherQuestions: testQueries.slice(0, options.duringQueries),
+        connections: options.burstConnections,
+        log,
+      }),
+    );
+    log(
+      `burst: the other user's p95 ${result.during.latency.p95_ms} ms vs idle ${result.idle.latency.p95_ms} ms (× ${result.p95_ratio})`,
+    );
+    return result;
+  } catch (error) {
+    log(`burst phase failed: ${failure(error)}`);
+    if (only === 'burst') throw error;
+    return { error: failure(error) };
+  }
 }

@@ -147,6 +147,7 @@ export async function setUp() {
   return {
     startedAt,
     stamp,
+    store,
     databaseName,
     benchEnv,
     config,

@@ -29,6 +29,7 @@ import { requireCsrfDefence } from './http/middleware/csrf.ts';
 import { jsonBody } from './http/middleware/jsonBody.ts';
 import { authenticateSession, requireSession } from './http/middleware/session.ts';
 import { securityHeaders, webApp } from './http/webApp.ts';
+import { QueryAdmission } from './commands/queryAdmission.ts';
 
 export type { AppDeps, AppState } from './http/context.ts';
 
@@ -50,10 +51,12 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
   // The built web app: GET/HEAD outside /api/, /docs, /healthz and /readyz (service/http/webApp.ts).
   app.use(webApp(deps));
 
-  const api = buildApiRouter(deps);
+  // One bound on each user's questions, whichever realm they come through.
+  const queries = new QueryAdmission(deps.config.queries);
+  const api = buildApiRouter(deps, queries);
   app.use(api.routes());
   app.use(api.allowedMethods({ throw: true }));
-  const web = buildWebApiRouter(deps);
+  const web = buildWebApiRouter(deps, queries);
   app.use(web.routes());
   app.use(web.allowedMethods({ throw: true }));
 
@@ -77,26 +80,26 @@ function callerJsonBody(deps: AppDeps) {
  * The resources both the Developer API and the web app serve: the same handlers, so the same commands, policies and
  * presenters. Only the credential differs (an API key or a session cookie), set by the router mounting them.
  */
-function resourceRoutes(deps: AppDeps): Router<AppState>[] {
+function resourceRoutes(deps: AppDeps, queries: QueryAdmission): Router<AppState>[] {
   return [
     meRoutes(),
     modelRoutes(deps),
     knowledgeBaseRoutes(deps),
     knowledgeBaseMembershipRoutes(deps),
     documentRoutes(deps),
-    queryRoutes(deps),
-    conversationRoutes(deps),
-    searchRoutes(deps),
+    queryRoutes(deps, queries),
+    conversationRoutes(deps, queries),
+    searchRoutes(deps, queries),
   ];
 }
 
 /** The Developer API under /api/v1: authentication, then the JSON body parser, then the resource routes. */
-export function buildApiRouter(deps: AppDeps): Router<AppState> {
+export function buildApiRouter(deps: AppDeps, queries = new QueryAdmission(deps.config.queries)): Router<AppState> {
   const api = newRouter({ prefix: '/api/v1' });
   // Authenticate before reading the body: an anonymous caller gets 401, not a parse of whatever it sent.
   api.use(authenticate(deps.store, deps.logger));
   api.use(callerJsonBody(deps));
-  for (const routes of resourceRoutes(deps)) {
+  for (const routes of resourceRoutes(deps, queries)) {
     api.use(routes.routes(), routes.allowedMethods({ throw: true }));
   }
   return api;
@@ -107,7 +110,7 @@ export function buildApiRouter(deps: AppDeps): Router<AppState> {
  * routes (sign-in and the like, small bodies), then the session gate, and only behind it the JSON body parser, the
  * web app's own routes and the shared resource routes: an anonymous body is never read past the gate.
  */
-export function buildWebApiRouter(deps: AppDeps): Router<AppState> {
+export function buildWebApiRouter(deps: AppDeps, queries = new QueryAdmission(deps.config.queries)): Router<AppState> {
   const web = newRouter({ prefix: '/api/web' });
   web.use(async (ctx, next) => {
     ctx.state.realm = 'web';
@@ -130,7 +133,7 @@ export function buildWebApiRouter(deps: AppDeps): Router<AppState> {
     uploadRoutes(deps),
     documentContentRoutes(deps),
   ];
-  for (const routes of [...webOnly, ...resourceRoutes(deps)]) {
+  for (const routes of [...webOnly, ...resourceRoutes(deps, queries)]) {
     web.use(routes.routes(), routes.allowedMethods({ throw: true }));
   }
   return web;

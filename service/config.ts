@@ -196,6 +196,12 @@ const environmentSchema = z.object({
   KBQA_MAX_DOCUMENTS_PER_USER: integer(10_000, 1, 1_000_000_000),
   KBQA_MAX_STORAGE_BYTES_PER_USER: integer(1024 * MiB, 1024, Number.MAX_SAFE_INTEGER),
   KBQA_FAILED_UPLOAD_RETENTION_DAYS: integer(7, 0, 3650),
+  // Questions (POST /query and /search, both realms) per user and API process (commands/queryAdmission.ts): answered
+  // at once, waiting beyond them (429 beyond), how long one may wait (429 after), and per minute (0: no rate bound).
+  KBQA_QUERY_CONCURRENCY_PER_USER: integer(4, 1, 1_000),
+  KBQA_QUERY_QUEUE_PER_USER: integer(8, 0, 10_000),
+  KBQA_QUERY_WAIT_MS: integer(10_000, 1, 600_000),
+  KBQA_QUERY_RATE_PER_MINUTE: integer(0, 0, 1_000_000),
 
   // The web app (service/http/web*.ts, web/).
   KBQA_WEB_DIST: z.string().default('web/dist'),
@@ -435,6 +441,12 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       maxDocuments: env.KBQA_MAX_DOCUMENTS_PER_USER,
       maxStorageBytes: env.KBQA_MAX_STORAGE_BYTES_PER_USER,
       failedUploadRetentionMs: env.KBQA_FAILED_UPLOAD_RETENTION_DAYS * 86_400_000,
+    },
+    queries: {
+      concurrencyPerUser: env.KBQA_QUERY_CONCURRENCY_PER_USER,
+      queuePerUser: env.KBQA_QUERY_QUEUE_PER_USER,
+      waitMs: env.KBQA_QUERY_WAIT_MS,
+      ratePerMinute: env.KBQA_QUERY_RATE_PER_MINUTE,
     },
     web: {
       distDir: resolve(env.KBQA_WEB_DIST),

@@ -106,6 +106,8 @@ export interface Config {
     maxStorageBytes: number;
     failedUploadRetentionMs: number;
   };
+  /** Questions per user and process (commands/queryAdmission.ts). */
+  queries: { concurrencyPerUser: number; queuePerUser: number; waitMs: number; ratePerMinute: number };
   web: {
     distDir: string;
     publicUrl: string;

@@ -179,6 +179,42 @@ export class IngestionQueueFullError extends RateLimitedError {
   }
 }
 
+/**
+ * The user has too many questions in hand (commands/queryAdmission.ts): KBQA_QUERY_CONCURRENCY_PER_USER answered and
+ * KBQA_QUERY_QUEUE_PER_USER waiting, one that waited KBQA_QUERY_WAIT_MS, or KBQA_QUERY_RATE_PER_MINUTE. 429: what it
+ * waits for is its own user's questions.
+ */
+export class QueryBusyError extends RateLimitedError {
+  static tooMany(
+    running: number,
+    waiting: number,
+    limits: { concurrencyPerUser: number; queuePerUser: number },
+    retryAfterSeconds: number,
+  ): QueryBusyError {
+    return new QueryBusyError(
+      `${running} questions of yours are being answered and ${waiting} are waiting (the limits are ${limits.concurrencyPerUser} at once and ${limits.queuePerUser} waiting); retry in ${retryAfterSeconds} s`,
+      retryAfterSeconds,
+    );
+  }
+
+  static waitedTooLong(
+    limits: { concurrencyPerUser: number; waitMs: number },
+    retryAfterSeconds: number,
+  ): QueryBusyError {
+    return new QueryBusyError(
+      `this question waited ${limits.waitMs / 1000} s for one of your ${limits.concurrencyPerUser} questions being answered to end; retry in ${retryAfterSeconds} s`,
+      retryAfterSeconds,
+    );
+  }
+
+  static overRate(perMinute: number, retryAfterSeconds: number): QueryBusyError {
+    return new QueryBusyError(
+      `more than ${perMinute} questions a minute (the limit); retry in ${retryAfterSeconds} s`,
+      retryAfterSeconds,
+    );
+  }
+}
+
 /** A `?cursor=` this API did not issue (or one altered on the way): the caller's mistake. Thrown by the store. */
 export class InvalidCursorError extends BadRequestError {
   constructor() {

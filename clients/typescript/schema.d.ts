@@ -2123,6 +2123,11 @@ export interface operations {
             /** @description The owner already has KBQA_MAX_QUEUED_DOCUMENTS_PER_USER documents waiting for ingestion: retry after the `Retry-After` header's seconds (a bulk load paces itself by it). */
             429: {
                 headers: {
+                    /**
+                     * @description Seconds to wait before trying again
+                     * @example 1
+                     */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2520,6 +2525,11 @@ export interface operations {
             /** @description The owner already has KBQA_MAX_QUEUED_DOCUMENTS_PER_USER documents waiting for ingestion: retry after the `Retry-After` header's seconds (a bulk load paces itself by it). */
             429: {
                 headers: {
+                    /**
+                     * @description Seconds to wait before trying again
+                     * @example 1
+                     */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2887,6 +2897,11 @@ export interface operations {
             /** @description The owner already has KBQA_MAX_QUEUED_DOCUMENTS_PER_USER documents waiting for ingestion: retry after the `Retry-After` header's seconds (a bulk load paces itself by it). */
             429: {
                 headers: {
+                    /**
+                     * @description Seconds to wait before trying again
+                     * @example 1
+                     */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3288,6 +3303,28 @@ export interface operations {
                      *       "error": {
                      *         "code": "bad_request",
                      *         "message": "body: send Content-Type: application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The user already has KBQA_QUERY_CONCURRENCY_PER_USER questions (queries and searches, all their keys and sessions) being answered and KBQA_QUERY_QUEUE_PER_USER waiting, or this one waited KBQA_QUERY_WAIT_MS for its turn, or the user is over KBQA_QUERY_RATE_PER_MINUTE: retry after the `Retry-After` header's seconds. A streamed answer is refused so before its first event. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before trying again
+                     * @example 1
+                     */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "4 questions of yours are being answered and 8 are waiting (the limits are 4 at once and 8 waiting); retry in 1 s"
                      *       }
                      *     }
                      */
@@ -4777,6 +4814,28 @@ export interface operations {
                      *       "error": {
                      *         "code": "bad_request",
                      *         "message": "body: send Content-Type: application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The user already has KBQA_QUERY_CONCURRENCY_PER_USER questions (queries and searches, all their keys and sessions) being answered and KBQA_QUERY_QUEUE_PER_USER waiting, or this one waited KBQA_QUERY_WAIT_MS for its turn, or the user is over KBQA_QUERY_RATE_PER_MINUTE: retry after the `Retry-After` header's seconds. A streamed answer is refused so before its first event. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before trying again
+                     * @example 1
+                     */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "4 questions of yours are being answered and 8 are waiting (the limits are 4 at once and 8 waiting); retry in 1 s"
                      *       }
                      *     }
                      */

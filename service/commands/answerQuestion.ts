@@ -143,6 +143,8 @@ interface RetrievalOptions {
   withSideRanks: boolean;
   /** The chunks' stored sentence vectors too (what the extractive answerer reads). */
   withSentenceVectors?: boolean;
+  /** Who asks (a user id): the model pool embeds questions round-robin by asker. */
+  asker?: string;
 }
 
 /** retrievalRequest, and the embedder that made its vector (the relevance floor is that embedder's). */
@@ -153,7 +155,9 @@ async function embeddedRetrievalRequest(
 ): Promise<{ request: IndexedRetrievalRequest; embedder: string }> {
   const serving = await deps.search.servingIndex();
   const [vector, hidden] = await Promise.all([
-    options.embed ? deps.rag.embedQuestion(options.question, serving.embedder.modelName) : Promise.resolve([]),
+    options.embed
+      ? deps.rag.embedQuestion(options.question, serving.embedder.modelName, options.asker)
+      : Promise.resolve([]),
     deps.store.listHiddenChunkVersions(knowledgeBaseIds),
   ]);
   const request: IndexedRetrievalRequest = {
@@ -198,6 +202,7 @@ async function retrieve(deps: QueryDeps, user: Principal, input: QueryInput): Pr
     size: input.max_results,
     withSideRanks: input.include_chunks,
     withSentenceVectors: true,
+    asker: user._id,
   });
   timings.embedMs = performance.now() - started;
 

@@ -40,6 +40,7 @@ export async function searchChunks(
     filters: input.filters,
     size: input.max_results,
     withSideRanks: true,
+    asker: user._id,
   });
   const chunks =
     input.mode === 'hybrid'

@@ -1,6 +1,7 @@
 // What `kbqa eval` and the benchmarks ask of the kbqa Developer API, over the typed client generated from its OpenAPI
 // description (clients/typescript/): every eval run exercises that client against the real API. This layer adds the
-// retries the contract asks of clients (503 is transient: back off and try again) and reads the Server-Timing header.
+// retries the contract asks of clients (503 is transient: back off and try again; a 429 waits its Retry-After) and
+// reads the Server-Timing header.
 import {
   createKbqaClient as createTypedClient,
   KbqaApiError,
@@ -43,13 +44,19 @@ export function createKbqaClient(baseUrl: string, apiKey: string, options: { ret
   const retries = options.retries ?? 3;
   const api = createTypedClient(baseUrl, apiKey);
 
-  /** The call's data; a 503 is retried with backoff, any other failure thrown as an ApiCallError. */
+  /** The call's data; a 503 is retried with backoff, a 429 after its Retry-After, any other failure thrown. */
   async function call<T>(send: () => Promise<CallResult<T>>): Promise<{ data: T; response: Response }> {
     for (let attempt = 0; ; attempt += 1) {
       const { data, error, response } = await send();
       if (error === undefined && data !== undefined) return { data, response };
       if (response.status === 503 && attempt < retries) {
         await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt));
+        continue;
+      }
+      // A 429 names its wait (a full ingestion queue, the user's questions over their bound): waited, then again.
+      const retryAfter = Number(response.headers.get('retry-after'));
+      if (response.status === 429 && retryAfter > 0 && attempt < retries) {
+        await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000));
         continue;
       }
       const envelope = (error as { error?: { code?: string; message?: string } } | undefined)?.error;

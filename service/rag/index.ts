@@ -126,8 +126,11 @@ export interface Rag {
     /** How the sentence vectors are computed, null for none (default: KBQA_SENTENCE_VECTORS's). */
     recipe?: SentenceVectorRecipe | null,
   ): Promise<SegmentEmbedding[]>;
-  /** The question's vector by the named embedder (default: the configured one); fails as embedSegments does. */
-  embedQuestion(question: string, modelName?: string): Promise<number[]>;
+  /**
+   * The question's vector by the named embedder (default: the configured one); fails as embedSegments does. `asker`
+   * (a user id) is whose turn the local model's question lane serves it in (round-robin by asker: modelPool.ts).
+   */
+  embedQuestion(question: string, modelName?: string, asker?: string): Promise<number[]>;
   /**
    * The answer chain over passages the caller retrieved (passage n is passages[n-1]): the named answer model, then
    * its markers mapped to citations. Throws UpstreamUnavailableError when the model cannot answer.
@@ -160,7 +163,7 @@ interface Embedder {
   modelName: string;
   /** Null while its vectors' length is unknown (an OpenAI-compatible model that has not answered yet). */
   identity(): EmbedderIdentity | null;
-  embedQuery(text: string): Promise<number[]>;
+  embedQuery(text: string, asker?: string): Promise<number[]>;
   embedPassages(texts: string[]): Promise<number[][]>;
 }
 
@@ -177,7 +180,7 @@ export async function loadRag(config: Config): Promise<Rag> {
   const bge: Embedder = {
     modelName: BGE_SMALL_EN.modelName,
     identity: () => BGE_SMALL_EN,
-    embedQuery: (text) => rag.models.embedQuery(text),
+    embedQuery: (text, asker) => rag.models.embedQuery(text, asker),
     // Small tasks, all submitted at once: they spread over every worker, and a question waits behind at most one.
     async embedPassages(inputs) {
       const tasks: Promise<number[][]>[] = [];
@@ -255,9 +258,9 @@ export async function loadRag(config: Config): Promise<Rag> {
       const vectors = await embedderCall(() => embedder.embedPassages([...inputs, ...sentences.flat()]));
       return withSentences(vectors.slice(0, segments.length), sentences, vectors.slice(segments.length));
     },
-    async embedQuestion(question, modelName) {
+    async embedQuestion(question, modelName, asker) {
       const embedder = embedderNamed(modelName);
-      return embedderCall(() => embedder.embedQuery(question));
+      return embedderCall(() => embedder.embedQuery(question, asker));
     },
     async condenseQuestion(model, history, question) {
       const condenser = rag.answerModels.condenser(model);

@@ -5,9 +5,12 @@
 // background work (document splitting and passage embedding). Piscina's own queue is first-in first-out, so the
 // pool hands piscina at most one task per worker and keeps the rest in its own two queues: a question never waits
 // for a whole document. And for INTERACTIVE_RESERVE_MS after a question, background work leaves one worker free,
-// so the next question does not even wait for a passage.
+// so the next question does not even wait for a passage. Questions are taken round-robin by who asked them (their
+// user), each user's in order: one user's burst of questions delays another's by at most one task per worker; and
+// heavy questions (over HEAVY_QUESTION_CHARS) go after the usual ones and never hold every worker.
 import os from 'node:os';
 import { Piscina } from 'piscina';
+import { FairQueue } from '../fairQueue.ts';
 import type { SplitResult } from './splitter.ts';
 import type { ModelSettings, ModelTask, VectorsResult } from './modelWorker.ts';
 
@@ -15,6 +18,12 @@ export type Lane = 'interactive' | 'background';
 
 /** Sentence units per padded inference call at ingestion (KBQA_SENTENCE_VECTORS=batched). */
 export const UNIT_BATCH = 16;
+
+/**
+ * A question longer than this (~250 tokens) is heavy: one inference of it takes a worker 10–25 times as long as a
+ * usual question's. Heavy questions hold at most all workers but one, so a usual question never waits behind one.
+ */
+export const HEAVY_QUESTION_CHARS = 1_000;
 
 /** How long after a question background work leaves one worker to questions. */
 export const INTERACTIVE_RESERVE_MS = 2_000;
@@ -32,12 +41,13 @@ export interface ModelPool {
   readonly workers: number;
   split(content: string, markdown: boolean): Promise<SplitResult>;
   embedPassages(texts: string[]): Promise<number[][]>;
-  embedQuery(text: string): Promise<number[]>;
+  /** A question's vector (interactive lane), in `asker`'s turn: the lane is served round-robin by asker. */
+  embedQuery(text: string, asker?: string): Promise<number[]>;
   /** Passages (background lane) with their units' late-chunked vectors: one pass each (modelWorker.ts). */
   embedPassagesLate(passages: Array<{ text: string; units: string[] }>): Promise<PassageVectors[]>;
   /** Ingestion's sentence units (background lane) in padded calls, sorted by length (modelWorker.ts). */
   embedUnitsPadded(texts: string[]): Promise<number[][]>;
-  countTokens(text: string): Promise<number>;
+  countTokens(text: string, asker?: string): Promise<number>;
   /** Tasks waiting for a worker, per lane (for metrics and tests). */
   queued(): { interactive: number; background: number };
   /** Read-only, for metrics: the workers, and per lane the tasks running on them and the tasks waiting. */
@@ -90,7 +100,12 @@ export function startModelPool(options: ModelPoolOptions): ModelPool {
     idleTimeout: Number.POSITIVE_INFINITY,
     concurrentTasksPerWorker: 1,
   });
-  const lanes: Record<Lane, Waiting[]> = { interactive: [], background: [] };
+  // Questions by asker, in turn; document work first come, first served (the ingestion jobs are scheduled fairly
+  // before they reach the pool: jobs/scheduling.ts).
+  const questions = new FairQueue<Waiting>();
+  const heavyQuestions = new FairQueue<Waiting>();
+  let runningHeavy = 0;
+  const background: Waiting[] = [];
   const runningIn: Record<Lane, number> = { interactive: 0, background: 0 };
   // While questions are being asked, background work keeps one worker free for them: a question then never waits
   // for a passage of someone's upload. Without questions, background work has every worker.
@@ -99,13 +114,15 @@ export function startModelPool(options: ModelPoolOptions): ModelPool {
 
   const inFlight = new Set<Promise<unknown>>();
 
-  function start(lane: Lane, next: Waiting): void {
+  function start(lane: Lane, next: Waiting, heavy = false): void {
     runningIn[lane] += 1;
+    if (heavy) runningHeavy += 1;
     const running = pool
       .run(next.task)
       .then(next.resolve, next.reject)
       .finally(() => {
         runningIn[lane] -= 1;
+        if (heavy) runningHeavy -= 1;
         inFlight.delete(running);
         dispatch();
       });
@@ -114,12 +131,17 @@ export function startModelPool(options: ModelPoolOptions): ModelPool {
 
   function dispatch(): void {
     while (runningIn.interactive + runningIn.background < workers) {
-      const question = lanes.interactive.shift();
+      const question = questions.shift();
       if (question) {
         start('interactive', question);
         continue;
       }
-      if (lanes.background.length === 0) return;
+      // Heavy questions leave one worker to the others' usual ones (on one worker they take it in turn).
+      if (heavyQuestions.length > 0 && (workers === 1 || runningHeavy < workers - 1)) {
+        start('interactive', heavyQuestions.shift()!, true);
+        continue;
+      }
+      if (background.length === 0) return;
       const sinceQuestion = performance.now() - lastInteractive;
       const reserved = workers > 1 && sinceQuestion < reserveMs ? 1 : 0;
       if (runningIn.background >= workers - reserved) {
@@ -136,17 +158,23 @@ export function startModelPool(options: ModelPoolOptions): ModelPool {
         }
         return;
       }
-      start('background', lanes.background.shift()!);
+      start('background', background.shift()!);
     }
   }
 
-  function submit<T>(lane: Lane, task: ModelTask): Promise<T> {
+  /** `asker` names whose turn a question waits for (anyone's but a user's: the empty string). */
+  function submit<T>(lane: Lane, task: ModelTask, asker = ''): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      if (lane === 'interactive') lastInteractive = performance.now();
-      lanes[lane].push({ task, resolve: resolve as (value: unknown) => void, reject });
+      const waiting = { task, resolve: resolve as (value: unknown) => void, reject };
+      if (lane === 'interactive') {
+        lastInteractive = performance.now();
+        const heavy = task.op === 'embedQuery' && task.text.length > HEAVY_QUESTION_CHARS;
+        (heavy ? heavyQuestions : questions).push(asker, waiting);
+      } else background.push(waiting);
       dispatch();
     });
   }
+  const queued = () => ({ interactive: questions.length + heavyQuestions.length, background: background.length });
 
   return {
     workers,
@@ -172,19 +200,16 @@ export function startModelPool(options: ModelPoolOptions): ModelPool {
       texts.length === 0
         ? []
         : rows(await submit<VectorsResult>('background', { op: 'embedUnitsPadded', settings, texts }), texts.length),
-    embedQuery: async (text) =>
-      rows(await submit<VectorsResult>('interactive', { op: 'embedQuery', settings, text }), 1)[0],
-    countTokens: (text) => submit<number>('interactive', { op: 'countTokens', settings, text }),
-    queued: () => ({ interactive: lanes.interactive.length, background: lanes.background.length }),
-    stats: () => ({
-      workers,
-      running: { ...runningIn },
-      queued: { interactive: lanes.interactive.length, background: lanes.background.length },
-    }),
+    embedQuery: async (text, asker) =>
+      rows(await submit<VectorsResult>('interactive', { op: 'embedQuery', settings, text }, asker), 1)[0],
+    countTokens: (text, asker) => submit<number>('interactive', { op: 'countTokens', settings, text }, asker),
+    queued,
+    stats: () => ({ workers, running: { ...runningIn }, queued: queued() }),
     async close() {
       if (wakeUp) clearTimeout(wakeUp);
       const error = new Error('the model pool is closed');
-      for (const lane of Object.values(lanes)) for (const waiting of lane.splice(0)) waiting.reject(error);
+      for (const waiting of [...questions.drain(), ...heavyQuestions.drain(), ...background.splice(0)])
+        waiting.reject(error);
       // Let running inferences end first: terminating a worker inside a native ONNX call can abort the process.
       await Promise.allSettled([...inFlight]);
       await pool.destroy();

@@ -2,7 +2,7 @@
 // leaves a worker free for them. Asserted on completion order, never on time.
 import test from 'ava';
 import { loadConfig } from '../../service/config.ts';
-import { startModelPool } from '../../service/rag/modelPool.ts';
+import { HEAVY_QUESTION_CHARS, startModelPool } from '../../service/rag/modelPool.ts';
 
 const config = loadConfig();
 const passage = Array.from(
@@ -59,6 +59,27 @@ test.serial('while questions come, document work keeps one worker free for them'
     await Promise.all([...background, question]);
     t.is(finished[0], 'question', finished.join(', '));
     t.is(finished.length, 9, 'the document work still all finished');
+  } finally {
+    await models.close();
+  }
+});
+
+test.serial("another user's question does not wait behind a bursting user's heavy questions", async (t) => {
+  const models = pool();
+  try {
+    await Promise.all([models.embedQuery('warm up', 'a'), models.embedQuery('warm up', 'b')]);
+    const long = Array.from({ length: 12 }, (_, index) => `${passage} Question ${index} of the burst?`).join(' ');
+    const finished: string[] = [];
+    const burst = Array.from({ length: 12 }, (_, index) =>
+      models.embedQuery(long, 'burst').then(() => finished.push(`burst ${index}`)),
+    );
+    t.true(long.length > HEAVY_QUESTION_CHARS);
+    t.is(models.queued().interactive, 11, 'one worker runs a heavy question of the burst; the other is kept');
+    const other = models.embedQuery('When is the spring tide?', 'other').then(() => finished.push('other'));
+    await Promise.all([...burst, other]);
+    // First come first served would start it 13th. It starts at once on the worker kept from heavy questions: at
+    // most the heavy one running beside it finishes first.
+    t.true(finished.indexOf('other') <= 1, finished.join(', '));
   } finally {
     await models.close();
   }

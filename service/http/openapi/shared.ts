@@ -93,9 +93,19 @@ const GENERIC: Record<ErrorStatus, { description: string; message: string }> = {
   },
 };
 
+/** Every 429 names its wait (http/middleware/errors.ts sets it from the error). */
+const RETRY_AFTER_HEADER = {
+  'Retry-After': {
+    description: 'Seconds to wait before trying again',
+    schema: { type: 'integer' as const, minimum: 1 },
+    example: 1,
+  },
+};
+
 function errorResponse(status: ErrorStatus, description?: string, message?: string): ZodOpenApiResponseObject {
   return {
     description: description ?? GENERIC[status].description,
+    ...(status === 429 ? { headers: RETRY_AFTER_HEADER } : {}),
     content: {
       'application/json': {
         schema: errorEnvelope,

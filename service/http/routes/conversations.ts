@@ -16,6 +16,7 @@ import {
   type ConversationDeps,
 } from '../../commands/conversations.ts';
 import { presentConversation, presentFeedback, presentMessage, presentTurn } from '../../presenters/conversations.ts';
+import type { QueryAdmission } from '../../commands/queryAdmission.ts';
 import { authenticated, newRouter, type AppDeps, type AppState } from '../context.ts';
 import { observeAnswer, serverTiming, streamAnswerSteps } from '../answerStream.ts';
 import { acceptsEventStream } from '../eventStream.ts';
@@ -33,7 +34,7 @@ import {
 } from './conversations.schema.ts';
 import { queryDepsOf } from './query.ts';
 
-export function conversationRoutes(deps: AppDeps): Router<AppState> {
+export function conversationRoutes(deps: AppDeps, queries: QueryAdmission): Router<AppState> {
   const router = newRouter();
   const turnBody = conversationTurnBody(deps.rag.answerModels.names);
   const conversationDeps: ConversationDeps = { ...queryDepsOf(deps), limits: deps.config.conversations };
@@ -96,19 +97,25 @@ export function conversationRoutes(deps: AppDeps): Router<AppState> {
     authenticated(async (ctx, caller) => {
       const input = parseInput(turnBody, ctx.request.body, 'body');
       const id = ctx.params.id;
-      if (input.stream || acceptsEventStream(ctx)) {
-        await streamAnswerSteps(
-          ctx,
-          deps,
-          (signal) => streamConversationTurn(conversationDeps, caller.user, id, input, signal),
-          (step, citationPages) => ({ result: step.turn.result, body: presentTurn(step.turn, { citationPages }) }),
-        );
-        return;
+      // A turn is a question: it takes its user's turn as /query does (commands/queryAdmission.ts).
+      const release = await queries.admit(caller.user._id);
+      try {
+        if (input.stream || acceptsEventStream(ctx)) {
+          await streamAnswerSteps(
+            ctx,
+            deps,
+            (signal) => streamConversationTurn(conversationDeps, caller.user, id, input, signal),
+            (step, citationPages) => ({ result: step.turn.result, body: presentTurn(step.turn, { citationPages }) }),
+          );
+          return;
+        }
+        const turn = await askInConversation(conversationDeps, caller.user, id, input);
+        observeAnswer(deps, turn.result);
+        ctx.set('server-timing', serverTiming(turn.result.timings));
+        ctx.body = presentTurn(turn, { citationPages: ctx.state.realm === 'web' });
+      } finally {
+        release();
       }
-      const turn = await askInConversation(conversationDeps, caller.user, id, input);
-      observeAnswer(deps, turn.result);
-      ctx.set('server-timing', serverTiming(turn.result.timings));
-      ctx.body = presentTurn(turn, { citationPages: ctx.state.realm === 'web' });
     }),
   );
 

@@ -1,5 +1,6 @@
 // POST /api/v1/query: a cited answer from the KBs the key can reach, as one JSON body, or streamed as Server-Sent
-// Events (`"stream": true`, or `Accept: text/event-stream`): retrieval, delta…, done (or error).
+// Events (`"stream": true`, or `Accept: text/event-stream`): retrieval, delta…, done (or error). Either way the
+// question first has its user's turn (commands/queryAdmission.ts): a 429 comes before any event.
 // Its OpenAPI operation: http/openapi/operations/query.ts.
 import { authenticated, newRouter, type AppDeps, type AppState } from '../context.ts';
 import type Router from '@koa/router';
@@ -9,6 +10,7 @@ import {
   streamQuestionAnswer,
   type QueryDeps,
 } from '../../commands/answerQuestion.ts';
+import type { QueryAdmission } from '../../commands/queryAdmission.ts';
 import { presentQueryResult } from '../../presenters/query.ts';
 import { observeAnswer, serverTiming, streamAnswerSteps } from '../answerStream.ts';
 import { acceptsEventStream } from '../eventStream.ts';
@@ -26,7 +28,7 @@ export function queryDepsOf(deps: AppDeps): QueryDeps {
   };
 }
 
-export function queryRoutes(deps: AppDeps): Router<AppState> {
+export function queryRoutes(deps: AppDeps, queries: QueryAdmission): Router<AppState> {
   const router = newRouter();
   const bodySchema = queryBody(deps.rag.answerModels.names);
   const queryDeps = queryDepsOf(deps);
@@ -35,23 +37,28 @@ export function queryRoutes(deps: AppDeps): Router<AppState> {
     '/query',
     authenticated(async (ctx, caller) => {
       const input = parseInput(bodySchema, ctx.request.body, 'body');
-      if (input.stream || acceptsEventStream(ctx)) {
-        // A failure after the first step is an `error` event carrying the same envelope, and the stream ends.
-        await streamAnswerSteps(
-          ctx,
-          deps,
-          (signal) => streamQuestionAnswer(queryDeps, caller.user, input, signal),
-          (step, citationPages) => ({
-            result: step.result,
-            body: presentQueryResult(step.result, { citationPages }),
-          }),
-        );
-        return;
+      const release = await queries.admit(caller.user._id);
+      try {
+        if (input.stream || acceptsEventStream(ctx)) {
+          // A failure after the first step is an `error` event carrying the same envelope, and the stream ends.
+          await streamAnswerSteps(
+            ctx,
+            deps,
+            (signal) => streamQuestionAnswer(queryDeps, caller.user, input, signal),
+            (step, citationPages) => ({
+              result: step.result,
+              body: presentQueryResult(step.result, { citationPages }),
+            }),
+          );
+          return;
+        }
+        const result = await answerQuestion(queryDeps, caller.user, input);
+        observeAnswer(deps, result);
+        ctx.set('server-timing', serverTiming(result.timings));
+        ctx.body = presentQueryResult(result, { citationPages: ctx.state.realm === 'web' });
+      } finally {
+        release();
       }
-      const result = await answerQuestion(queryDeps, caller.user, input);
-      observeAnswer(deps, result);
-      ctx.set('server-timing', serverTiming(result.timings));
-      ctx.body = presentQueryResult(result, { citationPages: ctx.state.realm === 'web' });
     }),
   );
 

@@ -11,6 +11,14 @@ import { describeFields, errors, json } from '../shared.ts';
 
 const KB_ID = '3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60';
 
+/** The per-user bound on questions (commands/queryAdmission.ts), shared with POST /search. */
+export const QUESTIONS_BUSY = {
+  description:
+    "The user already has KBQA_QUERY_CONCURRENCY_PER_USER questions (queries and searches, all their keys and sessions) being answered and KBQA_QUERY_QUEUE_PER_USER waiting, or this one waited KBQA_QUERY_WAIT_MS for its turn, or the user is over KBQA_QUERY_RATE_PER_MINUTE: retry after the `Retry-After` header's seconds. A streamed answer is refused so before its first event.",
+  message:
+    '4 questions of yours are being answered and 8 are waiting (the limits are 4 at once and 8 waiting); retry in 1 s',
+};
+
 export const QUERY_FIELD_DOCS = {
   query: {
     description: 'The natural-language question, 1–4000 characters',
@@ -155,6 +163,7 @@ export const queryPaths = {
               description: 'A KB in `knowledge_base_ids` is not reachable by the key (or does not exist).',
               message: `API key lacks access to knowledge base ${KB_ID}`,
             },
+            429: QUESTIONS_BUSY,
             503: {
               description:
                 'The search engine, the embedder or the answer model is briefly unavailable. Retry with backoff.',

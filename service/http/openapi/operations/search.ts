@@ -2,7 +2,7 @@
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { searchBody, searchResponse } from '../../routes/search.schema.ts';
 import { describeFields, errors, json } from '../shared.ts';
-import { EXAMPLE_CHUNK, QUERY_FIELD_DOCS } from './query.ts';
+import { EXAMPLE_CHUNK, QUERY_FIELD_DOCS, QUESTIONS_BUSY } from './query.ts';
 
 const KB_ID = '3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60';
 
@@ -44,6 +44,7 @@ export const searchPaths = {
               description: 'A KB in `knowledge_base_ids` is not reachable by the key (or does not exist).',
               message: `API key lacks access to knowledge base ${KB_ID}`,
             },
+            429: QUESTIONS_BUSY,
           },
           { body: true },
         ),

@@ -24,6 +24,11 @@ export interface PlacedText {
   size: number;
 }
 
+/** The printed text of items on one baseline (any order): left to right, a blank where a gap is a word break. */
+export function baselineText(items: PlacedText[]): string {
+  return lineText({ items: [...items].sort((a, b) => a.x - b.x) });
+}
+
 /** Where a line sits among the page's baselines, for telling running headers and footers from body text. */
 interface EdgePlace {
   /** Among the page's top or bottom EDGE_LINES baselines. */
@@ -48,6 +53,11 @@ export interface TextLine extends EdgePlace {
   cells: TextCell[] | null;
   /** The font size, for comparing positions. */
   size: number;
+  /**
+   * A row of a table the PDF's structure tree names (pdfStructure.ts): rows with the same number are one table, the
+   * first its header row, and `cells` hold one cell per column with `x` the column's index.
+   */
+  table?: number;
   /**
    * The line ends short of its column although the next line's first word would have fitted: the break is the
    * author's (a heading, an address, a line of a list without marks), not the typesetter's wrap.
@@ -131,7 +141,7 @@ function settleLine(line: RawLine): void {
 }
 
 /** The items of a line as text: a space where the gap between two items is a word break and none is there. */
-function lineText(line: RawLine): string {
+function lineText(line: Pick<RawLine, 'items'>): string {
   let text = '';
   let previous: PlacedText | undefined;
   for (const item of line.items) {
@@ -143,7 +153,19 @@ function lineText(line: RawLine): string {
     text += item.text;
     previous = item;
   }
-  return collapseBlanks(text);
+  return withoutInnerSoftHyphens(collapseBlanks(text));
+}
+
+/**
+ * A soft hyphen (U+00AD) inside a line is invisible (Chromium keeps every one of the HTML's in its text); only one at
+ * the line's end marks a word broken there, and joinLines (pdfReflow.ts) joins it.
+ */
+function withoutInnerSoftHyphens(text: string): string {
+  const end = text.length - 1;
+  let out = '';
+  for (let index = 0; index < text.length; index += 1)
+    if (text[index] !== '\u00ad' || index === end) out += text[index];
+  return out;
 }
 
 /**

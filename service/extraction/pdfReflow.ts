@@ -67,10 +67,25 @@ function findTables(lines: TextLine[]): Map<number, number> {
   const tables = new Map<number, number>();
   let index = 0;
   while (index < lines.length) {
+    const table = lines[index].table;
+    if (table !== undefined) {
+      // Rows the structure tree names (pdfStructure.ts): the table is theirs, whatever the cells' places.
+      let end = index + 1;
+      while (end < lines.length && lines[end].table === table) end += 1;
+      if (end - index >= TABLE_MIN_ROWS) tables.set(index, end);
+      index = end;
+      continue;
+    }
     const header = lines[index].cells;
     let end = index + 1;
     if (header)
-      while (end < lines.length && lines[end].cells && linesUp(lines[end].cells!, header, lines[index].size)) end += 1;
+      while (
+        end < lines.length &&
+        lines[end].table === undefined &&
+        lines[end].cells &&
+        linesUp(lines[end].cells!, header, lines[index].size)
+      )
+        end += 1;
     if (header && end - index >= TABLE_MIN_ROWS) tables.set(index, end);
     index = header && end - index >= TABLE_MIN_ROWS ? end : index + 1;
   }

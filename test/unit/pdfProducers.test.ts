@@ -131,6 +131,40 @@ test('a heading across the gutter sits between the columns above it and those be
   t.false(text.includes(NEWSLETTER), text);
 });
 
+const BENCH_REAL = path.join(import.meta.dirname, '..', '..', 'bench', 'answers', 'real');
+
+/** Every page's units of a benchmark document as a real producer wrote it (bench/answers/real). */
+async function benchUnits(t: { context: { extractor: PdfExtractor } }, file: string) {
+  const { pages } = await t.context.extractor.extract(new Uint8Array(await readFile(path.join(BENCH_REAL, file))));
+  return { pages, units: pages.flatMap((page) => splitSentences(page).map((unit) => unit.text)) };
+}
+
+test('untagged (pdfTeX, Ghostscript): table cells closer than 2 em are still cut at the header’s columns', async (t) => {
+  for (const file of ['pdftex-pdf/council-services.pdf', 'ghostscript-pdf/council-services.pdf']) {
+    const { units } = await benchUnits(t, file);
+    t.true(units.includes('Permit: Visitor book of 10; Price: 15 pounds; Valid for: 10 days'), file);
+    t.true(units.includes('Permit: Business; Price: 240 pounds; Valid for: 12 months'), file);
+  }
+  const { units } = await benchUnits(t, 'pdftex-pdf/community-transport-guide.pdf');
+  t.true(units.includes('Route: S3; Villages served: Fenwick and Ashby Cross; Day: Friday; Departs: 10:05'));
+});
+
+test('untagged (pdfTeX): multicol’s narrow gutter is found, so each column reads as its own sentences', async (t) => {
+  const { pages, units } = await benchUnits(t, 'pdftex-pdf/community-transport-guide.pdf');
+  t.true(
+    units.includes(
+      'The dial-a-ride service runs from 08:00 to 18:00 on weekdays and from 09:00 to 13:00 on Saturdays.',
+    ),
+    pages[1],
+  );
+  t.true(
+    units.includes(
+      'The shopper buses take members from the villages to Lowmoor market on Wednesdays and to the Ashby Cross supermarket on Fridays.',
+    ),
+    pages[1],
+  );
+});
+
 const tagged = (text: string, y: number, mcid?: string, artifact = false): TaggedText => ({
   text,
   x: 72,

@@ -24,6 +24,11 @@ export interface PlacedText {
   size: number;
 }
 
+/** The printed text of items on one baseline (any order): left to right, a blank where a gap is a word break. */
+export function baselineText(items: PlacedText[]): string {
+  return lineText({ items: [...items].sort((a, b) => a.x - b.x) });
+}
+
 /** Where a line sits among the page's baselines, for telling running headers and footers from body text. */
 interface EdgePlace {
   /** Among the page's top or bottom EDGE_LINES baselines. */
@@ -46,8 +51,19 @@ export interface TextLine extends EdgePlace {
   heading: boolean;
   /** The line's parts set apart by gaps of over CELL_GAP font sizes (two or more: perhaps a table row), else null. */
   cells: TextCell[] | null;
+  /**
+   * The line's parts set apart by gaps of over ROW_CELL_GAP font sizes, when there are two or more: a table's row
+   * whose cells stand closer than CELL_GAP ("Visitor book of 10" "15 pounds", 1.1 em apart in pdfTeX's tabular) is
+   * still a row when these line up with its header's, and is cut at them.
+   */
+  pieces?: TextCell[];
   /** The font size, for comparing positions. */
   size: number;
+  /**
+   * A row of a table the PDF's structure tree names (pdfStructure.ts): rows with the same number are one table, the
+   * first its header row, and `cells` hold one cell per column with `x` the column's index.
+   */
+  table?: number;
   /**
    * The line ends short of its column although the next line's first word would have fitted: the break is the
    * author's (a heading, an address, a line of a list without marks), not the typesetter's wrap.
@@ -74,8 +90,12 @@ const WORD_GAP = 0.2;
 const PARAGRAPH_STEP = 1.5;
 /** A gutter: at least this share of the lines clear of it (titles and other full-width lines may cross it). */
 const GUTTER_CLEAR_SHARE = 0.6;
-/** ... at least this wide, in font sizes (real gutters are 1.5–3 em; word gaps never line up over 1 em). */
-const GUTTER_MIN_WIDTH = 1;
+/**
+ * ... at least this wide, in font sizes. Real gutters are 0.7–3 em: LaTeX's multicol sets 10 pt at 10.95 pt type,
+ * and pdfTeX's item widths (glyph widths under per-line font expansion) leave 7.5 pt of it clear; word gaps (≈0.3 em)
+ * never line up over 0.6 em, and a one-column page fails the crossing test anyway.
+ */
+const GUTTER_MIN_WIDTH = 0.6;
 /**
  * ... where the width counts the band's bins crossed by at most this many lines more than the least crossed: a
  * heading or a page number may poke into a gutter, leaving an empty strip narrower than 1 em beside it.
@@ -87,6 +107,8 @@ const COLUMN_MIN_SHARE = 0.2;
 const COLUMN_MIN_LINES = 6;
 /** A gap wider than this many font sizes between a line's items sets apart a table's cells (a justified blank is < 1.5). */
 const CELL_GAP = 2;
+/** ... and a row under such a header, when its parts line up with the header's (see TextLine.pieces). */
+const ROW_CELL_GAP = 1;
 /** A line in a font this much larger than the page's body text is a heading. */
 const HEADING_SIZE = 1.15;
 /** Running headers and footers (pdfRunningLines.ts): lines among the first and last this many of a page. */
@@ -131,7 +153,7 @@ function settleLine(line: RawLine): void {
 }
 
 /** The items of a line as text: a space where the gap between two items is a word break and none is there. */
-function lineText(line: RawLine): string {
+function lineText(line: Pick<RawLine, 'items'>): string {
   let text = '';
   let previous: PlacedText | undefined;
   for (const item of line.items) {
@@ -143,7 +165,19 @@ function lineText(line: RawLine): string {
     text += item.text;
     previous = item;
   }
-  return collapseBlanks(text);
+  return withoutInnerSoftHyphens(collapseBlanks(text));
+}
+
+/**
+ * A soft hyphen (U+00AD) inside a line is invisible (Chromium keeps every one of the HTML's in its text); only one at
+ * the line's end marks a word broken there, and joinLines (pdfReflow.ts) joins it.
+ */
+function withoutInnerSoftHyphens(text: string): string {
+  const end = text.length - 1;
+  let out = '';
+  for (let index = 0; index < text.length; index += 1)
+    if (text[index] !== '\u00ad' || index === end) out += text[index];
+  return out;
 }
 
 /**
@@ -333,14 +367,14 @@ function firstWordWidth(line: RawLine): number {
   return (item.width * length) / Math.max(1, text.length);
 }
 
-/** A line's parts set apart by gaps wider than CELL_GAP font sizes, when there are two or more. */
-function lineCells(line: RawLine): TextCell[] | null {
+/** A line's parts set apart by gaps wider than `cellGap` font sizes, when there are two or more. */
+function lineCells(line: RawLine, cellGap: number): TextCell[] | null {
   const groups: PlacedText[][] = [];
   let previous: PlacedText | undefined;
   for (const item of line.items) {
     if (isBlank(item.text)) continue;
     const gap = previous ? item.x - (previous.x + previous.width) : 0;
-    if (!previous || gap > CELL_GAP * Math.max(previous.size, item.size)) groups.push([item]);
+    if (!previous || gap > cellGap * Math.max(previous.size, item.size)) groups.push([item]);
     else groups[groups.length - 1].push(item);
     previous = item;
   }
@@ -419,13 +453,16 @@ export function pageLines(items: PlacedText[]): TextLine[] {
   return ordered.map(({ line, text }, index) => {
     const previous = ordered[index - 1];
     const step = previous ? previous.line.y - line.y : 0;
+    const cells = lineCells(line, CELL_GAP);
+    const pieces = lineCells(line, ROW_CELL_GAP);
     return {
       text,
       ...line.place,
       paragraphStart:
         previous !== undefined && (step > paragraphGap || (step < 0 && endsWithTerminator(previous.text))),
       heading: isHeading(line),
-      cells: lineCells(line),
+      cells,
+      ...(pieces ? { pieces } : {}),
       size: line.size,
       brokenOff: brokenOff(line, text, ordered[index + 1]?.line, rights.get(line.column)),
     };

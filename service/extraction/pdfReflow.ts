@@ -67,31 +67,65 @@ function findTables(lines: TextLine[]): Map<number, number> {
   const tables = new Map<number, number>();
   let index = 0;
   while (index < lines.length) {
-    const header = lines[index].cells;
+    const table = lines[index].table;
+    if (table !== undefined) {
+      // Rows the structure tree names (pdfStructure.ts): the table is theirs, whatever the cells' places.
+      let end = index + 1;
+      while (end < lines.length && lines[end].table === table) end += 1;
+      if (end - index >= TABLE_MIN_ROWS) tables.set(index, end);
+      index = end;
+      continue;
+    }
+    // A table starts at a line of cells set well apart (CELL_GAP); its rows' parts (TextLine.pieces) line up with it.
+    const header = lines[index].cells ? (lines[index].pieces ?? lines[index].cells) : null;
     let end = index + 1;
     if (header)
-      while (end < lines.length && lines[end].cells && linesUp(lines[end].cells!, header, lines[index].size)) end += 1;
+      while (
+        end < lines.length &&
+        lines[end].table === undefined &&
+        lines[end].pieces &&
+        linesUp(lines[end].pieces!, header, lines[index].size)
+      )
+        end += 1;
     if (header && end - index >= TABLE_MIN_ROWS) tables.set(index, end);
     index = header && end - index >= TABLE_MIN_ROWS ? end : index + 1;
   }
   return tables;
 }
 
+/**
+ * The header column a cell or piece starting at `x` belongs to: the rightmost one starting before it (a font size of
+ * slack, for numbers set to the right), so a cell's later words stay in its column; else the nearest.
+ */
+function columnOf(header: TextCell[], x: number, size: number): number {
+  let column = -1;
+  header.forEach((candidate, index) => {
+    if (candidate.x <= x + size && (column < 0 || candidate.x > header[column].x)) column = index;
+  });
+  if (column >= 0) return column;
+  let nearest = 0;
+  header.forEach((candidate, index) => {
+    if (Math.abs(candidate.x - x) < Math.abs(header[nearest].x - x)) nearest = index;
+  });
+  return nearest;
+}
+
 /** A table's lines as a markdown table: the first line is the header row; each cell goes to the nearest column. */
 function tableText(rows: TextLine[]): string {
-  const header = rows[0].cells!;
+  const header = rows[0].pieces ?? rows[0].cells!;
   // A "|" inside a cell would read as a cell break.
   const cellText = (text: string) => text.split('|').join('/');
   const render = (cells: string[]) => `| ${cells.join(' | ')} |`;
   const lines = [render(header.map((cell) => cellText(cell.text))), render(header.map(() => '---'))];
   for (const row of rows.slice(1)) {
     const cells = header.map(() => '');
-    for (const cell of row.cells!) {
-      let nearest = 0;
-      header.forEach((column, index) => {
-        if (Math.abs(column.x - cell.x) < Math.abs(header[nearest].x - cell.x)) nearest = index;
-      });
-      cells[nearest] = cells[nearest] === '' ? cellText(cell.text) : `${cells[nearest]} ${cellText(cell.text)}`;
+    // Piece by piece where the layout kept them: cells closer than CELL_GAP came out as one cell, but their text
+    // items start at their own columns.
+    for (const cell of row.pieces ?? row.cells!) {
+      // A row from the structure tree has its cells in column order (x is the column's index).
+      const column =
+        row.table !== undefined ? Math.min(cell.x, header.length - 1) : columnOf(header, cell.x, rows[0].size);
+      cells[column] = cells[column] === '' ? cellText(cell.text) : `${cells[column]} ${cellText(cell.text)}`;
     }
     lines.push(render(cells));
   }

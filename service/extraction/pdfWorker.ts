@@ -32,8 +32,9 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { getDocument, VerbosityLevel, type PDFDocumentProxy, type PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import { pageLines, type PlacedText, type TextLine } from './pdfLayout.ts';
+import { pageLines, type TextLine } from './pdfLayout.ts';
 import { pagesText } from './pdfReflow.ts';
+import { structuredLines, type StructNode, type TaggedText } from './pdfStructure.ts';
 
 // pdfjs has no Web Worker in Node and runs its parser in this thread: handing it the parser module now spares the
 // first document the import (~70 ms). The specifier is a variable because the module ships without types.
@@ -76,16 +77,31 @@ export type ExtractionResult =
 /** What getTextContent returns per item: a text item, or (with no `str`) a marked-content marker. */
 type ContentItem = Awaited<ReturnType<PDFPageProxy['getTextContent']>>['items'][number];
 
-function placedItems(items: ContentItem[]): PlacedText[] {
-  const placed: PlacedText[] = [];
+/**
+ * Text items placed on the page, each with the marked content it was drawn in (its id, for the structure tree:
+ * pdfStructure.ts, and whether it is an /Artifact).
+ */
+function placedItems(items: ContentItem[]): TaggedText[] {
+  const placed: TaggedText[] = [];
+  // The marked-content sequences open around the current item: their ids (undefined for one without) and tags.
+  const open: Array<{ id: string | undefined; artifact: boolean }> = [];
   for (const item of items) {
-    // Lines come from geometry (pdfLayout.ts), so neither hasEOL nor the empty items pdfjs adds as line-end marks
-    // are used: both follow the drawing order, which is not the reading order of a two-column page.
-    if (!('str' in item) || item.str === '') continue;
+    if (!('str' in item)) {
+      if (item.type === 'endMarkedContent') open.pop();
+      else if (item.type === 'beginMarkedContent' || item.type === 'beginMarkedContentProps')
+        // pdfjs gives the tag too, though its types leave it out.
+        open.push({ id: item.id ?? undefined, artifact: (item as { tag?: string }).tag === 'Artifact' });
+      continue;
+    }
+    // Lines come from geometry (pdfLayout.ts) or the structure tree, so neither hasEOL nor the empty items pdfjs adds
+    // as line-end marks are used: both follow the drawing order, which is not the reading order of a two-column page.
+    if (item.str === '') continue;
     const [, , c, d, x, y] = item.transform as number[];
     // The font size is the length of the text space's vertical axis on the page (|d| when the text is upright).
     const size = Math.hypot(c, d) || item.height || 1;
-    placed.push({ text: item.str, x, y, width: item.width, size });
+    const mcid = open.findLast((mark) => mark.id !== undefined)?.id;
+    const artifact = open.some((mark) => mark.artifact);
+    placed.push({ text: item.str, x, y, width: item.width, size, mcid, artifact });
   }
   return placed;
 }
@@ -108,17 +124,19 @@ function isAllocationFailure(error: unknown): boolean {
 const READING_REPORT_MS = 250;
 
 /**
- * A page's text items, streamed as pdfjs parses its content (what getTextContent gathers), so that a slow page says
- * how far it got: `reading(characters)` at most every READING_REPORT_MS.
+ * A page's lines: from its structure tree when it has a usable one (pdfStructure.ts), else from the layout. Its
+ * text items are streamed as pdfjs parses its content (what getTextContent gathers), so that a slow page says how
+ * far it got: `reading(characters)` at most every READING_REPORT_MS.
  */
 async function readPage(
   document: PDFDocumentProxy,
   pageNumber: number,
   reading: (characters: number) => void,
-): Promise<PlacedText[] | undefined> {
+): Promise<TextLine[] | undefined> {
   try {
     const page = await document.getPage(pageNumber);
-    const reader = (page.streamTextContent() as ReadableStream<{ items: ContentItem[] }>).getReader();
+    const stream = page.streamTextContent({ includeMarkedContent: true }) as ReadableStream<{ items: ContentItem[] }>;
+    const reader = stream.getReader();
     const items: ContentItem[] = [];
     let characters = 0;
     let reported = Date.now();
@@ -132,8 +150,10 @@ async function readPage(
         reading(characters);
       }
     }
+    const tree = (await page.getStructTree()) as StructNode | null;
     page.cleanup();
-    return placedItems(items);
+    const placed = placedItems(items);
+    return structuredLines(tree, placed) ?? pageLines(placed);
   } catch (error) {
     if (isAllocationFailure(error)) throw new OutOfMemory();
     // One broken page does not lose the others; a document whose every page breaks is reported as corrupt.
@@ -193,14 +213,14 @@ async function extractPdf(
     let unreadable = 0;
     let pageNumber = firstPage;
     while (pageNumber <= total) {
-      const items = await readPage(document, pageNumber, (characters) =>
+      const read = await readPage(document, pageNumber, (characters) =>
         send({ type: 'reading', page: pageNumber, total, characters }),
       );
-      if (items === undefined) unreadable += 1;
-      const lines = pageLines(items ?? []);
+      if (read === undefined) unreadable += 1;
+      const lines = read ?? [];
       anyText ||= lines.length > 0;
       pages.push(lines);
-      send({ type: 'page', done: pageNumber, total, lines, unreadable: items === undefined });
+      send({ type: 'page', done: pageNumber, total, lines, unreadable: read === undefined });
       pageNumber += 1;
       if (yieldAsked()) break;
     }

@@ -5,6 +5,7 @@
 import test from 'ava';
 import { readFile } from 'node:fs/promises';
 import { DEFAULT_DOCUMENT_LIMITS, type ExtractedDocument } from '../../service/extraction/documents.ts';
+import { decodeHtml, readHtml } from '../../service/extraction/html.ts';
 import { documentKindOf, readDocument } from '../../service/extraction/officeDocuments.ts';
 
 const fixture = (name: string) => readFile(new URL(`../fixtures/real/${name}`, import.meta.url));
@@ -90,4 +91,28 @@ test('documentKindOf: the kinds by extension, .htm as HTML, anything else none',
   t.is(documentKindOf('page.htm'), 'html');
   t.is(documentKindOf('notes.txt'), null);
   t.is(documentKindOf('docx'), null);
+});
+
+test('a page Readability finds no article in is read whole, with its navigation, header, footer and scripts dropped', (t) => {
+  const page = Buffer.from(
+    '<html><head><title>Short</title><script>var decoy = "Tickets cost 99 pounds"</script></head><body>' +
+      '<header>Site name</header><nav><a href="/">Home</a></nav><h1>Opening hours</h1>' +
+      '<p>The shop opens at 10:00.</p><table><tr><th>Day</th><th>Opens</th></tr><tr><td>Friday</td><td>10:00</td></tr></table>' +
+      '<footer>Contact us</footer></body></html>',
+  );
+  const document = readHtml(page, DEFAULT_DOCUMENT_LIMITS);
+  t.deepEqual(document.sections, [
+    { label: 'Opening hours', text: '# Opening hours\n\nThe shop opens at 10:00.\n\n- Day: Friday; Opens: 10:00' },
+  ]);
+});
+
+test("an HTML page's bytes are decoded by its BOM, else its declared charset, else UTF-8, else windows-1252", (t) => {
+  const cafe = 'Caf\u00e9';
+  t.is(decodeHtml(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(cafe)])), cafe);
+  t.is(
+    decodeHtml(Buffer.from(`<meta charset="iso-8859-1"><p>${cafe}`, 'latin1')),
+    `<meta charset="iso-8859-1"><p>${cafe}`,
+  );
+  t.is(decodeHtml(Buffer.from(`<p>${cafe}`)), `<p>${cafe}`);
+  t.is(decodeHtml(Buffer.from([0x3c, 0x70, 0x3e, 0x93, 0x61, 0x94])), '<p>\u201ca\u201d');
 });

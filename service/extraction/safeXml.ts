@@ -5,12 +5,11 @@ import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import { DocumentReadError } from '../errors.ts';
 import type { BoundedZip } from './boundedZip.ts';
 
+/** Called as saxes reads; a handler that throws stops the part there, and its inflation with it. */
 export interface XmlHandlers {
   open?(tag: SaxesTagPlain): void;
   close?(name: string): void;
   text?(text: string): void;
-  /** Asked after each chunk: true stops reading (and inflating) the part. */
-  stopped?(): boolean;
 }
 
 /** The part of a qualified name after its prefix ("w:p" → "p"). */
@@ -42,7 +41,6 @@ export async function parseXmlPart(zip: BoundedZip, part: string, kind: string, 
   for await (const chunk of chunks) {
     parser.write(decoder.decode(chunk, { stream: true }));
     if (failure) throw failure;
-    if (handlers.stopped?.()) return;
   }
   parser.write(decoder.decode());
   parser.close();

@@ -190,6 +190,17 @@ const environmentSchema = z.object({
   // A PDF reads at least this long before it gives the reader up to another PDF waiting for it (extraction/pdf.ts):
   // the longest a small PDF waits behind a big one; each extra step costs the big one a reader start (~0.3 s).
   KBQA_PDF_STEP_MS: integer(1_000, 100, 600_000),
+  // Office documents, spreadsheets, decks and web pages (extraction/documents.ts): the zip bounds of DOCX, ODT, PPTX
+  // and XLSX (entries, one part's and all parts' inflated size, a part's ratio: zip bombs), rows of a workbook or CSV,
+  // bytes of one CSV record, slides of a deck, and the elements of an HTML page its main-content reader looks at.
+  KBQA_DOC_MAX_ZIP_ENTRIES: integer(10_000, 10, 1_000_000),
+  KBQA_DOC_MAX_PART_MB: integer(256, 1, 4_096),
+  KBQA_DOC_MAX_INFLATED_MB: integer(512, 1, 16_384),
+  KBQA_DOC_MAX_ZIP_RATIO: integer(200, 10, 100_000),
+  KBQA_DOC_MAX_ROWS: integer(100_000, 1, 10_000_000),
+  KBQA_DOC_MAX_RECORD_BYTES: integer(64 * 1024, 1024, 64 * MiB),
+  KBQA_DOC_MAX_SLIDES: integer(1_000, 1, 100_000),
+  KBQA_DOC_MAX_HTML_ELEMENTS: integer(200_000, 1_000, 10_000_000),
   // Per-user quotas (commands/quotas.ts): documents waiting for ingestion (429 beyond), documents and bytes stored
   // (413 beyond), and how long a failed upload's original is kept.
   KBQA_MAX_QUEUED_DOCUMENTS_PER_USER: integer(200, 1, 1_000_000),
@@ -435,6 +446,16 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       timeoutMs: env.KBQA_PDF_TIMEOUT_MS,
       maxMemoryMb: env.KBQA_PDF_MAX_MEMORY_MB,
       stepMs: env.KBQA_PDF_STEP_MS,
+    },
+    documents: {
+      maxZipEntries: env.KBQA_DOC_MAX_ZIP_ENTRIES,
+      maxPartBytes: env.KBQA_DOC_MAX_PART_MB * MiB,
+      maxInflatedBytes: env.KBQA_DOC_MAX_INFLATED_MB * MiB,
+      maxZipRatio: env.KBQA_DOC_MAX_ZIP_RATIO,
+      maxRows: env.KBQA_DOC_MAX_ROWS,
+      maxRecordBytes: env.KBQA_DOC_MAX_RECORD_BYTES,
+      maxSlides: env.KBQA_DOC_MAX_SLIDES,
+      maxHtmlElements: env.KBQA_DOC_MAX_HTML_ELEMENTS,
     },
     quotas: {
       maxQueuedDocuments: env.KBQA_MAX_QUEUED_DOCUMENTS_PER_USER,

@@ -1,5 +1,6 @@
 // The typed configuration's shape (loadConfig in config.ts builds it from the environment): what every part of the
 // service reads. Apart from config.ts so that the environment's schema and its reading stay under 500 lines.
+import type { DocumentLimits } from './extraction/documents.ts';
 import type { Bm25Field, FusionTechnique } from './hybridTuning.ts';
 
 /** KBQA_LOG_LEVEL's values (pino's levels and silent). */
@@ -99,6 +100,8 @@ export interface Config {
   retrieval: { relevanceFloor: number; openaiRelevanceFloor: number; answerMinSupport: number };
   limits: { maxBodyBytes: number; maxAnonymousBodyBytes: number; maxJsonDepth: number; maxContentBytes: number };
   pdf: { maxBytes: number; maxPages: number; timeoutMs: number; maxMemoryMb: number; stepMs: number };
+  /** The readers of DOCX, ODT, PPTX, XLSX, CSV and HTML: zip bounds, rows, slides (extraction/documents.ts). */
+  documents: DocumentLimits;
   /** Per user: documents waiting for ingestion, documents and bytes stored; a failed upload's original kept this long. */
   quotas: {
     maxQueuedDocuments: number;

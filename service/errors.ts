@@ -314,6 +314,80 @@ export class PdfExtractionError extends BadRequestError {
   }
 }
 
+/** Why an office document, spreadsheet, deck or web page gave no text: a bound it passed, or what the reader found. */
+export type DocumentFailureReason = 'corrupt' | 'too_large' | 'too_many_rows' | 'too_many_slides' | 'xml_refused';
+
+/**
+ * A DOCX, ODT, PPTX, XLSX, CSV or HTML file that cannot be read (the readers of extraction/ throw it). As for a PDF,
+ * the document's own fault, so a 400 that is never retried; the message names the limit it passed, with its number.
+ */
+export class DocumentReadError extends BadRequestError {
+  readonly reason: DocumentFailureReason;
+
+  constructor(reason: DocumentFailureReason, message: string) {
+    super(message);
+    this.reason = reason;
+  }
+
+  static corrupt(kind: string, detail: string): DocumentReadError {
+    return new DocumentReadError('corrupt', `the file is not a readable ${kind} (${detail})`);
+  }
+
+  static tooManyEntries(entries: number, maxEntries: number): DocumentReadError {
+    return new DocumentReadError(
+      'too_large',
+      `the file holds ${numbers.format(entries)} zip entries; the limit is ${numbers.format(maxEntries)} (KBQA_DOC_MAX_ZIP_ENTRIES)`,
+    );
+  }
+
+  /**
+   * A zip's part (or all its parts) inflating past a byte limit: `declaredBytes` when its headers said so before
+   * inflating, null when it was counted while inflating (the stream is stopped there).
+   */
+  static inflates(what: string, declaredBytes: number | null, maxBytes: number, setting: string): DocumentReadError {
+    const size = declaredBytes === null ? `past ${formatBytes(maxBytes)}` : `to ${formatBytes(declaredBytes)}`;
+    return new DocumentReadError(
+      'too_large',
+      `${what} inflates ${size}; the limit is ${formatBytes(maxBytes)} (${setting}; a zip bomb is refused)`,
+    );
+  }
+
+  static ratio(part: string, ratio: number, maxRatio: number): DocumentReadError {
+    return new DocumentReadError(
+      'too_large',
+      `${part} inflates ${numbers.format(Math.round(ratio))}:1; the limit is ${numbers.format(maxRatio)}:1 (KBQA_DOC_MAX_ZIP_RATIO; a zip bomb is refused)`,
+    );
+  }
+
+  static tooLarge(bytes: number, maxBytes: number): DocumentReadError {
+    return new DocumentReadError(
+      'too_large',
+      `the file is ${formatBytes(bytes)}; the limit is ${formatBytes(maxBytes)}`,
+    );
+  }
+
+  static tooManyRows(maxRows: number): DocumentReadError {
+    return new DocumentReadError(
+      'too_many_rows',
+      `the file has more than ${numbers.format(maxRows)} rows; the limit is ${numbers.format(maxRows)} (KBQA_DOC_MAX_ROWS)`,
+    );
+  }
+
+  static tooManySlides(slides: number, maxSlides: number): DocumentReadError {
+    return new DocumentReadError(
+      'too_many_slides',
+      `the deck has ${numbers.format(slides)} slides; the limit is ${numbers.format(maxSlides)} (KBQA_DOC_MAX_SLIDES)`,
+    );
+  }
+
+  static xmlRefused(part: string): DocumentReadError {
+    return new DocumentReadError(
+      'xml_refused',
+      `${part} declares a DTD (<!DOCTYPE>); XML entities are refused (entity expansion, external entities)`,
+    );
+  }
+}
+
 /** A dependency (OpenSearch, MongoDB, the embedder, an answer model) is unavailable; clients retry with backoff. */
 export class UpstreamUnavailableError extends ApiError {
   readonly upstream: string;

@@ -48,14 +48,18 @@ function caseVariants(path: string): string[] {
   ].filter((variant) => variant !== path);
 }
 
-test('the route table is what the contract lists, plus the document lifecycle, the models list, search and membership', (t) => {
+test('the route table is what the contract lists, plus the document lifecycle, the models list, search, membership and conversations', (t) => {
   const listed = apiRoutes(t.context.app, ':id')
     .map((route) => `${route.method} ${route.path}`)
     .sort();
   t.deepEqual(listed, [
+    'DELETE /api/v1/conversations/:id',
+    'DELETE /api/v1/conversations/:id/messages/:message_id/feedback',
     'DELETE /api/v1/documents/:id',
     'DELETE /api/v1/knowledge-bases/:id',
     'DELETE /api/v1/knowledge-bases/:id/membership',
+    'GET /api/v1/conversations',
+    'GET /api/v1/conversations/:id',
     'GET /api/v1/documents/:id',
     'GET /api/v1/knowledge-bases',
     'GET /api/v1/knowledge-bases/:id',
@@ -63,12 +67,16 @@ test('the route table is what the contract lists, plus the document lifecycle, t
     'GET /api/v1/knowledge-bases/:id/membership',
     'GET /api/v1/me',
     'GET /api/v1/models',
+    'PATCH /api/v1/conversations/:id',
+    'POST /api/v1/conversations',
+    'POST /api/v1/conversations/:id/messages',
     'POST /api/v1/documents',
     'POST /api/v1/documents/:id/retry',
     'POST /api/v1/knowledge-bases',
     'POST /api/v1/knowledge-bases/:id/membership/accept',
     'POST /api/v1/query',
     'POST /api/v1/search',
+    'PUT /api/v1/conversations/:id/messages/:message_id/feedback',
     'PUT /api/v1/documents/:id',
   ]);
 });

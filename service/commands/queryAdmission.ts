@@ -6,10 +6,15 @@
 //   the order they came, each at most KBQA_QUERY_WAIT_MS (then refused: never queued forever); beyond them, refused
 //   at once;
 // - KBQA_QUERY_RATE_PER_MINUTE (0: off) questions a minute, with a burst of 10 seconds' worth.
+// - a heavy question (over HEAVY_QUESTION_CHARS) takes all of its user's places: one user's long questions are
+//   answered one at a time. Each one costs OpenSearch and the embedder 10–25 times a usual question, so four at
+//   once held both cores of a small machine and another user's p95 went from 45 ms to 308 ms (6.8×); one at a
+//   time it stays within 3× (docs/quality-and-speed.md § burst).
 // The stages every user shares then serve users in turn (the model pool's question lane: rag/modelPool.ts), so a
 // user under the bound holds at most its share of them.
 import type { Config } from '../config.ts';
 import { QueryBusyError } from '../errors.ts';
+import { HEAVY_QUESTION_CHARS } from '../rag/modelPool.ts';
 
 export type QueryAdmissionSettings = Config['queries'];
 
@@ -19,11 +24,14 @@ const RETRY_AFTER_SECONDS = 1;
 const RATE_BURST_MS = 10_000;
 
 interface Waiter {
+  /** The places it takes: 1, or all of them for a heavy question. */
+  places: number;
   admit: () => void;
   timer: NodeJS.Timeout;
 }
 
 interface UserQuestions {
+  /** Places taken by the questions being answered. */
   running: number;
   waiting: Waiter[];
   /** The rate bound's clock (GCRA): when the user's next question would be on time; 0 before any. */
@@ -39,7 +47,7 @@ export class QueryAdmission {
     this.#settings = settings;
   }
 
-  /** The user's questions answered now and waiting (for tests and metrics). */
+  /** The user's places taken now, and questions waiting (for tests and metrics). */
   of(userId: string): { running: number; waiting: number } {
     const user = this.#users.get(userId);
     return { running: user?.running ?? 0, waiting: user?.waiting.length ?? 0 };
@@ -49,14 +57,15 @@ export class QueryAdmission {
    * Waits for the user's turn. Resolves to the function that gives the place back (call it exactly once, when the
    * answer is sent or failed); rejects with QueryBusyError when the user is over a bound or waited too long.
    */
-  async admit(userId: string, now = performance.now()): Promise<() => void> {
+  async admit(userId: string, question = '', now = performance.now()): Promise<() => void> {
     const settings = this.#settings;
     const user = this.#users.get(userId) ?? { running: 0, waiting: [], dueAt: 0 };
     this.#users.set(userId, user);
     this.#checkRate(user, now);
-    if (user.running < settings.concurrencyPerUser) {
-      user.running += 1;
-      return this.#release(userId, user);
+    const places = question.length > HEAVY_QUESTION_CHARS ? settings.concurrencyPerUser : 1;
+    if (user.waiting.length === 0 && user.running + places <= settings.concurrencyPerUser) {
+      user.running += places;
+      return this.#release(userId, user, places);
     }
     if (user.waiting.length >= settings.queuePerUser) {
       this.#forgetIfIdle(userId, user);
@@ -64,6 +73,7 @@ export class QueryAdmission {
     }
     await new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
+        places,
         admit: resolve,
         timer: setTimeout(() => {
           user.waiting.splice(user.waiting.indexOf(waiter), 1);
@@ -72,7 +82,7 @@ export class QueryAdmission {
       };
       user.waiting.push(waiter);
     });
-    return this.#release(userId, user);
+    return this.#release(userId, user, places);
   }
 
   /** The rate bound: each question moves the user's clock a 1/rate minute on; more than the burst ahead is refused. */
@@ -87,19 +97,20 @@ export class QueryAdmission {
     user.dueAt = due + interval;
   }
 
-  /** The user's place back, once: to the first question waiting, if any. */
-  #release(userId: string, user: UserQuestions): () => void {
+  /** The user's places back, once: to the questions waiting, in order, as far as they fit. */
+  #release(userId: string, user: UserQuestions, places: number): () => void {
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const next = user.waiting.shift();
-      if (next) {
+      user.running -= places;
+      const limit = this.#settings.concurrencyPerUser;
+      for (let next = user.waiting[0]; next && user.running + next.places <= limit; next = user.waiting[0]) {
+        user.waiting.shift();
         clearTimeout(next.timer);
+        user.running += next.places;
         next.admit();
-        return;
       }
-      user.running -= 1;
       this.#forgetIfIdle(userId, user);
     };
   }

@@ -3,6 +3,7 @@
 import test from 'ava';
 import { QueryAdmission } from '../../service/commands/queryAdmission.ts';
 import { QueryBusyError } from '../../service/errors.ts';
+import { HEAVY_QUESTION_CHARS } from '../../service/rag/modelPool.ts';
 
 const settings = { concurrencyPerUser: 2, queuePerUser: 1, waitMs: 60_000, ratePerMinute: 0 };
 
@@ -42,10 +43,32 @@ test('a question waiting longer than KBQA_QUERY_WAIT_MS is refused, not kept wai
 test('the rate bound lets ten seconds of questions through at once, then refuses with the wait', async (t) => {
   const admission = new QueryAdmission({ ...settings, concurrencyPerUser: 100, ratePerMinute: 60 });
   const now = 1_000_000;
-  for (let index = 0; index <= 10; index += 1) (await admission.admit('a', now))();
-  const refused = await t.throwsAsync(admission.admit('a', now), { instanceOf: QueryBusyError });
+  for (let index = 0; index <= 10; index += 1) (await admission.admit('a', '', now))();
+  const refused = await t.throwsAsync(admission.admit('a', '', now), { instanceOf: QueryBusyError });
   t.is(refused?.retryAfterSeconds, 1);
   t.regex(refused?.message ?? '', /more than 60 questions a minute/);
   // A second later one more is on time.
-  await t.notThrowsAsync(admission.admit('a', now + 1_000));
+  await t.notThrowsAsync(admission.admit('a', '', now + 1_000));
+});
+
+test("a heavy question takes all of its user's places: one user's long questions are answered one at a time", async (t) => {
+  const admission = new QueryAdmission({ ...settings, concurrencyPerUser: 4, queuePerUser: 8 });
+  const long = 'x'.repeat(HEAVY_QUESTION_CHARS + 1);
+  const usual = await admission.admit('a', 'short');
+  // One usual question running: the heavy one waits for it, and the usual one after it waits behind it, in order.
+  const heavy = admission.admit('a', long);
+  const after = admission.admit('a', 'short too');
+  t.deepEqual(admission.of('a'), { running: 1, waiting: 2 });
+  usual();
+  const releaseHeavy = await heavy;
+  t.deepEqual(admission.of('a'), { running: 4, waiting: 1 });
+  releaseHeavy();
+  const releaseAfter = await after;
+  t.deepEqual(admission.of('a'), { running: 1, waiting: 0 });
+  // Another user's question never waits for them.
+  const other = await admission.admit('b', long);
+  t.deepEqual(admission.of('b'), { running: 4, waiting: 0 });
+  other();
+  releaseAfter();
+  t.deepEqual(admission.of('a'), { running: 0, waiting: 0 });
 });

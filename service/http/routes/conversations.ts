@@ -98,7 +98,7 @@ export function conversationRoutes(deps: AppDeps, queries: QueryAdmission): Rout
       const input = parseInput(turnBody, ctx.request.body, 'body');
       const id = ctx.params.id;
       // A turn is a question: it takes its user's turn as /query does (commands/queryAdmission.ts).
-      const release = await queries.admit(caller.user._id);
+      const release = await queries.admit(caller.user._id, input.query);
       try {
         if (input.stream || acceptsEventStream(ctx)) {
           await streamAnswerSteps(

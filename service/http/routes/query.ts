@@ -37,7 +37,7 @@ export function queryRoutes(deps: AppDeps, queries: QueryAdmission): Router<AppS
     '/query',
     authenticated(async (ctx, caller) => {
       const input = parseInput(bodySchema, ctx.request.body, 'body');
-      const release = await queries.admit(caller.user._id);
+      const release = await queries.admit(caller.user._id, input.query);
       try {
         if (input.stream || acceptsEventStream(ctx)) {
           // A failure after the first step is an `error` event carrying the same envelope, and the stream ends.

@@ -22,7 +22,7 @@ export function searchRoutes(deps: AppDeps, queries: QueryAdmission): Router<App
     '/search',
     authenticated(async (ctx, caller) => {
       const input = parseInput(searchBody, ctx.request.body, 'body');
-      const release = await queries.admit(caller.user._id);
+      const release = await queries.admit(caller.user._id, input.query);
       try {
         ctx.body = presentSearchResult(await searchChunks(searchDeps, caller.user, input));
       } finally {

@@ -6,8 +6,8 @@
 //   the order they came, each at most KBQA_QUERY_WAIT_MS (then refused: never queued forever); beyond them, refused
 //   at once;
 // - KBQA_QUERY_RATE_PER_MINUTE (0: off) questions a minute, with a burst of 10 seconds' worth.
-// - a heavy question (over HEAVY_QUESTION_CHARS) takes all of its user's places: one user's long questions are
-//   answered one at a time. Each one costs OpenSearch and the embedder 10–25 times a usual question, so four at
+// - a heavy question (over HEAVY_QUESTION_CHARS) counts as HEAVY_QUESTION_PLACES questions: with the default 4
+//   places, one user's long questions are answered one at a time. Each one costs OpenSearch and the embedder 10–25 times a usual question, so four at
 //   once held both cores of a small machine and another user's p95 went from 45 ms to 308 ms (6.8×); one at a
 //   time it stays within 3× (docs/quality-and-speed.md § burst).
 // The stages every user shares then serve users in turn (the model pool's question lane: rag/modelPool.ts), so a
@@ -20,11 +20,13 @@ export type QueryAdmissionSettings = Config['queries'];
 
 /** What a refused question is told to wait when a question of its user's is likely to end sooner. */
 const RETRY_AFTER_SECONDS = 1;
+/** A heavy question takes the places of this many usual ones (at most all of a user's). */
+export const HEAVY_QUESTION_PLACES = 4;
 /** The rate bound lets this much of a minute's questions come at once. */
 const RATE_BURST_MS = 10_000;
 
 interface Waiter {
-  /** The places it takes: 1, or all of them for a heavy question. */
+  /** The places it takes: 1, or HEAVY_QUESTION_PLACES for a heavy question. */
   places: number;
   admit: () => void;
   timer: NodeJS.Timeout;
@@ -62,7 +64,8 @@ export class QueryAdmission {
     const user = this.#users.get(userId) ?? { running: 0, waiting: [], dueAt: 0 };
     this.#users.set(userId, user);
     this.#checkRate(user, now);
-    const places = question.length > HEAVY_QUESTION_CHARS ? settings.concurrencyPerUser : 1;
+    const places =
+      question.length > HEAVY_QUESTION_CHARS ? Math.min(HEAVY_QUESTION_PLACES, settings.concurrencyPerUser) : 1;
     if (user.waiting.length === 0 && user.running + places <= settings.concurrencyPerUser) {
       user.running += places;
       return this.#release(userId, user, places);

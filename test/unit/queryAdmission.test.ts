@@ -51,7 +51,7 @@ test('the rate bound lets ten seconds of questions through at once, then refuses
   await t.notThrowsAsync(admission.admit('a', '', now + 1_000));
 });
 
-test("a heavy question takes all of its user's places: one user's long questions are answered one at a time", async (t) => {
+test("a heavy question takes four places: with four, one user's long questions are answered one at a time", async (t) => {
   const admission = new QueryAdmission({ ...settings, concurrencyPerUser: 4, queuePerUser: 8 });
   const long = 'x'.repeat(HEAVY_QUESTION_CHARS + 1);
   const usual = await admission.admit('a', 'short');

@@ -1,7 +1,7 @@
 // `kbqa eval answers` end to end on a tiny subset of the committed benchmark (bench/answers/, two questions of each
 // kind from the report split) against the real stack: PDFs drawn and uploaded through the web app, markdown twins
 // through the Developer API, every answer scored, JSON and a markdown summary written.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -103,6 +103,79 @@ test.serial(
 );
 
 test.serial(
+  'the conversation split: each dialogue asked in a conversation, the follow-up carries the topic, a topic change does not',
+  async (t) => {
+    const dialogues = join(t.context.out, 'dialogues.json');
+    const followUp = 'And for children?';
+    const change = 'Where does Lowmoor Rovers football club play its home games?';
+    writeFileSync(
+      dialogues,
+      JSON.stringify({
+        dialogues: [
+          {
+            id: 'castle',
+            split: 'held_out',
+            turns: [
+              { kind: 'opening', query: 'How much is an adult ticket to Lowmoor Castle?', fact: 'f58' },
+              {
+                kind: 'follow_up',
+                query: followUp,
+                standalone: 'Do children pay to visit Lowmoor Castle?',
+                answers: ['children under 5 go free'],
+                document: 'lowmoor-visitor-guide',
+              },
+              { kind: 'topic_change', query: change, fact: 'f69' },
+            ],
+          },
+        ],
+      }),
+    );
+    const out = join(t.context.out, 'conversations.json');
+    const result = await runAnswerEval({
+      directory: BENCH,
+      url: t.context.app.baseUrl,
+      apiKey: t.context.key,
+      password: t.context.password,
+      split: 'conversations',
+      dialogues,
+      out,
+      quiet: true,
+    });
+    t.context.knowledgeBaseIds.push(result.knowledge_bases.pdf, result.knowledge_bases.markdown);
+    t.log(formatAnswerTable(result));
+    t.deepEqual(result.questions, [], 'the question splits are not asked');
+    const conversations = result.conversations!;
+    t.like(conversations, { dialogues: 1, follow_ups: 1, topic_changes: 1, model: 'kbqa-extractive' });
+    t.is(conversations.turns.length, 6, '3 turns in a conversation of each of the 2 KBs');
+    t.is(conversations.alone.length, 6, 'each turn also asked alone of each KB');
+    for (const kb of ['pdf', 'markdown'] as const) {
+      const turns = conversations.turns.filter((turn) => turn.knowledge_base === kb);
+      t.deepEqual(
+        turns.map((turn) => turn.kind),
+        ['opening', 'follow_up', 'topic_change'],
+      );
+      const [, carried, changed] = turns;
+      t.true(carried.standalone_query.startsWith(followUp), carried.standalone_query);
+      t.regex(carried.standalone_query, /castle/i, `${kb}: the follow-up searched the castle`);
+      t.true(carried.holds_gold, `${kb}: ${carried.answer}`);
+      t.is(changed.standalone_query, change, `${kb}: the topic change is searched as written`);
+      t.true(changed.holds_gold, `${kb}: ${changed.answer}`);
+      const asWritten = conversations.alone.find((entry) => entry.knowledge_base === kb && entry.turn === 2)!;
+      t.is(asWritten.as_written.question, followUp);
+      t.false(asWritten.as_written.holds_gold, `${kb}: asked alone, "${followUp}" does not find the castle`);
+      const summary = conversations.summary.held_out[kb];
+      t.like(summary, { dialogues: 1, follow_ups: { hits: 1, of: 1 }, topic_changes: { hits: 1, of: 1 } });
+      t.is(summary.follow_ups_standalone.of, 1);
+      t.is(summary.topic_changes_searched_as_written.hits, 1);
+    }
+    t.false('tune' in conversations.summary, 'no tune dialogue in the file');
+    const markdown = readFileSync(join(t.context.out, 'conversations.md'), 'utf8');
+    t.true(markdown.includes('| dialogues | KB | follow-ups: gold fact | same facts standalone | ratio |'));
+    t.true(markdown.includes('| KB | dialogue | turn | kind | question | standalone_query |'));
+  },
+);
+
+test.serial(
   'eval answers without the web password, or with an unknown split, exits 2 saying what is missing',
   async (t) => {
     const errors: string[] = [];
@@ -114,7 +187,7 @@ test.serial(
       t.is(await runEvalCommand('answers', [BENCH], { 'api-key': t.context.key, url: t.context.app.baseUrl }), 2);
       t.regex(errors.join('\n'), /KBQA_EVAL_PASSWORD/);
       t.is(await runEvalCommand('answers', [BENCH], { split: 'test' }), 2);
-      t.regex(errors.join('\n'), /--split report\|tune\|report-2\|tune-2\|all/);
+      t.regex(errors.join('\n'), /--split report\|tune\|report-2\|tune-2\|all\|conversations/);
     } finally {
       console.error = original;
       if (password !== undefined) process.env.KBQA_EVAL_PASSWORD = password;

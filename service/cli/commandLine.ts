@@ -22,6 +22,7 @@ export const OPTIONS = {
   sweep: { type: 'string', multiple: true },
   split: { type: 'string' },
   limit: { type: 'string' },
+  dialogues: { type: 'string' },
   concurrency: { type: 'string' },
   out: { type: 'string' },
   since: { type: 'string' },

@@ -3,7 +3,9 @@
 // PDFs enter), one with their markdown twins; markdown documents go into both — waits until they are ready, asks
 // every question of the chosen split of both KBs one at a time through POST /api/v1/query, and scores each answer
 // (service/eval/answerScoring.ts): the gold fact, whole source sentences, refusals, the first citation's document
-// and page, the query call's latency. It prints a table and writes JSON and a markdown summary (--out).
+// and page, the query call's latency. It prints a table and writes JSON and a markdown summary (--out). The
+// `conversations` split asks the dialogues of DIR/conversations.json through the conversation API instead
+// (evalConversations.ts).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -40,7 +42,12 @@ import {
   waitUntilReady,
   type WebSession,
 } from '../eval/webSession.ts';
+import { loadDialogues } from '../eval/conversationDataset.ts';
+import { conversationMisses, conversationRows, runDialogues, type ConversationResult } from './evalConversations.ts';
 import { escapeForTerminal, escapeJsonForTerminal } from './terminalText.ts';
+
+/** What `--split` takes: a question split, all of them, or the dialogues. */
+export type AnswerSplit = Split | 'all' | 'conversations';
 
 export interface AnswerEvalOptions {
   directory: string;
@@ -48,9 +55,11 @@ export interface AnswerEvalOptions {
   apiKey: string;
   /** The API key's user's web password: PDFs are uploaded through the web app with a session of that user. */
   password: string;
-  split: Split | 'all';
-  /** At most this many questions of each kind (answerable, unanswerable, off-topic): a quick subset. */
+  split: AnswerSplit;
+  /** At most this many questions of each kind (answerable, unanswerable, off-topic), or dialogues: a quick subset. */
   limit?: number;
+  /** The `conversations` split's dialogues: this file instead of DIR/conversations.json. */
+  dialogues?: string;
   out?: string;
   quiet?: boolean;
 }
@@ -58,7 +67,7 @@ export interface AnswerEvalOptions {
 export interface AnswerEvalResult {
   kind: 'answers';
   dataset: string;
-  split: Split | 'all';
+  split: AnswerSplit;
   model: string;
   knowledge_bases: Record<BenchKnowledgeBase, string>;
   documents: Array<{ name: string; kind: 'pdf' | 'markdown'; pages: number | null }>;
@@ -67,6 +76,8 @@ export interface AnswerEvalResult {
   config: { relevance_floor: number; chunk_tokens: number; sentence_vectors: SentenceVectorRecipe | 'off' };
   summary: Record<string, Record<BenchKnowledgeBase, AnswerSummary>>;
   questions: QuestionOutcome[];
+  /** The `conversations` split only. */
+  conversations?: ConversationResult;
   finished_at: string;
 }
 
@@ -82,7 +93,8 @@ function log(options: AnswerEvalOptions, line: string): void {
 }
 
 /** The questions asked: the split's, at most `limit` of each kind. */
-export function selectQuestions(questions: BenchQuestion[], split: Split | 'all', limit?: number): BenchQuestion[] {
+export function selectQuestions(questions: BenchQuestion[], split: AnswerSplit, limit?: number): BenchQuestion[] {
+  if (split === 'conversations') return [];
   const taken = new Map<string, number>();
   return questions.filter((question) => {
     if (split !== 'all' && question.split !== split) return false;
@@ -185,6 +197,13 @@ async function askQuestion(
 export async function runAnswerEval(options: AnswerEvalOptions): Promise<AnswerEvalResult> {
   const dataset = await loadAnswerDataset(options.directory);
   const questions = selectQuestions(dataset.questions, options.split, options.limit);
+  const dialogues =
+    options.split === 'conversations'
+      ? (await loadDialogues(options.dialogues ?? join(options.directory, 'conversations.json'), dataset)).slice(
+          0,
+          options.limit,
+        )
+      : [];
   const client = createKbqaClient(options.url, options.apiKey);
   const me = await client.me();
   const session = await signInToWebApp(options.url, me.email, options.password);
@@ -208,7 +227,7 @@ export async function runAnswerEval(options: AnswerEvalOptions): Promise<AnswerE
     const ingestSeconds = (Date.now() - started) / 1000;
     const outcomes: QuestionOutcome[] = [];
     let model = '';
-    for (const knowledgeBase of knowledgeBases) {
+    for (const knowledgeBase of questions.length > 0 ? knowledgeBases : []) {
       log(options, `asking ${questions.length} questions of the ${knowledgeBase.label} KB`);
       for (const question of questions) {
         const asked = await askQuestion(client, question, knowledgeBase, dataset);
@@ -216,6 +235,11 @@ export async function runAnswerEval(options: AnswerEvalOptions): Promise<AnswerE
         outcomes.push(asked.outcome);
       }
     }
+    const conversations =
+      dialogues.length > 0
+        ? await runDialogues(client, knowledgeBases, dialogues, (line) => log(options, line))
+        : undefined;
+    if (conversations) model = conversations.model;
     const config = loadConfig();
     const result: AnswerEvalResult = {
       kind: 'answers',
@@ -236,6 +260,7 @@ export async function runAnswerEval(options: AnswerEvalOptions): Promise<AnswerE
       },
       summary: summarizeBySplit(outcomes),
       questions: outcomes,
+      ...(conversations ? { conversations } : {}),
       finished_at: new Date().toISOString(),
     };
     writeResult(options.out, result);
@@ -247,6 +272,14 @@ export async function runAnswerEval(options: AnswerEvalOptions): Promise<AnswerE
 
 export function formatAnswerTable(result: AnswerEvalResult): string {
   const pages = result.documents.reduce((sum, document) => sum + (document.pages ?? 0), 0);
+  const { conversations } = result;
+  if (conversations)
+    return [
+      `${result.dataset} (conversations): ${result.documents.length} documents (${pages} PDF pages), ` +
+        `${conversations.dialogues} dialogues, ${conversations.follow_ups} follow-ups, ${conversations.topic_changes} topic changes; ` +
+        `model ${result.model}; KBs ${result.knowledge_bases.pdf} (PDFs), ${result.knowledge_bases.markdown} (markdown twins)`,
+      ...conversationRows(conversations),
+    ].join('\n');
   const kinds = (kind: string) =>
     result.questions.filter((question) => question.kind === kind && question.knowledge_base === 'pdf').length;
   return [
@@ -259,12 +292,7 @@ export function formatAnswerTable(result: AnswerEvalResult): string {
 
 /** The markdown summary beside the JSON: the table, then every answer that missed, so a reader sees why. */
 export function formatAnswerMarkdown(result: AnswerEvalResult): string {
-  const missed = result.questions.filter(
-    (outcome) =>
-      outcome.holds_gold === false || outcome.pieces.length > 0 || (outcome.kind !== 'answerable') !== outcome.refused,
-  );
-  const quote = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
-  return [
+  const heading = [
     `# kbqa eval answers: ${result.dataset}`,
     '',
     `${result.finished_at}; split ${result.split}; model ${result.model}; relevance floor ${result.config.relevance_floor}; ` +
@@ -274,6 +302,15 @@ export function formatAnswerMarkdown(result: AnswerEvalResult): string {
     '',
     '## Misses',
     '',
+  ];
+  if (result.conversations) return [...heading, ...conversationMisses(result.conversations), ''].join('\n');
+  const missed = result.questions.filter(
+    (outcome) =>
+      outcome.holds_gold === false || outcome.pieces.length > 0 || (outcome.kind !== 'answerable') !== outcome.refused,
+  );
+  const quote = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+  return [
+    ...heading,
     '| KB | id | kind | question | answer | gold fact | pieces |',
     '|---|---|---|---|---|---|---|',
     ...missed.map(
@@ -292,12 +329,12 @@ function writeResult(out: string | undefined, result: AnswerEvalResult): void {
 }
 
 export const ANSWERS_USAGE =
-  'usage: kbqa eval answers DIR [--url U] [--api-key K] [--split report|tune|report-2|tune-2|all] [--limit N] [--out FILE.json] [--json]\n' +
+  'usage: kbqa eval answers DIR [--url U] [--api-key K] [--split report|tune|report-2|tune-2|all|conversations] [--limit N] [--dialogues FILE] [--out FILE.json] [--json]\n' +
   "       (the API key's user's web password in KBQA_EVAL_PASSWORD: PDFs are uploaded through the web app)";
 
 export async function runAnswersCommand(positionals: string[], options: Record<string, unknown>): Promise<number> {
   const split = (options.split as string | undefined) ?? 'report';
-  if (positionals.length !== 1 || ![...SPLITS, 'all'].includes(split)) {
+  if (positionals.length !== 1 || ![...SPLITS, 'all', 'conversations'].includes(split)) {
     console.error(ANSWERS_USAGE);
     return 2;
   }
@@ -324,6 +361,7 @@ export async function runAnswersCommand(positionals: string[], options: Record<s
       password,
       split: split as AnswerEvalOptions['split'],
       limit,
+      dialogues: options.dialogues as string | undefined,
       out: (options.out as string | undefined) ?? join('bench', 'results', `eval-answers-${stamp}.json`),
       quiet: Boolean(options.json),
     });

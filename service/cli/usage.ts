@@ -45,8 +45,10 @@ export const USAGE = `usage: kbqa <command> [options] [--json]
   eval beir DIR --sweep 'knob=v1,v2' [--sweep …]  a grid of query-time fusion knobs (fusion, rrf_rank_constant,
                                               weights, bm25_depth, knn_depth, bm25_fields, sentence_weight) over
                                               the ingested KB
-  eval answers DIR [--url U] [--api-key K] [--split report|tune|report-2|tune-2|all] [--limit N] [--out FILE.json]
+  eval answers DIR [--url U] [--api-key K] [--split report|tune|report-2|tune-2|all|conversations] [--limit N]
+                   [--dialogues FILE] [--out FILE.json]
                                               the answer benchmark (bench/answers): gold facts, whole
                                               sentences, refusals, citations, latency; the key's user's
-                                              password in KBQA_EVAL_PASSWORD (PDFs enter via the web app)
+                                              password in KBQA_EVAL_PASSWORD (PDFs enter via the web app);
+                                              conversations: dialogues through the conversation API
 ${INDEX_USAGE}`;

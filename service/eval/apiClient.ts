@@ -5,12 +5,13 @@
 import {
   createKbqaClient as createTypedClient,
   KbqaApiError,
+  type AnswerMessage,
   type Me,
   type QueryRequest,
   type QueryResponse,
 } from '../../clients/typescript/index.ts';
 
-export type { QueryResponse };
+export type { AnswerMessage, QueryResponse };
 
 export interface KbqaClient {
   me(): Promise<Me>;
@@ -23,6 +24,13 @@ export interface KbqaClient {
     content: string,
   ): Promise<{ id: string; chunks: number; total_chunks: number }>;
   query(body: QueryRequest): Promise<{ body: QueryResponse; serverTiming: Record<string, number> }>;
+  /** A new conversation over these KBs; its id. */
+  startConversation(knowledgeBaseIds: string[], title: string): Promise<string>;
+  /** The conversation's next turn, answered (not streamed). */
+  askInConversation(
+    conversationId: string,
+    body: { query: string; include_chunks?: boolean },
+  ): Promise<{ message: AnswerMessage }>;
 }
 
 function parseServerTiming(header: string | null): Record<string, number> {
@@ -90,6 +98,18 @@ export function createKbqaClient(baseUrl: string, apiKey: string, options: { ret
       const { data, response } = await call(() => api.POST('/api/v1/query', { body: { ...body, stream: false } }));
       return { body: data, serverTiming: parseServerTiming(response.headers.get('server-timing')) };
     },
+    startConversation: async (knowledgeBaseIds, title) =>
+      (await call(() => api.POST('/api/v1/conversations', { body: { knowledge_base_ids: knowledgeBaseIds, title } })))
+        .data.conversation.id,
+    askInConversation: async (conversationId, body) =>
+      (
+        await call(() =>
+          api.POST('/api/v1/conversations/{id}/messages', {
+            params: { path: { id: conversationId } },
+            body: { ...body, stream: false },
+          }),
+        )
+      ).data,
   };
 }
 

@@ -356,6 +356,8 @@ export interface StoredCitation {
   similarity: number;
   page_start: number | null;
   page_end: number | null;
+  /** See rag/citationMapper.ts (absent on citations kept before it). */
+  location?: string | null;
 }
 
 export interface MessageFeedback {

@@ -315,7 +315,8 @@ export class PdfExtractionError extends BadRequestError {
 }
 
 /** Why an office document, spreadsheet, deck or web page gave no text: a bound it passed, or what the reader found. */
-export type DocumentFailureReason = 'corrupt' | 'too_large' | 'too_many_rows' | 'too_many_slides' | 'xml_refused';
+export type DocumentFailureReason =
+  'corrupt' | 'too_large' | 'too_many_rows' | 'too_many_slides' | 'xml_refused' | 'timeout';
 
 /**
  * A DOCX, ODT, PPTX, XLSX, CSV or HTML file that cannot be read (the readers of extraction/ throw it). As for a PDF,
@@ -378,6 +379,18 @@ export class DocumentReadError extends BadRequestError {
       'too_many_slides',
       `the deck has ${numbers.format(slides)} slides; the limit is ${numbers.format(maxSlides)} (KBQA_DOC_MAX_SLIDES)`,
     );
+  }
+
+  /** The reader child passed its memory budget (KBQA_PDF_MAX_MEMORY_MB bounds every reader child). */
+  static outOfMemory(maxMemoryMb: number): DocumentReadError {
+    return new DocumentReadError(
+      'too_large',
+      `the file needs more than the ${numbers.format(maxMemoryMb)} MB of memory allowed to read it (KBQA_PDF_MAX_MEMORY_MB)`,
+    );
+  }
+
+  static timeout(timeoutMs: number): DocumentReadError {
+    return new DocumentReadError('timeout', `the file took longer than ${numbers.format(timeoutMs / 1000)} s to read`);
   }
 
   static xmlRefused(part: string): DocumentReadError {

@@ -577,10 +577,10 @@ export interface components {
              */
             source: "api" | "upload";
             /**
-             * @description `pdf` for PDFs uploaded in the web app; everything else `text`
+             * @description A file uploaded in the web app: `pdf`, `docx`, `odt`, `pptx`, `xlsx`, `csv`, `html` or `image` (its original is kept and its text read from it); everything else `text`
              * @enum {string}
              */
-            kind: "text" | "pdf";
+            kind: "text" | "pdf" | "docx" | "odt" | "pptx" | "xlsx" | "csv" | "html" | "image";
             /**
              * @description Of the newest ingestion: `queued` → `processing` → `ready` (searchable) or `failed` (see `error`; retry with POST /documents/{id}/retry). A replacement keeps the previous version searchable until it is ready.
              * @enum {string}

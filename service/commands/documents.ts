@@ -3,6 +3,7 @@
 // Over 400 lines: the lifecycle's use cases share the storage reservation and the hand-off to jobs; each is short.
 import { randomUUID } from 'node:crypto';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
+import { isFileKind, type FileKind } from '../extraction/fileKinds.ts';
 import { authorizeRead, authorizeWriteDocuments } from '../policies/knowledgeBases.ts';
 import type {
   DocumentOrigin,
@@ -102,8 +103,8 @@ export function newDocumentRecord(input: {
   filename: string;
   source: DocumentRecord['source'];
   origin?: DocumentOrigin;
-  /** A PDF: its text comes from this stored file. */
-  fileId?: string;
+  /** An uploaded file: its text comes from this stored original, read as its kind says. */
+  file?: { id: string; kind: FileKind };
   /** Validated at the edge (http/routes/metadata.schema.ts); none when absent. */
   metadata?: DocumentMetadata;
   /** What the owner's storage quota counts for it (commands/quotas.ts). */
@@ -117,7 +118,7 @@ export function newDocumentRecord(input: {
     title: titleFromFilename(input.filename),
     source: input.source,
     ...(input.origin ? { origin: input.origin } : {}),
-    ...(input.fileId ? { kind: 'pdf' as const, file_id: input.fileId } : {}),
+    ...(input.file ? { kind: input.file.kind, file_id: input.file.id } : {}),
     ...(input.metadata ? { metadata: metadataEntries(input.metadata) } : {}),
     chunks: 0,
     total_chunks: 0,
@@ -227,9 +228,9 @@ export async function replaceDocument(
 ): Promise<DocumentRecord> {
   const document = await ownedDocument(deps.store, user, id);
   if (document.status === 'queued' || document.status === 'processing') throw inFlight(document);
-  if (document.kind === 'pdf')
+  if (isFileKind(document.kind))
     throw new BadRequestError(
-      `document ${id} is a PDF: replace it by deleting it and uploading the new file in the web app`,
+      `document ${id} is an uploaded file (${document.kind}): replace it by deleting it and uploading the new file in the web app`,
     );
   await deps.search.assertWritable();
   await admitIngestion(deps.store, deps.config.quotas, user._id);
@@ -415,8 +416,8 @@ export async function queueReindex(deps: DocumentDeps, documentId: string): Prom
   const current = await deps.store.findDocument(documentId);
   if (!current || current.live_version === null || current.status === 'queued' || current.status === 'processing')
     return null;
-  // A PDF is extracted again from its stored original; any other document re-read from its stored text.
-  const fileId = current.kind === 'pdf' ? (current.file_id ?? null) : null;
+  // An uploaded file is extracted again from its stored original; any other document re-read from its stored text.
+  const fileId = isFileKind(current.kind) ? (current.file_id ?? null) : null;
   const stored = fileId
     ? (await deps.store.findFile(fileId)) !== null
     : await deps.store.hasDocumentContent(current._id);

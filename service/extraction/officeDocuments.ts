@@ -12,16 +12,6 @@ import { readXlsx } from './xlsx.ts';
 export const DOCUMENT_KINDS = ['docx', 'odt', 'pptx', 'xlsx', 'csv', 'html'] as const;
 export type DocumentKind = (typeof DOCUMENT_KINDS)[number];
 
-/** The content type each kind's original is served with (always as an attachment, with nosniff). */
-export const DOCUMENT_CONTENT_TYPES: Record<DocumentKind, string> = {
-  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-  odt: 'application/vnd.oasis.opendocument.text',
-  pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
-  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-  csv: 'text/csv',
-  html: 'text/html',
-};
-
 /** The kind a file name says (".htm" is HTML); null for any other name. */
 export function documentKindOf(filename: string): DocumentKind | null {
   const dot = filename.lastIndexOf('.');

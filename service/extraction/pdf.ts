@@ -16,7 +16,10 @@
 // stopped page's included), and the text is made once all pages are read (running headers are found across pages).
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { PdfExtractionError } from '../errors.ts';
+import { DocumentReadError, PdfExtractionError } from '../errors.ts';
+import { DEFAULT_DOCUMENT_LIMITS, type DocumentLimits } from './documents.ts';
+import type { DocumentMessage } from './documentWorker.ts';
+import type { FileKind } from './fileKinds.ts';
 import type { TextLine } from './pdfLayout.ts';
 import { pagesText } from './pdfReflow.ts';
 import type { ExtractionMessage, ExtractionResult, ReaderCommand } from './pdfWorker.ts';
@@ -30,6 +33,8 @@ export interface PdfLimits {
   maxMemoryMb: number;
   /** The least time a PDF reads before it gives the reader up to another PDF waiting for it (default 1 s). */
   stepMs?: number;
+  /** The bounds of the other kinds' readers (KBQA_DOC_*); the defaults when absent. */
+  documents?: DocumentLimits;
 }
 
 /** How a caller that queues PDFs itself (the ingestion runner) takes part in the steps. */
@@ -50,6 +55,17 @@ export interface ExtractedPdf {
   pages: string[];
   /** The PDF's own Title (its metadata), or null: the document's title then comes from its filename. */
   title: string | null;
+  /**
+   * Of a kind other than PDF: each "page" is a section of the reader's (documents.ts), and this its label ("Slide
+   * 2", "Sheet rows, rows 2–21", a heading path), index 0 = pages[0].
+   */
+  labels?: string[];
+}
+
+/** Which file a reading is of: PDF when absent. */
+export interface ReadFile {
+  kind: FileKind;
+  filename: string;
 }
 
 export interface PdfExtractor {
@@ -59,7 +75,13 @@ export interface PdfExtractor {
    * the characters of text it has given so far. Rejects with PdfExtractionError, or with an Error once `stop` is
    * aborted (the reader is killed).
    */
-  extract(bytes: Uint8Array, onPage?: OnPage, stop?: AbortSignal, steps?: PdfSteps): Promise<ExtractedPdf>;
+  extract(
+    bytes: Uint8Array,
+    onPage?: OnPage,
+    stop?: AbortSignal,
+    steps?: PdfSteps,
+    file?: ReadFile,
+  ): Promise<ExtractedPdf>;
   /** Ends the workers; extractions still running reject. */
   close(): Promise<void>;
   /** Read-only, for metrics: null while no worker pool has been started (a lazy extractor before its first PDF). */
@@ -106,6 +128,7 @@ export function extractionBudgetMs(fileBytes: number, pages: number, timeoutMs: 
 }
 
 const WORKER_PROGRAM = fileURLToPath(new URL('./pdfWorker.ts', import.meta.url));
+const DOCUMENT_PROGRAM = fileURLToPath(new URL('./documentWorker.ts', import.meta.url));
 /**
  * The reader's Node flags. Without the WebAssembly trap handler, a Wasm memory reserves only what it uses, not
  * 8–10 GB of address space, which the limit would refuse (pdfjs's image decoders are Wasm).
@@ -174,6 +197,98 @@ const MIN_GRACE_MS = 1_000;
 /** How often a step past `stepMs` looks whether another PDF waits, while its page is in progress. */
 const YIELD_CHECK_MS = 100;
 
+/**
+ * A reader child. No inherited environment: the reader parses hostile input and needs no secret of the service's.
+ * Two malloc arenas: each reserves 64 MB of address space, which counts against the limit though it holds nothing.
+ */
+function spawnReader(program: string, args: string[]) {
+  return spawn(process.execPath, [...WORKER_FLAGS, program, ...args], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', MALLOC_ARENA_MAX: '2' },
+    stdio: ['pipe', 'ignore', 'pipe', 'ipc'],
+  });
+}
+
+/**
+ * The time a file of another kind may take: 10 s, plus 4 s a MiB, at most `timeoutMs`. Its readers stream and
+ * count (rows, slides, inflated bytes), so a hostile file ends at a bound well before; the clock ends one that
+ * would not (a page of deeply nested HTML).
+ */
+export function documentBudgetMs(fileBytes: number, timeoutMs: number): number {
+  return Math.min(timeoutMs, Math.ceil((10_000 + (4_000 * fileBytes) / 1024 ** 2) / 1_000) * 1_000);
+}
+
+/**
+ * Reads one file of a kind other than PDF in a process of its own (documentWorker.ts), in one go: its readers are
+ * fast next to a PDF's pages (docs/format-readers-research.md), so it takes no steps. Rejects with
+ * DocumentReadError, or with an Error when the reader broke or `stop` was aborted.
+ */
+function readDocumentInChildProcess(
+  bytes: Uint8Array,
+  file: ReadFile,
+  limits: PdfLimits,
+  onPage: OnPage | undefined,
+  stop: AbortSignal,
+): Promise<ExtractedPdf> {
+  return new Promise((resolve, reject) => {
+    const documentLimits = limits.documents ?? DEFAULT_DOCUMENT_LIMITS;
+    const child = spawnReader(DOCUMENT_PROGRAM, [
+      String(limits.maxMemoryMb),
+      file.kind,
+      file.filename,
+      JSON.stringify(documentLimits),
+    ]);
+    let outcome: Error | ExtractedPdf | null = null;
+    let stderr = '';
+    let started = false;
+    let timer = setTimeout(
+      () => finish(new Error(`the reader did not start within ${READER_START_MS / 1000} s`)),
+      READER_START_MS,
+    );
+    const finish = (value: Error | ExtractedPdf) => {
+      outcome ??= value;
+      clearTimeout(timer);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    };
+    const onStop = () => finish(new Error('the reading was stopped (the extractor closed, or its job stopped)'));
+    stop.addEventListener('abort', onStop, { once: true });
+    child.stderr!.on('data', (part: Buffer) => (stderr = (stderr + part.toString('utf8')).slice(-STDERR_KEPT)));
+    child.stdin!.on('error', () => undefined);
+    child.stdin!.end(bytes);
+    child.on('message', (message: DocumentMessage) => {
+      if (outcome) return;
+      if (message.type === 'ready') {
+        started = true;
+        const budgetMs = documentBudgetMs(bytes.byteLength, limits.timeoutMs);
+        clearTimeout(timer);
+        timer = setTimeout(() => finish(DocumentReadError.timeout(budgetMs)), budgetMs);
+      } else if (message.type === 'progress') {
+        onPage?.(message.done, message.total);
+      } else {
+        const { result } = message;
+        if (result.ok) {
+          const { sections } = result;
+          finish({
+            pageCount: sections.length,
+            pages: sections.map((section) => section.text),
+            labels: sections.map((section) => section.label),
+            title: null,
+          });
+        } else if (result.reason === 'out_of_memory') finish(DocumentReadError.outOfMemory(limits.maxMemoryMb));
+        else finish(new DocumentReadError(result.reason, result.message));
+      }
+    });
+    child.on('error', (error) => finish(error));
+    child.on('close', (code, signal) => {
+      stop.removeEventListener('abort', onStop);
+      if (started && /out of memory|allocation failed/i.test(stderr))
+        finish(DocumentReadError.outOfMemory(limits.maxMemoryMb));
+      finish(ended(code, signal, stderr, limits, started));
+      if (outcome instanceof Error) reject(outcome);
+      else resolve(outcome!);
+    });
+  });
+}
+
 /** Reads (part of) one PDF in a process of its own; rejects with PdfExtractionError (or Error when the reader broke). */
 function readInChildProcess(
   bytes: Uint8Array,
@@ -183,16 +298,11 @@ function readInChildProcess(
   plan: StepPlan,
 ): Promise<ExtractedPdf | StepResult> {
   return new Promise((resolve, reject) => {
-    // No inherited environment: the reader parses hostile input and needs no secret of the service's. Two malloc
-    // arenas: each reserves 64 MB of address space, which counts against the limit though it holds nothing.
-    const child = spawn(
-      process.execPath,
-      [...WORKER_FLAGS, WORKER_PROGRAM, String(limits.maxMemoryMb), String(limits.maxPages), String(plan.firstPage)],
-      {
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', MALLOC_ARENA_MAX: '2' },
-        stdio: ['pipe', 'ignore', 'pipe', 'ipc'],
-      },
-    );
+    const child = spawnReader(WORKER_PROGRAM, [
+      String(limits.maxMemoryMb),
+      String(limits.maxPages),
+      String(plan.firstPage),
+    ]);
     // Until the reader has loaded, a guard against a start that hangs; then the PDF's own budget from that moment.
     let started = 0;
     let timer = setTimeout(
@@ -354,9 +464,26 @@ export function createPdfExtractor(limits: PdfLimits, options: { workers?: numbe
     }
   }
 
+  /** A file of another kind: one reading, in its turn. */
+  async function readDocument(bytes: Uint8Array, file: ReadFile, onPage?: OnPage, stop?: AbortSignal) {
+    if (bytes.byteLength > limits.maxBytes) throw DocumentReadError.tooLarge(bytes.byteLength, limits.maxBytes);
+    await turn();
+    try {
+      if (closing.signal.aborted) throw new Error('the extractor is closed');
+      stop?.throwIfAborted();
+      const signal = stop ? AbortSignal.any([closing.signal, stop]) : closing.signal;
+      const read = readDocumentInChildProcess(bytes, file, limits, onPage, signal);
+      inFlight.add(read);
+      return await read.finally(() => inFlight.delete(read));
+    } finally {
+      done();
+    }
+  }
+
   return {
-    async extract(bytes, onPage, stop, steps) {
+    async extract(bytes, onPage, stop, steps, file) {
       if (closing.signal.aborted) throw new Error('the PDF extractor is closed');
+      if (file && file.kind !== 'pdf') return readDocument(bytes, file, onPage, stop);
       if (bytes.byteLength > limits.maxBytes) throw PdfExtractionError.tooLarge(bytes.byteLength, limits.maxBytes);
       const shouldYield = () => waiting.length > 0 || (steps?.othersWaiting?.() ?? false);
       const read: TextLine[][] = [];

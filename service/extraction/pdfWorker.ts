@@ -27,14 +27,13 @@
 // text at all without it. standardFontDataUrl is not: those files are glyph outlines for rendering, and text from
 // the 14 standard fonts was the same without them. (pdfjs 6 has no isEvalSupported option left: it no longer
 // compiles font programs with eval.)
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { getDocument, VerbosityLevel, type PDFDocumentProxy, type PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { pageLines, type TextLine } from './pdfLayout.ts';
 import { pagesText } from './pdfReflow.ts';
 import { structuredLines, type StructNode, type TaggedText } from './pdfStructure.ts';
+import { isAllocationFailure, limitAddressSpace, readStdin, sendToParent } from './readerProcess.ts';
 
 // pdfjs has no Web Worker in Node and runs its parser in this thread: handing it the parser module now spares the
 // first document the import (~70 ms). The specifier is a variable because the module ships without types.
@@ -111,14 +110,6 @@ function placedItems(items: ContentItem[]): TaggedText[] {
  * Control-flow signal: caught in this file, which reports the PDF as out of memory to the parent.
  */
 class OutOfMemory extends Error {}
-
-function isAllocationFailure(error: unknown): boolean {
-  const message = (error as { message?: unknown } | null)?.message;
-  return (
-    typeof message === 'string' &&
-    (message.includes('Array buffer allocation failed') || message.includes('out of memory'))
-  );
-}
 
 /** How often a page in progress reports the characters read so far (a page can take seconds: issue 31). */
 const READING_REPORT_MS = 250;
@@ -233,27 +224,10 @@ async function extractPdf(
   }
 }
 
-/** Lowers this process's address-space limit to what it has mapped now plus the budget (see the top of the file). */
-function limitAddressSpace(budgetMiB: number): void {
-  const mappedKiB = Number(/VmSize:\s*(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]);
-  if (!Number.isFinite(mappedKiB)) throw new Error('cannot read VmSize from /proc/self/status');
-  const limit = mappedKiB * 1024 + budgetMiB * 1024 * 1024;
-  execFileSync('prlimit', [`--pid=${process.pid}`, `--as=${limit}:${limit}`], { stdio: 'ignore' });
-}
+const send = (message: ExtractionMessage): Promise<void> => sendToParent(message);
 
-function send(message: ExtractionMessage): Promise<void> {
-  return new Promise((resolve, reject) =>
-    process.send!(message, undefined, {}, (error) => (error ? reject(error) : resolve())),
-  );
-}
-
-async function readStdin(): Promise<Uint8Array> {
-  const parts: Buffer[] = [];
-  for await (const part of process.stdin) parts.push(part as Buffer);
-  // pdfjs refuses a Buffer; a plain view of the same memory is no copy.
-  const whole = Buffer.concat(parts);
-  return new Uint8Array(whole.buffer, whole.byteOffset, whole.byteLength);
-}
+/** pdfjs refuses a Buffer; a plain view of the same memory is no copy. */
+const plainBytes = (whole: Buffer) => new Uint8Array(whole.buffer, whole.byteOffset, whole.byteLength);
 
 const [budgetMiB, maxPages, firstPage] = process.argv.slice(2).map(Number);
 limitAddressSpace(budgetMiB);
@@ -265,7 +239,7 @@ await send({ type: 'ready' });
 let result: ExtractionResult;
 try {
   result = await extractPdf(
-    await readStdin(),
+    plainBytes(await readStdin()),
     maxPages,
     firstPage || 1,
     () => yieldAsked,

@@ -16,7 +16,12 @@ export interface ReceivedUpload {
   fileId: string;
   filename: string;
   bytes: number;
+  /** The file's first bytes (up to HEAD_BYTES): what its kind is told by (extraction/fileSniffer.ts). */
+  head: Buffer;
 }
+
+/** The bytes of a file's start kept while it streams: magic numbers, and a text file's first NUL byte if any. */
+export const HEAD_BYTES = 64 * 1024;
 
 export interface UploadOptions {
   field: string;
@@ -60,7 +65,7 @@ export function receiveUpload(request: IncomingMessage, options: UploadOptions):
     }
     let failure: Error | null = null;
     let target: UploadTarget | null = null;
-    let stored: Promise<{ filename: string; bytes: number }> | null = null;
+    let stored: Promise<{ filename: string; bytes: number; head: Buffer }> | null = null;
     let finished = false;
 
     parser.on('file', (name, file, info) => {
@@ -78,6 +83,7 @@ export function receiveUpload(request: IncomingMessage, options: UploadOptions):
       const opened = options.open(filename);
       target = opened;
       let bytes = 0;
+      const head: Buffer[] = [];
       stored = new Promise((resolveFile, rejectFile) => {
         let settled = false;
         const fail = (error: Error) => {
@@ -87,7 +93,10 @@ export function receiveUpload(request: IncomingMessage, options: UploadOptions):
           file.resume();
           rejectFile(error);
         };
-        file.on('data', (part: Buffer) => (bytes += part.length));
+        file.on('data', (part: Buffer) => {
+          if (bytes < HEAD_BYTES) head.push(part.subarray(0, HEAD_BYTES - bytes));
+          bytes += part.length;
+        });
         file.on('limit', () => fail(new PayloadTooLargeError(options.maxBytes)));
         // busboy destroys the file stream when the body ends early or the parser is destroyed.
         file.on('error', () => fail(interrupted()));
@@ -95,7 +104,7 @@ export function receiveUpload(request: IncomingMessage, options: UploadOptions):
         opened.stream.on('finish', () => {
           if (settled) return;
           settled = true;
-          resolveFile({ filename, bytes });
+          resolveFile({ filename, bytes, head: Buffer.concat(head) });
         });
         file.pipe(opened.stream);
       });

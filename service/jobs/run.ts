@@ -14,7 +14,7 @@ export interface IngestDeps {
   search: SearchIndex;
   rag: Rag;
   logger: Logger;
-  config: Pick<Config, 'ingestion' | 'pdf' | 'limits'>;
+  config: Pick<Config, 'ingestion' | 'pdf' | 'documents' | 'limits'>;
   /** Reads PDFs in worker threads; by default the runner starts one on its first PDF and closes it on stop(). */
   pdf?: PdfExtractor;
   /** Counts the outages a job failed on that no request answers (a waiting request's 503 is counted as a response). */

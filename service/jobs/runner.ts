@@ -13,7 +13,13 @@ import {
   errorSummary,
 } from '../errors.ts';
 import type { DocumentRecord, IngestionTimings, IngestJobRecord } from '../store/index.ts';
-import { createPdfExtractor, type PdfExtractor, type PdfPoolStats, type PdfSteps } from '../extraction/pdf.ts';
+import {
+  createPdfExtractor,
+  type PdfExtractor,
+  type PdfLimits,
+  type PdfPoolStats,
+  type PdfSteps,
+} from '../extraction/pdf.ts';
 import { isClaimable, type ScheduledJob } from '../store/ingestJobs.ts';
 import {
   failJob,
@@ -31,11 +37,11 @@ import { executeJob } from './steps.ts';
 const PDF_READERS = 1;
 
 /** An extractor whose worker pool starts on first use: most processes never see a PDF. */
-function lazyPdfExtractor(limits: Config['pdf']): PdfExtractor {
+function lazyPdfExtractor(limits: PdfLimits): PdfExtractor {
   let extractor: PdfExtractor | null = null;
   return {
-    extract: (bytes, onPage, stop, steps) =>
-      (extractor ??= createPdfExtractor(limits, { workers: PDF_READERS })).extract(bytes, onPage, stop, steps),
+    extract: (bytes, onPage, stop, steps, file) =>
+      (extractor ??= createPdfExtractor(limits, { workers: PDF_READERS })).extract(bytes, onPage, stop, steps, file),
     close: async () => {
       await extractor?.close();
     },
@@ -99,7 +105,7 @@ export class IngestRunner {
    * database and some of them inject faults that must not reach another app's jobs. Services claim 'all'.
    */
   constructor(deps: IngestDeps, options: { claims?: 'all' | 'own' } = {}) {
-    this.#ownPdf = deps.pdf ? null : lazyPdfExtractor(deps.config.pdf);
+    this.#ownPdf = deps.pdf ? null : lazyPdfExtractor({ ...deps.config.pdf, documents: deps.config.documents });
     this.#deps = { ...deps, pdf: deps.pdf ?? this.#ownPdf! };
     this.#own = options.claims === 'own' ? new Set() : null;
   }

@@ -12,13 +12,20 @@
 //   clean   a failed version's chunks are removed before the failure is recorded (nothing failed is searchable).
 //
 // This file holds the steps; runner.ts claims jobs, holds their leases and settles how each run ends.
-import { BadRequestError, IngestionAbandonedError, PdfExtractionError, UpstreamUnavailableError } from '../errors.ts';
+import {
+  BadRequestError,
+  DocumentReadError,
+  IngestionAbandonedError,
+  PdfExtractionError,
+  UpstreamUnavailableError,
+} from '../errors.ts';
 import type { SegmentEmbedding } from '../rag/index.ts';
 import type { DocumentRecord, IngestJobRecord, MetadataEntry } from '../store/index.ts';
 import { metadataObject } from '../store/index.ts';
 import { chunkMetadata } from '../search/metadataFilter.ts';
-import type { PdfSteps } from '../extraction/pdf.ts';
-import { splitPages } from '../extraction/pdfPages.ts';
+import { hasPages, isFileKind, type FileKind } from '../extraction/fileKinds.ts';
+import type { ExtractedPdf, PdfSteps } from '../extraction/pdf.ts';
+import { splitFile } from '../extraction/pdfPages.ts';
 import { removeVersionChunks } from './failures.ts';
 import { chunkDocuments } from './records.ts';
 import { JobCancelled, JobStopped, type FirstStep, type IngestDeps, type JobRun } from './run.ts';
@@ -84,16 +91,23 @@ async function buildVersion(run: JobRun): Promise<void> {
     if (job.attempts > 1) await search.deleteChunksOfDocumentVersion(job._id, job.version);
     content = job.file_id ? null : await store.findDocumentContent(job.content_id);
   }
-  const pages = job.file_id ? await extractPdf(run, job.file_id) : null;
-  if (pages === null && content === null)
+  // A file's kind is its record's (every record with a file but no kind is a PDF's, from before kinds).
+  const kind: FileKind | null = job.file_id ? (isFileKind(document?.kind) ? document.kind : 'pdf') : null;
+  const extracted = job.file_id && kind ? await extractFile(run, job.file_id, kind) : null;
+  if (extracted === null && content === null)
     throw new Error(`the stored text of document ${job._id} (version ${job.version}) is missing`);
 
-  const firstStep = pages === null && prepared?.firstStep ? await prepared.firstStep : null;
-  const { total, segments } = pages
-    ? await splitPages(pages, (text) => rag.split(text, job.filename))
-    : (firstStep ?? (await rag.split(content as string, job.filename)));
-  // A PDF's progress keeps saying how many pages it has while its chunks are embedded.
-  const phase = pages ? { phase: 'embedding' as const, pages: { done: pages.length, total: pages.length } } : {};
+  const firstStep = extracted === null && prepared?.firstStep ? await prepared.firstStep : null;
+  const { total, segments } =
+    extracted && kind
+      ? await splitFile(kind, extracted, job.filename, (text, filename) => rag.split(text, filename))
+      : (firstStep ?? (await rag.split(content as string, job.filename)));
+  // A PDF's (a scan's, a deck's) progress keeps saying how many pages (slides) it has while its chunks are embedded.
+  const pageCount = extracted && kind && (hasPages(kind) || kind === 'pptx') ? extracted.pages.length : null;
+  const phase =
+    extracted !== null
+      ? { phase: 'embedding' as const, ...(pageCount !== null ? { pages: { done: pageCount, total: pageCount } } : {}) }
+      : {};
   checkpoint();
   if (segments.length === 0) throw new BadRequestError('content: has no text to index (no letters or digits)');
   // One document write per job start and per PROGRESS_EVERY_MS, not per step: writes are what FerretDB is slow at.
@@ -255,10 +269,14 @@ async function buildVersion(run: JobRun): Promise<void> {
  * at most every PROGRESS_EVERY_MS, except the first of each kind. An unreadable PDF fails the document with a message
  * a person understands (extraction.ts); nothing has been indexed yet, so nothing half-ingested remains.
  */
-async function extractPdf(
+/** Reading failures that are what a hostile file looks like (a bound it passed), worth an operator's eye. */
+const HOSTILE = new Set<string>(['too_large', 'timeout', 'too_many_rows', 'too_many_slides', 'xml_refused']);
+
+async function extractFile(
   { deps, job, checkpoint, stopped, onExtracted, readerSteps, timings }: JobRun,
   fileId: string,
-): Promise<string[]> {
+  kind: FileKind,
+): Promise<ExtractedPdf> {
   let lastProgress = 0;
   let progressWrite: Promise<unknown> = Promise.resolve();
   const writeProgress = (pages?: { done: number; total: number; characters?: number; waiting?: boolean }) => {
@@ -293,7 +311,7 @@ async function extractPdf(
   };
   let extracted;
   try {
-    extracted = await deps.pdf!.extract(bytes, onPage, stopped, steps);
+    extracted = await deps.pdf!.extract(bytes, onPage, stopped, steps, { kind, filename: job.filename });
   } catch (error) {
     // The last page's progress write may still be in flight: landing after the failure is recorded, it would set
     // the document back to "processing" for good (seen once under load: a scanned PDF stuck at "page 2 of 2").
@@ -301,10 +319,10 @@ async function extractPdf(
     // Stopped (its reader was killed for it): the job is released or gone, not failed.
     checkpoint();
     // Over its memory or time: what a hostile PDF looks like, worth an operator's eye (ordinary failures are not).
-    if (error instanceof PdfExtractionError && (error.reason === 'too_large' || error.reason === 'timeout')) {
+    if ((error instanceof PdfExtractionError || error instanceof DocumentReadError) && HOSTILE.has(error.reason)) {
       deps.logger.warn(
-        { documentId: job._id, reason: error.reason, detail: error.message },
-        'a PDF hit a reading limit',
+        { documentId: job._id, kind, reason: error.reason, detail: error.message },
+        kind === 'pdf' ? 'a PDF hit a reading limit' : 'a file hit a reading limit',
       );
     }
     throw error;
@@ -320,10 +338,10 @@ async function extractPdf(
   const characters = extracted.pages.reduce((sum, page) => sum + page.length, 0);
   if (characters > deps.config.limits.maxContentBytes) {
     throw new BadRequestError(
-      `the PDF's text is ${characters.toLocaleString('en')} characters; the limit is ${deps.config.limits.maxContentBytes.toLocaleString('en')} (KBQA_MAX_CONTENT_BYTES)`,
+      `the ${kind === 'pdf' ? "PDF's" : "file's"} text is ${characters.toLocaleString('en')} characters; the limit is ${deps.config.limits.maxContentBytes.toLocaleString('en')} (KBQA_MAX_CONTENT_BYTES)`,
     );
   }
-  return extracted.pages;
+  return extracted;
 }
 
 /** The new version is live: its text becomes the document's, its record fields too; the old chunks go. */

@@ -3,6 +3,7 @@
 // a crash, an outage during a clean-up, or a race left behind is found by comparing the sides, and removed (or
 // rebuilt, or queued again).
 import type { SearchIndex } from '../search/index.ts';
+import { isFileKind } from '../extraction/fileKinds.ts';
 import type { DocumentRecord, IngestJobClaimRecord, IngestJobRecord, Store, Usage } from '../store/index.ts';
 import { pendingContentId } from '../store/index.ts';
 import { newJob } from '../jobs/records.ts';
@@ -329,7 +330,7 @@ function requeuedJob(document: DocumentRecord, hasPendingContent: boolean, lease
       title: document.title,
       replaces: document.live_version,
       // A PDF is extracted again from its stored original.
-      file_id: document.kind === 'pdf' ? (document.file_id ?? null) : null,
+      file_id: isFileKind(document.kind) ? (document.file_id ?? null) : null,
     },
     'async',
     null,

@@ -32,6 +32,23 @@ export interface Citation {
   similarity: number;
   page_start: number | null;
   page_end: number | null;
+  /**
+   * Where a person looks, beside the pages: "slide 3" for a deck, the section's heading path for the other files
+   * and for markdown ("Sheet rows, rows 2–21", "Handbook › Spraying"); null when the pages say it, or nothing does.
+   */
+  location: string | null;
+}
+
+/** See Citation.location. A deck's chunks carry their slide in the page fields (extraction/pdfPages.ts). */
+export function citationLocation(passage: {
+  filename: string;
+  heading_path: string[];
+  page_start?: number | null;
+}): string | null {
+  if (passage.filename.toLowerCase().endsWith('.pptx') && passage.page_start != null)
+    return `slide ${passage.page_start}`;
+  if (passage.page_start != null || passage.heading_path.length === 0) return null;
+  return passage.heading_path.join(' › ');
 }
 
 export interface ChainAnswer {
@@ -216,6 +233,7 @@ export class CitationMapper {
       similarity: round(passage.metadata.similarity),
       page_start: passage.metadata.page_start ?? null,
       page_end: passage.metadata.page_end ?? null,
+      location: citationLocation(passage.metadata),
     };
   }
 

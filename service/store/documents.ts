@@ -1,4 +1,5 @@
 import type { Filter } from 'mongodb';
+import { FILE_KINDS } from '../extraction/fileKinds.ts';
 import type { Collections } from './mongo.ts';
 import { isDuplicateKeyError, storeCall } from './mongo.ts';
 import { NEWEST_FIRST, afterCursor, toPage, type Page } from './pagination.ts';
@@ -286,7 +287,7 @@ export function documentsStore(collections: Collections) {
       storeCall(() =>
         documents
           .find(
-            { kind: 'pdf', status: 'failed', live_version: null, updated_at: { $lte: cutoff } },
+            { kind: { $in: [...FILE_KINDS] }, status: 'failed', live_version: null, updated_at: { $lte: cutoff } },
             { projection: { _id: 1, knowledge_base_id: 1, stored_bytes: 1 } },
           )
           .toArray(),

@@ -1,4 +1,5 @@
 // The shapes stored in MongoDB. Identifiers are UUID strings kept in `_id`; timestamps are Dates.
+import type { FileKind } from '../extraction/fileKinds.ts';
 import type { MetadataValue } from '../search/metadataFilter.ts';
 
 export interface UserRecord {
@@ -88,9 +89,12 @@ export interface DocumentRecord {
   filename: string;
   title: string;
   source: 'api' | 'upload';
-  /** 'pdf': its text is extracted from the stored original (`file_id`) by every ingestion. Absent: text. */
-  kind?: 'text' | 'pdf';
-  /** The original file in GridFS (store/files.ts), for PDFs. */
+  /**
+   * A file kind (extraction/fileKinds.ts: 'pdf', 'docx' …): its text is extracted from the stored original
+   * (`file_id`) by every ingestion. Absent or 'text': the text sent.
+   */
+  kind?: 'text' | FileKind;
+  /** The original file in GridFS (store/files.ts), for file kinds. */
   file_id?: string | null;
   chunks: number;
   total_chunks: number;
@@ -352,6 +356,8 @@ export interface StoredCitation {
   similarity: number;
   page_start: number | null;
   page_end: number | null;
+  /** See rag/citationMapper.ts (absent on citations kept before it). */
+  location?: string | null;
 }
 
 export interface MessageFeedback {

@@ -1,4 +1,4 @@
-// The readers' bounds against hostile files built here (test/helpers/zipFile.ts): a DOCX part that inflates 1 MB →
+// The readers' bounds against hostile files built in memory (fixtures/hostileDocuments.ts): a DOCX part that inflates 1 MB →
 // 1 GiB (refused from its central directory before inflating, or after one chunk when its header lies), a
 // billion-laughs and an external-entity XML part (refused: no DTD is read), an XLSX of 1,000,000 rows (refused at
 // KBQA_DOC_MAX_ROWS, having read no further), a 500-slide deck (read within bounds, or refused from its slide list
@@ -7,53 +7,8 @@ import test from 'ava';
 import { DocumentReadError } from '../../service/errors.ts';
 import { DEFAULT_DOCUMENT_LIMITS } from '../../service/extraction/documents.ts';
 import { readDocument, type DocumentKind } from '../../service/extraction/officeDocuments.ts';
+import { deck, docxParts, GiB, laughs, MiB, P, R, rawSheet, S, W, xlsx, xxe } from '../fixtures/hostileDocuments.ts';
 import { repeatedDeflate, zipOf } from '../helpers/zipFile.ts';
-
-const W = 'http://schemas.openxmlformats.org/wordprocessingml/2006/main';
-const S = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main';
-const P = 'http://schemas.openxmlformats.org/presentationml/2006/main';
-const A = 'http://schemas.openxmlformats.org/drawingml/2006/main';
-const R = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
-const RELS = 'http://schemas.openxmlformats.org/package/2006/relationships';
-const GiB = 1024 ** 3;
-const MiB = 1024 ** 2;
-
-const docxParts = {
-  '[Content_Types].xml': `<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>`,
-  '_rels/.rels': `<?xml version="1.0"?><Relationships xmlns="${RELS}"><Relationship Id="rId1" Type="${R}/officeDocument" Target="word/document.xml"/></Relationships>`,
-};
-
-const relationships = (targets: string[], type: string) =>
-  `<?xml version="1.0"?><Relationships xmlns="${RELS}">${targets
-    .map((target, index) => `<Relationship Id="rId${index + 1}" Type="${R}/${type}" Target="${target}"/>`)
-    .join('')}</Relationships>`;
-
-const laughs =
-  '<?xml version="1.0"?>\n<!DOCTYPE lolz [\n <!ENTITY lol "lol">\n' +
-  Array.from({ length: 9 }, (_, i) => ` <!ENTITY lol${i + 1} "${`&lol${i || ''};`.repeat(10)}">`).join('\n') +
-  '\n]>\n';
-const xxe = '<?xml version="1.0"?>\n<!DOCTYPE d [ <!ENTITY xxe SYSTEM "file:///etc/passwd"> ]>\n';
-
-function xlsx(sheet: string | ReturnType<typeof rawSheet>): Buffer {
-  return zipOf({
-    'xl/workbook.xml': `<?xml version="1.0"?><workbook xmlns="${S}" xmlns:r="${R}"><sheets><sheet name="Orders" sheetId="1" r:id="rId1"/></sheets></workbook>`,
-    'xl/_rels/workbook.xml.rels': relationships(['worksheets/sheet1.xml'], 'worksheet'),
-    'xl/worksheets/sheet1.xml': sheet,
-  });
-}
-
-/** A sheet of a header row then `rows` rows, as a deflate stream of one repeated block (no 1M-row string is made). */
-function rawSheet(rows: number) {
-  const head = `<?xml version="1.0"?><worksheet xmlns="${S}"><sheetData><row r="1"><c t="inlineStr"><is><t>Item</t></is></c><c t="inlineStr"><is><t>Region</t></is></c></row>`;
-  const row = '<row><c t="inlineStr"><is><t>Crate</t></is></c><c t="inlineStr"><is><t>North</t></is></c></row>';
-  const perBlock = 10_000;
-  const block = Buffer.from(row.repeat(perBlock));
-  // The head and tail ride in blocks of their own; the whole is one valid deflate stream (each block full-flushed).
-  const parts = [repeatedDeflate(Buffer.from(head), 1).subarray(0, -2)];
-  parts.push(repeatedDeflate(block, rows / perBlock).subarray(0, -2));
-  parts.push(repeatedDeflate(Buffer.from('</sheetData></worksheet>'), 1));
-  return { deflated: Buffer.concat(parts), size: head.length + block.length * (rows / perBlock) + 24, crc: 0 };
-}
 
 async function refusal(kind: DocumentKind, bytes: Buffer, limits = DEFAULT_DOCUMENT_LIMITS) {
   const error = await readDocument(kind, bytes, `hostile.${kind}`, limits).then(
@@ -187,24 +142,6 @@ test('a CSV over KBQA_DOC_MAX_ROWS is refused naming the limit', async (t) => {
   const error = await refusal('csv', csv, { ...DEFAULT_DOCUMENT_LIMITS, maxRows: 1_000 });
   t.is(error.message, 'the file has more than 1,000 rows; the limit is 1,000 (KBQA_DOC_MAX_ROWS)');
 });
-
-function deck(slides: number): Buffer {
-  const slideParts = Object.fromEntries(
-    Array.from({ length: slides }, (_, i) => [
-      `ppt/slides/slide${i + 1}.xml`,
-      `<?xml version="1.0"?><p:sld xmlns:p="${P}" xmlns:a="${A}"><p:cSld><p:spTree><p:sp><p:nvSpPr><p:nvPr><p:ph type="title"/></p:nvPr></p:nvSpPr><p:txBody><a:p><a:r><a:t>Topic ${i + 1}</a:t></a:r></a:p></p:txBody></p:sp></p:spTree></p:cSld></p:sld>`,
-    ]),
-  );
-  const ids = Array.from({ length: slides }, (_, i) => `<p:sldId id="${256 + i}" r:id="rId${i + 1}"/>`).join('');
-  return zipOf({
-    'ppt/presentation.xml': `<?xml version="1.0"?><p:presentation xmlns:p="${P}" xmlns:r="${R}"><p:sldIdLst>${ids}</p:sldIdLst></p:presentation>`,
-    'ppt/_rels/presentation.xml.rels': relationships(
-      Array.from({ length: slides }, (_, i) => `slides/slide${i + 1}.xml`),
-      'slide',
-    ),
-    ...slideParts,
-  });
-}
 
 test('a 500-slide deck is read within the default bound (1,000 slides), each slide its own section', async (t) => {
   const document = await readDocument('pptx', deck(500), 'deck.pptx', DEFAULT_DOCUMENT_LIMITS);

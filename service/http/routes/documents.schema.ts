@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FILE_KINDS } from '../../extraction/fileKinds.ts';
 import { jsonObject, nameCharacterProblem, pageQuery, requiredString } from '../validation.ts';
 import { documentMetadata, documentMetadataOutput } from './metadata.schema.ts';
 import { nextCursor, resourceId, timestamp } from './common.schema.ts';
@@ -126,9 +127,10 @@ export const documentWithStatus = z
     ...documentIdentity,
     knowledge_base_id: resourceId('The KB the document belongs to'),
     source: documentSource,
-    kind: z
-      .enum(['text', 'pdf'])
-      .meta({ description: '`pdf` for PDFs uploaded in the web app; everything else `text`' }),
+    kind: z.enum(['text', ...FILE_KINDS]).meta({
+      description:
+        'A file uploaded in the web app: `pdf`, `docx`, `odt`, `pptx`, `xlsx`, `csv`, `html` or `image` (its original is kept and its text read from it); everything else `text`',
+    }),
     status: z.enum(['queued', 'processing', 'ready', 'failed']).meta({
       description:
         'Of the newest ingestion: `queued` → `processing` → `ready` (searchable) or `failed` (see `error`; retry with POST /documents/{id}/retry). A replacement keeps the previous version searchable until it is ready.',

@@ -1,15 +1,13 @@
-// /api/web: PDF uploads (multipart, streamed into GridFS), the stored originals, and the upload limits. The
-// Developer API takes text and markdown only (the contract); PDFs come in through the web app.
+// /api/web: file uploads (multipart, streamed into GridFS: PDF, DOCX, ODT, PPTX, XLSX, CSV, HTML, images), the stored
+// originals, and the upload limits. The Developer API takes text and markdown only (the contract); files come in
+// through the web app. A file's kind is told by its bytes and must be the one its name says (fileSniffer.ts).
 import type Router from '@koa/router';
 import type { z } from 'zod';
 import { getDocument } from '../../commands/documents.ts';
-import {
-  admitPdfUpload,
-  documentFile,
-  ingestPdfUpload,
-  newDocumentId,
-  PDF_CONTENT_TYPE,
-} from '../../commands/pdfDocuments.ts';
+import { admitFileUpload, documentFile, ingestFileUpload, newDocumentId } from '../../commands/pdfDocuments.ts';
+import { BadRequestError } from '../../errors.ts';
+import { contentTypeOf, kindOfFilename, uploadExtensionProblem } from '../../extraction/fileKinds.ts';
+import { detectFileKind } from '../../extraction/fileSniffer.ts';
 import { presentDocument } from '../../presenters/documents.ts';
 import { authenticated, newRouter, type AppDeps, type AppState } from '../context.ts';
 import { storeFailure } from '../../store/index.ts';
@@ -17,17 +15,19 @@ import { receiveUpload } from '../uploadStream.ts';
 import { filenameNameProblem } from './documents.schema.ts';
 import type { limits as limitsSchema } from './webApp.schema.ts';
 
-function pdfFilenameProblem(filename: string): string | null {
+function uploadFilenameProblem(filename: string): string | null {
   const nameProblem = filenameNameProblem(filename);
   if (nameProblem) return `the filename ${nameProblem}`;
-  if (!filename.toLowerCase().endsWith('.pdf'))
-    return 'this endpoint takes PDFs (.pdf); send text and markdown as JSON to POST /api/web/documents';
-  return null;
+  return uploadExtensionProblem(filename);
 }
 
-/** `filename*` (RFC 6266 / 5987): any name, safely quoted. */
-function contentDisposition(filename: string): string {
-  return `inline; filename*=UTF-8''${encodeURIComponent(filename)}`;
+/**
+ * `filename*` (RFC 6266 / 5987): any name, safely quoted. A PDF opens inline, in the browser's viewer, which runs no
+ * script of the file's and reads `#page=` (a citation opens its page); every other kind is an attachment: an
+ * uploaded web page opened inline would run on the app's origin, with the session's cookie.
+ */
+function contentDisposition(filename: string, inline: boolean): string {
+  return `${inline ? 'inline' : 'attachment'}; filename*=UTF-8''${encodeURIComponent(filename)}`;
 }
 
 export function uploadRoutes(deps: AppDeps): Router<AppState> {
@@ -48,34 +48,46 @@ export function uploadRoutes(deps: AppDeps): Router<AppState> {
     '/knowledge-bases/:id/uploads',
     authenticated(async (ctx, caller) => {
       // Owner only, with room in their ingestion queue, checked before a byte of the file is read.
-      const knowledgeBase = await admitPdfUpload(deps, caller.user, ctx.params.id);
+      const knowledgeBase = await admitFileUpload(deps, caller.user, ctx.params.id);
       const documentId = newDocumentId();
       const upload = await receiveUpload(ctx.req, {
         field: 'file',
         maxBytes: limits.maxBytes,
-        filenameProblem: pdfFilenameProblem,
+        filenameProblem: uploadFilenameProblem,
         open: (filename) =>
           deps.store.openFileUpload(filename, {
             document_id: documentId,
             knowledge_base_id: knowledgeBase._id,
-            content_type: PDF_CONTENT_TYPE,
+            content_type: contentTypeOf(kindOfFilename(filename)!, filename),
           }),
         discard: (fileId) => deps.store.discardFile(fileId),
         storeFailure: storeFailure,
       });
       try {
-        const record = await ingestPdfUpload(deps, caller.user, {
+        const detected = await detectFileKind(
+          upload.filename,
+          upload.head,
+          async () => {
+            const bytes = await deps.store.readFile(upload.fileId);
+            return bytes && Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+          },
+          deps.config.documents,
+        );
+        if ('problem' in detected) throw new BadRequestError(`file: ${detected.problem}`);
+        const record = await ingestFileUpload(deps, caller.user, {
           knowledgeBaseId: knowledgeBase._id,
           documentId,
           filename: upload.filename,
           fileId: upload.fileId,
+          kind: detected.kind,
           bytes: upload.bytes,
         });
         ctx.status = 202;
         ctx.set('Location', `/api/web/documents/${record._id}`);
         ctx.body = { document: presentDocument(record, 'web') };
       } catch (error) {
-        // The KB went away (or its owner changed) while the file streamed in: nothing of the upload stays.
+        // Not the kind its name says, or the KB went away (or its owner changed) while the file streamed in: nothing
+        // of the upload stays.
         await deps.store.discardFile(upload.fileId).catch(() => undefined);
         throw error;
       }
@@ -89,7 +101,13 @@ export function uploadRoutes(deps: AppDeps): Router<AppState> {
       const { file, stream } = await documentFile(deps.store, document);
       ctx.type = file.metadata.content_type;
       ctx.length = file.length;
-      ctx.set('Content-Disposition', contentDisposition(document.filename));
+      const pdf = (document.kind ?? 'pdf') === 'pdf';
+      ctx.set('Content-Disposition', contentDisposition(document.filename, pdf));
+      // Served as the type it was stored with, never as what a browser would guess from its bytes.
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      // Even opened directly, nothing of it runs (no script, no frame of the app around it). Not on a PDF: a
+      // sandboxed document loads no plugin, and the browser's PDF viewer is one.
+      if (!pdf) ctx.set('Content-Security-Policy', "default-src 'none'; sandbox");
       // The session's own file: private cache only.
       ctx.set('Cache-Control', 'private, no-cache');
       ctx.body = stream;

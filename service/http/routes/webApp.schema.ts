@@ -233,13 +233,15 @@ export const webKnowledgeBaseListItem = knowledgeBaseListItem
 
 export const webCitation = citation
   .extend({
-    page_start: z
-      .number()
-      .int()
-      .min(1)
-      .nullable()
-      .meta({ description: 'PDF pages the passage comes from (1-based, inclusive); null for text' }),
+    page_start: z.number().int().min(1).nullable().meta({
+      description:
+        "Pages the passage comes from (1-based, inclusive): a PDF's or a scan's; a deck's slide (see `location`); null for text",
+    }),
     page_end: z.number().int().min(1).nullable(),
+    location: z.string().nullable().meta({
+      description:
+        'Where a person looks, beside the pages: "slide 3" for a deck, the section heading path for other files and markdown ("Sheet rows, rows 2–21"); null when the pages say it',
+    }),
   })
   .meta({ id: 'WebCitation', description: 'A passage behind the answer, with the pages it cites.' });
 export const webQueryResponse = queryResponse

@@ -2,6 +2,7 @@
 // ingestions in flight), passes copy or rebuild what only the old index got until one finds nothing to do; then the
 // records get their chunk counts as the new index holds them. Also how an unfinished catch-up is finished.
 import { IndexMigrationError } from '../../errors.ts';
+import { isFileKind } from '../../extraction/fileKinds.ts';
 import type { ChunkIndexMeta } from '../../search/index.ts';
 import { configuredChunking, sameSplit } from '../../search/chunkIndices.ts';
 import { SERVING_INDEX_TTL_MS } from '../../search/servingIndex.ts';
@@ -196,7 +197,7 @@ async function textSplitTotal(
   document: { _id: string; filename: string },
 ): Promise<number | undefined> {
   const record = await deps.store.findDocument(document._id);
-  if (!record || record.kind === 'pdf') return undefined;
+  if (!record || isFileKind(record.kind)) return undefined;
   const content = await deps.store.findDocumentContent(document._id);
   return content === null ? undefined : (await deps.rag.split(content, document.filename)).total;
 }

@@ -2,7 +2,8 @@
 // target's chunk groups), and the fill itself: `_reindex` from a source index, or a rebuild from the stored originals.
 import { IndexMigrationError } from '../../errors.ts';
 import { createPdfExtractor } from '../../extraction/pdf.ts';
-import { splitPages } from '../../extraction/pdfPages.ts';
+import { isFileKind } from '../../extraction/fileKinds.ts';
+import { splitFile } from '../../extraction/pdfPages.ts';
 import { MIGRATE_COMMAND } from '../../search/index.ts';
 import type { ChunkGroup } from '../../search/chunks.ts';
 import { chunkMetadata } from '../../search/metadataFilter.ts';
@@ -163,13 +164,14 @@ async function rebuildVersion(
   // Replaced or deleted meanwhile: the next catch-up pass sees what it became.
   if (!document || document.live_version !== unit.version) return 'changed';
   let split;
-  if (document.kind === 'pdf') {
+  if (isFileKind(document.kind)) {
     const bytes = document.file_id ? await store.readFile(document.file_id) : null;
     if (bytes === null) return 'no-original';
-    const extractor = createPdfExtractor(deps.config.pdf);
+    const extractor = createPdfExtractor({ ...deps.config.pdf, documents: deps.config.documents });
     try {
-      const { pages } = await extractor.extract(bytes, () => {});
-      split = await splitPages(pages, (text) => rag.split(text, document.filename));
+      const file = { kind: document.kind, filename: document.filename };
+      const extracted = await extractor.extract(bytes, () => {}, undefined, undefined, file);
+      split = await splitFile(document.kind, extracted, document.filename, (text, name) => rag.split(text, name));
     } finally {
       await extractor.close();
     }

@@ -11,7 +11,7 @@ export interface IndexMigrationDeps {
   search: SearchIndex;
   /** Splits and embeds for a re-embedding fill (the configured embedder and chunking). */
   rag: Pick<Rag, 'embedder' | 'split' | 'embedSegments'>;
-  config: Pick<Config, 'chunking' | 'pdf' | 'limits'>;
+  config: Pick<Config, 'chunking' | 'pdf' | 'documents' | 'limits'>;
 }
 
 export type Embedder = { modelName: string; dimensions: number };

@@ -968,10 +968,10 @@ export interface components {
              */
             source: "api" | "upload";
             /**
-             * @description `pdf` for PDFs uploaded in the web app; everything else `text`
+             * @description A file uploaded in the web app: `pdf`, `docx`, `odt`, `pptx`, `xlsx`, `csv`, `html` or `image` (its original is kept and its text read from it); everything else `text`
              * @enum {string}
              */
-            kind: "text" | "pdf";
+            kind: "text" | "pdf" | "docx" | "odt" | "pptx" | "xlsx" | "csv" | "html" | "image";
             /**
              * @description Of the newest ingestion: `queued` → `processing` → `ready` (searchable) or `failed` (see `error`; retry with POST /documents/{id}/retry). A replacement keeps the previous version searchable until it is ready.
              * @enum {string}
@@ -1139,9 +1139,11 @@ export interface components {
              * @example 0.82
              */
             similarity: number;
-            /** @description PDF pages the passage comes from (1-based, inclusive); null for text */
+            /** @description Pages the passage comes from (1-based, inclusive): a PDF's or a scan's; a deck's slide (see `location`); null for text */
             page_start: number | null;
             page_end: number | null;
+            /** @description Where a person looks, beside the pages: "slide 3" for a deck, the section heading path for other files and markdown ("Sheet rows, rows 2–21"); null when the pages say it */
+            location: string | null;
         };
         /** @description A retrieved chunk, in fused rank order. */
         RetrievedChunk: {

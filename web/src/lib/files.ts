@@ -1,14 +1,30 @@
 // What the server accepts, checked before a file is read or sent, so a refusal names the file at once. Text files
-// go in as JSON content (POST /documents); PDFs as a file upload (POST /knowledge-bases/:id/uploads).
+// go in as JSON content (POST /documents); PDFs and the other file kinds (Word, OpenDocument, PowerPoint, Excel, CSV,
+// web pages, images) as a file upload (POST /knowledge-bases/:id/uploads), where the server tells the kind by its bytes.
 import type { Limits } from '../api/generated.ts';
 import { formatSizeOverLimit } from './format.ts';
 
 export const TEXT_EXTENSIONS = ['.txt', '.text', '.md', '.markdown'] as const;
-export const PDF_EXTENSION = '.pdf';
+/** Sent as files: the server's extraction/fileKinds.ts UPLOAD_EXTENSIONS. */
+export const FILE_EXTENSIONS = [
+  '.pdf',
+  '.docx',
+  '.odt',
+  '.pptx',
+  '.xlsx',
+  '.csv',
+  '.html',
+  '.htm',
+  '.png',
+  '.jpg',
+  '.jpeg',
+  '.tif',
+  '.tiff',
+] as const;
 /** The replace input and the paste form: text only (a PDF is not replaced in place). */
 export const TEXT_ACCEPT_ATTRIBUTE = TEXT_EXTENSIONS.join(',');
-/** The upload area: text and PDFs. */
-export const UPLOAD_ACCEPT_ATTRIBUTE = [...TEXT_EXTENSIONS, PDF_EXTENSION].join(',');
+/** The upload area: text and every file kind. */
+export const UPLOAD_ACCEPT_ATTRIBUTE = [...TEXT_EXTENSIONS, ...FILE_EXTENSIONS].join(',');
 /** The server's default limit on `content` (5 MiB), used while GET /limits has not answered. */
 export const MAX_DOCUMENT_BYTES = 5 * 1024 * 1024;
 
@@ -21,8 +37,9 @@ export function hasTextExtension(filename: string): boolean {
   return TEXT_EXTENSIONS.some((extension) => endsWithExtension(filename, extension));
 }
 
-export function isPdfFilename(filename: string): boolean {
-  return endsWithExtension(filename, PDF_EXTENSION);
+/** A file sent as a file upload (a PDF, a Word document, a deck …), not as text. */
+export function isUploadFilename(filename: string): boolean {
+  return FILE_EXTENSIONS.some((extension) => endsWithExtension(filename, extension));
 }
 
 export interface TooLargeFile {
@@ -32,10 +49,11 @@ export interface TooLargeFile {
 
 export interface FileCheck {
   text: File[];
+  /** Files sent as a file upload (PDFs and the other file kinds). */
   pdf: File[];
   wrongType: File[];
   tooLarge: TooLargeFile[];
-  /** Whether PDFs were acceptable, for the refusal's wording. */
+  /** Whether file uploads were acceptable, for the refusal's wording. */
   pdfAllowed: boolean;
 }
 
@@ -50,7 +68,7 @@ export function checkFiles(files: Iterable<File>, { limits, allowPdf }: CheckOpt
   const textLimit = limits?.max_content_bytes ?? MAX_DOCUMENT_BYTES;
   const pdfLimit = limits?.max_upload_bytes ?? null;
   for (const file of files) {
-    if (allowPdf && isPdfFilename(file.name)) {
+    if (allowPdf && isUploadFilename(file.name)) {
       if (pdfLimit !== null && file.size > pdfLimit) check.tooLarge.push({ file, limit: pdfLimit });
       else check.pdf.push(file);
     } else if (hasTextExtension(file.name)) {
@@ -67,7 +85,9 @@ export function checkFiles(files: Iterable<File>, { limits, allowPdf }: CheckOpt
 export function refusalMessages(check: FileCheck): string[] {
   const messages: string[] = [];
   if (check.wrongType.length > 0) {
-    const kinds = check.pdfAllowed ? '.pdf, .txt, .text, .md and .markdown' : '.txt, .text, .md and .markdown';
+    const kinds = check.pdfAllowed
+      ? '.txt, .text, .md, .markdown, .pdf, .docx, .odt, .pptx, .xlsx, .csv, .html, .htm, .png, .jpg, .jpeg, .tif and .tiff'
+      : '.txt, .text, .md and .markdown';
     messages.push(`Not uploaded: ${names(check.wrongType)}. Only ${kinds} files are accepted.`);
   }
   for (const { file, limit } of check.tooLarge) {

@@ -6,8 +6,11 @@ import { classNames, formatScore } from '../../lib/format.ts';
 
 /** Card n of the answer's sources; the target of marker [n] (id `citation-n`, focusable by script). */
 export function CitationCard({ citation, n, active }: { citation: Citation; n: number; active: boolean }) {
-  // A PDF's passage names its pages and opens the stored file at the first (the browser's viewer reads #page=).
-  const pages = pageLabel(citation.page_start, citation.page_end);
+  // A PDF's passage names its pages and opens the stored file at the first (the browser's viewer reads #page=). A
+  // deck's names its slide and opens the document page there; another file's names its section.
+  const location = citation.location ?? null;
+  const slide = location?.startsWith('slide ') && citation.page_start !== null ? citation.page_start : null;
+  const pages = slide === null ? pageLabel(citation.page_start, citation.page_end) : null;
   return (
     <article
       id={`citation-${n}`}
@@ -23,7 +26,20 @@ export function CitationCard({ citation, n, active }: { citation: Citation; n: n
         <h3 id={`citation-${n}-title`} className="citation-card__title">
           <span className="visually-hidden">Citation {n}: </span>
           {citation.title || 'Untitled document'}
-          {pages !== null ? ' ' : null}
+          {pages !== null || location !== null ? ' ' : null}
+          {slide !== null ? (
+            <Link
+              to={`/documents/${encodeURIComponent(citation.document_id)}#slide-${slide}`}
+              className="citation-card__pages"
+              data-testid="citation-slide"
+            >
+              {location}
+            </Link>
+          ) : location !== null && pages === null ? (
+            <span className="citation-card__pages" data-testid="citation-section">
+              {location}
+            </span>
+          ) : null}
           {pages !== null ? (
             <a
               href={documentFileUrl(citation.document_id, citation.page_start)}

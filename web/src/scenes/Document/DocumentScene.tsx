@@ -13,6 +13,7 @@ import { plural } from '../../lib/format.ts';
 import type { DocumentOrigin } from '../../api/generated.ts';
 import { DocumentStatus } from '../KnowledgeBase/DocumentStatus.tsx';
 import { DocumentPassages } from './DocumentPassages.tsx';
+import { isFileKind, kindName } from '../../lib/fileKinds.ts';
 import { DocumentText } from './DocumentText.tsx';
 
 const ORIGIN_LABELS: Record<DocumentOrigin, string> = {
@@ -92,6 +93,13 @@ export function DocumentScene() {
                     Open PDF
                   </a>
                 </>
+              ) : isFileKind(doc.kind) ? (
+                <>
+                  {kindName(doc.kind)} ·{' '}
+                  <a href={documentFileUrl(doc.id)} download data-testid="download-original">
+                    Download original
+                  </a>
+                </>
               ) : (
                 'Text'
               )}
@@ -167,7 +175,7 @@ export function DocumentScene() {
                 <p>They appear once the document is ready.</p>
               </EmptyState>
             ) : (
-              <DocumentPassages documentId={doc.id} passages={content.data.passages} />
+              <DocumentPassages documentId={doc.id} kind={doc.kind} passages={content.data.passages} />
             )}
           </section>
         </>

@@ -7,6 +7,7 @@ import { Button } from '../../components/Button.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { Badge } from '../../components/StatusBadge.tsx';
 import { useLimits } from '../../hooks/limits.ts';
+import { isFileKind, kindName } from '../../lib/fileKinds.ts';
 import { checkFiles, refusalMessages, TEXT_ACCEPT_ATTRIBUTE } from '../../lib/files.ts';
 import { formatDateTime } from '../../lib/format.ts';
 import { DocumentStatus } from './DocumentStatus.tsx';
@@ -26,7 +27,7 @@ export function DocumentRow({ document, canEdit, onChanged, onDelete, onCancel }
   const fileInput = useRef<HTMLInputElement>(null);
   const [refusal, setRefusal] = useState<string | null>(null);
   const limits = useLimits();
-  const isPdf = document.kind === 'pdf';
+  const isFile = isFileKind(document.kind);
   const inFlight = document.status === 'queued' || document.status === 'processing';
 
   // The new file's name replaces the old one: a replacement is usually a new version with its own name.
@@ -65,12 +66,18 @@ export function DocumentRow({ document, canEdit, onChanged, onDelete, onCancel }
         {document.title && document.title !== document.filename ? (
           <span className="small muted block">{document.title}</span>
         ) : null}
-        {isPdf ? (
+        {isFile ? (
           <span className="doc-kind small block">
-            <Badge>PDF</Badge>
-            <a href={documentFileUrl(document.id)} target="_blank" rel="noopener" data-testid="open-pdf">
-              Open PDF
-            </a>
+            <Badge>{kindName(document.kind)}</Badge>
+            {document.kind === 'pdf' ? (
+              <a href={documentFileUrl(document.id)} target="_blank" rel="noopener" data-testid="open-pdf">
+                Open PDF
+              </a>
+            ) : (
+              <a href={documentFileUrl(document.id)} download data-testid="download-original">
+                Download original
+              </a>
+            )}
           </span>
         ) : null}
       </td>
@@ -89,7 +96,7 @@ export function DocumentRow({ document, canEdit, onChanged, onDelete, onCancel }
                 Retry
               </Button>
             ) : null}
-            {isPdf ? null : (
+            {isFile ? null : (
               <>
                 <Button small onClick={() => fileInput.current?.click()} busy={replace.isPending}>
                   Replace

@@ -1,6 +1,7 @@
 import type { KbDocument } from '../../api/generated.ts';
 import { ProgressBar } from '../../components/ProgressBar.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
+import { isFileKind, pageWord, readingWhat } from '../../lib/fileKinds.ts';
 import { plural } from '../../lib/format.ts';
 
 interface Step {
@@ -20,8 +21,10 @@ function ingestionStep(document: KbDocument): Step {
   const { status, progress, filename } = document;
   if (progress?.phase === 'extracting') {
     const pages = progress.pages;
-    if (!pages || pages.total === 0) return { text: 'Opening the PDF…' };
-    if (pages.done >= pages.total) return { text: `Preparing the text of ${plural(pages.total, 'page')}…` };
+    const what = readingWhat(document.kind);
+    const unit = pageWord(document.kind);
+    if (!pages || pages.total === 0) return { text: `Opening ${what}…` };
+    if (pages.done >= pages.total) return { text: `Preparing the text of ${plural(pages.total, unit)}…` };
     const bar = { value: pages.done, max: pages.total, label: `Pages of ${filename} read` };
     // Between two steps: another PDF has the reader for a while.
     if (pages.waiting) return { text: `Waiting for the PDF reader (${pages.done} of ${pages.total} pages read)`, bar };
@@ -29,7 +32,7 @@ function ingestionStep(document: KbDocument): Step {
       pages.characters !== undefined ? ` (${pages.characters.toLocaleString('en')} characters of text so far)` : '';
     return {
       // The server's count of pages done; the page being read is the next one.
-      text: `Reading page ${pages.done + 1} of ${pages.total}${characters}`,
+      text: `Reading ${unit} ${pages.done + 1} of ${pages.total}${characters}`,
       bar,
     };
   }
@@ -42,8 +45,12 @@ function ingestionStep(document: KbDocument): Step {
   // Where it stands, from the server's claim order: "1 document ahead" says why it waits, and that it moves.
   if (status === 'queued' && document.ahead) return { text: `${plural(document.ahead, 'document')} ahead` };
   if (status === 'queued')
-    return { text: document.kind === 'pdf' ? 'Waiting for the PDF reader…' : 'Waiting for a worker…' };
-  return { text: document.kind === 'pdf' ? 'Reading the PDF…' : 'Splitting into chunks…' };
+    return {
+      text: isFileKind(document.kind)
+        ? `Waiting for the ${document.kind === 'pdf' ? 'PDF reader' : 'reader'}…`
+        : 'Waiting for a worker…',
+    };
+  return { text: isFileKind(document.kind) ? `Reading ${readingWhat(document.kind)}…` : 'Splitting into chunks…' };
 }
 
 /** The status badge plus what goes with it: progress while in flight, the chunk count, or the error. */

@@ -1,5 +1,6 @@
 import { useId } from 'react';
 import { Button } from '../../components/Button.tsx';
+import { isFileKind } from '../../lib/fileKinds.ts';
 import type { Duplicate } from './duplicates.ts';
 
 /**
@@ -14,7 +15,7 @@ export function DuplicateRow({
   onResolve: (action: 'replace' | 'upload' | 'dismiss') => void;
 }) {
   const textId = useId();
-  const isPdf = duplicate.document.kind === 'pdf';
+  const isFile = isFileKind(duplicate.document.kind);
   return (
     <li className="upload-row" data-testid="duplicate-row" data-filename={duplicate.file.name}>
       <p id={textId} className="upload-row__text break-words">
@@ -22,7 +23,7 @@ export function DuplicateRow({
         uploaded again.
       </p>
       <div className="actions">
-        {isPdf ? (
+        {isFile ? (
           <Button small onClick={() => onResolve('upload')} aria-describedby={textId}>
             Upload a second copy
           </Button>

@@ -138,7 +138,12 @@ export function KnowledgeBaseScene() {
           />
         ) : documents.data.documents.length === 0 ? (
           <EmptyState title="No documents yet.">
-            {isOwner ? <p>Upload PDF, .txt or .md files, or paste text, to add the first one.</p> : null}
+            {isOwner ? (
+              <p>
+                Upload PDF, Word, PowerPoint, Excel, CSV, web page, image, .txt or .md files, or paste text, to add the
+                first one.
+              </p>
+            ) : null}
           </EmptyState>
         ) : (
           <div className="table-wrap">

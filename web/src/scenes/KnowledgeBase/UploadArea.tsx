@@ -121,7 +121,10 @@ export function UploadArea({ kbId, documents, onUploaded }: UploadAreaProps) {
         }}
         onDrop={onDrop}
       >
-        <p className="dropzone__text">Drop PDF, .txt, .text, .md or .markdown files here, or</p>
+        <p className="dropzone__text">
+          Drop text, markdown, PDF, Word (.docx), OpenDocument (.odt), PowerPoint (.pptx), Excel (.xlsx), CSV, web page
+          (.html) or image (PNG, JPEG, TIFF) files here, or
+        </p>
         <input
           id={inputId}
           type="file"
@@ -137,7 +140,7 @@ export function UploadArea({ kbId, documents, onUploaded }: UploadAreaProps) {
         </label>
         <p id={hintId} className="field__hint">
           {limits.data
-            ? `Text files up to ${textLimit}, PDFs up to ${formatBytes(limits.data.max_upload_bytes)}.`
+            ? `Text files up to ${textLimit}, other files up to ${formatBytes(limits.data.max_upload_bytes)}.`
             : `Text files up to ${textLimit}.`}{' '}
           Each file becomes one document.
         </p>
@@ -158,7 +161,7 @@ export function UploadArea({ kbId, documents, onUploaded }: UploadAreaProps) {
         <ErrorMessage key={message} error={new Error(message)} />
       ))}
       {pdfs.uploads.length > 0 ? (
-        <ul className="upload-rows" aria-label="PDF uploads">
+        <ul className="upload-rows" aria-label="File uploads">
           {pdfs.uploads.map((pdf) => (
             <UploadRow
               key={pdf.key}

@@ -3,6 +3,7 @@
 // the stored text (or the stored PDF) is fetched once and hashed in the browser.
 import { api } from '../../api/client.ts';
 import type { KbDocument } from '../../api/generated.ts';
+import { isFileKind } from '../../lib/fileKinds.ts';
 
 export interface Duplicate {
   file: File;
@@ -16,7 +17,7 @@ async function sha256(bytes: BufferSource): Promise<string> {
 }
 
 async function storedHash(document: KbDocument): Promise<string | null> {
-  if (document.kind === 'pdf') return sha256(await api.getDocumentFile(document.id));
+  if (isFileKind(document.kind)) return sha256(await api.getDocumentFile(document.id));
   const { content } = await api.getDocumentContent(document.id);
   return content === null ? null : sha256(new TextEncoder().encode(content));
 }
@@ -34,7 +35,9 @@ export async function findDuplicates(
     if (document) {
       try {
         // Text is sent as file.text() (UTF-8), and stored as sent: hashed the same way on both sides.
-        const bytes = document.kind === 'pdf' ? await file.arrayBuffer() : new TextEncoder().encode(await file.text());
+        const bytes = isFileKind(document.kind)
+          ? await file.arrayBuffer()
+          : new TextEncoder().encode(await file.text());
         same = (await sha256(bytes)) === (await storedHash(document));
       } catch {
         // Could not compare (the document went away, the network failed): upload as asked.

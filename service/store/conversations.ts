@@ -127,5 +127,11 @@ export function conversationsStore(collections: Collections) {
       storeCall(() => messages.findOne({ conversation_id: conversationId, position })),
 
     countConversations: () => storeCall(() => conversations.estimatedDocumentCount()),
+
+    /** A deleted account's conversations: messages (their feedback with them) first, then the conversations. */
+    async deleteConversationsOfUser(userId: string): Promise<number> {
+      await storeCall(() => messages.deleteMany({ user_id: userId }));
+      return (await storeCall(() => conversations.deleteMany({ user_id: userId }))).deletedCount;
+    },
   };
 }

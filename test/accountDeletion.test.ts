@@ -1,13 +1,15 @@
 // Deleting an account (issue 33, §6: a user's conversations go with the user): an administrator's DELETE
 // /api/web/admin/users/{id} and `kbqa users delete`. The key is refused, the sessions end, the conversations and their
 // messages and feedback leave the store, the KBs are soft-deleted (then purged with their documents by the sweep),
-// shares and invitations to and from the account go; another user's conversations stay whole.
+// shares and invitations to and from the account go; another user's conversations stay whole. And `kbqa doctor`
+// finds what an interrupted deletion leaves (messages without a conversation, conversations without a user).
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { MongoClient } from 'mongodb';
 import { acceptKnowledgeBaseShare, purgeDeletedKnowledgeBases } from '../service/commands/knowledgeBases.ts';
 import { inviteToKnowledgeBase } from '../service/commands/shareInvitations.ts';
+import { formatDoctorReport, runDoctor } from '../service/operations/doctor.ts';
 import type { Principal } from '../service/store/index.ts';
 import { makeUser, makeWebUser, TEST_PASSWORD, type TestUser } from './factories/accounts.ts';
 import { testWithApp, type TestApp } from './helpers/app.ts';
@@ -139,3 +141,54 @@ test('kbqa users delete --email: the same deletion from the command line; an unk
   const unknown = await run('users', 'delete', '--email', victim.email).catch((error: { code: number }) => error);
   t.is((unknown as { code: number }).code, 1);
 });
+
+test.serial(
+  'kbqa doctor: messages whose conversation is gone and conversations of deleted users; --fix removes them',
+  async (t) => {
+    const { app } = t.context;
+    const { store } = app.deps;
+    const leaver = await makeUser(store);
+    const stays = await makeUser(store);
+    const leftBehind = await talking(app, leaver);
+    const orphaned = await talking(app, stays);
+    const kept = await talking(app, stays);
+    // An account deletion interrupted before its conversations went; a turn stored while its conversation was deleted.
+    await store.deleteUser(leaver.id);
+    const mongo = await MongoClient.connect(app.deps.config.mongodb.url);
+    try {
+      await mongo.db().collection<{ _id: string }>('conversations').deleteOne({ _id: orphaned });
+    } finally {
+      await mongo.close();
+    }
+    const deps = { store, search: app.deps.search };
+    const scope = { knowledgeBaseIds: [stays.defaultKnowledgeBaseId] };
+    const report = await runDoctor(deps, scope);
+    t.false(report.clean);
+    t.deepEqual(
+      report.conversations_of_deleted_users.filter((finding) => finding.user_id === leaver.id),
+      [{ conversation_id: leftBehind, user_id: leaver.id }],
+    );
+    t.deepEqual(
+      report.orphan_messages
+        .filter((finding) => finding.conversation_id === orphaned)
+        .map((finding) => finding.conversation_id),
+      [orphaned, orphaned],
+    );
+    t.regex(formatDoctorReport(report), /conversation messages whose conversation is gone: [1-9]/);
+
+    const fixed = await runDoctor(deps, { ...scope, fix: true });
+    t.true((fixed.fixed?.conversations_removed ?? 0) >= 1);
+    t.true((fixed.fixed?.messages_removed ?? 0) >= 2);
+    t.is(await countIn(app, 'conversations', { _id: leftBehind }), 0);
+    t.is(await countIn(app, 'conversation_messages', { conversation_id: leftBehind }), 0);
+    t.is(await countIn(app, 'conversation_messages', { conversation_id: orphaned }), 0);
+    const after = await runDoctor(deps, scope);
+    t.is(after.orphan_messages.length, 0);
+    t.is(after.conversations_of_deleted_users.length, 0);
+    // The living user's other conversation is untouched.
+    t.is(
+      (await app.call('GET', `/api/v1/conversations/${kept}`, { key: stays.key })).body.conversation.messages.length,
+      2,
+    );
+  },
+);

@@ -128,6 +128,17 @@ export function conversationsStore(collections: Collections) {
 
     countConversations: () => storeCall(() => conversations.estimatedDocumentCount()),
 
+    /** For `kbqa doctor`: every conversation's owner, and every message's conversation (admin scans). */
+    listConversationOwners: () =>
+      storeCall(() => conversations.find({}, { projection: { _id: 1, user_id: 1 } }).toArray()),
+    listMessageConversations: () =>
+      storeCall(() => messages.find({}, { projection: { _id: 1, conversation_id: 1 } }).toArray()),
+    findConversation: (id: string) => storeCall(() => conversations.findOne({ _id: id }, { projection: { _id: 1 } })),
+    async deleteMessages(ids: string[]): Promise<number> {
+      if (ids.length === 0) return 0;
+      return (await storeCall(() => messages.deleteMany({ _id: { $in: ids } }))).deletedCount;
+    },
+
     /** A deleted account's conversations: messages (their feedback with them) first, then the conversations. */
     async deleteConversationsOfUser(userId: string): Promise<number> {
       await storeCall(() => messages.deleteMany({ user_id: userId }));

@@ -1,10 +1,11 @@
 // A steady mixed load for the resilience and soak runs: a fixed number of loops, each keeping one request in flight,
 // picking a question (about a document acknowledged earlier) or an ingest of a new document with a sentence of its
-// own. Every request is recorded (when, how long, what came back), so a report can cut the run into windows.
+// own, or (turnShare) the same question as the next turn of the loop's conversation. Every request is recorded (when, how long, what came back), so a report can cut the run into windows.
 import { randomBytes } from 'node:crypto';
 
 export interface RequestRecord {
-  kind: 'query' | 'ingest';
+  /** `turn`: a conversation turn, or the creation of the conversation it goes into. */
+  kind: 'query' | 'ingest' | 'turn';
   /** ms since the epoch when the request was sent. */
   startedAt: number;
   ms: number;
@@ -129,6 +130,13 @@ const FILLER = [
   'Records older than ten years move to the archive on the upper floor.',
 ];
 
+/** A turn answered 200: its answer must be readable in its conversation afterwards. */
+export interface AnsweredTurn {
+  conversationId: string;
+  messageId: string;
+  answer: string;
+}
+
 /** A document with one fact nobody else's holds (its record code), and the question that finds it. */
 export function uniqueDocument(): { filename: string; content: string; question: string } {
   const code = `kx${randomBytes(5).toString('hex')}`;
@@ -158,11 +166,14 @@ export interface MixedLoadOptions {
   requestTimeoutMs: number;
   /** Ingest with `Prefer: respond-async` (202 at once) for this share of ingests. */
   asyncShare?: number;
+  /** Share of the questions asked as a conversation turn instead of /query (0–1; default 0). */
+  turnShare?: number;
 }
 
 export interface MixedLoad {
   records: RequestRecord[];
   acknowledged: AcknowledgedDocument[];
+  answeredTurns: AnsweredTurn[];
   /** Resolves once no request sent before `time` is still in flight (each ends within the client's timeout). */
   settled(time: number): Promise<void>;
   /** Stops the loops; resolves once every request in flight has finished. */
@@ -223,6 +234,9 @@ export async function callApi(
   }
 }
 
+/** Turns one conversation of the load takes before its loop starts the next (each turn reads the ones before it). */
+const TURNS_PER_CONVERSATION = 20;
+
 export function startMixedLoad(options: MixedLoadOptions): MixedLoad {
   const records: RequestRecord[] = [];
   const acknowledged: AcknowledgedDocument[] = [];
@@ -230,30 +244,45 @@ export function startMixedLoad(options: MixedLoadOptions): MixedLoad {
   const inFlightSince: Array<number | null> = Array.from({ length: options.connections }, () => null);
   let stopping = false;
 
-  const ask = async () => {
+  const answeredTurns: AnsweredTurn[] = [];
+  /** Each loop's conversation and its turns so far (a new one after TURNS_PER_CONVERSATION). */
+  const conversations: Array<{ id: string; turns: number } | null> = Array.from(
+    { length: options.connections },
+    () => null,
+  );
+  const send = async (kind: RequestRecord['kind'], path: string, body: unknown) => {
+    const startedAt = Date.now();
+    const answer = await callApi(options.url, options.apiKey, 'POST', path, body, options.requestTimeoutMs);
+    records.push({ kind, startedAt, ms: answer.ms, status: answer.status, code: answer.code, message: answer.message });
+    return answer;
+  };
+
+  /** The question as the next turn of the loop's conversation (started on the KBs, when it has none or a full one). */
+  const turn = async (index: number, query: string) => {
+    let conversation = conversations[index];
+    if (!conversation || conversation.turns >= TURNS_PER_CONVERSATION) {
+      const created = await send('turn', '/api/v1/conversations', { knowledge_base_ids: options.knowledgeBaseIds });
+      if (created.status !== 201) return;
+      conversation = { id: (created.body as { conversation: { id: string } }).conversation.id, turns: 0 };
+      conversations[index] = conversation;
+    }
+    const answer = await send('turn', `/api/v1/conversations/${conversation.id}/messages`, { query });
+    if (answer.status !== 200) return;
+    conversation.turns += 1;
+    const message = (answer.body as { message: { id: string; answer: string } }).message;
+    answeredTurns.push({ conversationId: conversation.id, messageId: message.id, answer: message.answer });
+  };
+
+  const ask = async (index: number) => {
     const pool = acknowledged.filter(
       (document) => document.status === 201 || Date.now() - document.acknowledgedAt > 10_000,
     );
     const target = pool.length > 0 ? pool[Math.floor(Math.random() * pool.length)] : null;
-    const startedAt = Date.now();
-    const answer = await callApi(
-      options.url,
-      options.apiKey,
-      'POST',
-      '/api/v1/query',
-      {
-        query: target?.question ?? 'Where is the brass compass kept?',
-        knowledge_base_ids: target ? [target.knowledgeBaseId] : options.knowledgeBaseIds,
-      },
-      options.requestTimeoutMs,
-    );
-    records.push({
-      kind: 'query',
-      startedAt,
-      ms: answer.ms,
-      status: answer.status,
-      code: answer.code,
-      message: answer.message,
+    const query = target?.question ?? 'Where is the brass compass kept?';
+    if (Math.random() < (options.turnShare ?? 0)) return turn(index, query);
+    await send('query', '/api/v1/query', {
+      query,
+      knowledge_base_ids: target ? [target.knowledgeBaseId] : options.knowledgeBaseIds,
     });
   };
 
@@ -297,7 +326,7 @@ export function startMixedLoad(options: MixedLoadOptions): MixedLoad {
     while (!stopping) {
       inFlightSince[index] = Date.now();
       if (Math.random() < options.ingestShare) await ingest();
-      else await ask();
+      else await ask(index);
       inFlightSince[index] = null;
     }
   };
@@ -305,6 +334,7 @@ export function startMixedLoad(options: MixedLoadOptions): MixedLoad {
   return {
     records,
     acknowledged,
+    answeredTurns,
     async settled(time) {
       while (inFlightSince.some((since) => since !== null && since < time))
         await new Promise((resolveWait) => setTimeout(resolveWait, 100));

@@ -38,7 +38,7 @@ if (args.help) {
                        [--dataset DIR]
                        [--model-workers N] [--embed-threads N] [--refresh-chunks N] [--big-doc-mib M]
                        [--during-queries N] [--group-commit-ms 250,1000]
-                       [--only pdf|cli|ingest|scale|burst] [--pdf-runs N] [--pdf-warmup N]
+                       [--only pdf|cli|ingest|scale|burst|conversation] [--pdf-runs N] [--pdf-warmup N]
   --quick           60 documents, 100 sequential / 200 concurrent queries, scale 2k → 10k chunks beside 20k of
                     neighbours, 300 chunks per refresh policy, a 0.5 MiB "big" document, 3 s auth run
   --neighbours      chunks of OTHER KBs loaded after the first scale step, in KBs of 50k (default 200000; 0: none):
@@ -62,6 +62,9 @@ if (args.help) {
   --only burst      only another user's questions (--during-queries of them, one at a time) idle and while one key
                     keeps 24 long questions in flight: --ingest-docs documents into the burst's KB, the first 60 into
                     the other user's; the results file holds just that section
+  --only conversation  only /query against a conversation turn: --ingest-docs documents into a KB, then --queries
+                    test questions each asked through /query and as the next turn of a conversation, alternately;
+                    the results file holds just that section (target: the turn's p50 within 10 ms of /query's)
   --pdf-runs        measured ingests of EACH kind in that phase, alternating (default 5, --quick 3)
   --pdf-warmup      warm-up ingests of each kind before them (default 1; 0: none)`);
   process.exit(0);
@@ -82,7 +85,7 @@ const positiveNumber = (value: string | undefined, fallback: number, name: strin
 };
 
 export const quick = Boolean(args.quick);
-const ONLY_PHASES = ['pdf', 'cli', 'ingest', 'scale', 'burst'] as const;
+const ONLY_PHASES = ['pdf', 'cli', 'ingest', 'scale', 'burst', 'conversation'] as const;
 type OnlyPhase = (typeof ONLY_PHASES)[number];
 export const only = (args.only ?? null) as OnlyPhase | null;
 if (only !== null && !ONLY_PHASES.includes(only)) throw new Error(`--only takes one of: ${ONLY_PHASES.join(', ')}`);

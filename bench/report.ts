@@ -11,6 +11,7 @@ import type { MachineInfo } from './machine.ts';
 import { PDF_RATIO_TARGET, type PdfIngestResult } from './pdfIngest.ts';
 import type { PhaseResources } from './phases.ts';
 import { BURST_RATIO_TARGET, renderQueryBurst, type QueryBurstResult } from './queryBurst.ts';
+import { renderConversationTurns, TURN_P50_TARGET_MS, type ConversationTurnsResult } from './conversationTurns.ts';
 import type { IngestRun, RawEmbedRun } from './ingest.ts';
 import type { RefreshPolicyComparison } from './refreshPolicies.ts';
 import { apiVariant, type SearchStageResult } from './searchStage.ts';
@@ -79,6 +80,8 @@ export interface BenchResult {
   refresh_policies?: RefreshPolicyComparison | { error: string };
   /** Another user's questions idle and while one key bursts (absent in older results). */
   query_burst?: QueryBurstResult | { error: string };
+  /** A conversation turn against /query on the same questions, alternately (absent in older results). */
+  conversation_turns?: ConversationTurnsResult | { error: string };
   resources: {
     method: string;
     startup_peak_mb: number | null;
@@ -306,6 +309,20 @@ export function buildTargets(result: Omit<BenchResult, 'targets' | 'charts' | 'f
       ),
     );
   }
+  if (whole || result.only === 'conversation') {
+    const turns =
+      result.conversation_turns && !('error' in result.conversation_turns) ? result.conversation_turns : null;
+    targets.push(
+      target(
+        'conversation_turn_p50',
+        'Query: a conversation turn p50 − /query p50 (same questions, same KB, alternately)',
+        turns ? turns.p50_difference_ms : null,
+        'ms',
+        '≤',
+        TURN_P50_TARGET_MS,
+      ),
+    );
+  }
   if (result.only === 'ingest' && result.ingest) return ingestTargets(result.ingest);
   if ((whole || result.only === 'scale') && result.scale) targets.push(...scaleTargets(result.scale, target));
   if (!whole || !result.ingest || !result.query || !result.scale || !result.auth) return targets;
@@ -498,6 +515,7 @@ export function renderMarkdown(result: BenchResult): string {
 
   push(...renderCliStartup(result.cli_startup));
   push(...renderQueryBurst(result.query_burst));
+  push(...renderConversationTurns(result.conversation_turns));
 
   if (result.ingest) {
     const ing = result.ingest;

@@ -8,8 +8,9 @@
 //   3. FerretDB killed for 10 s.
 //   4. kill -9 the API process holding ingestion jobs.
 //   5. a read-only block on the chunk index (what a full disk causes), lifted after a while.
-// Then every acknowledged document must become ready and answer a question about its own sentence, the cluster
-// must be green and `kbqa doctor` clean.
+// A quarter of the questions are conversation turns. Then every acknowledged document must become ready and answer a
+// question about its own sentence, every turn answered 200 must be readable in its conversation, the cluster must be
+// green and `kbqa doctor` clean.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,6 +27,7 @@ import {
   recordsBetween,
   startMixedLoad,
   type AcknowledgedDocument,
+  type AnsweredTurn,
   type MixedLoad,
   type RequestRecord,
 } from './mixedLoad.ts';
@@ -154,6 +156,7 @@ async function main(): Promise<number> {
       connections: CONNECTIONS,
       ingestShare: 0.25,
       asyncShare: 0.3,
+      turnShare: 0.25,
       requestTimeoutMs: REQUEST_TIMEOUT_MS,
     });
     const mark = () => Date.now();
@@ -204,6 +207,13 @@ async function main(): Promise<number> {
         '0 failed queries (after the client retries)',
         queries.every((record) => record.status === 200),
         `${queries.length} queries: ${describeStatuses(queries)}`,
+      );
+      const turns = recordsBetween(load.records, from, to).filter((record) => record.kind === 'turn');
+      check(
+        fault,
+        '0 failed conversation turns',
+        turns.every((record) => record.status === 200 || record.status === 201),
+        `${turns.length} turns (and conversations started): ${describeStatuses(turns)}`,
       );
       check(
         fault,
@@ -404,7 +414,7 @@ async function main(): Promise<number> {
       // Each process reads the block at most a second late: from two seconds after it was set, every ingest is refused.
       const blocked = recordsBetween(load.records, from + 2_000, liftedAt);
       const ingests = blocked.filter((record) => record.kind === 'ingest');
-      const queries = blocked.filter((record) => record.kind === 'query');
+      const queries = blocked.filter((record) => record.kind === 'query' || record.kind === 'turn');
       const refused = ingests.filter((record) => record.status === 503 && (record.message ?? '').includes('read-only'));
       check(
         fault,
@@ -414,9 +424,9 @@ async function main(): Promise<number> {
       );
       check(
         fault,
-        'queries keep working',
-        queries.length > 0 && queries.every((record) => record.status === 200),
-        `${queries.length} queries: ${describeStatuses(queries)}`,
+        'queries and conversation turns keep working',
+        queries.length > 0 && queries.every((record) => record.status === 200 || record.status === 201),
+        `${queries.length} queries and turns: ${describeStatuses(queries)}`,
       );
       check(
         fault,
@@ -480,6 +490,14 @@ async function main(): Promise<number> {
       `${acknowledged.length - unanswered.length} of ${acknowledged.length}${unanswered.length ? `; not: ${unanswered.slice(0, 5).join('; ')}` : ''}`,
     );
 
+    const lostTurns = await unreadableTurns(apiUrl, key, load.answeredTurns);
+    check(
+      'afterwards',
+      '0 messages lost (every turn answered 200 is readable in its conversation)',
+      lostTurns.length === 0,
+      `${load.answeredTurns.length} turns answered, not readable: ${lostTurns.slice(0, 5).join('; ') || 'none'}`,
+    );
+
     check('afterwards', 'the cluster is green', (await stack.health()) === 'green', await stack.health());
     const doctor = spawnSync(
       process.execPath,
@@ -499,13 +517,38 @@ async function main(): Promise<number> {
       doctorClean ? 'clean' : `${doctor.stdout.slice(0, 600)} ${doctor.stderr.slice(0, 300)}`,
     );
 
-    writeReport(stamp, began, load.records, acknowledged.length);
+    writeReport(stamp, began, load.records, acknowledged.length, load.answeredTurns.length);
   } finally {
     await load?.stop();
     await api?.stop();
     if (!args['keep-stack']) await stack.stop();
   }
   return assertions.every((assertion) => assertion.passed) ? 0 : 1;
+}
+
+/** The answered turns whose answer is not in their conversation as read back (a GET per conversation). */
+async function unreadableTurns(url: string, key: string, answered: AnsweredTurn[]): Promise<string[]> {
+  const byConversation = new Map<string, AnsweredTurn[]>();
+  for (const turn of answered)
+    byConversation.set(turn.conversationId, [...(byConversation.get(turn.conversationId) ?? []), turn]);
+  const lost: string[] = [];
+  for (const [conversationId, turns] of byConversation) {
+    const read = await callApi(
+      url,
+      key,
+      'GET',
+      `/api/v1/conversations/${conversationId}`,
+      undefined,
+      REQUEST_TIMEOUT_MS,
+    );
+    const messages = (read.body as { conversation?: { messages?: Array<{ id: string; content: string }> } } | null)
+      ?.conversation?.messages;
+    const stored = new Map((messages ?? []).map((message) => [message.id, message.content]));
+    for (const turn of turns)
+      if (stored.get(turn.messageId) !== turn.answer)
+        lost.push(`${conversationId}/${turn.messageId} (${read.status === 200 ? 'missing' : `HTTP ${read.status}`})`);
+  }
+  return lost;
 }
 
 function documentStatus(body: unknown): string | undefined {
@@ -545,7 +588,13 @@ async function waitForJobHolder(
   }
 }
 
-function writeReport(stamp: string, began: number, records: RequestRecord[], acknowledged: number): void {
+function writeReport(
+  stamp: string,
+  began: number,
+  records: RequestRecord[],
+  acknowledged: number,
+  turnsAnswered: number,
+): void {
   const baseline = windows.find((window) => window.fault === 'baseline');
   const baselineP99 = baseline
     ? summarize(
@@ -557,7 +606,7 @@ function writeReport(stamp: string, began: number, records: RequestRecord[], ack
   const lines = [
     `# Resilience run ${stamp}`,
     '',
-    `\`npm run resilience\`: a 3-node OpenSearch cluster (heap ${args.heap} per node, chunk index 3 shards × 1 replica), FerretDB, 2 API processes on one port (node:cluster), ${CONNECTIONS} requests in flight (¾ questions, ¼ ingests, 30 % of those queued with \`Prefer: respond-async\`), client timeout ${REQUEST_TIMEOUT_MS / 1000} s. ${records.length} requests over ${round((Date.now() - began) / 60_000)} min; ${acknowledged} documents acknowledged.`,
+    `\`npm run resilience\`: a 3-node OpenSearch cluster (heap ${args.heap} per node, chunk index 3 shards × 1 replica), FerretDB, 2 API processes on one port (node:cluster), ${CONNECTIONS} requests in flight (¾ questions, a quarter of them conversation turns, ¼ ingests, 30 % of those queued with \`Prefer: respond-async\`), client timeout ${REQUEST_TIMEOUT_MS / 1000} s. ${records.length} requests over ${round((Date.now() - began) / 60_000)} min; ${acknowledged} documents acknowledged; ${turnsAnswered} conversation turns answered.`,
     '',
     '## Assertions',
     '',
@@ -572,14 +621,15 @@ function writeReport(stamp: string, began: number, records: RequestRecord[], ack
     '',
     `Query latency of the answered (200) queries sent in each window; the p99 blip is the window's p99 over the baseline's (${round(baselineP99)} ms).`,
     '',
-    '| window | seconds | queries | query p50 ms | query p99 ms | p99 blip | max ms | ingests | statuses | notes |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| window | seconds | queries | query p50 ms | query p99 ms | p99 blip | max ms | turns | ingests | statuses | notes |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
     ...windows.map((window) => {
       const within = recordsBetween(records, window.from, window.to);
       const queries = within.filter((record) => record.kind === 'query');
       const answered = summarize(queries.filter((record) => record.status === 200).map((record) => record.ms));
       const ingests = within.filter((record) => record.kind === 'ingest');
-      return `| ${window.fault} | ${round((window.to - window.from) / 1000)} | ${queries.length} | ${answered.p50_ms} | ${answered.p99_ms} | ×${round(answered.p99_ms / baselineP99, 2)} | ${answered.max_ms} | ${ingests.length} | ${describeStatuses(within)} | ${window.notes.join('; ')} |`;
+      const turns = within.filter((record) => record.kind === 'turn');
+      return `| ${window.fault} | ${round((window.to - window.from) / 1000)} | ${queries.length} | ${answered.p50_ms} | ${answered.p99_ms} | ×${round(answered.p99_ms / baselineP99, 2)} | ${answered.max_ms} | ${turns.length} | ${ingests.length} | ${describeStatuses(within)} | ${window.notes.join('; ')} |`;
     }),
     '',
   ];

@@ -11,7 +11,8 @@
 // Options first: --help and a bad option end the run before anything else runs.
 import { only, options } from './options.ts';
 import { cleanup, toCleanUp } from './cleanup.ts';
-import { log } from './progress.ts';
+import { log, progress } from './progress.ts';
+import { ingestThroughApi } from './ingest.ts';
 import { buildTargets, type BenchResult } from './report.ts';
 import { newestEvalResult, reportCharts, writeResults } from './results.ts';
 import {
@@ -20,6 +21,7 @@ import {
   ingestPhase,
   loadBenchDataset,
   cliStartupPhase,
+  conversationTurnsPhase,
   pdfVsTextPhase,
   queryBurstPhase,
   queryPhase,
@@ -39,6 +41,7 @@ async function main(): Promise<number> {
 
   if (only === 'ingest') return ingestOnly(bench);
   if (only === 'burst') return burstOnly(bench);
+  if (only === 'conversation') return conversationOnly(bench);
   if (only === 'scale') {
     const { documents, testQueries } = await loadBenchDataset();
     const { templates, scaleTexts, scaleVectors } = await scaleInputsPhase(bench, documents, testQueries);
@@ -92,6 +95,7 @@ async function main(): Promise<number> {
     testQueries,
     queryKnowledgeBaseId,
   );
+  const conversationTurns = await conversationTurnsPhase(bench, testQueries, queryKnowledgeBaseId);
   const duringIngest = await duringIngestPhase(bench, corpus, queryBodies);
   const queryBurst = await queryBurstPhase(bench, documents, testQueries, queryKnowledgeBaseId);
   // The real chunks of the concurrency-4 KB, vectors included: templates for the refresh policies and the scale KB.
@@ -134,6 +138,7 @@ async function main(): Promise<number> {
       during_ingest: duringIngest,
     },
     query_burst: queryBurst,
+    conversation_turns: conversationTurns,
     scale,
     auth,
     eval: newestEvalResult(),
@@ -199,6 +204,22 @@ async function burstOnly(bench: BenchRun): Promise<number> {
       burst_connections: options.burstConnections,
     }),
     query_burst: queryBurst,
+    eval: null,
+  };
+  await writeResults({ ...partial, targets: buildTargets(partial), charts: {}, finished_at: '' }, []);
+  return 0;
+}
+
+/** `--only conversation`: --ingest-docs documents into a KB, then /query against conversation turns on them. */
+async function conversationOnly(bench: BenchRun): Promise<number> {
+  const { documents, testQueries } = await loadBenchDataset();
+  const knowledgeBaseId = await bench.newKnowledgeBase('bench-conversation');
+  log(`conversation: ${documents.length} documents into KB ${knowledgeBaseId}`);
+  await ingestThroughApi(bench.client, knowledgeBaseId, documents, options.ingestConcurrency, progress('  ingest', 25));
+  const conversationTurns = await conversationTurnsPhase(bench, testQueries, knowledgeBaseId);
+  const partial: Omit<BenchResult, 'targets' | 'charts' | 'finished_at'> = {
+    ...bench.commonResult({ dataset: options.dataset, ingest_docs: options.ingestDocs, queries: options.queries }),
+    conversation_turns: conversationTurns,
     eval: null,
   };
   await writeResults({ ...partial, targets: buildTargets(partial), charts: {}, finished_at: '' }, []);

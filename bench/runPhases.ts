@@ -29,6 +29,7 @@ import {
 import { apiVariant, measureSearchStage, type SearchStageQuery } from './searchStage.ts';
 import { runSequentialQueries } from './sequential.ts';
 import { measureQueryBurst } from './queryBurst.ts';
+import { measureConversationTurns, TURN_P50_TARGET_MS } from './conversationTurns.ts';
 import { createApiKey } from '../service/commands/apiKeys.ts';
 import { createUser } from '../service/commands/accounts.ts';
 import { createKbqaClient } from '../service/eval/apiClient.ts';
@@ -591,6 +592,37 @@ export async function queryBurstPhase(
   } catch (error) {
     log(`burst phase failed: ${failure(error)}`);
     if (only === 'burst') throw error;
+    return { error: failure(error) };
+  }
+}
+
+/** /query against a conversation turn on the same KB and questions, alternately (bench/conversationTurns.ts). */
+export async function conversationTurnsPhase(
+  bench: BenchRun,
+  testQueries: string[],
+  knowledgeBaseId: string,
+): Promise<NonNullable<BenchResult['conversation_turns']>> {
+  const { runningApi, apiKey, phase } = bench;
+  try {
+    const questions = testQueries.slice(0, options.queries);
+    log(`conversation turns: ${questions.length} questions through /query and as conversation turns, alternately`);
+    const result = await phase('query vs conversation turn', () =>
+      measureConversationTurns({
+        url: runningApi.url,
+        apiKey,
+        knowledgeBaseId,
+        questions,
+        onProgress: progress('  query vs turn', 50),
+      }),
+    );
+    log(
+      `conversation turns: turn p50 ${result.turn.p50_ms} ms vs /query p50 ${result.query.p50_ms} ms ` +
+        `(difference ${result.p50_difference_ms} ms, paired median ${result.median_paired_difference_ms} ms; target ≤ ${TURN_P50_TARGET_MS})`,
+    );
+    return result;
+  } catch (error) {
+    log(`conversation phase failed: ${failure(error)}`);
+    if (only === 'conversation') throw error;
     return { error: failure(error) };
   }
 }

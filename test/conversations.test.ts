@@ -3,6 +3,7 @@
 // retrieval, 404 across users on every route, access checked at every turn, and the bounds.
 import type { ExecutionContext } from 'ava';
 import { randomUUID } from 'node:crypto';
+import { MongoClient } from 'mongodb';
 import { acceptKnowledgeBaseShare } from '../service/commands/knowledgeBases.ts';
 import { inviteToKnowledgeBase, unshareKnowledgeBaseWithUser } from '../service/commands/shareInvitations.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
@@ -108,6 +109,68 @@ test('a conversation: created, a first turn titles it, follow-ups keep the topic
   t.is(read1.messages[1].feedback, null);
   t.is(read1.messages[3].standalone_query, followUp.standalone_query);
   t.true(read1.updated_at > conversation.updated_at);
+});
+
+test('a turn reads only its conversation record; one stored before recent_turns reads its messages once', async (t) => {
+  const { app } = t.context;
+  const { user, ferry } = await seeded(app);
+  const { id } = await start(t, app, user);
+  await ask(t, app, user, id, { query: 'How much is an adult return ticket on the ferry to Skerry Island?' });
+  const stored = await app.deps.store.findConversationOfUser(id, user.id);
+  t.is(stored?.recent_turns?.length, 1);
+  t.is(stored?.recent_turns?.[0].cited_titles[0], 'ferry');
+  const mongo = await MongoClient.connect(app.deps.config.mongodb.url);
+  try {
+    const messages = mongo.db().collection<{ conversation_id: string }>('conversation_messages');
+    const conversations = mongo.db().collection<{ _id: string }>('conversations');
+    // Its messages gone behind its back: the follow-up still has the topic, from the record alone.
+    await messages.deleteMany({ conversation_id: id });
+    const followUp = await ask(t, app, user, id, { query: 'And for children?' });
+    t.regex(followUp.standalone_query, /ferry/);
+    t.is(followUp.citations[0]?.document_id, ferry.id);
+
+    // A conversation as stored before the record kept its turns: the follow-up reads the messages, then the record
+    // holds both turns (the next turn reads only it).
+    const legacy = await start(t, app, user);
+    await ask(t, app, user, legacy.id, { query: 'How much is an adult return ticket on the ferry to Skerry Island?' });
+    await conversations.updateOne({ _id: legacy.id }, { $unset: { recent_turns: '' } });
+    const legacyFollowUp = await ask(t, app, user, legacy.id, { query: 'And for children?' });
+    t.regex(legacyFollowUp.standalone_query, /ferry/);
+    t.is(legacyFollowUp.citations[0]?.document_id, ferry.id);
+    const migrated = await app.deps.store.findConversationOfUser(legacy.id, user.id);
+    t.is(migrated?.turns, 2, 'two turns counted (not 3: the answer of turn n is at 2n+1)');
+    t.deepEqual(
+      migrated?.recent_turns?.map((turn) => turn.question),
+      ['How much is an adult return ticket on the ferry to Skerry Island?', 'And for children?'],
+    );
+
+    // A counter left behind (messages stored, the conversation's update lost): one 409, then the turn goes through.
+    await conversations.updateOne({ _id: legacy.id }, { $set: { turns: 1 } });
+    const refused = await app.call('POST', `/api/v1/conversations/${legacy.id}/messages`, {
+      key: user.key,
+      body: { query: 'And bicycles?' },
+    });
+    t.is(refused.status, 409, JSON.stringify(refused.body));
+    const retried = await ask(t, app, user, legacy.id, { query: 'And bicycles?' });
+    t.regex(retried.standalone_query, /ferry/, 'the history read back from the messages');
+    // The refused turn stored nothing, not even its question.
+    t.deepEqual(
+      (await read(t, app, user, legacy.id)).messages
+        .map((message: Body) => `${message.role}:${message.content}`)
+        .filter((line: string) => line.startsWith('user:')),
+      [
+        'user:How much is an adult return ticket on the ferry to Skerry Island?',
+        'user:And for children?',
+        'user:And bicycles?',
+      ],
+    );
+  } finally {
+    await mongo.close();
+  }
+  // A list does not read them (a page of conversations would carry up to four answers each).
+  const listed = await app.deps.store.listConversationsOfUser(user.id, {});
+  t.is(listed.items.length, 2);
+  t.true(listed.items.every((conversation) => conversation.recent_turns === undefined));
 });
 
 test('follow-ups resolve pronouns; a change of topic is not dragged back', async (t) => {

@@ -3,6 +3,7 @@ import {
   addOrganisationMember,
   createOrganisation,
   createPasswordResetLink,
+  deleteAccount,
   inviteUser,
   userWithEmail,
 } from '../commands/accounts.ts';
@@ -45,6 +46,20 @@ export const resetPassword: Command = async ({ options, services }) => {
   const json = { password_link: link.url, password_link_expires_at: link.expiresAt.toISOString() };
   const text = `one-time link to set a new password (shown once; until ${link.expiresAt.toISOString()}; using it signs out every session):\n${link.url}`;
   return { json, text };
+};
+
+/** `kbqa users delete --email E`: the account, its keys and sessions, conversations and KBs (docs/operations.md). */
+export const deleteUser: Command = async ({ options, services }) => {
+  const store = await services.store();
+  const user = await userWithEmail(store, required(options, 'email'));
+  const deleted = await deleteAccount(store, user);
+  return {
+    json: { id: user._id, email: user.email, deleted: true, ...deleted },
+    text:
+      `deleted user ${user.email} (${user._id}): ${deleted.api_keys_revoked} API key(s) revoked, ` +
+      `${deleted.sessions_ended} session(s) ended, ${deleted.conversations_deleted} conversation(s) removed, ` +
+      `${deleted.knowledge_bases_deleted} knowledge base(s) deleted (purged with their documents after the retention period)`,
+  };
 };
 
 export const recountUserUsage: Command = async ({ options, services }) => {

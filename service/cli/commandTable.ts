@@ -11,6 +11,7 @@ export const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   'users create': async () => (await accounts()).createUser,
   'users reset-password': async () => (await accounts()).resetPassword,
   'users recount-usage': async () => (await accounts()).recountUserUsage,
+  'users delete': async () => (await accounts()).deleteUser,
   'keys create': async () => (await accounts()).createKey,
   'keys list': async () => (await accounts()).listKeys,
   'keys revoke': async () => (await accounts()).revokeKey,

@@ -16,6 +16,8 @@ export const USAGE = `usage: kbqa <command> [options] [--json]
   users reset-password --email E          prints a one-time link to set a new password (using it
                                           revokes the user's API keys unless its page is told not to)
   users recount-usage --email E           set the user's quota usage from their documents again (a repair)
+  users delete --email E                  delete the account: keys revoked, sessions ended, its conversations
+                                          removed, its KBs deleted (purged after the retention period)
   keys create --email E [--name N]        prints the key: the only time it is shown
   keys list --email E
   keys revoke --id KEY_ID

@@ -86,6 +86,52 @@ export async function createPasswordResetLinkForUser(
 
 export const listUsers = (store: Store) => store.listUsers();
 
+/** What deleting an account removed (its KBs: soft-deleted now, purged with their documents by the sweep). */
+export interface DeletedAccount {
+  api_keys_revoked: number;
+  sessions_ended: number;
+  conversations_deleted: number;
+  knowledge_bases_deleted: number;
+}
+
+/**
+ * Deletes an account as an administrator would: first what lets it in (keys, sessions, password links), then its
+ * conversations with their messages and feedback, its KBs (soft, as KB deletion does: the sweep purges them with
+ * their documents and invitations), shares with it and invitations to and from it, and the user record last, so an
+ * interrupted deletion is finished by running it again.
+ */
+export async function deleteAccount(store: Store, user: UserRecord): Promise<DeletedAccount> {
+  const now = new Date();
+  const apiKeysRevoked = await store.revokeApiKeysOfUser(user._id, now);
+  const sessionsEnded = await store.deleteSessionsOfUser(user._id);
+  await store.deletePasswordLinksOfUser(user._id);
+  const conversationsDeleted = await store.deleteConversationsOfUser(user._id);
+  let knowledgeBasesDeleted = 0;
+  for (const knowledgeBase of await store.listKnowledgeBasesOwnedBy(user._id)) {
+    if (knowledgeBase.deleted_at !== null) continue;
+    // The default KB too: nobody is left to keep it.
+    await store.softDeleteKnowledgeBase(knowledgeBase._id, now);
+    knowledgeBasesDeleted += 1;
+  }
+  await store.removeSharedUserEverywhere(user._id);
+  await store.deleteShareInvitationsOfUser(user._id, user.email);
+  await store.deleteUsage(user._id);
+  await store.deleteUser(user._id);
+  return {
+    api_keys_revoked: apiKeysRevoked,
+    sessions_ended: sessionsEnded,
+    conversations_deleted: conversationsDeleted,
+    knowledge_bases_deleted: knowledgeBasesDeleted,
+  };
+}
+
+/** An administrator deletes an account by id (never their own: policies/accounts.ts). */
+export async function deleteAccountById(store: Store, userId: string): Promise<DeletedAccount> {
+  const user = await store.findUserById(userId);
+  if (!user) throw new NotFoundError(`user ${userId} not found`);
+  return deleteAccount(store, user);
+}
+
 export const createOrganisation = (store: Store, name: string) => store.insertOrganisation(name);
 
 export async function addOrganisationMember(store: Store, organisationName: string, email: string) {

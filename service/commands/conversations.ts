@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { BadRequestError, NotFoundError, QuotaExceededError } from '../errors.ts';
 import { roleOf } from '../policies/knowledgeBases.ts';
-import { HISTORY_TURNS, type HistoryTurn } from '../rag/conversationHistory.ts';
+import { HISTORY_ANSWER_CHARACTERS, HISTORY_TURNS, type HistoryTurn } from '../rag/conversationHistory.ts';
 import { standaloneQuery, type PreviousTurn } from '../rag/standaloneQuery.ts';
 import type {
   ConversationMessageRecord,
@@ -13,6 +13,7 @@ import type {
   FeedbackQuery,
   MessageFeedback,
   Principal,
+  RecentTurn,
   Store,
   StoredCitation,
 } from '../store/index.ts';
@@ -135,29 +136,45 @@ export interface AnsweredTurn {
 
 export type TurnStep = Exclude<QueryStep, { type: 'done' }> | { type: 'done'; turn: AnsweredTurn };
 
+/**
+ * The turns before this one, oldest first, at most HISTORY_TURNS: kept on the conversation record (one _id read, the
+ * conversation's own); a conversation stored before it kept them is read from its messages once (its next turn
+ * writes them onto the record).
+ */
+async function recentTurnsOf(store: Store, conversation: ConversationRecord): Promise<RecentTurn[]> {
+  if (conversation.recent_turns) return conversation.recent_turns;
+  if (conversation.turns === 0) return [];
+  const messages = await store.listMessages(conversation._id, HISTORY_TURNS * 2);
+  const turns: RecentTurn[] = [];
+  for (let index = 1; index < messages.length; index += 1) {
+    const [question, answer] = [messages[index - 1], messages[index]];
+    if (answer.role === 'assistant' && question.role === 'user') turns.push(recentTurn(question.content, answer));
+  }
+  return turns;
+}
+
+/** A turn as the next ones read it: its answer cut to the history's bound, the titles it cited once each. */
+function recentTurn(question: string, answer: ConversationMessageRecord): RecentTurn {
+  return {
+    question,
+    answer: Array.from(answer.content).slice(0, HISTORY_ANSWER_CHARACTERS).join(''),
+    standalone_query: answer.standalone_query ?? '',
+    cited_titles: [...new Set((answer.citations ?? []).map((citation) => citation.title))],
+  };
+}
+
 /** What a turn needs before it answers: the conversation (its user's, with room left) and its standalone query. */
 async function prepareTurn(deps: ConversationDeps, user: Principal, id: string, input: TurnInput) {
   // History is bounded: the last HISTORY_TURNS turns (an LLM reads them; the extractive rewrite uses the last
-  // answer, whose standalone query carries the topic before it). Read beside the conversation, one round trip
-  // fewer on every turn; used only once the conversation is known to be the caller's.
-  const [conversation, recent] = await Promise.all([
-    conversationOf(deps.store, user, id),
-    deps.store.listMessages(id, HISTORY_TURNS * 2),
-  ]);
+  // answer, whose standalone query carries the topic before it).
+  const conversation = await conversationOf(deps.store, user, id);
   if (conversation.turns >= deps.limits.maxTurns) throw QuotaExceededError.turns(id, deps.limits.maxTurns);
-  const previousAnswer = recent.at(-1);
-  const previous: PreviousTurn | null =
-    previousAnswer && previousAnswer.role === 'assistant'
-      ? {
-          standaloneQuery: previousAnswer.standalone_query ?? '',
-          citedTitles: [...new Set((previousAnswer.citations ?? []).map((citation) => citation.title))],
-        }
-      : null;
-  const history: HistoryTurn[] = [];
-  for (let index = 1; index < recent.length; index += 1) {
-    if (recent[index].role === 'assistant' && recent[index - 1].role === 'user')
-      history.push({ question: recent[index - 1].content, answer: recent[index].content });
-  }
+  const recentTurns = await recentTurnsOf(deps.store, conversation);
+  const last = recentTurns.at(-1);
+  const previous: PreviousTurn | null = last
+    ? { standaloneQuery: last.standalone_query, citedTitles: last.cited_titles }
+    : null;
+  const history: HistoryTurn[] = recentTurns.map((turn) => ({ question: turn.question, answer: turn.answer }));
   const model = input.model ?? deps.rag.answerModels.defaultModel;
   // An OpenAI-compatible model condenses the follow-up itself (LangChain's history-aware step); the extractive one
   // (or a model that replies nothing) gets the rewrite without a model.
@@ -174,7 +191,7 @@ async function prepareTurn(deps: ConversationDeps, user: Principal, id: string, 
     include_chunks: input.include_chunks,
     keep_chunks: true,
   };
-  return { conversation, standalone, queryInput };
+  return { conversation, standalone, queryInput, recentTurns };
 }
 
 async function storeTurn(
@@ -183,7 +200,7 @@ async function storeTurn(
   input: TurnInput,
   result: QueryResult,
 ): Promise<AnsweredTurn> {
-  const { conversation, standalone } = prepared;
+  const { conversation, standalone, recentTurns } = prepared;
   const knowledgeBaseOf = new Map((result.chunks ?? []).map((chunk) => [chunk.document_id, chunk.knowledge_base_id]));
   const now = new Date();
   const position = conversation.turns * 2;
@@ -224,6 +241,7 @@ async function storeTurn(
   await store.appendTurn(conversation, [question, answer], {
     title: conversation.title ?? titleFrom(input.query),
     at: now,
+    recentTurns: [...recentTurns, recentTurn(input.query, answer)].slice(-HISTORY_TURNS),
   });
   return { result: { ...result, chunks: input.include_chunks ? result.chunks : null }, message: answer };
 }

@@ -7,13 +7,19 @@ import { isFileKind } from '../extraction/fileKinds.ts';
 import type { DocumentRecord, IngestJobClaimRecord, IngestJobRecord, Store, Usage } from '../store/index.ts';
 import { pendingContentId } from '../store/index.ts';
 import { newJob } from '../jobs/records.ts';
+import {
+  findConversationLeftovers,
+  fixConversationLeftovers,
+  type ConversationFindings,
+  type ConversationFixes,
+} from './conversationDoctor.ts';
 
 /** Chunks indexed this recently may belong to an ingest still in flight (legacy ingests wrote chunks before records). */
 export const DEFAULT_GRACE_MS = 15 * 60_000;
 
 type DocumentRef = { document_id: string; knowledge_base_id: string };
 
-export interface DoctorFindings {
+export interface DoctorFindings extends ConversationFindings {
   /** Documents with chunks in the index but no document record. */
   orphan_chunks: Array<DocumentRef & { chunks: number }>;
   /** Chunks of a version that is neither live nor being built or retired by a job (a clean-up that failed). */
@@ -40,7 +46,7 @@ export interface DoctorFindings {
 export interface DoctorReport extends DoctorFindings {
   clean: boolean;
   /** What --fix did. Documents with missing chunks are rebuilt by re-index jobs (`rebuild`). */
-  fixed?: {
+  fixed?: ConversationFixes & {
     chunks_removed_for_documents: number;
     stale_versions_removed: number;
     contents_removed: number;
@@ -86,6 +92,8 @@ export async function runDoctor(
   const claimTokens = await deps.store.listJobClaims(scope);
   const chunkGroups = await deps.search.listChunkGroups(scope);
   const usageDrift = await findUsageDrift(deps.store, scope);
+  // Not per KB: conversations belong to users (the whole database, also when --kb narrows the rest).
+  const conversationLeftovers = await findConversationLeftovers(deps.store);
 
   const knowledgeBases = new Set(knowledgeBaseIds);
   const documentsById = new Map(documents.map((document) => [document._id, document]));
@@ -105,6 +113,7 @@ export async function runDoctor(
     orphan_jobs: [],
     orphan_claim_tokens: [],
     usage_drift: usageDrift,
+    ...conversationLeftovers,
   };
   const orphanChunks = new Map<string, DocumentRef & { chunks: number }>();
   for (const group of chunkGroups) {
@@ -187,6 +196,7 @@ async function fix(
 ): Promise<NonNullable<DoctorReport['fixed']>> {
   const { store, search } = deps;
   const fixed = {
+    ...(await fixConversationLeftovers(store, findings)),
     chunks_removed_for_documents: 0,
     stale_versions_removed: 0,
     contents_removed: 0,
@@ -350,6 +360,8 @@ export function formatDoctorReport(report: DoctorReport): string {
     `ingestion jobs whose document is gone: ${report.orphan_jobs.length}`,
     `claim tokens of ingestion jobs that are gone: ${report.orphan_claim_tokens.length}`,
     `users whose usage record differs from their stored documents: ${report.usage_drift.length}`,
+    `conversation messages whose conversation is gone: ${report.orphan_messages.length}`,
+    `conversations of deleted users: ${report.conversations_of_deleted_users.length}`,
   ];
   for (const orphan of report.orphan_chunks.slice(0, 20))
     lines.push(`  chunks of document ${orphan.document_id} (kb ${orphan.knowledge_base_id}): ${orphan.chunks}`);
@@ -373,7 +385,7 @@ export function formatDoctorReport(report: DoctorReport): string {
     lines.push(
       `fixed: removed the chunks of ${f.chunks_removed_for_documents} document(s), ${f.stale_versions_removed} stale version(s), ${f.contents_removed} content(s), ` +
         `${f.documents_removed} document(s), ${f.jobs_removed} job(s), ${f.claim_tokens_removed} claim token(s); queued ${f.documents_requeued} again; rebuilt ${f.documents_rebuilt}; ` +
-        `recounted the usage of ${f.usage_recounted} user(s)`,
+        `recounted the usage of ${f.usage_recounted} user(s); removed ${f.conversations_removed} conversation(s) of deleted users and ${f.messages_removed} orphan message(s)`,
     );
     if (f.not_rebuildable.length > 0) lines.push(`not rebuilt: ${f.not_rebuildable.join(', ')}`);
   }

@@ -1,11 +1,12 @@
-// Conversations and their messages. Hot paths are _id probes (a conversation, a message); a conversation's messages
-// come back by (conversation_id, position), which is also unique: a turn's place is claimed by its insert.
+// Conversations and their messages. Hot paths are _id probes (a conversation, a message): a turn reads only its
+// conversation, which keeps the last turns (recent_turns); a conversation's messages come back by
+// (conversation_id, position) when it is read whole, which is also unique: a turn's place is claimed by its insert.
 import type { Filter } from 'mongodb';
 import { ConflictError } from '../errors.ts';
 import type { Collections } from './mongo.ts';
 import { isDuplicateKeyError, storeCall } from './mongo.ts';
 import { decodeCursor, encodeCursor, type Page } from './pagination.ts';
-import type { ConversationMessageRecord, ConversationRecord, MessageFeedback } from './records.ts';
+import type { ConversationMessageRecord, ConversationRecord, MessageFeedback, RecentTurn } from './records.ts';
 
 const RECENTLY_UPDATED_FIRST = { updated_at: -1, _id: -1 } as const;
 
@@ -43,7 +44,8 @@ export function conversationsStore(collections: Collections) {
       const filter: Filter<ConversationRecord> = page.cursor
         ? { user_id: userId, ...afterUpdatedCursor(page.cursor) }
         : { user_id: userId };
-      let cursor = conversations.find(filter).sort(RECENTLY_UPDATED_FIRST);
+      // Without the recent turns: a list shows titles, and a page of them would carry up to four answers each.
+      let cursor = conversations.find(filter, { projection: { recent_turns: 0 } }).sort(RECENTLY_UPDATED_FIRST);
       if (page.limit !== undefined) cursor = cursor.limit(page.limit + 1);
       const records = await storeCall(() => cursor.toArray());
       if (page.limit === undefined || records.length <= page.limit) return { items: records, nextCursor: null };
@@ -70,28 +72,39 @@ export function conversationsStore(collections: Collections) {
     },
 
     /**
-     * A turn's question and answer, then the conversation's counters. The (conversation_id, position) index is
-     * unique: a turn answered meanwhile took these places, and this one is refused whole (409, nothing stored).
+     * A turn's question and answer, and the conversation's counters and recent turns, written at once (one round trip
+     * on a turn's path, not two). The (conversation_id, position) index is unique: a turn answered meanwhile took
+     * these places, and this one is refused (409). A refused or failed insert leaves the recent turns unset, so the
+     * next turn reads them from the stored messages, and the count at least past the places taken: a count left
+     * behind by a failed update (messages stored, counter not) would otherwise refuse every next turn.
      */
     async appendTurn(
       conversation: ConversationRecord,
       turn: [ConversationMessageRecord, ConversationMessageRecord],
-      update: { title: string | null; at: Date },
+      update: { title: string | null; at: Date; recentTurns: RecentTurn[] },
     ): Promise<void> {
-      try {
-        await storeCall(() => messages.insertMany(turn, { ordered: true }));
-      } catch (error) {
-        if (!isDuplicateKeyError(error)) throw error;
+      // The turns up to this answer (2n+1: n+1). Conversations stored before counted (2n+1)/2+1, a half more, and
+      // so left gaps in the positions; rounded up here, their next question lands past every place taken.
+      const turns = Math.ceil((turn[1].position + 1) / 2);
+      const [inserted, counted] = await Promise.allSettled([
+        storeCall(() => messages.insertMany(turn, { ordered: true })),
+        storeCall(() =>
+          conversations.updateOne(
+            { _id: conversation._id },
+            { $set: { title: update.title, updated_at: update.at, turns, recent_turns: update.recentTurns } },
+          ),
+        ),
+      ]);
+      if (inserted.status === 'rejected') {
+        await storeCall(() =>
+          conversations.updateOne({ _id: conversation._id }, { $max: { turns }, $unset: { recent_turns: '' } }),
+        ).catch(() => undefined);
+        if (!isDuplicateKeyError(inserted.reason)) throw inserted.reason;
         throw new ConflictError(
           `conversation ${conversation._id}: another turn was answered meanwhile; ask again to continue from it`,
         );
       }
-      await storeCall(() =>
-        conversations.updateOne(
-          { _id: conversation._id },
-          { $set: { title: update.title, updated_at: update.at, turns: turn[1].position / 2 + 1 } },
-        ),
-      );
+      if (counted.status === 'rejected') throw counted.reason;
     },
 
     findMessage: (id: string) => storeCall(() => messages.findOne({ _id: id })),
@@ -114,5 +127,22 @@ export function conversationsStore(collections: Collections) {
       storeCall(() => messages.findOne({ conversation_id: conversationId, position })),
 
     countConversations: () => storeCall(() => conversations.estimatedDocumentCount()),
+
+    /** For `kbqa doctor`: every conversation's owner, and every message's conversation (admin scans). */
+    listConversationOwners: () =>
+      storeCall(() => conversations.find({}, { projection: { _id: 1, user_id: 1 } }).toArray()),
+    listMessageConversations: () =>
+      storeCall(() => messages.find({}, { projection: { _id: 1, conversation_id: 1 } }).toArray()),
+    findConversation: (id: string) => storeCall(() => conversations.findOne({ _id: id }, { projection: { _id: 1 } })),
+    async deleteMessages(ids: string[]): Promise<number> {
+      if (ids.length === 0) return 0;
+      return (await storeCall(() => messages.deleteMany({ _id: { $in: ids } }))).deletedCount;
+    },
+
+    /** A deleted account's conversations: messages (their feedback with them) first, then the conversations. */
+    async deleteConversationsOfUser(userId: string): Promise<number> {
+      await storeCall(() => messages.deleteMany({ user_id: userId }));
+      return (await storeCall(() => conversations.deleteMany({ user_id: userId }))).deletedCount;
+    },
   };
 }

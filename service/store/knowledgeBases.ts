@@ -181,6 +181,15 @@ export function knowledgeBasesStore(collections: Collections) {
         knowledgeBases.updateOne({ _id: id }, { $pull: { shared_user_ids: userId, accepted_user_ids: userId } }),
       );
     },
+    /** A deleted account: every share with it, pending or accepted, goes. */
+    async removeSharedUserEverywhere(userId: string): Promise<void> {
+      await storeCall(() =>
+        knowledgeBases.updateMany(
+          { shared_user_ids: userId },
+          { $pull: { shared_user_ids: userId, accepted_user_ids: userId } },
+        ),
+      );
+    },
     async shareWithOrganisation(id: string, organisationId: string, shared: boolean): Promise<void> {
       const update = shared
         ? { $addToSet: { shared_organisation_ids: organisationId } }

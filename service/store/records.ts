@@ -342,8 +342,22 @@ export interface ConversationRecord {
   title: string | null;
   knowledge_base_ids: string[] | null;
   turns: number;
+  /**
+   * The last turns as the next turn reads them (at most HISTORY_TURNS, answers cut to the history's bound), kept here
+   * so a turn reads one record by _id: FerretDB scans conversation_messages for anything but an _id equality.
+   * Absent on conversations stored before it existed: their next turn reads the messages once and writes it.
+   */
+  recent_turns?: RecentTurn[];
   created_at: Date;
   updated_at: Date;
+}
+
+/** A turn as the next one reads it: the question, the answer (cut), what was searched and the titles it cited. */
+export interface RecentTurn {
+  question: string;
+  answer: string;
+  standalone_query: string;
+  cited_titles: string[];
 }
 
 /** A citation as a conversation keeps it: the API's fields and the KB it came from (to hide it once unreachable). */

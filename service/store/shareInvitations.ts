@@ -133,6 +133,13 @@ export function shareInvitationsStore(collections: Collections) {
       for (const invitation of found) await deleteInvitation(invitation);
     },
 
+    /** A deleted account: the invitations it sent and those to its address (places freed), and its refusals. */
+    async deleteShareInvitationsOfUser(userId: string, email: string): Promise<void> {
+      const found = await storeCall(() => invitations.find({ $or: [{ sender_id: userId }, { email }] }).toArray());
+      for (const invitation of found) await deleteInvitation(invitation);
+      await storeCall(() => refusals.deleteMany({ $or: [{ recipient_id: userId }, { sender_id: userId }] }));
+    },
+
     /** A decline (of `knowledge_base_id`) or a block (of `sender_id`); recording it twice keeps the first. */
     async recordShareRefusal(refusal: Omit<ShareRefusalRecord, '_id'>): Promise<void> {
       const _id =

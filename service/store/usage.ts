@@ -48,6 +48,8 @@ export function usageStore(collections: Collections) {
 
   return {
     findUsage: (userId: string) => storeCall(() => usage.findOne({ _id: userId })),
+    /** A deleted account's record (its KBs' purge then releases into nothing: updates without upsert). */
+    deleteUsage: (userId: string) => storeCall(() => usage.deleteOne({ _id: userId })),
     /** Every usage record (an admin scan: `kbqa doctor` compares each with the documents). */
     listUsage: () => storeCall(() => usage.find({}).toArray()),
     /** What the user's documents hold, counted from them: what the record should say. */

@@ -51,6 +51,7 @@ import {
   webKnowledgeBase,
   webKnowledgeBaseListItem,
   webQueryResponse,
+  accountDeletedResponse,
 } from '../routes/webApp.schema.ts';
 import {
   changePasswordBody,
@@ -118,6 +119,9 @@ const PATHS: ZodOpenApiPathsObject = {
   '/api/web/admin/invitations': { post: operation('inviteUser', { 201: invitationResponse }, { body: inviteBody }) },
   '/api/web/admin/users/{id}/password-reset': {
     post: operation('createPasswordReset', { 201: passwordResetResponse }, { path: ID }),
+  },
+  '/api/web/admin/users/{id}': {
+    delete: operation('deleteUser', { 200: accountDeletedResponse }, { path: ID }),
   },
 
   // Knowledge bases (routes/knowledgeBases.ts, knowledgeBaseMembership.ts, knowledgeBaseSharing.ts)

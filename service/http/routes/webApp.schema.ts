@@ -70,6 +70,18 @@ export const passwordResetResponse = invitationResponse.meta({
     "A user's one-time reset link (replacing any earlier link of theirs); using it ends every session of theirs.",
 });
 
+export const accountDeletedResponse = z
+  .object({
+    deleted: z.literal(true),
+    api_keys_revoked: z.number().int().meta({ description: 'Live API keys of the account revoked' }),
+    sessions_ended: z.number().int().meta({ description: 'Web sessions of the account ended' }),
+    conversations_deleted: z.number().int().meta({ description: 'Conversations removed, with messages and feedback' }),
+    knowledge_bases_deleted: z.number().int().meta({
+      description: 'KBs it owned, deleted as a KB deletion does (soft; purged with their documents by the sweep)',
+    }),
+  })
+  .meta({ id: 'AccountDeleted', description: 'An account deleted by an administrator, and what went with it.' });
+
 // ── API keys (routes/apiKeys.ts) ───────────────────────────────────────────────────────────────────────────────
 
 export const apiKey = z

@@ -178,6 +178,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/web/admin/users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete: operations["deleteUser"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/web/knowledge-bases": {
         parameters: {
             query?: never;
@@ -703,6 +719,19 @@ export interface components {
         };
         /** @description A user's one-time reset link (replacing any earlier link of theirs); using it ends every session of theirs. */
         PasswordReset: components["schemas"]["Invitation"];
+        /** @description An account deleted by an administrator, and what went with it. */
+        AccountDeleted: {
+            /** @constant */
+            deleted: true;
+            /** @description Live API keys of the account revoked */
+            api_keys_revoked: number;
+            /** @description Web sessions of the account ended */
+            sessions_ended: number;
+            /** @description Conversations removed, with messages and feedback */
+            conversations_deleted: number;
+            /** @description KBs it owned, deleted as a KB deletion does (soft; purged with their documents by the sweep) */
+            knowledge_bases_deleted: number;
+        };
         /** @description A KB in the web app's list, with its document count. */
         WebKnowledgeBaseListItem: {
             /**
@@ -1662,6 +1691,38 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PasswordReset"];
+                };
+            };
+            /** @description Every failure: the error envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The resource's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleteUser */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountDeleted"];
                 };
             };
             /** @description Every failure: the error envelope. */

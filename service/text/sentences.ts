@@ -268,6 +268,8 @@ export function splitSentences(text: string): SentenceUnit[] {
   let header: string[] | null = null;
   let lastText = lines.length - 1;
   while (lastText >= 0 && collapseBlanks(lines[lastText]) === '') lastText -= 1;
+  let firstText = 0;
+  while (firstText < lastText && collapseBlanks(lines[firstText]) === '') firstText += 1;
   lines.forEach((rawLine, index) => {
     let line = collapseBlanks(rawLine);
     const cells = tableCells(line);
@@ -297,11 +299,14 @@ export function splitSentences(text: string): SentenceUnit[] {
     if (line.startsWith('[ ] ') || line.startsWith('[x] ') || line.startsWith('[X] ')) line = line.slice(4);
     line = line.trim();
     if (!line) return;
-    // A short line on its own (blank lines or the text's start around it, more text after it) with no end
-    // punctuation is a heading: how a PDF's or a plain text's headings arrive.
+    // A short line on its own (blank lines or the text's start around it, more text before or after it) with no
+    // end punctuation is a heading: how a PDF's or a plain text's headings arrive. One at the text's end is a heading
+    // too — a passage cut right after a heading (a page ending on one), a running footer — never a sentence: only a
+    // text of that one line keeps it as its sentence.
     const alone =
       (index === 0 || collapseBlanks(lines[index - 1]) === '') && collapseBlanks(lines[index + 1] ?? '') === '';
-    if (!marker && alone && index < lastText && !endsWithTerminator(line) && wordCount(line) <= HEADING_MAX_WORDS) {
+    const moreText = index < lastText || index > firstText;
+    if (!marker && alone && moreText && !endsWithTerminator(line) && wordCount(line) <= HEADING_MAX_WORDS) {
       out.push({ text: line, heading: true });
       return;
     }

@@ -84,8 +84,11 @@ test('every answer sentence is a whole sentence, list item or table row of the P
     const answer: string = body.answer;
     t.true(answer.includes(fact), `${question} → ${answer}`);
     for (const sentence of answerSentences(answer)) {
-      // The answer ends a unit without end punctuation (a list item, a table row) with a '.' after its marker.
-      const whole = SOURCE_UNITS.has(sentence) || (sentence.endsWith('.') && SOURCE_UNITS.has(sentence.slice(0, -1)));
+      // The answer ends a unit without end punctuation (a list item, a table row) with a '.' after its marker, and
+      // one ending in ':' (a list's lead line) the same way (withMarker drops the ':').
+      const bare = sentence.endsWith('.') ? sentence.slice(0, -1) : null;
+      const whole =
+        SOURCE_UNITS.has(sentence) || (bare !== null && (SOURCE_UNITS.has(bare) || SOURCE_UNITS.has(`${bare}:`)));
       t.true(whole, `${question} → "${sentence}" is not a whole unit of the source`);
     }
   }

@@ -19,6 +19,7 @@ export const OPTIONS = {
   url: { type: 'string' },
   'api-key': { type: 'string' },
   ablate: { type: 'boolean' },
+  real: { type: 'boolean' },
   sweep: { type: 'string', multiple: true },
   split: { type: 'string' },
   limit: { type: 'string' },

@@ -29,7 +29,9 @@ import {
 import {
   checkWholeSentences,
   citedPages,
+  answeredByRow,
   citesGoldPage,
+  goldTableRows,
   holdsGoldAnswer,
   isRefusal,
   sourceSentenceKeys,
@@ -81,14 +83,14 @@ export interface AnswerEvalResult {
   finished_at: string;
 }
 
-interface IngestedDocument {
+export interface IngestedDocument {
   name: string;
-  kind: 'pdf' | 'markdown';
+  kind: 'pdf' | 'markdown' | 'file';
   /** Its units as the one segmentation cuts its stored text. */
   source: ReturnType<typeof sourceSentenceKeys>;
 }
 
-function log(options: AnswerEvalOptions, line: string): void {
+export function log(options: { quiet?: boolean }, line: string): void {
   if (!options.quiet) process.stderr.write(`${escapeForTerminal(line)}\n`);
 }
 
@@ -135,10 +137,19 @@ async function fillKnowledgeBase(
   return documents;
 }
 
-async function askQuestion(
+/** A table question's outcome (answered by its row, header names attached); null for any other question. */
+export function tableRow(dataset: AnswerDataset, question: BenchQuestion, answer: string, refused: boolean) {
+  if (question.kind !== 'answerable') return null;
+  const twin = dataset.documents.find((document) => document.name === question.document)?.markdown ?? '';
+  const rows = goldTableRows(twin, question.answers);
+  if (rows.length === 0) return null;
+  return !refused && answeredByRow(answer, rows);
+}
+
+export async function askQuestion(
   client: KbqaClient,
   question: BenchQuestion,
-  knowledgeBase: { label: BenchKnowledgeBase; id: string; documents: Map<string, IngestedDocument> },
+  knowledgeBase: { label: string; id: string; documents: Map<string, IngestedDocument> },
   dataset: AnswerDataset,
 ): Promise<{ outcome: QuestionOutcome; model: string }> {
   const started = performance.now();
@@ -185,6 +196,7 @@ async function askQuestion(
       cited,
       refused,
       holds_gold: answerable ? holdsGoldAnswer(body.answer, answerable.answers) : null,
+      table_row: tableRow(dataset, question, body.answer, refused),
       first_citation_right: firstRight,
       page_right: pageRight,
       sentences: check.sentences,
@@ -329,13 +341,18 @@ function writeResult(out: string | undefined, result: AnswerEvalResult): void {
 }
 
 export const ANSWERS_USAGE =
-  'usage: kbqa eval answers DIR [--url U] [--api-key K] [--split report|tune|report-2|tune-2|all|conversations] [--limit N] [--dialogues FILE] [--out FILE.json] [--json]\n' +
+  'usage: kbqa eval answers DIR [--real] [--url U] [--api-key K] [--split report|tune|report-2|tune-2|all|conversations] [--limit N] [--dialogues FILE] [--out FILE.json] [--json]\n' +
+  '       (--real: one KB per kind of DIR/real/MANIFEST.json, the files real programs made, through the web app)\n' +
   "       (the API key's user's web password in KBQA_EVAL_PASSWORD: PDFs are uploaded through the web app)";
 
 export async function runAnswersCommand(positionals: string[], options: Record<string, unknown>): Promise<number> {
   const split = (options.split as string | undefined) ?? 'report';
   if (positionals.length !== 1 || ![...SPLITS, 'all', 'conversations'].includes(split)) {
     console.error(ANSWERS_USAGE);
+    return 2;
+  }
+  if (options.real && split === 'conversations') {
+    console.error('kbqa eval answers: --real asks the question splits; the conversations split runs without it');
     return 2;
   }
   const apiKey = (options['api-key'] as string | undefined) ?? process.env.KBQA_API_KEY;
@@ -354,7 +371,7 @@ export async function runAnswersCommand(positionals: string[], options: Record<s
   const directory = resolve(positionals[0]);
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   try {
-    const result = await runAnswerEval({
+    const run: AnswerEvalOptions = {
       directory,
       url: (options.url as string | undefined) ?? process.env.KBQA_URL ?? 'http://127.0.0.1:8080',
       apiKey,
@@ -362,9 +379,20 @@ export async function runAnswersCommand(positionals: string[], options: Record<s
       split: split as AnswerEvalOptions['split'],
       limit,
       dialogues: options.dialogues as string | undefined,
-      out: (options.out as string | undefined) ?? join('bench', 'results', `eval-answers-${stamp}.json`),
+      out:
+        (options.out as string | undefined) ??
+        join('bench', 'results', `eval-answers-${options.real ? 'real-' : ''}${stamp}.json`),
       quiet: Boolean(options.json),
-    });
+    };
+    if (options.real) {
+      const { runRealAnswerEval, formatRealTable } = await import('./evalRealAnswers.ts');
+      const real = await runRealAnswerEval(run);
+      console.log(
+        options.json ? escapeJsonForTerminal(JSON.stringify(real)) : escapeForTerminal(formatRealTable(real)),
+      );
+      return 0;
+    }
+    const result = await runAnswerEval(run);
     console.log(
       options.json ? escapeJsonForTerminal(JSON.stringify(result)) : escapeForTerminal(formatAnswerTable(result)),
     );

@@ -10,7 +10,8 @@ export interface QuestionOutcome {
   id: string;
   split: Split;
   kind: BenchQuestion['kind'];
-  knowledge_base: BenchKnowledgeBase;
+  /** 'pdf' or 'markdown' (the two KBs of the default run), or a real producer's kind (`--real`). */
+  knowledge_base: string;
   /** Answerable questions: the kind of the gold document (in the markdown KB a 'pdf' document is its twin). */
   gold_kind: 'pdf' | 'markdown' | null;
   question: string;
@@ -24,6 +25,8 @@ export interface QuestionOutcome {
   page_right: boolean | null;
   sentences: number;
   pieces: string[];
+  /** A table question (its fact a table cell of the twin): answered with that row, header names attached; else null. */
+  table_row: boolean | null;
   ms: number;
 }
 
@@ -39,6 +42,8 @@ export interface AnswerSummary {
   gold_fact: { pdf: Share; markdown: Share; all: Share };
   /** Answers that cite something and whose every unit is a whole source unit. */
   whole_sentences: Share & { pieces: number };
+  /** Table questions answered by their row with its header names. */
+  table_rows: Share;
   first_citation_right: Share;
   page_right: Share;
   refused: { unanswerable: Share; off_topic: Share; answerable: Share };
@@ -83,6 +88,10 @@ export function summarize(outcomes: QuestionOutcome[]): AnswerSummary {
       ),
       pieces: answered.reduce((sum, outcome) => sum + outcome.pieces.length, 0),
     },
+    table_rows: share(
+      count(answerable, (outcome) => outcome.table_row),
+      answerable.filter((outcome) => outcome.table_row !== null).length,
+    ),
     first_citation_right: share(
       count(answerable, (outcome) => outcome.first_citation_right),
       answerable.length,
@@ -125,6 +134,7 @@ export const TABLE_HEADER = [
   'gold fact: PDF docs',
   'gold fact: markdown docs',
   'whole sentences',
+  'table row',
   'right source first',
   'right page (PDF)',
   'refused: unanswerable',
@@ -147,6 +157,7 @@ export function summaryRows(bySplit: Record<string, Record<BenchKnowledgeBase, A
           cell(summary.gold_fact.pdf),
           cell(summary.gold_fact.markdown),
           cell(summary.whole_sentences),
+          cell(summary.table_rows),
           cell(summary.first_citation_right),
           cell(summary.page_right),
           cell(summary.refused.unanswerable),

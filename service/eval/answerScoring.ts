@@ -128,3 +128,39 @@ export function citedPages(citation: CitedPassage, chunks: PagedChunk[]): { star
 export function citesGoldPage(pages: { start: number; end: number } | null, goldPages: number[]): boolean {
   return pages !== null && goldPages.some((page) => page >= pages.start && page <= pages.end);
 }
+
+/**
+ * A markdown twin's table rows, as the segmentation gives them (each cell after its header's name, "Route: S1; Day:
+ * Wednesday"), by key: the units its table lines give and its other lines do not.
+ */
+export function tableRowKeys(markdown: string): { rows: Set<string>; others: Set<string> } {
+  const keys = (text: string) =>
+    splitSentences(text)
+      .filter((unit) => !unit.heading)
+      .map((unit) => unitKey(unit.text));
+  const others = new Set(
+    keys(
+      markdown
+        .split('\n')
+        .filter((line) => !line.trimStart().startsWith('|'))
+        .join('\n'),
+    ),
+  );
+  return { rows: new Set(keys(markdown).filter((key) => !others.has(key))), others };
+}
+
+/**
+ * A table question's rows: the twin's table rows holding a gold string, when no other unit of the twin holds one
+ * (the fact is a table cell); empty for any other question.
+ */
+export function goldTableRows(markdown: string, golds: string[]): string[] {
+  const { rows, others } = tableRowKeys(markdown);
+  if ([...others].some((unit) => holdsGoldAnswer(unit, golds))) return [];
+  return [...rows].filter((row) => holdsGoldAnswer(row, golds));
+}
+
+/** Whether one unit of the answer (markers removed) is one of the rows, whole, with its header names. */
+export function answeredByRow(answer: string, rows: string[]): boolean {
+  const wanted = new Set(rows);
+  return splitSentences(withoutCitationMarkers(answer)).some((unit) => wanted.has(unitKey(unit.text)));
+}

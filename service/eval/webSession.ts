@@ -61,15 +61,49 @@ async function getJson<T>(session: WebSession, path: string): Promise<T> {
   return body;
 }
 
-/** Uploads a PDF into a KB the session's user owns; answered 202 with the document, which is then ingested. */
-export async function uploadPdf(
+/** An upload the web app's upload route refused (4xx): the file's kind is not accepted there. */
+export class UploadRefused extends Error {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
+  }
+}
+
+/** Content types as a browser sends them for a file of each extension (what the web app's file picker passes on). */
+const CONTENT_TYPES: Record<string, string> = {
+  '.pdf': 'application/pdf',
+  '.docx': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  '.odt': 'application/vnd.oasis.opendocument.text',
+  '.html': 'text/html',
+  '.htm': 'text/html',
+  '.pptx': 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+  '.xlsx': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  '.csv': 'text/csv',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.tif': 'image/tiff',
+  '.tiff': 'image/tiff',
+};
+
+export function uploadContentType(filename: string): string {
+  const dot = filename.lastIndexOf('.');
+  return (dot >= 0 && CONTENT_TYPES[filename.slice(dot).toLowerCase()]) || 'application/octet-stream';
+}
+
+/**
+ * Uploads a file into a KB the session's user owns through the web app's upload route (multipart, as the browser
+ * sends it); answered 202 with the document, which is then ingested. A 4xx is an UploadRefused (its message the API's).
+ */
+export async function uploadFile(
   session: WebSession,
   knowledgeBaseId: string,
   filename: string,
-  pdf: Uint8Array,
+  bytes: Uint8Array,
 ): Promise<WebDocument> {
   const form = new FormData();
-  form.append('file', new Blob([Buffer.from(pdf)], { type: 'application/pdf' }), filename);
+  form.append('file', new Blob([Buffer.from(bytes)], { type: uploadContentType(filename) }), filename);
   const path = `/api/web/knowledge-bases/${encodeURIComponent(knowledgeBaseId)}/uploads`;
   const response = await fetch(`${session.url}${path}`, {
     method: 'POST',
@@ -77,9 +111,21 @@ export async function uploadPdf(
     body: form,
   });
   const body = await readJson<{ document?: WebDocument; error?: { message?: string } }>(response, `POST ${path}`);
-  if (response.status !== 202 || !body.document)
-    throw new Error(`POST ${path} answered ${response.status}: ${body.error?.message ?? ''}`);
-  return body.document;
+  if (response.status === 202 && body.document) return body.document;
+  const message = `POST ${path} answered ${response.status}: ${body.error?.message ?? ''}`;
+  if (response.status >= 400 && response.status < 500 && response.status !== 401 && response.status !== 429)
+    throw new UploadRefused(response.status, body.error?.message ?? message);
+  throw new Error(message);
+}
+
+/** Uploads a PDF (uploadFile with a .pdf name). */
+export async function uploadPdf(
+  session: WebSession,
+  knowledgeBaseId: string,
+  filename: string,
+  pdf: Uint8Array,
+): Promise<WebDocument> {
+  return uploadFile(session, knowledgeBaseId, filename, pdf);
 }
 
 /** Polls the document every `pollMs` until it is ready; failed, or still not ready after `timeoutMs`, throws. */

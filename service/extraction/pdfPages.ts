@@ -1,5 +1,8 @@
-// An uploaded file's pages or sections as chunks that know where they come from.
+// An uploaded file's pages or sections as chunks that know where they come from; a PDF's pages cut at their
+// headings as markdown is.
 import type { SplitResult, TextSegment } from '../rag/splitter.ts';
+import { MAX_HEADING_CHARS } from '../rag/splitter.ts';
+import { plainHeadingLines } from '../text/sentences.ts';
 import type { FileKind } from './fileKinds.ts';
 import type { ExtractedPdf } from './pdf.ts';
 
@@ -8,25 +11,86 @@ type Split = (text: string, filename: string) => Promise<SplitResult>;
 /** What makes the splitter read a text as markdown (splitter.ts: isMarkdownFilename): the readers write markdown. */
 const AS_MARKDOWN = 'sections.md';
 
+export interface PageSection {
+  /** The headings above the text: the document's first heading (its title), then the latest one. */
+  heading_path: string[];
+  text: string;
+}
+
 /**
- * A PDF's chunks: each page split on its own, so every chunk comes from one page and cites exactly it (a chunk that
- * ran over a page break would cite pages it barely touches: on short pages, all of them). `split` is the
- * splitter's (off the event loop); duplicates across pages are kept, each with its own page. `numbers` gives each
- * page's number when it is not its place (a deck's slides without text are left out).
+ * A PDF's pages cut at their headings (short lines standing alone without end punctuation, text/sentences.ts), as
+ * markdown is cut at its # headings: the heading leaves the text for the section's heading path, so a page of five
+ * sections is five passages, each embedded with its heading, not one passage diluted by the other four. The first
+ * heading of the document is its title and stays first in every path; a heading goes on to the next page until
+ * another replaces it.
+ */
+export function pageSections(pages: string[]): PageSection[][] {
+  let title: string | null = null;
+  let current: string | null = null;
+  return pages.map((page) => {
+    const lines = page.split('\n');
+    const headings = new Set(plainHeadingLines(lines));
+    const sections: PageSection[] = [];
+    let body: string[] = [];
+    const path = () => [title, current].filter((part): part is string => part !== null);
+    const flush = () => {
+      const text = body.join('\n').trim();
+      if (text) sections.push({ heading_path: path(), text });
+      body = [];
+    };
+    lines.forEach((line, index) => {
+      if (!headings.has(index)) {
+        body.push(line);
+        return;
+      }
+      flush();
+      const heading = line.trim().slice(0, MAX_HEADING_CHARS);
+      if (title === null) title = heading;
+      else current = heading;
+    });
+    flush();
+    return sections;
+  });
+}
+
+/**
+ * A file's chunks page by page: each page split on its own, so every chunk comes from one page and cites exactly it
+ * (a chunk that ran over a page break would cite pages it barely touches: on short pages, all of them). A PDF's or
+ * a scan's pages are first cut into their sections (pageSections), each split on its own with its heading path; a
+ * deck's slides, already markdown, are split whole. `split` is the splitter's (off the event loop); duplicates
+ * across pages are kept, each with its own page. `numbers` gives each page's number when it is not its place (a
+ * deck's slides without text are left out).
  */
 export async function splitPages(
   pages: string[],
   split: (text: string) => Promise<SplitResult>,
-  numbers?: number[],
+  options: { numbers?: number[]; sectioned?: boolean } = {},
 ): Promise<SplitResult> {
-  const results = await Promise.all(pages.map((text) => (text.trim().length === 0 ? null : split(text))));
+  const sectioned =
+    options.sectioned === false ? pages.map((text) => [{ heading_path: [], text }]) : pageSections(pages);
+  const results = await Promise.all(
+    sectioned.map((sections) =>
+      Promise.all(
+        sections
+          .filter((section) => section.text.trim().length > 0)
+          .map(async (section) => ({ section, result: await split(section.text) })),
+      ),
+    ),
+  );
   const segments: TextSegment[] = [];
   let total = 0;
-  results.forEach((result, index) => {
-    if (!result) return;
-    total += result.total;
-    const page = numbers?.[index] ?? index + 1;
-    for (const segment of result.segments) segments.push({ ...segment, page_start: page, page_end: page });
+  results.forEach((sections, index) => {
+    const page = options.numbers?.[index] ?? index + 1;
+    for (const { section, result } of sections) {
+      total += result.total;
+      for (const segment of result.segments)
+        segments.push({
+          ...segment,
+          heading_path: [...section.heading_path, ...segment.heading_path],
+          page_start: page,
+          page_end: page,
+        });
+    }
   });
   return { total, segments };
 }
@@ -51,10 +115,9 @@ export function splitFile(
   const { pages, labels } = extracted;
   if (kind === 'pdf' || kind === 'image') return splitPages(pages, (text) => split(text, filename));
   if (kind === 'pptx')
-    return splitPages(
-      pages,
-      (text) => split(text, AS_MARKDOWN),
-      pages.map((_, index) => slideNumber(labels?.[index], index)),
-    );
+    return splitPages(pages, (text) => split(text, AS_MARKDOWN), {
+      numbers: pages.map((_, index) => slideNumber(labels?.[index], index)),
+      sectioned: false,
+    });
   return split(pages.join('\n\n'), AS_MARKDOWN);
 }

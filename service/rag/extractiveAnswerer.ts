@@ -111,7 +111,7 @@ interface Candidate {
   context: string;
   /** Content terms of its whole passage: text, title and headings. */
   passageTerms: Set<string>;
-  /** Tier 0 = regular sentence; 1 = fragment/heading, only used when no tier-0 sentence exists. */
+  /** Tier 0 = regular sentence; 1 = a fragment (under MIN_WORDS words), only used when no tier-0 sentence exists. */
   tier: 0 | 1;
   /** Its stored vector (null when the passage came without the vectors, or past the 48 embedded). */
   vector: ArrayLike<number> | null;
@@ -167,6 +167,14 @@ function jaccard(a: Set<string>, b: Set<string>): number {
 
 function rankBonus(rank: number, passages: number): number {
   return passages <= 1 ? RANK_BONUS : RANK_BONUS * (1 - rank / passages);
+}
+
+/** A unit's identity among the passages: its letters and digits, lower-cased. */
+function unitKey(text: string): string {
+  return text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
 }
 
 /** Orders by score desc, then passage rank, then position: total and deterministic. */
@@ -258,14 +266,14 @@ function rankCandidates(input: ExtractiveAnswerInput, options: ExtractiveAnswerO
     const terms = holders[rank];
     const units = splitSentences(p.text ?? '');
     const vectors = unitVectors(p, units.length);
+    // A heading, a table's header row, or a line that is the passage's title or one of its headings (a section with
+    // nothing under its heading is its heading's text) places the sentences under it: it is never an answer itself.
+    const placing = new Set([title, ...(p.headings ?? [])].map(unitKey));
     units.forEach((s, position) => {
-      const key = s.text
-        .toLowerCase()
-        .replace(/[^\p{L}\p{N}]+/gu, ' ')
-        .trim();
-      if (!key || seen.has(key)) return;
+      const key = unitKey(s.text);
+      if (!key || seen.has(key) || s.heading || placing.has(key)) return;
       seen.add(key);
-      const tier = s.heading || words(s.text).length < MIN_WORDS ? 1 : 0;
+      const tier = words(s.text).length < MIN_WORDS ? 1 : 0;
       const vector = vectors[position];
       // A sentence vector is the sentence alone; its passage's (title and headings as context) says where it stands.
       const similarity =

@@ -258,6 +258,38 @@ function isRule(line: string): boolean {
 }
 
 /**
+ * A short line on its own (blank lines or the text's start around it, more text before or after it) with no end
+ * punctuation is a heading: how a PDF's or a plain text's headings arrive. One at the text's end is a heading too — a
+ * passage cut right after a heading (a page ending on one), a running footer — never a sentence: only a text of that
+ * one line keeps it as its sentence. `line` is lines[index] without its decoration; list items are never headings.
+ */
+function standsAsHeading(lines: string[], index: number, line: string, firstText: number, lastText: number): boolean {
+  const alone =
+    (index === 0 || collapseBlanks(lines[index - 1]) === '') && collapseBlanks(lines[index + 1] ?? '') === '';
+  const moreText = index < lastText || index > firstText;
+  return alone && moreText && !endsWithTerminator(line) && wordCount(line) <= HEADING_MAX_WORDS;
+}
+
+/**
+ * The lines of a plain text (a PDF page as extraction writes it) that are headings by the rule of standsAsHeading:
+ * their indices. Table rows, list items, quotes and markdown headings are not counted.
+ */
+export function plainHeadingLines(lines: string[]): number[] {
+  let lastText = lines.length - 1;
+  while (lastText >= 0 && collapseBlanks(lines[lastText]) === '') lastText -= 1;
+  let firstText = 0;
+  while (firstText < lastText && collapseBlanks(lines[firstText]) === '') firstText += 1;
+  const found: number[] = [];
+  lines.forEach((raw, index) => {
+    const line = collapseBlanks(raw);
+    if (!line || line[0] === '|' || line[0] === '>' || line[0] === '#' || LIST_MARKER.test(line) || isRule(line))
+      return;
+    if (standsAsHeading(lines, index, line, firstText, lastText)) found.push(index);
+  });
+  return found;
+}
+
+/**
  * Text → its units in order: sentences, list items, table rows (with their header cells' names), headings.
  * Markdown decoration (heading #s, bullets, numbers, task boxes, quote marks) is dropped; rules and code fences are
  * skipped. Linear in the text.
@@ -268,6 +300,8 @@ export function splitSentences(text: string): SentenceUnit[] {
   let header: string[] | null = null;
   let lastText = lines.length - 1;
   while (lastText >= 0 && collapseBlanks(lines[lastText]) === '') lastText -= 1;
+  let firstText = 0;
+  while (firstText < lastText && collapseBlanks(lines[firstText]) === '') firstText += 1;
   lines.forEach((rawLine, index) => {
     let line = collapseBlanks(rawLine);
     const cells = tableCells(line);
@@ -297,11 +331,7 @@ export function splitSentences(text: string): SentenceUnit[] {
     if (line.startsWith('[ ] ') || line.startsWith('[x] ') || line.startsWith('[X] ')) line = line.slice(4);
     line = line.trim();
     if (!line) return;
-    // A short line on its own (blank lines or the text's start around it, more text after it) with no end
-    // punctuation is a heading: how a PDF's or a plain text's headings arrive.
-    const alone =
-      (index === 0 || collapseBlanks(lines[index - 1]) === '') && collapseBlanks(lines[index + 1] ?? '') === '';
-    if (!marker && alone && index < lastText && !endsWithTerminator(line) && wordCount(line) <= HEADING_MAX_WORDS) {
+    if (!marker && standsAsHeading(lines, index, line, firstText, lastText)) {
       out.push({ text: line, heading: true });
       return;
     }

@@ -6,9 +6,11 @@ import { fileURLToPath } from 'node:url';
 import { layoutToMarkdown, loadAnswerDataset } from '../../service/eval/answerDataset.ts';
 import { summarize, type QuestionOutcome } from '../../service/eval/answerReport.ts';
 import {
+  answeredByRow,
   checkWholeSentences,
   citedPages,
   citesGoldPage,
+  goldTableRows,
   holdsGoldAnswer,
   isRefusal,
   sourceSentenceKeys,
@@ -131,6 +133,7 @@ test('the summary counts refusals per kind and a wrong first citation as wrong',
     page_right: true,
     sentences: 1,
     pieces: [],
+    table_row: null,
     ms: 10,
   };
   const summary = summarize([
@@ -144,7 +147,7 @@ test('the summary counts refusals per kind and a wrong first citation as wrong',
       pieces: ['closes at.'],
       ms: 30,
     },
-    { ...base, id: 'f3', gold_kind: 'markdown', page_right: null, ms: 20 },
+    { ...base, id: 'f3', gold_kind: 'markdown', page_right: null, table_row: true, ms: 20 },
     {
       ...base,
       id: 'u1',
@@ -173,6 +176,7 @@ test('the summary counts refusals per kind and a wrong first citation as wrong',
   t.deepEqual(summary.first_citation_right, { hits: 2, of: 3, share: 0.667 });
   t.deepEqual(summary.page_right, { hits: 1, of: 2, share: 0.5 });
   t.deepEqual(summary.whole_sentences, { hits: 3, of: 4, share: 0.75, pieces: 1 });
+  t.deepEqual(summary.table_rows, { hits: 1, of: 1, share: 1 }, 'only table questions count');
   t.deepEqual(summary.refused.unanswerable, { hits: 0, of: 1, share: 0 });
   t.deepEqual(summary.refused.off_topic, { hits: 1, of: 1, share: 1 });
   t.deepEqual(summary.latency_ms, { p50: 30, p95: 50 });
@@ -248,4 +252,26 @@ test("BEIR citation metrics: a first citation of an unjudged document is a miss,
     citedRanking(response, (filename) => filename.replace('.txt', ''), relevant),
     { cited: ['d2', null], ranked: ['d1', 'd2'], relevant },
   );
+});
+
+test('a table question is one whose fact is a table cell; it is answered by the row with its header names', (t) => {
+  const twin = [
+    '## Zones',
+    '',
+    'Lowmoor Town is fed from Beacon Hill.',
+    '',
+    '| Zone | Service reservoir | Normal pressure |',
+    '| --- | --- | --- |',
+    '| Lowmoor Town | Beacon Hill | 3.8 bar |',
+    '| Upper Valley | Harrow Top | 2.9 bar |',
+  ].join('\n');
+  const rows = goldTableRows(twin, ['2.9 bar']);
+  t.deepEqual(rows, ['zone: upper valley; service reservoir: harrow top; normal pressure: 2.9 bar']);
+  t.deepEqual(goldTableRows(twin, ['Beacon Hill']), [], 'a fact a sentence holds too is not a table question');
+  t.true(
+    answeredByRow('Zone: Upper Valley; Service reservoir: Harrow Top; Normal pressure: 2.9 bar [1].', rows),
+    'the row, header names attached',
+  );
+  t.false(answeredByRow('Upper Valley Harrow Top 2.9 bar [1].', rows), 'the cells without their header names');
+  t.false(answeredByRow('Normal pressure: 2.9 bar [1].', rows), 'a piece of the row');
 });

@@ -82,6 +82,35 @@ test('picks the answering sentence among distractors across passages', async (t)
   t.false(answer.includes('Cat behaviour'), answer); // headings are not answers
 });
 
+test('a heading is never an answer on its own: a section of its heading alone, a page ending on one', async (t) => {
+  // A markdown heading with nothing under it is a section whose text is the heading; a PDF page ending on a heading
+  // is a passage whose last line is the heading. Before, both were sentences of three words: "The Kelp Festival [1]."
+  const input = await buildInput('What is the Kelp Festival?', [
+    { n: 1, title: 'events.md', text: 'The Kelp Festival', headings: ['Harbour events', 'The Kelp Festival'] },
+    {
+      n: 2,
+      title: 'guide.pdf',
+      text: 'The harbour is busiest in summer.\n\nThe Kelp Festival',
+    },
+    {
+      n: 3,
+      title: 'guide.pdf',
+      text: 'The Kelp Festival\n\nEvery July the Kelp Festival fills the harbour front with 40 stalls selling seaweed food and crafts.',
+    },
+  ]);
+  const answer = composeExtractiveAnswer(input);
+  t.log(answer);
+  t.false(answer.includes('The Kelp Festival ['), answer);
+  t.true(
+    answer.includes(
+      'Every July the Kelp Festival fills the harbour front with 40 stalls selling seaweed food and crafts [3].',
+    ),
+    answer,
+  );
+  const scored = scoreAnswerSentences(input).map((sentence) => sentence.text);
+  t.false(scored.includes('The Kelp Festival'), scored.join(' / '));
+});
+
 test('password question: right sentence from the second passage, markers match sources', async (t) => {
   const e = await embedder();
   const raw = [

@@ -67,6 +67,29 @@ test("a line is a unit: list items and table rows are whole units, table rows ca
   t.deepEqual(kinds, [false, false, false, false, true, false, false], 'the header row is not an answer of its own');
 });
 
+test("a short line alone at the text's end is a heading too (a page ending on one); a text of that line alone is not", (t) => {
+  t.deepEqual(
+    splitSentences('The harbour is busiest in summer.\n\nThe Kelp Festival\n').map(({ text, heading }) => [
+      text,
+      heading,
+    ]),
+    [
+      ['The harbour is busiest in summer.', false],
+      ['The Kelp Festival', true],
+    ],
+  );
+  t.deepEqual(
+    splitSentences('Page 1 of 1').map(({ heading }) => heading),
+    [false],
+    'one line is the whole text',
+  );
+  t.deepEqual(
+    splitSentences('Close the valve.\nThe Kelp Festival').map(({ heading }) => heading),
+    [false, false],
+    'a line right under a sentence is not alone',
+  );
+});
+
 test('a short line standing alone without end punctuation is a heading; markdown headings stay headings', (t) => {
   const sentences = splitSentences(
     'Opening hours\n\nThe museum opens at ten. It closes at six.\n\n## Tickets ##\nAdults pay 14 euros.',

@@ -10,6 +10,7 @@ import { requestId } from './http/middleware/requestId.ts';
 import { requestMetrics } from './http/middleware/requestMetrics.ts';
 import { documentContentRoutes } from './http/routes/documentContent.ts';
 import { conversationRoutes } from './http/routes/conversations.ts';
+import { knowledgeBaseRatingRoutes } from './http/routes/knowledgeBaseRatings.ts';
 import { documentRoutes } from './http/routes/documents.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { knowledgeBaseRoutes } from './http/routes/knowledgeBases.ts';
@@ -129,6 +130,7 @@ export function buildWebApiRouter(deps: AppDeps, queries = new QueryAdmission(de
     apiKeyRoutes(deps),
     adminRoutes(deps),
     knowledgeBaseSharingRoutes(deps),
+    knowledgeBaseRatingRoutes(deps),
     shareInvitationRoutes(deps),
     uploadRoutes(deps),
     documentContentRoutes(deps),

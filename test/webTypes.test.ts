@@ -27,8 +27,8 @@ test('the description of /api/web covers the web client and names its schemas', 
       Object.values(item ?? {}).map((operation) => (operation as { operationId?: string }).operationId),
     ),
   );
-  // Not JSON operations: the streamed answer (the `ask` operation's SSE form) and the stored original's bytes.
-  const notJson = new Set(['askStreaming', 'getDocumentFile']);
+  // Not JSON operations: the streamed answers (the SSE forms of `ask` and `askInConversation`) and a file's bytes.
+  const notJson = new Set(['askStreaming', 'askInConversationStreaming', 'getDocumentFile']);
   t.deepEqual(
     calls.filter((call) => !operations.has(call) && !notJson.has(call)),
     [],

@@ -125,12 +125,14 @@ test('ask: the answer cites the right document, and a marker click shows its car
   const firstCard = page.getByTestId('citation-card').first();
   t.regex(await firstCard.innerText(), /vacation-policy/);
   const marker = page.getByTestId('citation-marker').first();
-  const n = (await marker.innerText()).replace(/\D/g, '');
+  // The marker's target is its own turn's card n.
+  const cardId = ((await marker.getAttribute('href')) ?? '').slice(1);
+  t.regex(cardId, /-citation-\d+$/);
   await marker.click();
-  const card = page.locator(`#citation-${n}`);
+  const card = page.locator(`[id="${cardId}"]`);
   await page.waitForFunction(
-    (id) => document.activeElement?.id === id || document.activeElement?.closest(`#${id}`) !== null,
-    `citation-${n}`,
+    (id) => document.activeElement?.id === id || document.activeElement?.closest(`[id="${id}"]`) !== null,
+    cardId,
   );
   t.regex((await card.getAttribute('class')) ?? '', /citation-card--active/);
   t.true((await page.getByTestId('chunk-row').count()) > 0, 'retrieved chunks with their ranks and scores');

@@ -213,7 +213,7 @@ test("the question's length shows near its limit, and one over it is refused bef
   t.is((await page.getByTestId('question-length').innerText()).trim(), '4,100 of 4,000 characters: 100 too many.');
   let sent = false;
   page.on('request', (request) => {
-    if (request.url().endsWith('/api/web/query')) sent = true;
+    if (/\/api\/web\/(query|conversations)/.test(request.url())) sent = true;
   });
   await page.getByRole('button', { name: 'Ask' }).click();
   const tooLong = (await page.getByRole('alert').innerText()).trim();

@@ -58,7 +58,7 @@ export function App() {
         <Route path="knowledge-bases" element={<KnowledgeBasesScene />} />
         <Route path="knowledge-bases/:id" element={<KnowledgeBaseScene />} />
         <Route path="documents/:id" element={<DocumentScene />} />
-        <Route path="ask" element={<AskScene />} />
+        <Route path="ask/:conversationId?" element={<AskScene />} />
         <Route path="settings" element={<Navigate to="/settings/api-keys" replace />} />
         <Route path="settings/api-keys" element={<ApiKeysScene />} />
         <Route path="settings/account" element={<AccountScene />} />

@@ -7,6 +7,16 @@ import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
 import { loadConfig } from '../../config.ts';
 import {
+  conversationDeletedResponse,
+  conversationListResponse,
+  conversationResponse,
+  conversationTurnBody,
+  createConversationBody,
+  feedbackBody,
+  feedbackResponse,
+  renameConversationBody,
+} from '../routes/conversations.schema.ts';
+import {
   documentDeletedResponse,
   ingestDocumentBody,
   ingestedDocumentResponse,
@@ -54,6 +64,11 @@ import {
   accountDeletedResponse,
 } from '../routes/webApp.schema.ts';
 import {
+  knowledgeBaseRatingsResponse,
+  webConversationWithMessagesResponse,
+  webTurnResponse,
+} from '../routes/webConversations.schema.ts';
+import {
   changePasswordBody,
   createApiKeyBody,
   credentialsBody,
@@ -68,6 +83,7 @@ import { errorEnvelope, pathId } from './shared.ts';
 
 const config = loadConfig({});
 const ID = pathId("The resource's id");
+const MESSAGE = ID.extend({ message_id: z.string() });
 
 const content = (schema: z.ZodType) => ({ 'application/json': { schema } });
 
@@ -205,6 +221,32 @@ const PATHS: ZodOpenApiPathsObject = {
     post: operation('ask', { 200: webQueryResponse }, { body: queryBody(config.answerModels.available) }),
   },
   '/api/web/models': { get: operation('listModels', { 200: modelsResponse }) },
+
+  // Conversations (routes/conversations.ts; the turn also streams, as /query does) and the owner's view of a KB's
+  // answer ratings (routes/knowledgeBaseRatings.ts)
+  '/api/web/conversations': {
+    get: operation('listConversations', { 200: conversationListResponse }),
+    post: operation('createConversation', { 201: conversationResponse }, { body: createConversationBody }),
+  },
+  '/api/web/conversations/{id}': {
+    get: operation('getConversation', { 200: webConversationWithMessagesResponse }, { path: ID }),
+    patch: operation('renameConversation', { 200: conversationResponse }, { path: ID, body: renameConversationBody }),
+    delete: operation('deleteConversation', { 200: conversationDeletedResponse }, { path: ID }),
+  },
+  '/api/web/conversations/{id}/messages': {
+    post: operation(
+      'askInConversation',
+      { 200: webTurnResponse },
+      { path: ID, body: conversationTurnBody(config.answerModels.available) },
+    ),
+  },
+  '/api/web/conversations/{id}/messages/{message_id}/feedback': {
+    put: operation('rateAnswer', { 200: feedbackResponse }, { path: MESSAGE, body: feedbackBody }),
+    delete: operation('clearAnswerRating', { 200: conversationDeletedResponse }, { path: MESSAGE }),
+  },
+  '/api/web/knowledge-bases/{id}/ratings': {
+    get: operation('getKnowledgeBaseRatings', { 200: knowledgeBaseRatingsResponse }, { path: ID }),
+  },
 
   // API keys (routes/apiKeys.ts)
   '/api/web/api-keys': {

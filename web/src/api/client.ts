@@ -13,21 +13,27 @@ import type {
   BlockedSender,
   ChangePassword,
   Citation,
+  Conversation,
+  ConversationWithMessages,
   CreatedApiKey,
   CreatedKnowledgeBase,
   Credentials,
   DeletedKnowledgeBase,
   DocumentContent,
   DocumentReplacement,
+  Feedback,
+  FeedbackRequest,
   Invitation,
   InvitationSent,
   KbDocument,
   KnowledgeBase,
   KnowledgeBaseListItem,
+  KnowledgeBaseRatings,
   Limits,
   Membership,
   Models,
   NewApiKey,
+  NewConversation,
   NewDocument,
   NewDocumentOrigin,
   NewInvitation,
@@ -41,6 +47,8 @@ import type {
   SessionResponse,
   SetupStatus,
   Sharing,
+  TurnRequest,
+  TurnResponse,
   UnmarkedKnowledgeBase,
 } from './generated.ts';
 import { CODE_FOR_STATUS } from './generated.ts';
@@ -91,7 +99,7 @@ export function forgetCsrfToken(): void {
   csrfToken = null;
 }
 
-type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 interface RequestOptions {
   method?: Method;
@@ -142,14 +150,15 @@ export interface AnswerStreamHandlers {
 }
 
 /**
- * POST /query with `stream: true`: Server-Sent Events (retrieval, delta…, done or error), read as they arrive. Resolves
- * with `done`'s body (exactly the non-streaming answer); a failure before the stream is an ordinary error, one inside
- * it (an `error` event, or the connection ending before `done`) rejects the same way.
+ * A POST that answers with `stream: true` as Server-Sent Events (retrieval, delta…, done or error), read as they
+ * arrive: /query and a conversation's next turn. Resolves with `done`'s body (exactly the non-streaming answer); a
+ * failure before the stream is an ordinary error, one inside it (an `error` event, or the connection ending before
+ * `done`) rejects the same way.
  */
-async function askStreaming(body: QueryRequest, handlers: AnswerStreamHandlers): Promise<QueryResponse> {
+async function streamAnswer<T>(path: string, body: object, handlers: AnswerStreamHandlers): Promise<T> {
   let response: Response;
   try {
-    response = await fetch(`${BASE}/query`, {
+    response = await fetch(BASE + path, {
       method: 'POST',
       headers: {
         Accept: 'text/event-stream',
@@ -167,7 +176,7 @@ async function askStreaming(body: QueryRequest, handlers: AnswerStreamHandlers):
     if (response.status === 401) sessionEnded();
     throw errorFrom(response.status, response.statusText, response.headers.get('Retry-After'), payload);
   }
-  let done: QueryResponse | null = null;
+  let done: T | null = null;
   let failure: ApiError | null = null;
   const parser = createParser({
     onEvent(message) {
@@ -175,7 +184,7 @@ async function askStreaming(body: QueryRequest, handlers: AnswerStreamHandlers):
       if (message.event === 'delta' && isRecord(data) && typeof data.text === 'string') {
         handlers.onDelta(data.text, Array.isArray(data.citations) ? (data.citations as Citation[]) : []);
       } else if (message.event === 'done') {
-        done = data as QueryResponse;
+        done = data as T;
       } else if (message.event === 'error') {
         failure = errorFrom(503, '', null, data);
       }
@@ -191,6 +200,14 @@ async function askStreaming(body: QueryRequest, handlers: AnswerStreamHandlers):
   if (!done) throw new ApiError(0, 'network_error', 'The connection ended before the answer was complete. Try again.');
   return done;
 }
+
+/** POST /query, streamed. */
+const askStreaming = (body: QueryRequest, handlers: AnswerStreamHandlers) =>
+  streamAnswer<QueryResponse>('/query', body, handlers);
+
+/** The next turn of a conversation, streamed; `done` carries the stored answer (its id is what a rating names). */
+const askInConversationStreaming = (conversationId: string, body: TurnRequest, handlers: AnswerStreamHandlers) =>
+  streamAnswer<TurnResponse>(`/conversations/${id(conversationId)}/messages`, body, handlers);
 
 async function readJson(response: Response): Promise<unknown> {
   const type = response.headers.get('Content-Type') ?? '';
@@ -462,6 +479,35 @@ export const api = {
   listModels: () => request<Models>('/models'),
   ask: (body: QueryRequest) => request<QueryResponse>('/query', { method: 'POST', body }),
   askStreaming,
+
+  // Conversations: the Ask page's threads, and the ratings of their answers
+  listConversations: () => request<{ conversations: Conversation[] }>('/conversations'),
+  createConversation: (body: NewConversation) =>
+    request<{ conversation: Conversation }>('/conversations', { method: 'POST', body }),
+  getConversation: (conversationId: string) =>
+    request<{ conversation: ConversationWithMessages }>(`/conversations/${id(conversationId)}`),
+  renameConversation: (conversationId: string, title: string) =>
+    request<{ conversation: Conversation }>(`/conversations/${id(conversationId)}`, {
+      method: 'PATCH',
+      body: { title },
+    }),
+  deleteConversation: (conversationId: string) =>
+    request<{ deleted: true }>(`/conversations/${id(conversationId)}`, { method: 'DELETE' }),
+  askInConversation: (conversationId: string, body: TurnRequest) =>
+    request<TurnResponse>(`/conversations/${id(conversationId)}/messages`, { method: 'POST', body }),
+  askInConversationStreaming,
+  rateAnswer: (conversationId: string, messageId: string, body: FeedbackRequest) =>
+    request<{ feedback: Feedback }>(`/conversations/${id(conversationId)}/messages/${id(messageId)}/feedback`, {
+      method: 'PUT',
+      body,
+    }),
+  clearAnswerRating: (conversationId: string, messageId: string) =>
+    request<{ deleted: true }>(`/conversations/${id(conversationId)}/messages/${id(messageId)}/feedback`, {
+      method: 'DELETE',
+    }),
+  /** The owner's view of how the answers that searched a KB were rated: counts and the questions rated down. */
+  getKnowledgeBaseRatings: (kbId: string) =>
+    request<{ ratings: KnowledgeBaseRatings }>(`/knowledge-bases/${id(kbId)}/ratings`),
 
   // API keys
   listApiKeys: () => request<{ api_keys: ApiKey[] }>('/api-keys'),

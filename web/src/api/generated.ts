@@ -578,6 +578,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/web/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listConversations"];
+        put?: never;
+        post: operations["createConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/web/conversations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["getConversation"];
+        put?: never;
+        post?: never;
+        delete: operations["deleteConversation"];
+        options?: never;
+        head?: never;
+        patch: operations["renameConversation"];
+        trace?: never;
+    };
+    "/api/web/conversations/{id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["askInConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/web/conversations/{id}/messages/{message_id}/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put: operations["rateAnswer"];
+        post?: never;
+        delete: operations["clearAnswerRating"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/web/knowledge-bases/{id}/ratings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["getKnowledgeBaseRatings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/web/api-keys": {
         parameters: {
             query?: never;
@@ -1224,6 +1304,187 @@ export interface components {
              * @example kbqa-extractive
              */
             default_model: string;
+        };
+        /** @description A conversation: its user’s alone. */
+        Conversation: {
+            /**
+             * Format: uuid
+             * @description Conversation id
+             * @example 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60
+             */
+            id: string;
+            /**
+             * @description The title: the first question cut to 80 characters unless one was given; null before the first
+             * @example How much is an adult return ticket on the ferry?
+             */
+            title: string | null;
+            /** @description The KBs each turn searches; null: every KB the key reaches at that turn (as /query does) */
+            knowledge_base_ids: string[] | null;
+            /**
+             * Format: date-time
+             * @description Creation timestamp
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Last change: a turn answered, or a rename
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /** @description A conversation and its messages, oldest first. */
+        WebConversationWithMessages: {
+            conversation: {
+                /**
+                 * Format: uuid
+                 * @description Conversation id
+                 * @example 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60
+                 */
+                id: string;
+                /**
+                 * @description The title: the first question cut to 80 characters unless one was given; null before the first
+                 * @example How much is an adult return ticket on the ferry?
+                 */
+                title: string | null;
+                /** @description The KBs each turn searches; null: every KB the key reaches at that turn (as /query does) */
+                knowledge_base_ids: string[] | null;
+                /**
+                 * Format: date-time
+                 * @description Creation timestamp
+                 * @example 2026-01-15T09:30:00.000Z
+                 */
+                created_at: string;
+                /**
+                 * Format: date-time
+                 * @description Last change: a turn answered, or a rename
+                 * @example 2026-01-15T09:30:00.000Z
+                 */
+                updated_at: string;
+                messages: components["schemas"]["WebConversationMessage"][];
+            };
+        };
+        /** @description A question or an answer, its citations with their pages. */
+        WebConversationMessage: {
+            /**
+             * Format: uuid
+             * @description Message id
+             * @example 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60
+             */
+            id: string;
+            /** @enum {string} */
+            role: "user" | "assistant";
+            /** @description The question (user) or the answer (assistant) */
+            content: string;
+            /** @description Answers only */
+            citations?: components["schemas"]["WebStoredCitation"][];
+            /** @description Answers only: the model used */
+            model?: string;
+            /** @description Answers only: what retrieval searched */
+            standalone_query?: string;
+            /** @description Answers only: the rating, or null */
+            feedback?: components["schemas"]["Feedback"] | null;
+            /**
+             * Format: date-time
+             * @description When the message was stored
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+        };
+        /** @description A citation of a stored answer, with the pages it cites. */
+        WebStoredCitation: {
+            /**
+             * Format: uuid
+             * @description Source document of the snippet
+             * @example 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60
+             */
+            document_id: string;
+            /**
+             * @description The document's title
+             * @example onboarding
+             */
+            title: string;
+            /** @description The passage; null when its KB is no longer reachable by the key (source no longer available) */
+            snippet: string | null;
+            /**
+             * @description Relevance score, 0 to 1, higher is closer
+             * @example 0.82
+             */
+            similarity: number;
+            /** @description Pages the passage comes from (1-based, inclusive): a PDF's or a scan's; a deck's slide (see `location`); null for text */
+            page_start: number | null;
+            page_end: number | null;
+        };
+        /** @description A rating of an answer. */
+        Feedback: {
+            /** @enum {string} */
+            rating: "up" | "down";
+            /** @description The comment given with the rating, or null */
+            comment: string | null;
+            /**
+             * Format: date-time
+             * @description When the rating was given
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+        };
+        /** @description A turn answered. */
+        WebTurnResponse: {
+            message: components["schemas"]["WebAnswerMessage"];
+        };
+        /** @description A turn’s answer, its citations with their pages. */
+        WebAnswerMessage: {
+            /**
+             * Format: uuid
+             * @description Message id (to rate it)
+             * @example 3f0c9a52-6d1e-4b8f-9a7c-2e5d8b1f4c60
+             */
+            id: string;
+            /** @constant */
+            role: "assistant";
+            /** @description The answer; `[n]` markers cite `citations[n-1]` */
+            answer: string;
+            citations: components["schemas"]["WebCitation"][];
+            /**
+             * @description The model actually used
+             * @example kbqa-extractive
+             */
+            model: string;
+            /** @description The KBs actually searched */
+            knowledge_base_ids: string[];
+            /**
+             * @description What retrieval searched: the question made standalone from the conversation (the question itself on the first turn)
+             * @example And for children? adult return ticket ferry
+             */
+            standalone_query: string;
+            /** @description Only with `include_chunks: true`: the retrieved chunks */
+            chunks?: components["schemas"]["RetrievedChunk"][];
+        };
+        /** @description The ratings of the answers that searched a KB: its owner's view. */
+        KnowledgeBaseRatings: {
+            ratings: {
+                /** @description Answers that searched the KB, rated up */
+                up: number;
+                /** @description Answers that searched the KB, rated down */
+                down: number;
+                /** @description The questions rated down, most recently rated first (at most 100) */
+                down_rated: components["schemas"]["DownRatedQuestion"][];
+            };
+        };
+        /** @description A question whose answer was rated down; never who asked it. */
+        DownRatedQuestion: {
+            /** @description The question as it was asked */
+            question: string;
+            /** @description What retrieval searched for it */
+            standalone_query: string;
+            /** @description The comment given with the rating, or null */
+            comment: string | null;
+            /**
+             * Format: date-time
+             * @description When it was rated down
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            rated_at: string;
         };
         /** @description An API key as its owner lists it: the masked form only. */
         ApiKey: {
@@ -2818,6 +3079,343 @@ export interface operations {
             };
         };
     };
+    listConversations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description listConversations */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        conversations: components["schemas"]["Conversation"][];
+                        /**
+                         * @description Only when `limit` was given: pass it as `cursor` to get the next page; null on the last page. Absent without `limit` (the whole list is returned).
+                         * @example eyJjIjoiMjAyNi0wMS0xNVQwOTozMDowMC4wMDBaIiwiaSI6IjNmMGMifQ
+                         */
+                        next_cursor?: string | null;
+                    };
+                };
+            };
+            /** @description Every failure: the error envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    knowledge_base_ids?: string[];
+                    title?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description createConversation */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        conversation: components["schemas"]["Conversation"];
+                    };
+                };
+            };
+            /** @description Every failure: the error envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The resource's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description getConversation */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebConversationWithMessages"];
+                };
+            };
+            /** @description Every failure: the error envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The resource's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleteConversation */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description Every failure: the error envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    renameConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The resource's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    title: string;
+                };
+            };
+        };
+        responses: {
+            /** @description renameConversation */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        conversation: components["schemas"]["Conversation"];
+                    };
+                };
+            };
+            /** @description Every failure: the error envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    askInConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The resource's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    query: string;
+                    model?: string;
+                    /** @default 8 */
+                    max_results?: number;
+                    /** @default false */
+                    include_chunks?: boolean;
+                    /** @default false */
+                    stream?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description askInConversation */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebTurnResponse"];
+                };
+            };
+            /** @description Every failure: the error envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rateAnswer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The resource's id */
+                id: string;
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    rating: "up" | "down";
+                    comment?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description rateAnswer */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        feedback: components["schemas"]["Feedback"];
+                    };
+                };
+            };
+            /** @description Every failure: the error envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    clearAnswerRating: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The resource's id */
+                id: string;
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description clearAnswerRating */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description Every failure: the error envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getKnowledgeBaseRatings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The resource's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description getKnowledgeBaseRatings */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeBaseRatings"];
+                };
+            };
+            /** @description Every failure: the error envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listApiKeys: {
         parameters: {
             query?: never;
@@ -2966,6 +3564,18 @@ export type QueryRequest = NonNullable<paths['/api/web/query']['post']['requestB
 export type QueryResponse = components['schemas']['WebQueryResponse'];
 export type Citation = components['schemas']['WebCitation'];
 export type RetrievedChunk = components['schemas']['RetrievedChunk'];
+export type Conversation = components['schemas']['Conversation'];
+export type NewConversation = NonNullable<paths['/api/web/conversations']['post']['requestBody']>['content']['application/json'];
+export type ConversationWithMessages = components['schemas']['WebConversationWithMessages']['conversation'];
+export type ConversationMessage = components['schemas']['WebConversationMessage'];
+export type StoredCitation = components['schemas']['WebStoredCitation'];
+export type TurnRequest = NonNullable<paths['/api/web/conversations/{id}/messages']['post']['requestBody']>['content']['application/json'];
+export type TurnResponse = components['schemas']['WebTurnResponse'];
+export type AnswerMessage = components['schemas']['WebAnswerMessage'];
+export type Feedback = components['schemas']['Feedback'];
+export type FeedbackRequest = NonNullable<paths['/api/web/conversations/{id}/messages/{message_id}/feedback']['put']['requestBody']>['content']['application/json'];
+export type KnowledgeBaseRatings = components['schemas']['KnowledgeBaseRatings']['ratings'];
+export type DownRatedQuestion = components['schemas']['DownRatedQuestion'];
 export type ApiKey = components['schemas']['ApiKey'];
 export type CreatedApiKey = components['schemas']['CreatedApiKey'];
 export type NewApiKey = NonNullable<paths['/api/web/api-keys']['post']['requestBody']>['content']['application/json'];

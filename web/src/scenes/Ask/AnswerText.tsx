@@ -10,10 +10,12 @@ const UNVERIFIED_TITLE =
 export interface AnswerTextProps {
   answer: string;
   citationCount: number;
+  /** The id of citation card n is `${citationIdPrefix}${n}` (unique per turn of a conversation). */
+  citationIdPrefix: string;
   onCitation: (n: number) => void;
 }
 
-export function AnswerText({ answer, citationCount, onCitation }: AnswerTextProps) {
+export function AnswerText({ answer, citationCount, citationIdPrefix, onCitation }: AnswerTextProps) {
   const paragraphs = splitParagraphs(answer);
   if (paragraphs.length === 0) return <p className="muted">The answer is empty.</p>;
   return (
@@ -30,7 +32,7 @@ export function AnswerText({ answer, citationCount, onCitation }: AnswerTextProp
             ) : (
               <a
                 key={i}
-                href={`#citation-${piece.n}`}
+                href={`#${citationIdPrefix}${piece.n}`}
                 className="citation-marker"
                 data-testid="citation-marker"
                 aria-label={`Citation ${piece.n}`}

@@ -21,10 +21,10 @@ function ChunkPages({ chunk }: { chunk: RetrievedChunk }) {
 }
 
 /** What retrieval returned, in fused order: both ranks, the fused score and the similarity, text collapsed. */
-export function ChunksTable({ chunks }: { chunks: RetrievedChunk[] }) {
+export function ChunksTable({ chunks, headingId }: { chunks: RetrievedChunk[]; headingId: string }) {
   return (
-    <section className="card" aria-labelledby="chunks-heading">
-      <h2 id="chunks-heading">Retrieved chunks</h2>
+    <section className="turn__chunks" aria-labelledby={headingId}>
+      <h3 id={headingId}>Retrieved chunks</h3>
       {chunks.length === 0 ? (
         <EmptyState title="No chunks were retrieved." />
       ) : (

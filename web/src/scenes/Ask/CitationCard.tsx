@@ -1,29 +1,37 @@
 import { Link } from 'react-router';
 import { documentFileUrl } from '../../api/client.ts';
-import type { Citation } from '../../api/generated.ts';
+import type { Citation, StoredCitation } from '../../api/generated.ts';
 import { pageLabel } from '../../lib/citations.ts';
 import { classNames, formatScore } from '../../lib/format.ts';
 
-/** Card n of the answer's sources; the target of marker [n] (id `citation-n`, focusable by script). */
-export function CitationCard({ citation, n, active }: { citation: Citation; n: number; active: boolean }) {
+export interface CitationCardProps {
+  citation: Citation | StoredCitation;
+  n: number;
+  /** The card's id: the target of marker [n] (focusable by script), unique per turn of a conversation. */
+  id: string;
+  active: boolean;
+}
+
+/** Card n of an answer's sources. A stored answer's source from a KB no longer reachable has no snippet. */
+export function CitationCard({ citation, n, id, active }: CitationCardProps) {
   // A PDF's passage names its pages and opens the stored file at the first (the browser's viewer reads #page=). A
   // deck's names its slide and opens the document page there; another file's names its section.
-  const location = citation.location ?? null;
+  const location = ('location' in citation ? citation.location : null) ?? null;
   const slide = location?.startsWith('slide ') && citation.page_start !== null ? citation.page_start : null;
   const pages = slide === null ? pageLabel(citation.page_start, citation.page_end) : null;
   return (
     <article
-      id={`citation-${n}`}
+      id={id}
       data-testid="citation-card"
       tabIndex={-1}
       className={classNames('citation-card', active && 'citation-card--active')}
-      aria-labelledby={`citation-${n}-title`}
+      aria-labelledby={`${id}-title`}
     >
       <header className="citation-card__header">
         <span className="citation-card__number" aria-hidden="true">
           {n}
         </span>
-        <h3 id={`citation-${n}-title`} className="citation-card__title">
+        <h4 id={`${id}-title`} className="citation-card__title">
           <span className="visually-hidden">Citation {n}: </span>
           {citation.title || 'Untitled document'}
           {pages !== null || location !== null ? ' ' : null}
@@ -52,12 +60,18 @@ export function CitationCard({ citation, n, active }: { citation: Citation; n: n
               {pages}
             </a>
           ) : null}
-        </h3>
+        </h4>
         <span className="citation-card__similarity" title="Similarity to the question (0 to 1)">
           Similarity {formatScore(citation.similarity)}
         </span>
       </header>
-      <p className="citation-card__snippet">{citation.snippet}</p>
+      {citation.snippet === null ? (
+        <p className="citation-card__snippet muted">
+          Source no longer available: you cannot reach its knowledge base now.
+        </p>
+      ) : (
+        <p className="citation-card__snippet">{citation.snippet}</p>
+      )}
       <Link to={`/documents/${encodeURIComponent(citation.document_id)}`}>Open document</Link>
     </article>
   );

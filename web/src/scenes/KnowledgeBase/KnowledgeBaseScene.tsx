@@ -13,6 +13,7 @@ import { Badge, RoleBadge } from '../../components/StatusBadge.tsx';
 import { queryKeys } from '../../hooks/queryKeys.ts';
 import { refetchAfterChange } from '../../hooks/refetchAfterChange.ts';
 import { useDocumentTitle } from '../../hooks/useDocumentTitle.ts';
+import { AnswerRatings } from './AnswerRatings.tsx';
 import { DocumentRow } from './DocumentRow.tsx';
 import { removalVerb } from './documentStates.ts';
 import { IngestionSummary } from './IngestionSummary.tsx';
@@ -176,6 +177,8 @@ export function KnowledgeBaseScene() {
           </div>
         )}
       </section>
+
+      {isOwner ? <AnswerRatings kbId={knowledgeBase.id} /> : null}
 
       <ConfirmDialog
         open={removing !== null}

@@ -16,7 +16,7 @@ import { metadataEntries, pendingContentId } from '../store/index.ts';
 import type { DocumentMetadata } from '../search/metadataFilter.ts';
 import type { Config } from '../config.ts';
 import { newJob } from '../jobs/records.ts';
-import type { IngestDeps, Prepared } from '../jobs/run.ts';
+import type { IngestDeps, Prepared } from '../jobs/runContext.ts';
 import { startFirstStep } from '../jobs/steps.ts';
 import type { HeldTurn, IngestRunner } from '../jobs/runner.ts';
 import { admitIngestion, textBytes, withNewDocumentReserved, withReplacementCharged } from './quotas.ts';

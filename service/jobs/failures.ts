@@ -8,7 +8,7 @@ import {
   UpstreamUnavailableError,
 } from '../errors.ts';
 import type { IngestJobRecord } from '../store/index.ts';
-import type { IngestDeps } from './run.ts';
+import type { IngestDeps } from './runContext.ts';
 
 /** What a user reads in a failed document's `error`: actionable, never an internal detail. */
 export function failureMessage(error: unknown, jobId: string): string {

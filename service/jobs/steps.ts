@@ -21,7 +21,7 @@ import type { PdfSteps } from '../extraction/pdf.ts';
 import { splitPages } from '../extraction/pdfPages.ts';
 import { removeVersionChunks } from './failures.ts';
 import { chunkDocuments } from './records.ts';
-import { JobCancelled, JobStopped, type FirstStep, type IngestDeps, type JobRun } from './run.ts';
+import { JobCancelled, JobStopped, type FirstStep, type IngestDeps, type JobRun } from './runContext.ts';
 
 /**
  * Segments embedded and indexed per step: progress moves, and a lost lease or a shutdown is noticed, this often. A

@@ -1,5 +1,6 @@
-// What one run of an ingestion job shares: the engine's dependencies, the run's context handed from the runner
-// (runner.ts) to the steps (steps.ts), and the two signals that end a run early without failing its document.
+// What one run of an ingestion job shares (runner.ts runs jobs; this file only types what a run hands around): the
+// engine's dependencies, the run's context handed from the runner to the steps, and the two signals that end a run
+// early without failing its document.
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Rag, SegmentEmbedding } from '../rag/index.ts';

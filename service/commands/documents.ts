@@ -15,7 +15,7 @@ import type {
 import { metadataEntries, pendingContentId } from '../store/index.ts';
 import type { DocumentMetadata } from '../search/metadataFilter.ts';
 import type { Config } from '../config.ts';
-import { newJob } from '../jobs/records.ts';
+import { newJob } from '../jobs/jobRecord.ts';
 import type { IngestDeps, Prepared } from '../jobs/runContext.ts';
 import { startFirstStep } from '../jobs/steps.ts';
 import type { HeldTurn, IngestRunner } from '../jobs/runner.ts';

@@ -5,7 +5,7 @@ import { NotFoundError } from '../errors.ts';
 import { authorizeWriteDocuments } from '../policies/knowledgeBases.ts';
 import type { DocumentRecord, KnowledgeBaseRecord, Principal, Store } from '../store/index.ts';
 import { firstVersion, newDocumentRecord, type DocumentDeps } from './documents.ts';
-import { newJob } from '../jobs/records.ts';
+import { newJob } from '../jobs/jobRecord.ts';
 import { admitIngestion, withNewDocumentReserved } from './quotas.ts';
 
 export const PDF_CONTENT_TYPE = 'application/pdf';

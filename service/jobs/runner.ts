@@ -23,7 +23,14 @@ import {
   retryDelayMs,
   stoppingError,
 } from './failures.ts';
-import { JobCancelled, JobStopped, type HeldWrites, type IngestDeps, type Prepared, type StopReason } from './runContext.ts';
+import {
+  JobCancelled,
+  JobStopped,
+  type HeldWrites,
+  type IngestDeps,
+  type Prepared,
+  type StopReason,
+} from './runContext.ts';
 import { claimOrder, documentsAhead, knowledgeBaseOwners, needsPdfReader } from './scheduling.ts';
 import { executeJob } from './steps.ts';
 

@@ -20,7 +20,7 @@ import { chunkMetadata } from '../search/metadataFilter.ts';
 import type { PdfSteps } from '../extraction/pdf.ts';
 import { splitPages } from '../extraction/pdfPages.ts';
 import { removeVersionChunks } from './failures.ts';
-import { chunkDocuments } from './records.ts';
+import { chunkDocuments } from './chunkRecords.ts';
 import { JobCancelled, JobStopped, type FirstStep, type IngestDeps, type JobRun } from './runContext.ts';
 
 /**

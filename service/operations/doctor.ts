@@ -5,7 +5,7 @@
 import type { SearchIndex } from '../search/index.ts';
 import type { DocumentRecord, IngestJobClaimRecord, IngestJobRecord, Store, Usage } from '../store/index.ts';
 import { pendingContentId } from '../store/index.ts';
-import { newJob } from '../jobs/records.ts';
+import { newJob } from '../jobs/jobRecord.ts';
 
 /** Chunks indexed this recently may belong to an ingest still in flight (legacy ingests wrote chunks before records). */
 export const DEFAULT_GRACE_MS = 15 * 60_000;

@@ -31,6 +31,7 @@ import {
   type Prepared,
   type StopReason,
 } from './runContext.ts';
+import { keepLease } from './lease.ts';
 import { claimOrder, documentsAhead, knowledgeBaseOwners, needsPdfReader } from './scheduling.ts';
 import { executeJob } from './steps.ts';
 
@@ -429,55 +430,8 @@ export class IngestRunner {
     prepared?: Prepared,
     turn?: HeldTurn,
   ): void {
-    let stopReason: StopReason | null = null;
-    // Aborted when the job is stopped (shutdown, a lost lease, a deleted document): a PDF being read is killed then,
-    // rather than holding the reader until its time is up.
-    const stopped = new AbortController();
-    const stopWith = (reason: StopReason) => {
-      stopReason ??= reason;
-      stopped.abort();
-    };
-    // Until when this process surely holds the lease: the lease_until it last wrote (the claim's, then each renewal's,
-    // from the time the renewal was sent). Past it a claimer may take the job (claimMarginMs later), and on FerretDB
-    // v1 a renewal racing that claim can both "succeed": so the holder fences itself instead of trusting its writes.
-    let leaseValidUntil = job.lease_until ?? 0;
-    const leaseLapsed = () => Date.now() > leaseValidUntil;
-    const checkpoint = () => {
-      if (!stopReason && leaseLapsed()) stopReason = 'lease-lost';
-      if (stopReason) throw new JobStopped(stopReason);
-    };
-    // The holder's writes to its job record (renewals, the swap, a release) one at a time: FerretDB v1 writes back
-    // the whole record it read, so a renewal overlapping the swap would put the swapped fields back.
-    let writes: Promise<unknown> = Promise.resolve();
-    const held: HeldWrites = (write) => {
-      const next = writes.then(write);
-      writes = next.catch(() => undefined);
-      return next;
-    };
-    const renewEvery = Math.max(250, Math.floor(this.settings.leaseMs / 3));
-    let renewing = false;
-    const renewal = setInterval(() => {
-      if (renewing) return;
-      renewing = true;
-      let sentAt = 0;
-      held(() => {
-        sentAt = Date.now();
-        return this.#deps.store.renewLease(job._id, this.owner, sentAt, sentAt + this.settings.leaseMs);
-      })
-        .then(
-          (stillHeld) => {
-            if (!stillHeld) stopWith('lease-lost');
-            else leaseValidUntil = Math.max(leaseValidUntil, sentAt + this.settings.leaseMs);
-          },
-          (error: unknown) =>
-            this.#deps.logger.warn(
-              { err: errorSummary(error), documentId: job._id },
-              'ingestion jobs: could not renew a lease',
-            ),
-        )
-        .finally(() => (renewing = false));
-    }, renewEvery);
-    renewal.unref();
+    const lease = keepLease(this.#deps, job, this.owner);
+    const { checkpoint, held, leaseLapsed, stopWith } = lease;
 
     const fromQueue = prepared === undefined && callbacks.onLive === undefined;
     const done = (async () => {
@@ -493,11 +447,11 @@ export class IngestRunner {
           job,
           owner: this.owner,
           checkpoint,
-          stopped: stopped.signal,
+          stopped: lease.stopped,
           held,
           onLive: (document) => callbacks.onLive?.(document),
           onExtracted,
-          readerSteps: this.#readerSteps(job._id, stopped.signal, timings),
+          readerSteps: this.#readerSteps(job._id, lease.stopped, timings),
           timings,
           prepared,
         });
@@ -506,7 +460,7 @@ export class IngestRunner {
         const fenced = !(error instanceof JobStopped || error instanceof JobCancelled) && leaseLapsed();
         await this.#settleFailure(job, fenced ? new JobStopped('lease-lost') : error, callbacks.onFailed, held);
       } finally {
-        clearInterval(renewal);
+        lease.end();
         this.#running.delete(job._id);
         this.#reading.delete(job._id);
         turn?.end();

@@ -25,7 +25,7 @@ export interface IngestDeps {
 /** Why a running job stopped before its end (not a failure of the document). */
 export type StopReason = 'shutdown' | 'lease-lost';
 
-/** Control-flow signal: the job gives up its document (shutdown, or its lease lost); caught by IngestRunner's #settleFailure. */
+/** Control-flow signal: the job gives up its document (shutdown, or its lease lost); caught by settleFailure (failures.ts). */
 export class JobStopped extends Error {
   readonly reason: StopReason;
   constructor(reason: StopReason) {
@@ -36,7 +36,7 @@ export class JobStopped extends Error {
 
 /**
  * A job's document, KB or version went away while it ran (deleted, superseded): it removes what it wrote.
- * Control-flow signal: caught by IngestRunner's #settleFailure, which answers the waiting request instead of
+ * Control-flow signal: caught by settleFailure (failures.ts), which answers the waiting request instead of
  * failing the document.
  */
 export class JobCancelled extends Error {

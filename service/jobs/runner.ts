@@ -5,32 +5,12 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.ts';
-import {
-  ApiError,
-  SearchIndexReadOnlyError,
-  ServiceStoppingError,
-  UpstreamUnavailableError,
-  errorSummary,
-} from '../errors.ts';
+import { errorSummary } from '../errors.ts';
 import type { DocumentRecord, IngestionTimings, IngestJobRecord } from '../store/index.ts';
 import { createPdfExtractor, type PdfExtractor, type PdfPoolStats, type PdfSteps } from '../extraction/pdf.ts';
 import { isClaimable, type ScheduledJob } from '../store/ingestJobs.ts';
-import {
-  failJob,
-  goneError,
-  isTransient,
-  removeVersionChunksUnlessLive,
-  retryDelayMs,
-  stoppingError,
-} from './failures.ts';
-import {
-  JobCancelled,
-  JobStopped,
-  type HeldWrites,
-  type IngestDeps,
-  type Prepared,
-  type StopReason,
-} from './runContext.ts';
+import { settleFailure, stoppingError } from './failures.ts';
+import { JobCancelled, JobStopped, type IngestDeps, type Prepared, type StopReason } from './runContext.ts';
 import { keepLease } from './lease.ts';
 import { claimOrder, documentsAhead, knowledgeBaseOwners, needsPdfReader } from './scheduling.ts';
 import { executeJob } from './steps.ts';
@@ -458,7 +438,17 @@ export class IngestRunner {
       } catch (error) {
         // Failed past its lease: another process may be running the job, so this one records nothing of it.
         const fenced = !(error instanceof JobStopped || error instanceof JobCancelled) && leaseLapsed();
-        await this.#settleFailure(job, fenced ? new JobStopped('lease-lost') : error, callbacks.onFailed, held);
+        await settleFailure(
+          {
+            deps: this.#deps,
+            owner: this.owner,
+            held,
+            onFailed: callbacks.onFailed,
+            onQueued: () => this.#own?.add(job._id),
+          },
+          job,
+          fenced ? new JobStopped('lease-lost') : error,
+        );
       } finally {
         lease.end();
         this.#running.delete(job._id);
@@ -472,82 +462,5 @@ export class IngestRunner {
     })();
     const owner = turn?.owner ?? this.#knowledgeBaseOwners.ownerOf(job.knowledge_base_id);
     this.#running.set(job._id, { stop: stopWith, done, owner, held: turn !== undefined });
-  }
-
-  async #settleFailure(
-    job: IngestJobRecord,
-    error: unknown,
-    onFailed: ((error: unknown) => void) | undefined,
-    held: HeldWrites,
-  ): Promise<void> {
-    const { store, logger } = this.#deps;
-    try {
-      if (error instanceof JobStopped) {
-        if (error.reason === 'shutdown') {
-          // The waiting request hears "stored, another instance finishes it": async from now on (see releaseJob).
-          await held(() => store.releaseJob(job._id, this.owner, Date.now(), { async: true }));
-          onFailed?.(stoppingError(job._id));
-        } else {
-          // Someone else holds it now, or it was deleted (the deleter removed the document; remove what we wrote
-          // since) — or another process finished it meanwhile: then the version is live and its chunks stay.
-          if ((await store.findJob(job._id)) === null) await removeVersionChunksUnlessLive(this.#deps, job);
-          onFailed?.(await goneError(this.#deps, job, false));
-        }
-        return;
-      }
-      if (error instanceof JobCancelled) {
-        onFailed?.(await goneError(this.#deps, job, error.knowledgeBaseGone));
-        return;
-      }
-      if (!(error instanceof ApiError))
-        logger.error({ err: errorSummary(error), documentId: job._id }, 'ingestion job failed');
-      if (error instanceof SearchIndexReadOnlyError) {
-        // A full disk is not the document's fault and may last hours. The job waits, queued, without using up an
-        // attempt (the runner claims nothing while the block is on), keeping what it indexed: OpenSearch refuses
-        // deletions under the block too, and the version stays hidden while its job exists; the next run writes the
-        // same chunk ids again. A request waiting on it hears so (as at shutdown: the document is stored).
-        this.#deps.metrics?.countUpstreamError(error.upstream);
-        // Only a version still being built is `queued`: after the swap (retire phase) it is live and the document
-        // ready, and only the removal of the replaced version's chunks waits for the block.
-        if (job.phase === 'build') await store.setDocumentProgress(job._id, 'queued', null);
-        // A waiting request is told its document is stored and queued: async from now on, so a later transient
-        // failure retries it instead of removing the document as all-or-nothing (failJob).
-        await held(() =>
-          store.releaseJob(job._id, this.owner, Date.now() + retryDelayMs(1), { unclaimed: true, async: true }),
-        );
-        this.#own?.add(job._id);
-        logger.warn(
-          { err: errorSummary(error), documentId: job._id },
-          'ingestion job waits: the search index is read-only',
-        );
-        onFailed?.(new SearchIndexReadOnlyError(error.block, job._id));
-        return;
-      }
-      const retried = job.mode === 'async' && isTransient(error) && job.attempts < this.settings.maxAttempts;
-      if (error instanceof UpstreamUnavailableError && (retried || !onFailed))
-        this.#deps.metrics?.countUpstreamError(error.upstream);
-      if (retried) {
-        await store.setDocumentProgress(job._id, 'queued', null);
-        await held(() => store.releaseJob(job._id, this.owner, Date.now() + retryDelayMs(job.attempts)));
-        logger.warn(
-          { err: errorSummary(error), documentId: job._id, attempts: job.attempts },
-          'ingestion job will be retried',
-        );
-        return;
-      }
-      await failJob(this.#deps, job, error);
-      onFailed?.(error);
-    } catch (settleError) {
-      // The stores are failing too: the job keeps its record and lease, which lapses; the next holder settles it.
-      logger.error(
-        { err: errorSummary(settleError), documentId: job._id },
-        'ingestion jobs: could not record the end of a job; its lease will lapse and it runs again',
-      );
-      onFailed?.(
-        error instanceof JobStopped
-          ? new ServiceStoppingError('the service is shutting down; retry the request')
-          : error,
-      );
-    }
   }
 }

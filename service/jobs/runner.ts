@@ -9,11 +9,11 @@ import { errorSummary } from '../errors.ts';
 import type { DocumentRecord, IngestionTimings, IngestJobRecord } from '../store/index.ts';
 import { createPdfExtractor, type PdfExtractor, type PdfPoolStats, type PdfSteps } from '../extraction/pdf.ts';
 import { isClaimable, type ScheduledJob } from '../store/ingestJobs.ts';
-import { settleFailure, stoppingError } from './failures.ts';
-import { JobCancelled, JobStopped, type IngestDeps, type Prepared, type StopReason } from './runContext.ts';
+import { stoppingError } from './failures.ts';
+import type { IngestDeps, Prepared, StopReason } from './runContext.ts';
 import { keepLease } from './lease.ts';
 import { claimOrder, documentsAhead, knowledgeBaseOwners, needsPdfReader } from './scheduling.ts';
-import { executeJob } from './steps.ts';
+import { runJob } from './execution.ts';
 
 /** PDFs read at once by the extractor the runner starts (each in a process of its own, extraction/pdf.ts). */
 const PDF_READERS = 1;
@@ -411,44 +411,23 @@ export class IngestRunner {
     turn?: HeldTurn,
   ): void {
     const lease = keepLease(this.#deps, job, this.owner);
-    const { checkpoint, held, leaseLapsed, stopWith } = lease;
-
     const fromQueue = prepared === undefined && callbacks.onLive === undefined;
     const done = (async () => {
       try {
-        const onExtracted = () => {
-          // The reader is free: the next PDF may be claimed now, and this job counts in the slots from here on.
-          if (this.#reading.delete(job._id) && !this.#stopping) this.#schedule(0);
-        };
-        // Its wait ends as it is taken (a PDF is claimed only with a reader free). A retry's includes its back-off.
-        const timings: IngestionTimings = { queue_wait_ms: Date.now() - job.created_at.getTime() };
-        await executeJob({
+        await runJob({
           deps: this.#deps,
           job,
           owner: this.owner,
-          checkpoint,
-          stopped: lease.stopped,
-          held,
-          onLive: (document) => callbacks.onLive?.(document),
-          onExtracted,
-          readerSteps: this.#readerSteps(job._id, lease.stopped, timings),
-          timings,
+          lease,
           prepared,
-        });
-      } catch (error) {
-        // Failed past its lease: another process may be running the job, so this one records nothing of it.
-        const fenced = !(error instanceof JobStopped || error instanceof JobCancelled) && leaseLapsed();
-        await settleFailure(
-          {
-            deps: this.#deps,
-            owner: this.owner,
-            held,
-            onFailed: callbacks.onFailed,
-            onQueued: () => this.#own?.add(job._id),
+          callbacks,
+          onExtracted: () => {
+            // The reader is free: the next PDF may be claimed now, and this job counts in the slots from here on.
+            if (this.#reading.delete(job._id) && !this.#stopping) this.#schedule(0);
           },
-          job,
-          fenced ? new JobStopped('lease-lost') : error,
-        );
+          readerSteps: (timings) => this.#readerSteps(job._id, lease.stopped, timings),
+          onQueued: () => this.#own?.add(job._id),
+        });
       } finally {
         lease.end();
         this.#running.delete(job._id);
@@ -461,6 +440,6 @@ export class IngestRunner {
       }
     })();
     const owner = turn?.owner ?? this.#knowledgeBaseOwners.ownerOf(job.knowledge_base_id);
-    this.#running.set(job._id, { stop: stopWith, done, owner, held: turn !== undefined });
+    this.#running.set(job._id, { stop: lease.stopWith, done, owner, held: turn !== undefined });
   }
 }

@@ -11,8 +11,9 @@
 //   retire  the replaced version's text and chunks are removed after a short delay, then the job is deleted.
 //   clean   a failed version's chunks are removed before the failure is recorded (nothing failed is searchable).
 //
-// This file holds the steps; runner.ts claims jobs, holds their leases and settles how each run ends.
-import { BadRequestError, IngestionAbandonedError, PdfExtractionError, UpstreamUnavailableError } from '../errors.ts';
+// This file holds the steps; execution.ts runs them in order under the job's lease (lease.ts), runner.ts claims jobs,
+// and failures.ts settles how a run that did not finish ends.
+import { BadRequestError, PdfExtractionError, UpstreamUnavailableError } from '../errors.ts';
 import type { SegmentEmbedding } from '../rag/index.ts';
 import type { DocumentRecord, IngestJobRecord, MetadataEntry } from '../store/index.ts';
 import { metadataObject } from '../store/index.ts';
@@ -56,19 +57,7 @@ export function startFirstStep(deps: IngestDeps, content: string, filename: stri
   return work;
 }
 
-/** Runs a held job from wherever it stands (a re-run after a crash continues the same way). */
-export async function executeJob(run: JobRun): Promise<void> {
-  const { deps, job } = run;
-  if (job.attempts > deps.config.ingestion.maxAttempts) {
-    throw new IngestionAbandonedError(
-      `ingestion was interrupted ${job.attempts - 1} times (the process running it stopped each time); retry the document, or ask an operator to look at the server's logs`,
-    );
-  }
-  if (job.phase === 'build') await buildVersion(run);
-  if (job.replaces !== null) await retireReplacedVersion(run);
-}
-
-async function buildVersion(run: JobRun): Promise<void> {
+export async function buildVersion(run: JobRun): Promise<void> {
   const { deps, job, owner, checkpoint, held, onLive, prepared } = run;
   const { store, search, rag } = deps;
   let document: DocumentRecord | null;
@@ -327,7 +316,7 @@ async function extractPdf(
 }
 
 /** The new version is live: its text becomes the document's, its record fields too; the old chunks go. */
-async function retireReplacedVersion({ deps, job, onLive, checkpoint }: JobRun): Promise<void> {
+export async function retireReplacedVersion({ deps, job, onLive, checkpoint }: JobRun): Promise<void> {
   const { store, search } = deps;
   const built = job.built!;
   // A re-run after a lapsed lease starts here too: not once another process may hold the job.

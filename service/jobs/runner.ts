@@ -1,7 +1,6 @@
-// The job engine of one process (IngestRunner): claims jobs in the fair order (scheduling.ts), holds their leases
-// and fences itself when one lapses, hands the PDF reader between PDFs, runs each job's steps (steps.ts) and settles
-// how a run ends (failures.ts). Over 400 lines because it is one class whose members share its private state (the
-// jobs running and reading, the paused PDFs, the polls): split, that state would be handed between files.
+// The job engine of one process (IngestRunner): claims jobs in the fair order (scheduling.ts), hands the PDF reader
+// between PDFs, grants requests their turns (turns.ts) and starts each job it holds: execution.ts runs its steps
+// under its lease (lease.ts) and settles how a run that did not finish ends (failures.ts).
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.ts';
@@ -14,6 +13,9 @@ import type { IngestDeps, Prepared, StopReason } from './runContext.ts';
 import { keepLease } from './lease.ts';
 import { claimOrder, documentsAhead, knowledgeBaseOwners, needsPdfReader } from './scheduling.ts';
 import { runJob } from './execution.ts';
+import { RequestTurns, type HeldTurn } from './turns.ts';
+
+export type { HeldTurn } from './turns.ts';
 
 /** PDFs read at once by the extractor the runner starts (each in a process of its own, extraction/pdf.ts). */
 const PDF_READERS = 1;
@@ -41,15 +43,6 @@ interface Running {
 }
 
 /**
- * A request's place among the jobs of this process (IngestRunner.heldTurn): it counts under the caps from the moment
- * it is granted until end() (called once its job is over, or by the request when it fails before the job starts).
- */
-export interface HeldTurn {
-  readonly owner: string;
-  end(): void;
-}
-
-/**
  * The job engine of one process: polls for claimable jobs, runs up to `concurrency` at once (plus the jobs of
  * requests that wait for their document), renews their leases, and on stop() finishes or releases them.
  */
@@ -65,10 +58,23 @@ export class IngestRunner {
   readonly #paused: { id: string; resume: () => void; pause: number }[] = [];
   /** Pauses so far: a poll resumes only those from before it computed its claims (see #claimWork). */
   #pauses = 0;
-  /** Requests waiting for a turn to run their own job, in arrival order (see heldTurn). */
-  readonly #turnsWaiting: { owner: string; grant: () => void }[] = [];
-  /** Turns granted and not ended, by owner. */
-  readonly #turns = new Map<string, number>();
+  /** Requests' turns to run their own job here, counted with the jobs claimed. */
+  readonly #turns = new RequestTurns({
+    slots: () => {
+      let claimed = 0;
+      for (const [id, running] of this.#running) if (!running.held && !this.#reading.has(id)) claimed += 1;
+      return claimed;
+    },
+    ofOwner: (owner) => {
+      let claimed = 0;
+      for (const running of this.#running.values()) if (!running.held && running.owner === owner) claimed += 1;
+      return claimed;
+    },
+    limits: () => this.settings,
+    lastSlotFreed: () => {
+      if (!this.#stopping) this.#schedule(0);
+    },
+  });
   /** A poll was asked for while one ran: the next starts at once, not a poll interval later. */
   #pollAgain = false;
   /** PDFs the fair order would claim now but for a busy reader (as of the last poll), in that order. */
@@ -152,58 +158,7 @@ export class IngestRunner {
    * and hands the turn to runHeld.
    */
   heldTurn(owner: string): Promise<HeldTurn> {
-    return new Promise<HeldTurn>((resolve) => {
-      let ended = false;
-      const turn: HeldTurn = {
-        owner,
-        end: () => {
-          if (ended) return;
-          ended = true;
-          // Only a turn that filled the last slot can have held a queued job back: then look for one now (otherwise
-          // the regular poll finds any, and a waited-for request costs no extra read of the jobs).
-          const wasFull = this.#slotsUsed() >= this.settings.concurrency;
-          const left = (this.#turns.get(owner) ?? 1) - 1;
-          if (left > 0) this.#turns.set(owner, left);
-          else this.#turns.delete(owner);
-          this.#grantTurns();
-          if (wasFull && !this.#stopping) this.#schedule(0);
-        },
-      };
-      const grant = () => {
-        this.#turns.set(owner, (this.#turns.get(owner) ?? 0) + 1);
-        resolve(turn);
-      };
-      this.#turnsWaiting.push({ owner, grant });
-      this.#grantTurns();
-    });
-  }
-
-  /** Text jobs counted against `concurrency`: claimed ones running past their PDF reading, and granted turns. */
-  #slotsUsed(): number {
-    let claimed = 0;
-    for (const [id, running] of this.#running) if (!running.held && !this.#reading.has(id)) claimed += 1;
-    let turns = 0;
-    for (const count of this.#turns.values()) turns += count;
-    return claimed + turns;
-  }
-
-  /** The owner's jobs running here: claimed ones and granted turns. */
-  #ownerRunning(owner: string): number {
-    let claimed = 0;
-    for (const running of this.#running.values()) if (!running.held && running.owner === owner) claimed += 1;
-    return claimed + (this.#turns.get(owner) ?? 0);
-  }
-
-  #grantTurns(): void {
-    for (let index = 0; index < this.#turnsWaiting.length && this.#slotsUsed() < this.settings.concurrency;) {
-      const waiting = this.#turnsWaiting[index];
-      if (this.#ownerRunning(waiting.owner) >= this.settings.maxJobsPerUser) {
-        index += 1;
-        continue;
-      }
-      this.#turnsWaiting.splice(index, 1);
-      waiting.grant();
-    }
+    return this.#turns.take(owner);
   }
 
   /**
@@ -272,8 +227,7 @@ export class IngestRunner {
     let pausesSeen = this.#pauses;
     try {
       // Requests waiting for a turn go first: a slot they could take is not claimed.
-      const slotsFree = () =>
-        this.settings.concurrency - this.#slotsUsed() - (this.#turnsWaiting.length > 0 ? this.#turnsGrantable() : 0);
+      const slotsFree = () => this.#turns.slotsFree();
       const readersFree = () => this.#readersFree();
       // With the reader busy, a poll still looks: a PDF waiting for it makes the one reading give it up after a step.
       if (slotsFree() <= 0 && readersFree() <= 0 && this.#pdfsWaiting.length > 0) return;
@@ -320,19 +274,6 @@ export class IngestRunner {
     } finally {
       this.#resumePaused(pausesSeen);
     }
-  }
-
-  /** Waiting requests whose owner is under the cap: those a free slot would go to. */
-  #turnsGrantable(): number {
-    const owners = new Map<string, number>();
-    let grantable = 0;
-    for (const { owner } of this.#turnsWaiting) {
-      const running = owners.get(owner) ?? this.#ownerRunning(owner);
-      if (running >= this.settings.maxJobsPerUser) continue;
-      owners.set(owner, running + 1);
-      grantable += 1;
-    }
-    return grantable;
   }
 
   #readersFree(): number {

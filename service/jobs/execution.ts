@@ -1,4 +1,4 @@
-// Job execution: one held job run to its end, its steps in order (build, then retire: steps.ts) under its lease
+// Job execution: one held job run to its end, its steps in order (build: buildVersion.ts, then retire: steps.ts) under its lease
 // (lease.ts), and a run that did not finish settled (failures.ts). The runner claims the job and starts this.
 import { IngestionAbandonedError } from '../errors.ts';
 import type { PdfSteps } from '../extraction/pdf.ts';
@@ -6,7 +6,8 @@ import type { DocumentRecord, IngestionTimings, IngestJobRecord } from '../store
 import { settleFailure } from './failures.ts';
 import type { HeldLease } from './lease.ts';
 import { JobCancelled, JobStopped, type IngestDeps, type JobRun, type Prepared } from './runContext.ts';
-import { buildVersion, retireReplacedVersion } from './steps.ts';
+import { buildVersion } from './buildVersion.ts';
+import { retireReplacedVersion } from './steps.ts';
 
 /** A held job and what its runner hears of it. */
 export interface Execution {

@@ -81,7 +81,7 @@ export interface Prepared {
   content: string;
   /**
    * The text's split and its first step's vectors, begun while the request's writes went to the store
-   * (steps.ts startFirstStep): the embedder works meanwhile instead of waiting for them.
+   * (buildVersion.ts startFirstStep): the embedder works meanwhile instead of waiting for them.
    */
   firstStep?: Promise<FirstStep>;
 }

@@ -2,6 +2,8 @@
 // steps of SEGMENTS_PER_STEP, then made live. startFirstStep begins it before the job is stored.
 import { BadRequestError, UpstreamUnavailableError } from '../errors.ts';
 import type { SegmentEmbedding } from '../rag/index.ts';
+import type { TextSegment } from '../rag/splitter.ts';
+import type { ServingIndex } from '../search/index.ts';
 import type { DocumentRecord } from '../store/index.ts';
 import { metadataObject } from '../store/index.ts';
 import { chunkMetadata } from '../search/metadataFilter.ts';
@@ -41,9 +43,42 @@ export function startFirstStep(deps: IngestDeps, content: string, filename: stri
   return work;
 }
 
+/** The version's chunks written and made live, in five named steps (a re-run after a crash goes the same way). */
 export async function buildVersion(run: JobRun): Promise<void> {
-  const { deps, job, owner, checkpoint, held, onLive, prepared } = run;
-  const { store, search, rag } = deps;
+  const loaded = await loadVersion(run);
+  const split = await splitVersion(run, loaded);
+  const indexed = await embedAndIndex(run, split);
+  await followAliasMoves(run, split, indexed);
+  await goLive(run, split);
+}
+
+/** The version as read: its document record and, for a text, its content (a PDF's is read from its file). */
+interface LoadedVersion {
+  document: DocumentRecord | null;
+  content: string | null;
+}
+
+/** The version split into segments, with the first step's vectors when its request began them. */
+interface SplitVersion {
+  document: DocumentRecord | null;
+  firstStep: FirstStep | null;
+  total: number;
+  segments: TextSegment[];
+  /** A PDF's progress keeps its pages while its chunks are embedded. */
+  phase: { phase?: 'embedding'; pages?: { done: number; total: number } };
+}
+
+/** Where the version's chunks were written: the index (and its embedder), the vectors kept for a rewrite. */
+interface IndexedVersion {
+  serving: ServingIndex;
+  vectorsKept: SegmentEmbedding[] | null;
+  target: Parameters<typeof chunkDocuments>[0];
+}
+
+/** Load: the version's record and text (the request's, in memory), or a cancel when it or its KB went away. */
+async function loadVersion(run: JobRun): Promise<LoadedVersion> {
+  const { deps, job, prepared } = run;
+  const { store, search } = deps;
   let document: DocumentRecord | null;
   let content: string | null;
   if (prepared) {
@@ -57,6 +92,13 @@ export async function buildVersion(run: JobRun): Promise<void> {
     if (job.attempts > 1) await search.deleteChunksOfDocumentVersion(job._id, job.version);
     content = job.file_id ? null : await store.findDocumentContent(job.content_id);
   }
+  return { document, content };
+}
+
+/** Split: the text (a PDF's, page by page) into segments; the document shows it is processing. */
+async function splitVersion(run: JobRun, { document, content }: LoadedVersion): Promise<SplitVersion> {
+  const { deps, job, checkpoint, prepared } = run;
+  const { store, rag } = deps;
   const pages = job.file_id ? await extractPdf(run, job.file_id) : null;
   if (pages === null && content === null)
     throw new Error(`the stored text of document ${job._id} (version ${job.version}) is missing`);
@@ -82,6 +124,14 @@ export async function buildVersion(run: JobRun): Promise<void> {
     )
       await cancel(deps, job, false);
   }
+  return { document, firstStep, total, segments, phase };
+}
+
+/** Embed and index: step by step into the index served as the build starts, progress written as it goes. */
+async function embedAndIndex(run: JobRun, split: SplitVersion): Promise<IndexedVersion> {
+  const { deps, job, checkpoint } = run;
+  const { store, search, rag } = deps;
+  const { document, firstStep, segments, phase } = split;
   // The version's metadata on every chunk; a job queued before jobs carried metadata uses the record's.
   const metadata = job.metadata ?? document!.metadata;
   const target = {
@@ -95,8 +145,8 @@ export async function buildVersion(run: JobRun): Promise<void> {
   let lastProgress = Date.now();
   // One index for the whole version, with its embedder: the one the alias points to as the build starts (as its
   // first step began, when the request embedded it). If a migration swaps the alias meanwhile, the version is
-  // written to the new one too before it goes live (below).
-  let serving = firstStep?.serving ?? (await search.servingIndex());
+  // written to the new one too before it goes live (followAliasMoves).
+  const serving = firstStep?.serving ?? (await search.servingIndex());
   // Kept for that rewrite while the version is small; a large one is embedded again in that rare case.
   const vectorsKept: SegmentEmbedding[] | null = segments.length <= VECTORS_KEPT_UP_TO ? [] : null;
   const modelName = serving.embedder.modelName;
@@ -133,6 +183,15 @@ export async function buildVersion(run: JobRun): Promise<void> {
   }
   await search.chunksSearchable(serving.index);
   checkpoint();
+  return { serving, vectorsKept, target };
+}
+
+/** Follow the alias: the version written to the index served now too, if a migration moved the alias meanwhile. */
+async function followAliasMoves(run: JobRun, { segments }: SplitVersion, indexed: IndexedVersion): Promise<void> {
+  const { deps, job, checkpoint } = run;
+  const { search, rag } = deps;
+  const { vectorsKept, target } = indexed;
+  let serving = indexed.serving;
   // Before going live: the alias read afresh (not from the cache). Moved by a migration since the build began, the
   // version is written to the index served now as well: a migration's catch-up after its swap copies only versions
   // live by then, and this one may go live after it ran, present in the old index alone.
@@ -174,7 +233,12 @@ export async function buildVersion(run: JobRun): Promise<void> {
     serving = now;
     checkpoint();
   }
+}
 
+/** Go live: a new document is ready (its job deleted); a replacement swaps which version its job hides. */
+async function goLive(run: JobRun, { document, total, segments }: SplitVersion): Promise<void> {
+  const { deps, job, owner, held, onLive } = run;
+  const { store } = deps;
   const built = { chunks: segments.length, total_chunks: total };
   if (job.replaces === null) {
     const now = new Date();

@@ -29,7 +29,7 @@ export const PROGRESS_EVERY_MS = 500;
  * text; `pages.waiting` while it waits between two steps for the reader, which another PDF has), then all pages
  * are read and the text is prepared (`pages.done` = m) until the chunks are embedded. Written
  * at most every PROGRESS_EVERY_MS, except the first of each kind. An unreadable PDF fails the document with a message
- * a person understands (extraction.ts); nothing has been indexed yet, so nothing half-ingested remains.
+ * a person understands (PdfExtractionError, errors.ts); nothing has been indexed yet, so nothing half-ingested remains.
  */
 export async function extractPdf(
   { deps, job, checkpoint, stopped, onExtracted, readerSteps, timings }: JobRun,

@@ -3,7 +3,6 @@
 import type { DocumentLimits } from './extraction/documents.ts';
 import type { Bm25Field, FusionTechnique } from './hybridTuning.ts';
 
-/** KBQA_LOG_LEVEL's values (pino's levels and silent). */
 /**
  * How a chunk's sentence vectors are computed (rag/index.ts embedSegments): `late` from the chunk's own forward pass
  * (the mean of its token embeddings over each sentence, no extra inference); `separate` each sentence embedded alone,
@@ -12,6 +11,7 @@ import type { Bm25Field, FusionTechnique } from './hybridTuning.ts';
 export const SENTENCE_VECTOR_RECIPES = ['late', 'separate', 'batched'] as const;
 export type SentenceVectorRecipe = (typeof SENTENCE_VECTOR_RECIPES)[number];
 
+/** KBQA_LOG_LEVEL's values (pino's levels and silent). */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 

@@ -34,7 +34,7 @@ export interface HybridTuning {
   bm25Fields: Bm25Field[];
   /**
    * The k-NN side's sentence-level term: a chunk's dense score is its own k-NN score plus this times its best
-   * sentence's (retrieval.ts SENTENCE_SCORE); 0 is the chunk's k-NN score alone.
+   * sentence's (search/sentenceVectors.ts SENTENCE_SCORE); 0 is the chunk's k-NN score alone.
    */
   sentenceWeight: number;
 }

@@ -17,7 +17,7 @@ import { MongoClient } from 'mongodb';
 import { restartDelayMs } from '../service/apiProcesses.ts';
 import { runDoctor } from '../service/operations/doctor.ts';
 import { newDocumentRecord } from '../service/commands/documents.ts';
-import { newJob } from '../service/jobs/records.ts';
+import { newJob } from '../service/jobs/jobRecord.ts';
 import { IngestRunner } from '../service/jobs/runner.ts';
 import { loadConfig } from '../service/config.ts';
 import { openStore, type IngestJobRecord, type Store } from '../service/store/index.ts';

@@ -8,7 +8,7 @@ import { MongoClient } from 'mongodb';
 import { prefersRespondAsync } from '../service/http/routes/documents.schema.ts';
 import { shareKnowledgeBase } from '../service/commands/accounts.ts';
 import { runDoctor } from '../service/operations/doctor.ts';
-import { newJob } from '../service/jobs/records.ts';
+import { newJob } from '../service/jobs/jobRecord.ts';
 import { makeUser, type TestUser } from './factories/accounts.ts';
 import { until } from './helpers/apiProcess.ts';
 import { startTestApp, testWithApp, type TestApp } from './helpers/app.ts';

@@ -16,9 +16,9 @@ import type {
 import { metadataEntries, pendingContentId } from '../store/index.ts';
 import type { DocumentMetadata } from '../search/metadataFilter.ts';
 import type { Config } from '../config.ts';
-import { newJob } from '../jobs/records.ts';
-import type { IngestDeps, Prepared } from '../jobs/run.ts';
-import { startFirstStep } from '../jobs/steps.ts';
+import { newJob } from '../jobs/jobRecord.ts';
+import type { IngestDeps, Prepared } from '../jobs/runContext.ts';
+import { startFirstStep } from '../jobs/buildVersion.ts';
 import type { HeldTurn, IngestRunner } from '../jobs/runner.ts';
 import { admitIngestion, textBytes, withNewDocumentReserved, withReplacementCharged } from './quotas.ts';
 
@@ -84,7 +84,7 @@ export async function ingestDocument(
       { ownerId: knowledgeBase.owner_id, documentId: record._id, bytes },
       async (recorded) => {
         // Waiting, this process runs the job: its text is split and its first step embedded while the writes below
-        // go to the store (jobs/steps.ts startFirstStep). Started once the storage is reserved: a refused request
+        // go to the store (jobs/buildVersion.ts startFirstStep). Started once the storage is reserved: a refused request
         // costs the embedder nothing.
         const firstStep =
           mode === 'wait' ? startFirstStep(deps, input.content, record.filename, record.title) : undefined;

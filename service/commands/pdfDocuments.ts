@@ -7,7 +7,7 @@ import { authorizeWriteDocuments } from '../policies/knowledgeBases.ts';
 import type { DocumentRecord, KnowledgeBaseRecord, Principal, Store } from '../store/index.ts';
 import type { FileKind } from '../extraction/fileKinds.ts';
 import { firstVersion, newDocumentRecord, type DocumentDeps } from './documents.ts';
-import { newJob } from '../jobs/records.ts';
+import { newJob } from '../jobs/jobRecord.ts';
 import { admitIngestion, withNewDocumentReserved } from './quotas.ts';
 
 /** Checked before a byte of the upload is read: only the KB's owner uploads. */

@@ -1,17 +1,10 @@
-// The job engine of one process (IngestRunner): claims jobs in the fair order (scheduling.ts), holds their leases
-// and fences itself when one lapses, hands the PDF reader between PDFs, runs each job's steps (steps.ts) and settles
-// how a run ends (failures.ts). Over 400 lines because it is one class whose members share its private state (the
-// jobs running and reading, the paused PDFs, the polls): split, that state would be handed between files.
+// The job engine of one process (IngestRunner): claims jobs in the fair order (scheduling.ts), hands the PDF reader
+// between PDFs, grants requests their turns (turns.ts) and starts each job it holds: execution.ts runs its steps
+// under its lease (lease.ts) and settles how a run that did not finish ends (failures.ts).
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.ts';
-import {
-  ApiError,
-  SearchIndexReadOnlyError,
-  ServiceStoppingError,
-  UpstreamUnavailableError,
-  errorSummary,
-} from '../errors.ts';
+import { errorSummary } from '../errors.ts';
 import type { DocumentRecord, IngestionTimings, IngestJobRecord } from '../store/index.ts';
 import {
   createPdfExtractor,
@@ -21,17 +14,14 @@ import {
   type PdfSteps,
 } from '../extraction/pdf.ts';
 import { isClaimable, type ScheduledJob } from '../store/ingestJobs.ts';
-import {
-  failJob,
-  goneError,
-  isTransient,
-  removeVersionChunksUnlessLive,
-  retryDelayMs,
-  stoppingError,
-} from './failures.ts';
-import { JobCancelled, JobStopped, type HeldWrites, type IngestDeps, type Prepared, type StopReason } from './run.ts';
+import { stoppingError } from './failures.ts';
+import type { IngestDeps, Prepared, StopReason } from './runContext.ts';
+import { keepLease } from './lease.ts';
 import { claimOrder, documentsAhead, knowledgeBaseOwners, needsPdfReader } from './scheduling.ts';
-import { executeJob } from './steps.ts';
+import { runJob } from './execution.ts';
+import { RequestTurns, type HeldTurn } from './turns.ts';
+
+export type { HeldTurn } from './turns.ts';
 
 /** PDFs read at once by the extractor the runner starts (each in a process of its own, extraction/pdf.ts). */
 const PDF_READERS = 1;
@@ -59,15 +49,6 @@ interface Running {
 }
 
 /**
- * A request's place among the jobs of this process (IngestRunner.heldTurn): it counts under the caps from the moment
- * it is granted until end() (called once its job is over, or by the request when it fails before the job starts).
- */
-export interface HeldTurn {
-  readonly owner: string;
-  end(): void;
-}
-
-/**
  * The job engine of one process: polls for claimable jobs, runs up to `concurrency` at once (plus the jobs of
  * requests that wait for their document), renews their leases, and on stop() finishes or releases them.
  */
@@ -83,10 +64,23 @@ export class IngestRunner {
   readonly #paused: { id: string; resume: () => void; pause: number }[] = [];
   /** Pauses so far: a poll resumes only those from before it computed its claims (see #claimWork). */
   #pauses = 0;
-  /** Requests waiting for a turn to run their own job, in arrival order (see heldTurn). */
-  readonly #turnsWaiting: { owner: string; grant: () => void }[] = [];
-  /** Turns granted and not ended, by owner. */
-  readonly #turns = new Map<string, number>();
+  /** Requests' turns to run their own job here, counted with the jobs claimed. */
+  readonly #turns = new RequestTurns({
+    slots: () => {
+      let claimed = 0;
+      for (const [id, running] of this.#running) if (!running.held && !this.#reading.has(id)) claimed += 1;
+      return claimed;
+    },
+    ofOwner: (owner) => {
+      let claimed = 0;
+      for (const running of this.#running.values()) if (!running.held && running.owner === owner) claimed += 1;
+      return claimed;
+    },
+    limits: () => this.settings,
+    lastSlotFreed: () => {
+      if (!this.#stopping) this.#schedule(0);
+    },
+  });
   /** A poll was asked for while one ran: the next starts at once, not a poll interval later. */
   #pollAgain = false;
   /** PDFs the fair order would claim now but for a busy reader (as of the last poll), in that order. */
@@ -170,58 +164,7 @@ export class IngestRunner {
    * and hands the turn to runHeld.
    */
   heldTurn(owner: string): Promise<HeldTurn> {
-    return new Promise<HeldTurn>((resolve) => {
-      let ended = false;
-      const turn: HeldTurn = {
-        owner,
-        end: () => {
-          if (ended) return;
-          ended = true;
-          // Only a turn that filled the last slot can have held a queued job back: then look for one now (otherwise
-          // the regular poll finds any, and a waited-for request costs no extra read of the jobs).
-          const wasFull = this.#slotsUsed() >= this.settings.concurrency;
-          const left = (this.#turns.get(owner) ?? 1) - 1;
-          if (left > 0) this.#turns.set(owner, left);
-          else this.#turns.delete(owner);
-          this.#grantTurns();
-          if (wasFull && !this.#stopping) this.#schedule(0);
-        },
-      };
-      const grant = () => {
-        this.#turns.set(owner, (this.#turns.get(owner) ?? 0) + 1);
-        resolve(turn);
-      };
-      this.#turnsWaiting.push({ owner, grant });
-      this.#grantTurns();
-    });
-  }
-
-  /** Text jobs counted against `concurrency`: claimed ones running past their PDF reading, and granted turns. */
-  #slotsUsed(): number {
-    let claimed = 0;
-    for (const [id, running] of this.#running) if (!running.held && !this.#reading.has(id)) claimed += 1;
-    let turns = 0;
-    for (const count of this.#turns.values()) turns += count;
-    return claimed + turns;
-  }
-
-  /** The owner's jobs running here: claimed ones and granted turns. */
-  #ownerRunning(owner: string): number {
-    let claimed = 0;
-    for (const running of this.#running.values()) if (!running.held && running.owner === owner) claimed += 1;
-    return claimed + (this.#turns.get(owner) ?? 0);
-  }
-
-  #grantTurns(): void {
-    for (let index = 0; index < this.#turnsWaiting.length && this.#slotsUsed() < this.settings.concurrency;) {
-      const waiting = this.#turnsWaiting[index];
-      if (this.#ownerRunning(waiting.owner) >= this.settings.maxJobsPerUser) {
-        index += 1;
-        continue;
-      }
-      this.#turnsWaiting.splice(index, 1);
-      waiting.grant();
-    }
+    return this.#turns.take(owner);
   }
 
   /**
@@ -290,8 +233,7 @@ export class IngestRunner {
     let pausesSeen = this.#pauses;
     try {
       // Requests waiting for a turn go first: a slot they could take is not claimed.
-      const slotsFree = () =>
-        this.settings.concurrency - this.#slotsUsed() - (this.#turnsWaiting.length > 0 ? this.#turnsGrantable() : 0);
+      const slotsFree = () => this.#turns.slotsFree();
       const readersFree = () => this.#readersFree();
       // With the reader busy, a poll still looks: a PDF waiting for it makes the one reading give it up after a step.
       if (slotsFree() <= 0 && readersFree() <= 0 && this.#pdfsWaiting.length > 0) return;
@@ -338,19 +280,6 @@ export class IngestRunner {
     } finally {
       this.#resumePaused(pausesSeen);
     }
-  }
-
-  /** Waiting requests whose owner is under the cap: those a free slot would go to. */
-  #turnsGrantable(): number {
-    const owners = new Map<string, number>();
-    let grantable = 0;
-    for (const { owner } of this.#turnsWaiting) {
-      const running = owners.get(owner) ?? this.#ownerRunning(owner);
-      if (running >= this.settings.maxJobsPerUser) continue;
-      owners.set(owner, running + 1);
-      grantable += 1;
-    }
-    return grantable;
   }
 
   #readersFree(): number {
@@ -428,84 +357,26 @@ export class IngestRunner {
     prepared?: Prepared,
     turn?: HeldTurn,
   ): void {
-    let stopReason: StopReason | null = null;
-    // Aborted when the job is stopped (shutdown, a lost lease, a deleted document): a PDF being read is killed then,
-    // rather than holding the reader until its time is up.
-    const stopped = new AbortController();
-    const stopWith = (reason: StopReason) => {
-      stopReason ??= reason;
-      stopped.abort();
-    };
-    // Until when this process surely holds the lease: the lease_until it last wrote (the claim's, then each renewal's,
-    // from the time the renewal was sent). Past it a claimer may take the job (claimMarginMs later), and on FerretDB
-    // v1 a renewal racing that claim can both "succeed": so the holder fences itself instead of trusting its writes.
-    let leaseValidUntil = job.lease_until ?? 0;
-    const leaseLapsed = () => Date.now() > leaseValidUntil;
-    const checkpoint = () => {
-      if (!stopReason && leaseLapsed()) stopReason = 'lease-lost';
-      if (stopReason) throw new JobStopped(stopReason);
-    };
-    // The holder's writes to its job record (renewals, the swap, a release) one at a time: FerretDB v1 writes back
-    // the whole record it read, so a renewal overlapping the swap would put the swapped fields back.
-    let writes: Promise<unknown> = Promise.resolve();
-    const held: HeldWrites = (write) => {
-      const next = writes.then(write);
-      writes = next.catch(() => undefined);
-      return next;
-    };
-    const renewEvery = Math.max(250, Math.floor(this.settings.leaseMs / 3));
-    let renewing = false;
-    const renewal = setInterval(() => {
-      if (renewing) return;
-      renewing = true;
-      let sentAt = 0;
-      held(() => {
-        sentAt = Date.now();
-        return this.#deps.store.renewLease(job._id, this.owner, sentAt, sentAt + this.settings.leaseMs);
-      })
-        .then(
-          (stillHeld) => {
-            if (!stillHeld) stopWith('lease-lost');
-            else leaseValidUntil = Math.max(leaseValidUntil, sentAt + this.settings.leaseMs);
-          },
-          (error: unknown) =>
-            this.#deps.logger.warn(
-              { err: errorSummary(error), documentId: job._id },
-              'ingestion jobs: could not renew a lease',
-            ),
-        )
-        .finally(() => (renewing = false));
-    }, renewEvery);
-    renewal.unref();
-
+    const lease = keepLease(this.#deps, job, this.owner);
     const fromQueue = prepared === undefined && callbacks.onLive === undefined;
     const done = (async () => {
       try {
-        const onExtracted = () => {
-          // The reader is free: the next PDF may be claimed now, and this job counts in the slots from here on.
-          if (this.#reading.delete(job._id) && !this.#stopping) this.#schedule(0);
-        };
-        // Its wait ends as it is taken (a PDF is claimed only with a reader free). A retry's includes its back-off.
-        const timings: IngestionTimings = { queue_wait_ms: Date.now() - job.created_at.getTime() };
-        await executeJob({
+        await runJob({
           deps: this.#deps,
           job,
           owner: this.owner,
-          checkpoint,
-          stopped: stopped.signal,
-          held,
-          onLive: (document) => callbacks.onLive?.(document),
-          onExtracted,
-          readerSteps: this.#readerSteps(job._id, stopped.signal, timings),
-          timings,
+          lease,
           prepared,
+          callbacks,
+          onExtracted: () => {
+            // The reader is free: the next PDF may be claimed now, and this job counts in the slots from here on.
+            if (this.#reading.delete(job._id) && !this.#stopping) this.#schedule(0);
+          },
+          readerSteps: (timings) => this.#readerSteps(job._id, lease.stopped, timings),
+          onQueued: () => this.#own?.add(job._id),
         });
-      } catch (error) {
-        // Failed past its lease: another process may be running the job, so this one records nothing of it.
-        const fenced = !(error instanceof JobStopped || error instanceof JobCancelled) && leaseLapsed();
-        await this.#settleFailure(job, fenced ? new JobStopped('lease-lost') : error, callbacks.onFailed, held);
       } finally {
-        clearInterval(renewal);
+        lease.end();
         this.#running.delete(job._id);
         this.#reading.delete(job._id);
         turn?.end();
@@ -516,83 +387,6 @@ export class IngestRunner {
       }
     })();
     const owner = turn?.owner ?? this.#knowledgeBaseOwners.ownerOf(job.knowledge_base_id);
-    this.#running.set(job._id, { stop: stopWith, done, owner, held: turn !== undefined });
-  }
-
-  async #settleFailure(
-    job: IngestJobRecord,
-    error: unknown,
-    onFailed: ((error: unknown) => void) | undefined,
-    held: HeldWrites,
-  ): Promise<void> {
-    const { store, logger } = this.#deps;
-    try {
-      if (error instanceof JobStopped) {
-        if (error.reason === 'shutdown') {
-          // The waiting request hears "stored, another instance finishes it": async from now on (see releaseJob).
-          await held(() => store.releaseJob(job._id, this.owner, Date.now(), { async: true }));
-          onFailed?.(stoppingError(job._id));
-        } else {
-          // Someone else holds it now, or it was deleted (the deleter removed the document; remove what we wrote
-          // since) — or another process finished it meanwhile: then the version is live and its chunks stay.
-          if ((await store.findJob(job._id)) === null) await removeVersionChunksUnlessLive(this.#deps, job);
-          onFailed?.(await goneError(this.#deps, job, false));
-        }
-        return;
-      }
-      if (error instanceof JobCancelled) {
-        onFailed?.(await goneError(this.#deps, job, error.knowledgeBaseGone));
-        return;
-      }
-      if (!(error instanceof ApiError))
-        logger.error({ err: errorSummary(error), documentId: job._id }, 'ingestion job failed');
-      if (error instanceof SearchIndexReadOnlyError) {
-        // A full disk is not the document's fault and may last hours. The job waits, queued, without using up an
-        // attempt (the runner claims nothing while the block is on), keeping what it indexed: OpenSearch refuses
-        // deletions under the block too, and the version stays hidden while its job exists; the next run writes the
-        // same chunk ids again. A request waiting on it hears so (as at shutdown: the document is stored).
-        this.#deps.metrics?.countUpstreamError(error.upstream);
-        // Only a version still being built is `queued`: after the swap (retire phase) it is live and the document
-        // ready, and only the removal of the replaced version's chunks waits for the block.
-        if (job.phase === 'build') await store.setDocumentProgress(job._id, 'queued', null);
-        // A waiting request is told its document is stored and queued: async from now on, so a later transient
-        // failure retries it instead of removing the document as all-or-nothing (failJob).
-        await held(() =>
-          store.releaseJob(job._id, this.owner, Date.now() + retryDelayMs(1), { unclaimed: true, async: true }),
-        );
-        this.#own?.add(job._id);
-        logger.warn(
-          { err: errorSummary(error), documentId: job._id },
-          'ingestion job waits: the search index is read-only',
-        );
-        onFailed?.(new SearchIndexReadOnlyError(error.block, job._id));
-        return;
-      }
-      const retried = job.mode === 'async' && isTransient(error) && job.attempts < this.settings.maxAttempts;
-      if (error instanceof UpstreamUnavailableError && (retried || !onFailed))
-        this.#deps.metrics?.countUpstreamError(error.upstream);
-      if (retried) {
-        await store.setDocumentProgress(job._id, 'queued', null);
-        await held(() => store.releaseJob(job._id, this.owner, Date.now() + retryDelayMs(job.attempts)));
-        logger.warn(
-          { err: errorSummary(error), documentId: job._id, attempts: job.attempts },
-          'ingestion job will be retried',
-        );
-        return;
-      }
-      await failJob(this.#deps, job, error);
-      onFailed?.(error);
-    } catch (settleError) {
-      // The stores are failing too: the job keeps its record and lease, which lapses; the next holder settles it.
-      logger.error(
-        { err: errorSummary(settleError), documentId: job._id },
-        'ingestion jobs: could not record the end of a job; its lease will lapse and it runs again',
-      );
-      onFailed?.(
-        error instanceof JobStopped
-          ? new ServiceStoppingError('the service is shutting down; retry the request')
-          : error,
-      );
-    }
+    this.#running.set(job._id, { stop: lease.stopWith, done, owner, held: turn !== undefined });
   }
 }

@@ -6,7 +6,7 @@ import type { SearchIndex } from '../search/index.ts';
 import { isFileKind } from '../extraction/fileKinds.ts';
 import type { DocumentRecord, IngestJobClaimRecord, IngestJobRecord, Store, Usage } from '../store/index.ts';
 import { pendingContentId } from '../store/index.ts';
-import { newJob } from '../jobs/records.ts';
+import { newJob } from '../jobs/jobRecord.ts';
 import {
   findConversationLeftovers,
   fixConversationLeftovers,

@@ -151,7 +151,7 @@ export async function applySearchAssets(client: SearchClient, settings: SearchAs
   }
   // Whatever its template version: this service writes them into every chunk. Refused (a write block, a role
   // without mapping rights, a field of that name with another type): reported, not a failed start-up; queries are
-  // served meanwhile, the k-NN side without the sentence term (retrieval.ts SENTENCE_SCORE).
+  // served meanwhile, the k-NN side without the sentence term (sentenceVectors.ts SENTENCE_SCORE).
   try {
     await ensureServiceFields(client, index);
   } catch (error) {

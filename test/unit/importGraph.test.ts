@@ -100,7 +100,7 @@ test('one way between the kinds of code: cli, http → operations → commands �
       `service/${kind}/ has files`,
     );
   t.true(
-    (graph.get('service/commands/documents.ts') ?? []).includes('service/jobs/records.ts'),
+    (graph.get('service/commands/documents.ts') ?? []).includes('service/jobs/jobRecord.ts'),
     'a command uses the job engine',
   );
   t.true(

@@ -80,7 +80,7 @@ export async function finishCatchUp(
 /**
  * After a swap: every API process stops resolving the old index within the serving-index cache's lifetime; an
  * ingestion building a version since before may still write there until it ends (it writes the new index too
- * before going live, jobs/steps.ts; one that went live just before that check is what this catches up). Then
+ * before going live, jobs/buildVersion.ts; one that went live just before that check is what this catches up). Then
  * catch-up passes copy (or rebuild) what only the old index got, and remove what was deleted or replaced meanwhile,
  * until one finds nothing to do.
  */

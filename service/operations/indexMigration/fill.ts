@@ -8,7 +8,7 @@ import { MIGRATE_COMMAND } from '../../search/index.ts';
 import type { ChunkGroup } from '../../search/chunks.ts';
 import { chunkMetadata } from '../../search/metadataFilter.ts';
 import { metadataObject, type Store } from '../../store/index.ts';
-import { chunkDocuments } from '../../jobs/records.ts';
+import { chunkDocuments } from '../../jobs/chunkRecords.ts';
 import { unitKey, type FillCounts, type FillPlan, type IndexMigrationDeps, type Unit } from './plan.ts';
 
 /** The store's live documents: a version served (live_version) in a KB whose record exists (soft-deleted too: restorable). */

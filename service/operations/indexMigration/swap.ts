@@ -191,7 +191,7 @@ export async function oldIndices(
  * Deletes old indices of the family, refusing while one could still be written to: the live index's catch-up after
  * its swap is unfinished (state `swapped`), or (given the store) an ingestion that began before the swap still
  * builds its version (it may write the old index until it ends). A write to an index dropped all the same would
- * create it again from the template: the ingestion finds it and deletes it (jobs/steps.ts, removeRecreatedIndex).
+ * create it again from the template: the ingestion finds it and deletes it (jobs/buildVersion.ts, removeRecreatedIndex).
  */
 export async function dropOldIndices(
   search: SearchIndex,

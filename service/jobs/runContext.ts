@@ -1,5 +1,6 @@
-// What one run of an ingestion job shares: the engine's dependencies, the run's context handed from the runner
-// (runner.ts) to the steps (steps.ts), and the two signals that end a run early without failing its document.
+// What one run of an ingestion job shares (runner.ts runs jobs; this file only types what a run hands around): the
+// engine's dependencies, the run's context handed from the runner to the steps, and the two signals that end a run
+// early without failing its document.
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Rag, SegmentEmbedding } from '../rag/index.ts';
@@ -24,7 +25,7 @@ export interface IngestDeps {
 /** Why a running job stopped before its end (not a failure of the document). */
 export type StopReason = 'shutdown' | 'lease-lost';
 
-/** Control-flow signal: the job gives up its document (shutdown, or its lease lost); caught by IngestRunner's #settleFailure. */
+/** Control-flow signal: the job gives up its document (shutdown, or its lease lost); caught by settleFailure (failures.ts). */
 export class JobStopped extends Error {
   readonly reason: StopReason;
   constructor(reason: StopReason) {
@@ -35,7 +36,7 @@ export class JobStopped extends Error {
 
 /**
  * A job's document, KB or version went away while it ran (deleted, superseded): it removes what it wrote.
- * Control-flow signal: caught by IngestRunner's #settleFailure, which answers the waiting request instead of
+ * Control-flow signal: caught by settleFailure (failures.ts), which answers the waiting request instead of
  * failing the document.
  */
 export class JobCancelled extends Error {
@@ -80,7 +81,7 @@ export interface Prepared {
   content: string;
   /**
    * The text's split and its first step's vectors, begun while the request's writes went to the store
-   * (steps.ts startFirstStep): the embedder works meanwhile instead of waiting for them.
+   * (buildVersion.ts startFirstStep): the embedder works meanwhile instead of waiting for them.
    */
   firstStep?: Promise<FirstStep>;
 }

@@ -1,9 +1,9 @@
-// The records a job makes: a fresh job record for a version (newJob), and a version's chunks as indexed
-// (chunkDocuments, which an index migration's rebuild uses too).
+// A version's chunks as the index holds them (chunkDocuments): what a job's build writes, and an index migration's
+// rebuild too.
 import type { SegmentEmbedding } from '../rag/index.ts';
 import type { TextSegment } from '../rag/splitter.ts';
 import type { ChunkDocument } from '../search/index.ts';
-import type { DocumentRecord, IngestJobRecord, MetadataEntry } from '../store/index.ts';
+import type { DocumentRecord } from '../store/index.ts';
 import type { ChunkMetadata } from '../search/metadataFilter.ts';
 
 /** A document's chunks as indexed. Chunk ids derive from the document id and version: indexing again overwrites. */
@@ -39,39 +39,4 @@ export function chunkDocuments(
       ...record.chunkMetadata,
     };
   });
-}
-
-/** A fresh job record for a version (held by `owner` when a request runs it, otherwise free to claim). */
-export function newJob(
-  document: Pick<DocumentRecord, '_id' | 'knowledge_base_id'>,
-  version: {
-    version: number;
-    content_id: string;
-    filename: string;
-    title: string;
-    replaces: number | null;
-    file_id?: string | null;
-    /** The version's metadata (leave it out rather than pass undefined: the driver would store null). */
-    metadata?: MetadataEntry[];
-  },
-  mode: 'sync' | 'async',
-  owner: string | null,
-  leaseMs: number,
-): IngestJobRecord {
-  const now = Date.now();
-  return {
-    _id: document._id,
-    knowledge_base_id: document.knowledge_base_id,
-    ...version,
-    phase: 'build',
-    hidden: [version.version],
-    built: null,
-    lease_owner: owner,
-    lease_until: owner ? now + leaseMs : null,
-    claims: 0,
-    mode,
-    attempts: owner ? 1 : 0,
-    not_before: 0,
-    created_at: new Date(now),
-  };
 }

@@ -17,6 +17,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { PdfExtractionError } from '../errors.ts';
+import { DEFAULT_OCR_LIMITS, type OcrLimits, type OcrPage } from './ocr.ts';
 import type { TextLine } from './pdfLayout.ts';
 import { pagesText } from './pdfReflow.ts';
 import type { ExtractionMessage, ExtractionResult, ReaderCommand } from './pdfWorker.ts';
@@ -30,6 +31,8 @@ export interface PdfLimits {
   maxMemoryMb: number;
   /** The least time a PDF reads before it gives the reader up to another PDF waiting for it (default 1 s). */
   stepMs?: number;
+  /** Pages without a text layer, read by OCR in the reader (ocr.ts); each adds `pageMs` to the budget. */
+  ocr?: OcrLimits;
 }
 
 /** How a caller that queues PDFs itself (the ingestion runner) takes part in the steps. */
@@ -50,6 +53,8 @@ export interface ExtractedPdf {
   pages: string[];
   /** The PDF's own Title (its metadata), or null: the document's title then comes from its filename. */
   title: string | null;
+  /** The pages read by OCR (no text layer), with Tesseract's confidence; [] for a PDF with text on every page. */
+  scanned: OcrPage[];
 }
 
 export interface PdfExtractor {
@@ -90,6 +95,10 @@ function failure(result: Extract<ExtractionResult, { ok: false }>, limits: PdfLi
       return PdfExtractionError.tooManyPages(result.pageCount ?? 0, limits.maxPages);
     case 'out_of_memory':
       return PdfExtractionError.outOfMemory(limits.maxMemoryMb);
+    case 'too_many_scanned_pages':
+      return PdfExtractionError.tooManyScannedPages(result.pageCount ?? 0, ocrLimits(limits).maxPages);
+    case 'scan_too_large':
+      return PdfExtractionError.scanTooLarge(result.detail ?? 'a scanned page is too large to read');
   }
 }
 
@@ -103,6 +112,10 @@ export function extractionBudgetMs(fileBytes: number, pages: number, timeoutMs: 
   const budget = 5_000 + 10 * pages + (2_000 * fileBytes) / 1024 ** 2;
   // In whole seconds: the figure is shown to people ("took longer than 26 s").
   return Math.min(timeoutMs, Math.ceil(budget / 1_000) * 1_000);
+}
+
+function ocrLimits(limits: PdfLimits): OcrLimits {
+  return limits.ocr ?? DEFAULT_OCR_LIMITS;
 }
 
 const WORKER_PROGRAM = fileURLToPath(new URL('./pdfWorker.ts', import.meta.url));
@@ -159,6 +172,7 @@ interface StepResult {
   lines: TextLine[][];
   unreadable: number;
   title: string | null;
+  scanned: OcrPage[];
   readMs: number;
   /** Ended by stopping the page in progress (its process killed). */
   stopped?: true;
@@ -187,7 +201,14 @@ function readInChildProcess(
     // arenas: each reserves 64 MB of address space, which counts against the limit though it holds nothing.
     const child = spawn(
       process.execPath,
-      [...WORKER_FLAGS, WORKER_PROGRAM, String(limits.maxMemoryMb), String(limits.maxPages), String(plan.firstPage)],
+      [
+        ...WORKER_FLAGS,
+        WORKER_PROGRAM,
+        String(limits.maxMemoryMb),
+        String(limits.maxPages),
+        String(plan.firstPage),
+        JSON.stringify(ocrLimits(limits)),
+      ],
       {
         env: { PATH: process.env.PATH ?? '/usr/bin:/bin', MALLOC_ARENA_MAX: '2' },
         stdio: ['pipe', 'ignore', 'pipe', 'ipc'],
@@ -210,8 +231,11 @@ function readInChildProcess(
       lines: [],
       unreadable: 0,
       title: null,
+      scanned: [],
       readMs: 0,
     };
+    // Pages without a text layer (the reader says before its first OCR): each adds its OCR time to the budget.
+    let scannedPages = 0;
     const readSoFar = (): StepResult => ({ ...step, readMs: Date.now() - started });
     let yielding: NodeJS.Timeout | undefined;
     let stopping: NodeJS.Timeout | undefined;
@@ -230,7 +254,8 @@ function readInChildProcess(
       stopping = setTimeout(() => finish({ ...readSoFar(), stopped: true }), Math.max(plan.graceMs, MIN_GRACE_MS));
     };
     const budget = (pages: number) => {
-      const budgetMs = extractionBudgetMs(bytes.byteLength, pages, limits.timeoutMs);
+      const budgetMs =
+        extractionBudgetMs(bytes.byteLength, pages, limits.timeoutMs) + scannedPages * ocrLimits(limits).pageMs;
       clearTimeout(timer);
       // What earlier steps read counts: the budget is the whole PDF's.
       timer = setTimeout(
@@ -263,8 +288,12 @@ function readInChildProcess(
         budget(message.pages);
         // The pages are known (and none too many): "page 1 of m" while the first is read.
         if (message.pages > 0 && message.pages <= limits.maxPages) report(plan.firstPage - 1, message.pages);
+      } else if (message.type === 'scanned') {
+        scannedPages = message.pages;
+        budget(step.pageCount);
       } else if (message.type === 'page') {
         step.lines.push(message.lines);
+        if (message.confidence !== undefined) step.scanned.push({ page: message.done, confidence: message.confidence });
         if (message.unreadable) step.unreadable += 1;
         step.nextPage = message.done + 1;
         report(message.done, message.total);
@@ -276,7 +305,7 @@ function readInChildProcess(
         else
           finish(
             result.ok
-              ? { pageCount: result.pageCount, pages: result.pages, title: result.title }
+              ? { pageCount: result.pageCount, pages: result.pages, title: result.title, scanned: result.scanned }
               : failure(result, limits),
           );
       }
@@ -293,10 +322,10 @@ function readInChildProcess(
 }
 
 /** A PDF read in several steps: what the reader does at the end of a whole reading, on every page's lines. */
-function assembled(lines: TextLine[][], unreadable: number, title: string | null): ExtractedPdf {
+function assembled(lines: TextLine[][], unreadable: number, title: string | null, scanned: OcrPage[]): ExtractedPdf {
   if (unreadable === lines.length) throw PdfExtractionError.corrupt();
   if (lines.every((page) => page.length === 0)) throw PdfExtractionError.noText();
-  return { pageCount: lines.length, pages: pagesText(lines), title };
+  return { pageCount: lines.length, pages: pagesText(lines), title, scanned };
 }
 
 /**
@@ -362,6 +391,7 @@ export function createPdfExtractor(limits: PdfLimits, options: { workers?: numbe
       const read: TextLine[][] = [];
       let unreadable = 0;
       let title: string | null = null;
+      const scanned: OcrPage[] = [];
       const stepMs = limits.stepMs ?? DEFAULT_STEP_MS;
       const plan: StepPlan = { firstPage: 1, spentMs: 0, shouldYield, graceMs: stepMs };
       let stops = 0;
@@ -371,6 +401,7 @@ export function createPdfExtractor(limits: PdfLimits, options: { workers?: numbe
         if (!('ok' in step)) return step;
         read.push(...step.lines);
         unreadable += step.unreadable;
+        scanned.push(...step.scanned);
         title ??= step.title;
         plan.firstPage = step.nextPage;
         plan.spentMs += step.readMs;
@@ -379,7 +410,7 @@ export function createPdfExtractor(limits: PdfLimits, options: { workers?: numbe
         else stops = 0;
         stoppedPage = step.stopped ? step.nextPage : 0;
         plan.graceMs = stepMs * 2 ** Math.min(stops, 16);
-        if (plan.firstPage > step.pageCount) return assembled(read, unreadable, title);
+        if (plan.firstPage > step.pageCount) return assembled(read, unreadable, title, scanned);
         await steps?.paused?.();
       }
     },

@@ -195,7 +195,7 @@ const environmentSchema = z.object({
   // document's budget (~1.5–3 s a page on this 2-core machine, more under load).
   KBQA_OCR_MAX_PAGES: integer(50, 1, 10_000),
   KBQA_OCR_MAX_PIXELS: integer(40_000_000, 10_000, 500_000_000),
-  KBQA_OCR_PAGE_MS: integer(10_000, 100, 600_000),
+  KBQA_OCR_PAGE_MS: integer(15_000, 100, 600_000),
   // Office documents, spreadsheets, decks and web pages (extraction/documents.ts): the zip bounds of DOCX, ODT, PPTX
   // and XLSX (entries, one part's and all parts' inflated size, a part's ratio: zip bombs), rows of a workbook or CSV,
   // bytes of one CSV record, slides of a deck, and the elements of an HTML page its main-content reader looks at.

@@ -22,7 +22,7 @@ export interface OcrLimits {
   pageMs: number;
 }
 
-export const DEFAULT_OCR_LIMITS: OcrLimits = { maxPages: 50, maxPixels: 40_000_000, pageMs: 10_000 };
+export const DEFAULT_OCR_LIMITS: OcrLimits = { maxPages: 50, maxPixels: 40_000_000, pageMs: 15_000 };
 
 /** A page's mean word confidence (0–100) under which it is flagged for a person to check against the original. */
 export const LOW_CONFIDENCE = 70;
@@ -82,10 +82,14 @@ let worker: Promise<Worker> | undefined;
 /** The process's one Tesseract (loaded at the first scan: ~1 s, the model read from its npm package). */
 function engine(): Promise<Worker> {
   worker ??= (async () => {
-    const { createWorker, OEM } = await import('tesseract.js');
+    const { createWorker, OEM, PSM } = await import('tesseract.js');
     const require = createRequire(import.meta.url);
     const langPath = path.join(path.dirname(require.resolve('@tesseract.js-data/eng/package.json')), '4.0.0_best_int');
-    return createWorker('eng', OEM.LSTM_ONLY, { langPath, cacheMethod: 'none', gzip: true });
+    const created = await createWorker('eng', OEM.LSTM_ONLY, { langPath, cacheMethod: 'none', gzip: true });
+    // Full page layout analysis, as the tesseract CLI does: tesseract.js's default (one uniform block) dropped the
+    // rows of a table on a committed scan (bench/answers/real/scanned, the handbook's page 3).
+    await created.setParameters({ tessedit_pageseg_mode: PSM.AUTO });
+    return created;
   })();
   return worker;
 }
@@ -100,37 +104,41 @@ export async function closeOcr(): Promise<void> {
 /** An image file (PNG, JPEG, TIFF, PGM/PPM) read by OCR: its text as paragraphs, and its mean word confidence. */
 export async function recognize(image: Uint8Array): Promise<{ text: string; confidence: number }> {
   const tesseract = await engine();
-  const { data } = await tesseract.recognize(
-    Buffer.from(image.buffer, image.byteOffset, image.byteLength),
-    {},
-    { text: true, blocks: true },
-  );
-  // Tesseract's paragraphs (its layout analysis: columns apart, in reading order) when it gives them.
-  const found = (data.blocks ?? []).flatMap((block) => block.paragraphs.map((paragraph) => paragraph.text));
-  return { text: paragraphs(found.length ? found.join('\n\n') : data.text), confidence: Math.round(data.confidence) };
+  const { data } = await tesseract.recognize(Buffer.from(image.buffer, image.byteOffset, image.byteLength));
+  return { text: paragraphs(data.text), confidence: Math.round(data.confidence) };
 }
 
 /**
- * Tesseract's text as paragraphs: its lines joined (a scan's printed line breaks fall inside sentences), a word
- * hyphenated across two lines joined, paragraphs (its blank lines) kept apart.
+ * Tesseract's text as paragraphs: a printed line that fills the width (at least WRAPPED_LINE of the page's longest)
+ * runs on into the next one (a scan's printed line breaks fall inside sentences), a word hyphenated across two such
+ * lines is joined; a short line (a heading, a table row, a list item's end) stays a line of its own, and blank lines
+ * stay paragraph breaks. (Tesseract's own paragraphs, `blocks`, dropped a table's rows on a committed scan.)
  */
 export function paragraphs(text: string): string {
-  return text
-    .split(/\n[ \t]*\n/)
-    .map((block) =>
-      block
-        .split('\n')
-        .map((line) => line.trim())
-        .filter(Boolean)
-        .reduce((joined, line) => {
-          if (!joined) return line;
-          if (/[a-z]-$/.test(joined) && /^[a-z]/.test(line)) return joined.slice(0, -1) + line;
-          return `${joined} ${line}`;
-        }, ''),
-    )
-    .filter(Boolean)
-    .join('\n\n');
+  const lines = text.split('\n').map((line) => line.trim());
+  const longest = Math.max(0, ...lines.map((line) => line.length));
+  const out: string[] = [];
+  let runsOn = false;
+  for (const line of lines) {
+    if (line === '') {
+      if (out.length && out.at(-1) !== '') out.push('');
+      runsOn = false;
+      continue;
+    }
+    if (runsOn) {
+      const previous = out.pop()!;
+      const hyphenated = previous.endsWith('-') && /^[a-z]/.test(line) && /[a-z]-$/.test(previous);
+      out.push(hyphenated ? previous.slice(0, -1) + line : `${previous} ${line}`);
+    } else {
+      out.push(line);
+    }
+    runsOn = line.length >= WRAPPED_LINE * longest;
+  }
+  return out.join('\n').replace(/\n\n+/g, '\n\n').trim();
 }
+
+/** A line at least this share of the page's longest line is taken as wrapped by the printer. */
+const WRAPPED_LINE = 0.8;
 
 /**
  * Pixels as a PGM (grey) file, which Tesseract's image reader (Leptonica) takes as it takes a PNG: how a PDF page's

@@ -118,6 +118,9 @@ function ocrLimits(limits: PdfLimits): OcrLimits {
   return limits.ocr ?? DEFAULT_OCR_LIMITS;
 }
 
+/** Loading Tesseract in a reader (its wasm and model): 1–3 s here, far more on a loaded machine. */
+const OCR_START_MS = 15_000;
+
 const WORKER_PROGRAM = fileURLToPath(new URL('./pdfWorker.ts', import.meta.url));
 /**
  * The reader's Node flags. Without the WebAssembly trap handler, a Wasm memory reserves only what it uses, not
@@ -255,7 +258,8 @@ function readInChildProcess(
     };
     const budget = (pages: number) => {
       const budgetMs =
-        extractionBudgetMs(bytes.byteLength, pages, limits.timeoutMs) + scannedPages * ocrLimits(limits).pageMs;
+        extractionBudgetMs(bytes.byteLength, pages, limits.timeoutMs) +
+        (scannedPages > 0 ? OCR_START_MS + scannedPages * ocrLimits(limits).pageMs : 0);
       clearTimeout(timer);
       // What earlier steps read counts: the budget is the whole PDF's.
       timer = setTimeout(

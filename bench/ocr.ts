@@ -38,7 +38,8 @@ export async function ocrPhase(): Promise<OcrResult> {
     maxPages: 2_000,
     timeoutMs: 120_000,
     maxMemoryMb: 1_024,
-    ocr: DEFAULT_OCR_LIMITS,
+    // A throughput figure, not a bound: a loaded machine (load average 30–65 on 2 cores seen) must not end a PDF.
+    ocr: { ...DEFAULT_OCR_LIMITS, pageMs: 300_000 },
   });
   const pdfs: OcrFileRun[] = [];
   const images: OcrFileRun[] = [];

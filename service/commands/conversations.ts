@@ -214,6 +214,7 @@ async function storeTurn(
       similarity: citation.similarity,
       page_start: citation.page_start,
       page_end: citation.page_end,
+      scanned: citation.scanned,
     })),
     model: result.model,
     standalone_query: standalone,

@@ -18,6 +18,7 @@ import type { DocumentRecord, IngestJobRecord, MetadataEntry } from '../store/in
 import { metadataObject } from '../store/index.ts';
 import { chunkMetadata } from '../search/metadataFilter.ts';
 import type { PdfSteps } from '../extraction/pdf.ts';
+import type { OcrPage } from '../extraction/ocr.ts';
 import { splitPages } from '../extraction/pdfPages.ts';
 import { removeVersionChunks } from './failures.ts';
 import { chunkDocuments } from './records.ts';
@@ -84,13 +85,14 @@ async function buildVersion(run: JobRun): Promise<void> {
     if (job.attempts > 1) await search.deleteChunksOfDocumentVersion(job._id, job.version);
     content = job.file_id ? null : await store.findDocumentContent(job.content_id);
   }
-  const pages = job.file_id ? await extractPdf(run, job.file_id) : null;
+  const extracted = job.file_id ? await extractPdf(run, job.file_id) : null;
+  const pages = extracted?.pages ?? null;
   if (pages === null && content === null)
     throw new Error(`the stored text of document ${job._id} (version ${job.version}) is missing`);
 
   const firstStep = pages === null && prepared?.firstStep ? await prepared.firstStep : null;
   const { total, segments } = pages
-    ? await splitPages(pages, (text) => rag.split(text, job.filename))
+    ? await splitPages(pages, (text) => rag.split(text, job.filename), extracted!.scanned)
     : (firstStep ?? (await rag.split(content as string, job.filename)));
   // A PDF's progress keeps saying how many pages it has while its chunks are embedded.
   const phase = pages ? { phase: 'embedding' as const, pages: { done: pages.length, total: pages.length } } : {};
@@ -202,7 +204,8 @@ async function buildVersion(run: JobRun): Promise<void> {
     checkpoint();
   }
 
-  const built = { chunks: segments.length, total_chunks: total };
+  // Pages read by OCR, with their confidence: the document page flags those a person should check (docs/web-app.md).
+  const built = { chunks: segments.length, total_chunks: total, scanned_pages: extracted?.scanned ?? [] };
   if (job.replaces === null) {
     const now = new Date();
     if (
@@ -258,7 +261,7 @@ async function buildVersion(run: JobRun): Promise<void> {
 async function extractPdf(
   { deps, job, checkpoint, stopped, onExtracted, readerSteps, timings }: JobRun,
   fileId: string,
-): Promise<string[]> {
+): Promise<{ pages: string[]; scanned: OcrPage[] }> {
   let lastProgress = 0;
   let progressWrite: Promise<unknown> = Promise.resolve();
   const writeProgress = (pages?: { done: number; total: number; characters?: number; waiting?: boolean }) => {
@@ -323,7 +326,7 @@ async function extractPdf(
       `the PDF's text is ${characters.toLocaleString('en')} characters; the limit is ${deps.config.limits.maxContentBytes.toLocaleString('en')} (KBQA_MAX_CONTENT_BYTES)`,
     );
   }
-  return extracted.pages;
+  return { pages: extracted.pages, scanned: extracted.scanned };
 }
 
 /** The new version is live: its text becomes the document's, its record fields too; the old chunks go. */

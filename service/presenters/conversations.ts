@@ -37,7 +37,9 @@ export function presentMessage(
       title: citation.title,
       snippet: citation.snippet,
       similarity: citation.similarity,
-      ...(options.citationPages ? { page_start: citation.page_start, page_end: citation.page_end } : {}),
+      ...(options.citationPages
+        ? { page_start: citation.page_start, page_end: citation.page_end, scanned: citation.scanned ?? false }
+        : {}),
     })),
     model: record.model ?? '',
     standalone_query: record.standalone_query ?? '',

@@ -34,7 +34,9 @@ export function presentCitation(citation: Citation, options: { citationPages?: b
     title: citation.title,
     snippet: citation.snippet,
     similarity: citation.similarity,
-    ...(options.citationPages ? { page_start: citation.page_start, page_end: citation.page_end } : {}),
+    ...(options.citationPages
+      ? { page_start: citation.page_start, page_end: citation.page_end, scanned: citation.scanned ?? false }
+      : {}),
   };
 }
 

@@ -2,6 +2,7 @@
 // first use and mapped to citations, incrementally, as the answer arrives; and the types the answer chain
 // (answerChain.ts) hands around: the passages' metadata, citations and answer pieces.
 import type { Document } from '@langchain/core/documents';
+import { SCANNED_HEADING } from '../extraction/pdfPages.ts';
 import type { SentenceCounts } from './sentenceChecks.ts';
 
 /** What the command hands the chain for each passage; `similarity` is the cosine to the question in [0, 1]. */
@@ -32,6 +33,8 @@ export interface Citation {
   similarity: number;
   page_start: number | null;
   page_end: number | null;
+  /** The passage's page was read by OCR (a citation says "p. 3, scanned"). */
+  scanned: boolean;
 }
 
 export interface ChainAnswer {
@@ -216,6 +219,7 @@ export class CitationMapper {
       similarity: round(passage.metadata.similarity),
       page_start: passage.metadata.page_start ?? null,
       page_end: passage.metadata.page_end ?? null,
+      scanned: passage.metadata.heading_path.includes(SCANNED_HEADING),
     };
   }
 

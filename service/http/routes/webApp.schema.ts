@@ -215,6 +215,16 @@ export const webDocumentFields = z.object({
     .optional()
     .meta({ description: 'When failed: whether a retry can pass (false: the file itself is the problem)' }),
   ahead: z.number().int().min(0).optional().meta({ description: 'While queued: documents the runners take before it' }),
+  scanned_pages: z
+    .array(
+      z.object({
+        page: z.number().int().min(1),
+        confidence: z.number().min(0).max(100),
+        low_confidence: z.boolean().meta({ description: 'Under 70: check this page against the original' }),
+      }),
+    )
+    .optional()
+    .meta({ description: 'Pages read by OCR (no text layer), with Tesseract’s mean word confidence' }),
 });
 
 export const webDocument = documentWithStatus.extend(webDocumentFields.shape).meta({
@@ -240,6 +250,7 @@ export const webCitation = citation
       .nullable()
       .meta({ description: 'PDF pages the passage comes from (1-based, inclusive); null for text' }),
     page_end: z.number().int().min(1).nullable(),
+    scanned: z.boolean().meta({ description: 'The page was read by OCR (a scan without a text layer)' }),
   })
   .meta({ id: 'WebCitation', description: 'A passage behind the answer, with the pages it cites.' });
 export const webQueryResponse = queryResponse

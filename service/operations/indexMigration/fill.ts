@@ -168,8 +168,8 @@ async function rebuildVersion(
     if (bytes === null) return 'no-original';
     const extractor = createPdfExtractor(deps.config.pdf);
     try {
-      const { pages } = await extractor.extract(bytes, () => {});
-      split = await splitPages(pages, (text) => rag.split(text, document.filename));
+      const { pages, scanned } = await extractor.extract(bytes, () => {});
+      split = await splitPages(pages, (text) => rag.split(text, document.filename), scanned);
     } finally {
       await extractor.close();
     }

@@ -1035,6 +1035,13 @@ export interface components {
             retryable?: boolean;
             /** @description While queued: documents the runners take before it */
             ahead?: number;
+            /** @description Pages read by OCR (no text layer), with Tesseract’s mean word confidence */
+            scanned_pages?: {
+                page: number;
+                confidence: number;
+                /** @description Under 70: check this page against the original */
+                low_confidence: boolean;
+            }[];
         };
         /** @description What the server accepts, checked before a file is sent. */
         Limits: {
@@ -1142,6 +1149,8 @@ export interface components {
             /** @description PDF pages the passage comes from (1-based, inclusive); null for text */
             page_start: number | null;
             page_end: number | null;
+            /** @description The page was read by OCR (a scan without a text layer) */
+            scanned: boolean;
         };
         /** @description A retrieved chunk, in fused rank order. */
         RetrievedChunk: {

@@ -7,7 +7,9 @@ import { classNames, formatScore } from '../../lib/format.ts';
 /** Card n of the answer's sources; the target of marker [n] (id `citation-n`, focusable by script). */
 export function CitationCard({ citation, n, active }: { citation: Citation; n: number; active: boolean }) {
   // A PDF's passage names its pages and opens the stored file at the first (the browser's viewer reads #page=).
-  const pages = pageLabel(citation.page_start, citation.page_end);
+  // A page read by OCR says so ("p. 3, scanned"): its words may differ from the original's.
+  const pageText = pageLabel(citation.page_start, citation.page_end);
+  const pages = pageText !== null && citation.scanned ? `${pageText}, scanned` : pageText;
   return (
     <article
       id={`citation-${n}`}

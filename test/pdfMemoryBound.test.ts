@@ -3,12 +3,11 @@
 // from 676 to 2,913 MB, and a process that died would have had the job retried. Now each PDF is read by a process of
 // its own under an address-space limit (KBQA_PDF_MAX_MEMORY_MB): the document fails once, as too large, naming the
 // limit, and the API's memory does not move. The API runs as a process of its own here, so its RSS is its alone.
-import { readFileSync } from 'node:fs';
 import { openStore } from '../service/store/index.ts';
 import { makeWebUser, TEST_PASSWORD } from './factories/accounts.ts';
 import { flateBombPdf } from './fixtures/hostilePdfs.ts';
 import { multiPagePdf } from './fixtures/pdfs.ts';
-import { startApiProcess } from './helpers/apiProcess.ts';
+import { memoryOf, startApiProcess } from './helpers/apiProcess.ts';
 import { testWithDatabase } from './helpers/app.ts';
 import { settled, upload } from './helpers/pdfUploads.ts';
 import { WebClient } from './helpers/webClient.ts';
@@ -20,19 +19,6 @@ const test = testWithDatabase();
 // upload's time budget (5 s + 2 s a MiB), so the failure is the memory's, not the clock's.
 const MEMORY_MB = 96;
 const INFLATED_MIB = 512;
-
-/** VmRSS and VmHWM (the peak RSS since the process started) in MiB, from /proc/<pid>/status. */
-function memoryOf(pid: number): { rss: number; peak: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kib = (field: string) =>
-    Number(
-      status
-        .split('\n')
-        .find((line) => line.startsWith(`${field}:`))
-        ?.split(/\s+/)[1] ?? Number.NaN,
-    );
-  return { rss: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
-}
 
 test(`a PDF inflating to ${INFLATED_MIB} MiB fails once as too large, naming the ${MEMORY_MB} MB limit, and the API's peak RSS stays put`, async (t) => {
   const { databaseUrl } = t.context;

@@ -2,6 +2,7 @@
 // /healthz answers. Unlike the in-process app (app.ts), it can be SIGKILLed or SIGTERMed and its exit observed, and
 // its job runner claims every job in its database, as a deployed instance does. (Spawn and readiness follow
 // bench/apiProcess.ts, which tests do not import.)
+import { readFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
@@ -202,4 +203,17 @@ export async function scrapeMetrics(url: string): Promise<string> {
   });
   if (response.status !== 200) throw new Error(`GET ${url}: ${response.status}`);
   return response.text();
+}
+
+/** VmRSS and VmHWM (the peak RSS since the process started) in MiB, from /proc/<pid>/status. */
+export function memoryOf(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string) =>
+    Number(
+      status
+        .split('\n')
+        .find((line) => line.startsWith(`${field}:`))
+        ?.split(/\s+/)[1] ?? Number.NaN,
+    );
+  return { rss: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
 }

@@ -3,6 +3,7 @@ FROM node:24-bookworm-slim AS dependencies
 WORKDIR /app
 ENV ONNXRUNTIME_NODE_INSTALL=skip ONNXRUNTIME_NODE_INSTALL_CUDA=skip
 COPY package.json package-lock.json ./
+# OCR comes with it: tesseract.js and its English model are npm dependencies, read from node_modules offline.
 RUN npm ci --omit=dev --no-audit --no-fund
 
 # The web app, built with the dev dependencies (Vite, React) that the final image does not carry.

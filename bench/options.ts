@@ -38,7 +38,7 @@ if (args.help) {
                        [--dataset DIR]
                        [--model-workers N] [--embed-threads N] [--refresh-chunks N] [--big-doc-mib M]
                        [--during-queries N] [--group-commit-ms 250,1000]
-                       [--only pdf|cli|ingest|scale|burst|conversation] [--pdf-runs N] [--pdf-warmup N]
+                       [--only pdf|cli|ingest|scale|burst|conversation|ocr] [--pdf-runs N] [--pdf-warmup N]
   --quick           60 documents, 100 sequential / 200 concurrent queries, scale 2k → 10k chunks beside 20k of
                     neighbours, 300 chunks per refresh policy, a 0.5 MiB "big" document, 3 s auth run
   --neighbours      chunks of OTHER KBs loaded after the first scale step, in KBs of 50k (default 200000; 0: none):
@@ -56,6 +56,8 @@ if (args.help) {
   --only scale      only the scale phase: --ingest-docs documents through the API once (concurrency 4) for the
                     template chunks, the test questions embedded in this process, then the scale steps and neighbours;
                     the results file holds just that section
+  --only ocr        only OCR throughput: the committed scans (bench/answers/real/scanned), each PDF through the PDF
+                    extractor (Tesseract in its reader child), the handbook's page 3 as PNG, JPEG and TIFF; pages/s
   --only cli        only \`kbqa --help\` and \`kbqa keys create\` as fresh processes, 5 measured runs of each (median)
   --only ingest     only the ingest phase (API at concurrency 1 and 4, OpenSearch's work) and the raw embedder on the
                     same documents; the results file holds just those
@@ -85,7 +87,7 @@ const positiveNumber = (value: string | undefined, fallback: number, name: strin
 };
 
 export const quick = Boolean(args.quick);
-const ONLY_PHASES = ['pdf', 'cli', 'ingest', 'scale', 'burst', 'conversation'] as const;
+const ONLY_PHASES = ['pdf', 'cli', 'ingest', 'scale', 'burst', 'conversation', 'ocr'] as const;
 type OnlyPhase = (typeof ONLY_PHASES)[number];
 export const only = (args.only ?? null) as OnlyPhase | null;
 if (only !== null && !ONLY_PHASES.includes(only)) throw new Error(`--only takes one of: ${ONLY_PHASES.join(', ')}`);

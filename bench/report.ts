@@ -1,4 +1,5 @@
 // The run's JSON shape, its targets, and the markdown summary.
+import type { OcrResult } from './ocr.ts';
 import {
   CLI_HELP_TARGET_MS,
   CLI_KEYS_CREATE_TARGET_MS,
@@ -65,6 +66,8 @@ export interface BenchResult {
   machine: MachineInfo & { load_average_at_end: number[] };
   /** A 100-page text PDF through the web upload against the same text through /api/v1 (absent in older results). */
   pdf_ingest?: PdfIngestResult | { error: string };
+  /** OCR pages per second on the committed scans (`--only ocr`; absent in older results). */
+  ocr?: OcrResult | { error: string };
   /** `kbqa --help` and `kbqa keys create` as fresh processes (absent in older results). */
   cli_startup?: CliStartupResult | { error: string };
   ingest?: {
@@ -470,6 +473,27 @@ export function renderMarkdown(result: BenchResult): string {
     push(
       `| ${t.label} | ${fmt(t.value, digitsFor(t.unit))}${t.unit && t.value !== null ? ` ${t.unit}` : ''} | ${t.target} | ${mark(t.pass)} | ${t.miss_by ?? ''} |`,
     );
+  }
+
+  const ocr = result.ocr;
+  if (ocr) {
+    push('', '## OCR — the committed scans, pages per second', '');
+    if ('error' in ocr) {
+      push(`**The phase failed:** ${ocr.error}`);
+    } else {
+      push(
+        ocr.method,
+        '',
+        `Scanned PDF pages: **${ocr.pdf_pages_per_second} pages/s**; images: **${ocr.image_pages_per_second} pages/s**.`,
+        '',
+        '| file | pages | s | pages/s | confidence |',
+        '|---|---:|---:|---:|---|',
+      );
+      for (const run of [...ocr.pdfs, ...ocr.images])
+        push(
+          `| ${run.file} | ${run.pages} | ${(run.ms / 1000).toFixed(1)} | ${run.pages_per_second} | ${run.confidence.join(', ')} |`,
+        );
+    }
   }
 
   const pdf = result.pdf_ingest;

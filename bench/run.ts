@@ -11,6 +11,7 @@
 // Options first: --help and a bad option end the run before anything else runs.
 import { only, options } from './options.ts';
 import { cleanup, toCleanUp } from './cleanup.ts';
+import { ocrPhase } from './ocr.ts';
 import { log, progress } from './progress.ts';
 import { ingestThroughApi } from './ingest.ts';
 import { buildTargets, type BenchResult } from './report.ts';
@@ -40,6 +41,12 @@ async function main(): Promise<number> {
   const { stamp, machine, index, commonResult } = bench;
 
   if (only === 'ingest') return ingestOnly(bench);
+  if (only === 'ocr') {
+    const ocr = await ocrPhase().catch((error: unknown) => ({ error: String(error) }));
+    const partial: Omit<BenchResult, 'targets' | 'charts' | 'finished_at'> = { ...commonResult({}), ocr, eval: null };
+    await writeResults({ ...partial, targets: buildTargets(partial), charts: {}, finished_at: '' }, []);
+    return 'error' in ocr ? 1 : 0;
+  }
   if (only === 'burst') return burstOnly(bench);
   if (only === 'conversation') return conversationOnly(bench);
   if (only === 'scale') {

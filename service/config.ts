@@ -190,6 +190,12 @@ const environmentSchema = z.object({
   // A PDF reads at least this long before it gives the reader up to another PDF waiting for it (extraction/pdf.ts):
   // the longest a small PDF waits behind a big one; each extra step costs the big one a reader start (~0.3 s).
   KBQA_PDF_STEP_MS: integer(1_000, 100, 600_000),
+  // OCR (extraction/ocr.ts): pages of one document read by OCR (a PDF with more pages without text fails at once,
+  // naming it), pixels of one scan (read from its header before decoding), and the time each OCR page adds to the
+  // document's budget (~1.5–3 s a page on this 2-core machine, more under load).
+  KBQA_OCR_MAX_PAGES: integer(50, 1, 10_000),
+  KBQA_OCR_MAX_PIXELS: integer(40_000_000, 10_000, 500_000_000),
+  KBQA_OCR_PAGE_MS: integer(15_000, 100, 600_000),
   // Office documents, spreadsheets, decks and web pages (extraction/documents.ts): the zip bounds of DOCX, ODT, PPTX
   // and XLSX (entries, one part's and all parts' inflated size, a part's ratio: zip bombs), rows of a workbook or CSV,
   // bytes of one CSV record, slides of a deck, and the elements of an HTML page its main-content reader looks at.
@@ -446,6 +452,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       timeoutMs: env.KBQA_PDF_TIMEOUT_MS,
       maxMemoryMb: env.KBQA_PDF_MAX_MEMORY_MB,
       stepMs: env.KBQA_PDF_STEP_MS,
+      ocr: { maxPages: env.KBQA_OCR_MAX_PAGES, maxPixels: env.KBQA_OCR_MAX_PIXELS, pageMs: env.KBQA_OCR_PAGE_MS },
     },
     documents: {
       maxZipEntries: env.KBQA_DOC_MAX_ZIP_ENTRIES,

@@ -99,7 +99,15 @@ export interface Config {
   /** Minimum dense similarity of the best passage, per embedder of the question's vector (cosines differ in scale). */
   retrieval: { relevanceFloor: number; openaiRelevanceFloor: number; answerMinSupport: number };
   limits: { maxBodyBytes: number; maxAnonymousBodyBytes: number; maxJsonDepth: number; maxContentBytes: number };
-  pdf: { maxBytes: number; maxPages: number; timeoutMs: number; maxMemoryMb: number; stepMs: number };
+  pdf: {
+    maxBytes: number;
+    maxPages: number;
+    timeoutMs: number;
+    maxMemoryMb: number;
+    stepMs: number;
+    /** Scans read by OCR (extraction/ocr.ts). */
+    ocr: { maxPages: number; maxPixels: number; pageMs: number };
+  };
   /** The readers of DOCX, ODT, PPTX, XLSX, CSV and HTML: zip bounds, rows, slides (extraction/documents.ts). */
   documents: DocumentLimits;
   /** Per user: documents waiting for ingestion, documents and bytes stored; a failed upload's original kept this long. */

@@ -309,6 +309,17 @@ export class PdfExtractionError extends BadRequestError {
     );
   }
 
+  static tooManyScannedPages(pages: number, maxPages: number): PdfExtractionError {
+    return new PdfExtractionError(
+      'too_many_pages',
+      `the PDF has ${numbers.format(pages)} scanned pages (no text layer) to read by OCR; the limit is ${numbers.format(maxPages)} (KBQA_OCR_MAX_PAGES)`,
+    );
+  }
+
+  static scanTooLarge(message: string): PdfExtractionError {
+    return new PdfExtractionError('too_large', message);
+  }
+
   static timeout(timeoutMs: number): PdfExtractionError {
     return new PdfExtractionError('timeout', `the PDF took longer than ${numbers.format(timeoutMs / 1000)} s to read`);
   }

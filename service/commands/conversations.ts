@@ -232,6 +232,7 @@ async function storeTurn(
       page_start: citation.page_start,
       page_end: citation.page_end,
       location: citation.location,
+      scanned: citation.scanned,
     })),
     model: result.model,
     standalone_query: standalone,

@@ -10,12 +10,12 @@
 import { DocumentReadError, type DocumentFailureReason } from '../errors.ts';
 import type { DocumentLimits, DocumentSection } from './documents.ts';
 import type { FileKind } from './fileKinds.ts';
-import { readScannedImage } from './ocr.ts';
+import { closeOcr, DEFAULT_OCR_LIMITS, readScannedImage, type OcrLimits, type OcrPage } from './ocr.ts';
 import { readDocument, type DocumentKind } from './officeDocuments.ts';
 import { isAllocationFailure, limitAddressSpace, readStdin, sendToParent } from './readerProcess.ts';
 
 export type DocumentReading =
-  | { ok: true; sections: DocumentSection[] }
+  | { ok: true; sections: DocumentSection[]; scanned?: OcrPage[] }
   | { ok: false; reason: DocumentFailureReason; message: string }
   | { ok: false; reason: 'out_of_memory' };
 
@@ -24,17 +24,22 @@ export type DocumentMessage =
 
 const send = (message: DocumentMessage): Promise<void> => sendToParent(message);
 
-async function read(
-  kind: Exclude<FileKind, 'pdf'>,
-  filename: string,
-  limits: DocumentLimits,
-): Promise<DocumentReading> {
+/** The readers' bounds, and OCR's for an image (ocr.ts). */
+export type ReaderLimits = DocumentLimits & { ocr?: OcrLimits };
+
+async function read(kind: Exclude<FileKind, 'pdf'>, filename: string, limits: ReaderLimits): Promise<DocumentReading> {
   const bytes = await readStdin();
   try {
-    const document =
-      kind === 'image'
-        ? await readScannedImage(bytes, limits, (done, total) => void send({ type: 'progress', done, total }))
-        : await readDocument(kind satisfies DocumentKind, bytes, filename, limits);
+    if (kind === 'image') {
+      const progress = (done: number, total: number) => void send({ type: 'progress', done, total });
+      const image = await readScannedImage(bytes, limits.ocr ?? DEFAULT_OCR_LIMITS, progress);
+      return {
+        ok: true,
+        sections: image.sections.filter((section) => section.text.trim() !== ''),
+        scanned: image.pages,
+      };
+    }
+    const document = await readDocument(kind satisfies DocumentKind, bytes, filename, limits);
     return { ok: true, sections: document.sections.filter((section) => section.text.trim() !== '') };
   } catch (error) {
     if (error instanceof DocumentReadError) return { ok: false, reason: error.reason, message: error.message };
@@ -47,6 +52,8 @@ const [budgetMiB, kind, filename, limitsJson] = process.argv.slice(2);
 // The readers' modules load before the limit is set: their code is not what the budget is for.
 limitAddressSpace(Number(budgetMiB));
 await send({ type: 'ready' });
-const result = await read(kind as Exclude<FileKind, 'pdf'>, filename, JSON.parse(limitsJson) as DocumentLimits);
+const result = await read(kind as Exclude<FileKind, 'pdf'>, filename, JSON.parse(limitsJson) as ReaderLimits);
 await send({ type: 'result', result });
+// Tesseract's worker thread would keep the process alive.
+if (kind === 'image') await closeOcr();
 process.disconnect();

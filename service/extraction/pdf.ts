@@ -20,6 +20,7 @@ import { DocumentReadError, PdfExtractionError } from '../errors.ts';
 import { DEFAULT_DOCUMENT_LIMITS, type DocumentLimits } from './documents.ts';
 import type { DocumentMessage } from './documentWorker.ts';
 import type { FileKind } from './fileKinds.ts';
+import { DEFAULT_OCR_LIMITS, type OcrLimits, type OcrPage } from './ocr.ts';
 import type { TextLine } from './pdfLayout.ts';
 import { pagesText } from './pdfReflow.ts';
 import type { ExtractionMessage, ExtractionResult, ReaderCommand } from './pdfWorker.ts';
@@ -35,6 +36,8 @@ export interface PdfLimits {
   stepMs?: number;
   /** The bounds of the other kinds' readers (KBQA_DOC_*); the defaults when absent. */
   documents?: DocumentLimits;
+  /** Pages without a text layer, read by OCR in the reader (ocr.ts); each adds `pageMs` to the budget. */
+  ocr?: OcrLimits;
 }
 
 /** How a caller that queues PDFs itself (the ingestion runner) takes part in the steps. */
@@ -55,6 +58,8 @@ export interface ExtractedPdf {
   pages: string[];
   /** The PDF's own Title (its metadata), or null: the document's title then comes from its filename. */
   title: string | null;
+  /** The pages read by OCR (no text layer), with Tesseract's confidence; [] for a PDF with text on every page. */
+  scanned: OcrPage[];
   /**
    * Of a kind other than PDF: each "page" is a section of the reader's (documents.ts), and this its label ("Slide
    * 2", "Sheet rows, rows 2–21", a heading path), index 0 = pages[0].
@@ -112,6 +117,10 @@ function failure(result: Extract<ExtractionResult, { ok: false }>, limits: PdfLi
       return PdfExtractionError.tooManyPages(result.pageCount ?? 0, limits.maxPages);
     case 'out_of_memory':
       return PdfExtractionError.outOfMemory(limits.maxMemoryMb);
+    case 'too_many_scanned_pages':
+      return PdfExtractionError.tooManyScannedPages(result.pageCount ?? 0, ocrLimits(limits).maxPages);
+    case 'scan_too_large':
+      return PdfExtractionError.scanTooLarge(result.detail ?? 'a scanned page is too large to read');
   }
 }
 
@@ -126,6 +135,13 @@ export function extractionBudgetMs(fileBytes: number, pages: number, timeoutMs: 
   // In whole seconds: the figure is shown to people ("took longer than 26 s").
   return Math.min(timeoutMs, Math.ceil(budget / 1_000) * 1_000);
 }
+
+function ocrLimits(limits: PdfLimits): OcrLimits {
+  return limits.ocr ?? DEFAULT_OCR_LIMITS;
+}
+
+/** Loading Tesseract in a reader (its wasm and model): 1–3 s here, far more on a loaded machine. */
+const OCR_START_MS = 15_000;
 
 const WORKER_PROGRAM = fileURLToPath(new URL('./pdfWorker.ts', import.meta.url));
 const DOCUMENT_PROGRAM = fileURLToPath(new URL('./documentWorker.ts', import.meta.url));
@@ -182,6 +198,7 @@ interface StepResult {
   lines: TextLine[][];
   unreadable: number;
   title: string | null;
+  scanned: OcrPage[];
   readMs: number;
   /** Ended by stopping the page in progress (its process killed). */
   stopped?: true;
@@ -235,7 +252,7 @@ function readDocumentInChildProcess(
       String(limits.maxMemoryMb),
       file.kind,
       file.filename,
-      JSON.stringify(documentLimits),
+      JSON.stringify({ ...documentLimits, ocr: ocrLimits(limits) }),
     ]);
     let outcome: Error | ExtractedPdf | null = null;
     let stderr = '';
@@ -258,7 +275,9 @@ function readDocumentInChildProcess(
       if (outcome) return;
       if (message.type === 'ready') {
         started = true;
-        const budgetMs = documentBudgetMs(bytes.byteLength, limits.timeoutMs);
+        // An image is one page read by OCR: the engine's start and that page's budget on top (as a scanned PDF's).
+        const ocrMs = file.kind === 'image' ? OCR_START_MS + ocrLimits(limits).pageMs : 0;
+        const budgetMs = documentBudgetMs(bytes.byteLength, limits.timeoutMs) + ocrMs;
         clearTimeout(timer);
         timer = setTimeout(() => finish(DocumentReadError.timeout(budgetMs)), budgetMs);
       } else if (message.type === 'progress') {
@@ -272,6 +291,7 @@ function readDocumentInChildProcess(
             pages: sections.map((section) => section.text),
             labels: sections.map((section) => section.label),
             title: null,
+            scanned: result.scanned ?? [],
           });
         } else if (result.reason === 'out_of_memory') finish(DocumentReadError.outOfMemory(limits.maxMemoryMb));
         else finish(new DocumentReadError(result.reason, result.message));
@@ -302,6 +322,7 @@ function readInChildProcess(
       String(limits.maxMemoryMb),
       String(limits.maxPages),
       String(plan.firstPage),
+      JSON.stringify(ocrLimits(limits)),
     ]);
     // Until the reader has loaded, a guard against a start that hangs; then the PDF's own budget from that moment.
     let started = 0;
@@ -320,8 +341,11 @@ function readInChildProcess(
       lines: [],
       unreadable: 0,
       title: null,
+      scanned: [],
       readMs: 0,
     };
+    // Pages without a text layer (the reader says before its first OCR): each adds its OCR time to the budget.
+    let scannedPages = 0;
     const readSoFar = (): StepResult => ({ ...step, readMs: Date.now() - started });
     let yielding: NodeJS.Timeout | undefined;
     let stopping: NodeJS.Timeout | undefined;
@@ -340,7 +364,9 @@ function readInChildProcess(
       stopping = setTimeout(() => finish({ ...readSoFar(), stopped: true }), Math.max(plan.graceMs, MIN_GRACE_MS));
     };
     const budget = (pages: number) => {
-      const budgetMs = extractionBudgetMs(bytes.byteLength, pages, limits.timeoutMs);
+      const budgetMs =
+        extractionBudgetMs(bytes.byteLength, pages, limits.timeoutMs) +
+        (scannedPages > 0 ? OCR_START_MS + scannedPages * ocrLimits(limits).pageMs : 0);
       clearTimeout(timer);
       // What earlier steps read counts: the budget is the whole PDF's.
       timer = setTimeout(
@@ -373,8 +399,12 @@ function readInChildProcess(
         budget(message.pages);
         // The pages are known (and none too many): "page 1 of m" while the first is read.
         if (message.pages > 0 && message.pages <= limits.maxPages) report(plan.firstPage - 1, message.pages);
+      } else if (message.type === 'scanned') {
+        scannedPages = message.pages;
+        budget(step.pageCount);
       } else if (message.type === 'page') {
         step.lines.push(message.lines);
+        if (message.confidence !== undefined) step.scanned.push({ page: message.done, confidence: message.confidence });
         if (message.unreadable) step.unreadable += 1;
         step.nextPage = message.done + 1;
         report(message.done, message.total);
@@ -386,7 +416,7 @@ function readInChildProcess(
         else
           finish(
             result.ok
-              ? { pageCount: result.pageCount, pages: result.pages, title: result.title }
+              ? { pageCount: result.pageCount, pages: result.pages, title: result.title, scanned: result.scanned }
               : failure(result, limits),
           );
       }
@@ -403,10 +433,10 @@ function readInChildProcess(
 }
 
 /** A PDF read in several steps: what the reader does at the end of a whole reading, on every page's lines. */
-function assembled(lines: TextLine[][], unreadable: number, title: string | null): ExtractedPdf {
+function assembled(lines: TextLine[][], unreadable: number, title: string | null, scanned: OcrPage[]): ExtractedPdf {
   if (unreadable === lines.length) throw PdfExtractionError.corrupt();
   if (lines.every((page) => page.length === 0)) throw PdfExtractionError.noText();
-  return { pageCount: lines.length, pages: pagesText(lines), title };
+  return { pageCount: lines.length, pages: pagesText(lines), title, scanned };
 }
 
 /**
@@ -489,6 +519,7 @@ export function createPdfExtractor(limits: PdfLimits, options: { workers?: numbe
       const read: TextLine[][] = [];
       let unreadable = 0;
       let title: string | null = null;
+      const scanned: OcrPage[] = [];
       const stepMs = limits.stepMs ?? DEFAULT_STEP_MS;
       const plan: StepPlan = { firstPage: 1, spentMs: 0, shouldYield, graceMs: stepMs };
       let stops = 0;
@@ -498,6 +529,7 @@ export function createPdfExtractor(limits: PdfLimits, options: { workers?: numbe
         if (!('ok' in step)) return step;
         read.push(...step.lines);
         unreadable += step.unreadable;
+        scanned.push(...step.scanned);
         title ??= step.title;
         plan.firstPage = step.nextPage;
         plan.spentMs += step.readMs;
@@ -506,7 +538,7 @@ export function createPdfExtractor(limits: PdfLimits, options: { workers?: numbe
         else stops = 0;
         stoppedPage = step.stopped ? step.nextPage : 0;
         plan.graceMs = stepMs * 2 ** Math.min(stops, 16);
-        if (plan.firstPage > step.pageCount) return assembled(read, unreadable, title);
+        if (plan.firstPage > step.pageCount) return assembled(read, unreadable, title, scanned);
         await steps?.paused?.();
       }
     },

@@ -18,6 +18,13 @@ export interface PageSection {
 }
 
 /**
+ * The last entry of the heading path of a chunk from a page read by OCR: a citation says "p. 3, scanned"
+ * (rag/citationMapper.ts). In heading_path because the chunk index's mapping is strict: a field of its own would
+ * need a new index version and a reindex of every chunk (docs/architecture.md § OCR).
+ */
+export const SCANNED_HEADING = 'Scanned page (OCR)';
+
+/**
  * A PDF's pages cut at their headings (short lines standing alone without end punctuation, text/sentences.ts), as
  * markdown is cut at its # headings: the heading leaves the text for the section's heading path, so a page of five
  * sections is five passages, each embedded with its heading, not one passage diluted by the other four. The first
@@ -58,13 +65,14 @@ export function pageSections(pages: string[]): PageSection[][] {
  * (a chunk that ran over a page break would cite pages it barely touches: on short pages, all of them). A PDF's or
  * a scan's pages are first cut into their sections (pageSections), each split on its own with its heading path; a
  * deck's slides, already markdown, are split whole. `split` is the splitter's (off the event loop); duplicates
- * across pages are kept, each with its own page. `numbers` gives each page's number when it is not its place (a
+ * across pages are kept, each with its own page; a page read by OCR (`scanned`) ends each path with
+ * SCANNED_HEADING. `numbers` gives each page's number when it is not its place (a
  * deck's slides without text are left out).
  */
 export async function splitPages(
   pages: string[],
   split: (text: string) => Promise<SplitResult>,
-  options: { numbers?: number[]; sectioned?: boolean } = {},
+  options: { numbers?: number[]; sectioned?: boolean; scanned?: readonly { page: number }[] } = {},
 ): Promise<SplitResult> {
   const sectioned =
     options.sectioned === false ? pages.map((text) => [{ heading_path: [], text }]) : pageSections(pages);
@@ -77,16 +85,18 @@ export async function splitPages(
       ),
     ),
   );
+  const scannedPages = new Set((options.scanned ?? []).map((entry) => entry.page));
   const segments: TextSegment[] = [];
   let total = 0;
   results.forEach((sections, index) => {
     const page = options.numbers?.[index] ?? index + 1;
+    const marks = scannedPages.has(page) ? [SCANNED_HEADING] : [];
     for (const { section, result } of sections) {
       total += result.total;
       for (const segment of result.segments)
         segments.push({
           ...segment,
-          heading_path: [...section.heading_path, ...segment.heading_path],
+          heading_path: [...section.heading_path, ...segment.heading_path, ...marks],
           page_start: page,
           page_end: page,
         });
@@ -113,7 +123,8 @@ export function splitFile(
   split: Split,
 ): Promise<SplitResult> {
   const { pages, labels } = extracted;
-  if (kind === 'pdf' || kind === 'image') return splitPages(pages, (text) => split(text, filename));
+  if (kind === 'pdf' || kind === 'image')
+    return splitPages(pages, (text) => split(text, filename), { scanned: extracted.scanned });
   if (kind === 'pptx')
     return splitPages(pages, (text) => split(text, AS_MARKDOWN), {
       numbers: pages.map((_, index) => slideNumber(labels?.[index], index)),

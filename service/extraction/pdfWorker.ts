@@ -9,7 +9,7 @@
 // guess that figure per machine, and too low a guess kills every start ("Failed to reserve virtual memory for
 // CodeRange"); measured from inside, the budget means what it says.
 //
-// Protocol: argv = [memory budget in MiB, max pages, first page]; the PDF's bytes on stdin; messages to the parent
+// Protocol: argv = [memory budget in MiB, max pages, first page, OCR limits as JSON]; the PDF's bytes on stdin; messages to the parent
 // over IPC ('ready', 'opened' with the page count and title, 'page' per page with its lines, 'result' last). The
 // parent may send 'yield': the reading then stops after the page in progress and the result is a step (the page to
 // go on from), so another PDF waiting for the reader gets its turn (pdf.ts); a later process reads on from that
@@ -30,7 +30,10 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { getDocument, VerbosityLevel, type PDFDocumentProxy, type PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { DocumentReadError } from '../errors.ts';
+import { closeOcr, DEFAULT_OCR_LIMITS, type OcrLimits, type OcrPage } from './ocr.ts';
 import { pageLines, type TextLine } from './pdfLayout.ts';
+import { hasNoText, ocrPage } from './pdfOcr.ts';
 import { pagesText } from './pdfReflow.ts';
 import { structuredLines, type StructNode, type TaggedText } from './pdfStructure.ts';
 import { isAllocationFailure, limitAddressSpace, readStdin, sendToParent } from './readerProcess.ts';
@@ -44,7 +47,16 @@ const CMAPS_DIR =
   path.join(path.dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')), 'cmaps') + path.sep;
 
 /** out_of_memory: an allocation failed under the memory budget (the process may also just end: pdf.ts). */
-export type ExtractionFailure = 'encrypted' | 'corrupt' | 'no_text' | 'too_many_pages' | 'out_of_memory';
+export type ExtractionFailure =
+  | 'encrypted'
+  | 'corrupt'
+  | 'no_text'
+  | 'too_many_pages'
+  | 'out_of_memory'
+  /** More pages without a text layer than OCR may read (pageCount: how many). */
+  | 'too_many_scanned_pages'
+  /** A scanned page's image over the pixel limit (detail: the message naming it). */
+  | 'scan_too_large';
 
 /** From the parent: stop after the page in progress (another PDF waits for the reader). */
 export type ReaderCommand = { type: 'yield' };
@@ -57,21 +69,24 @@ export type ReaderCommand = { type: 'yield' };
 export type ExtractionMessage =
   | { type: 'ready' }
   | { type: 'opened'; pages: number; title: string | null }
-  | { type: 'page'; done: number; total: number; lines: TextLine[]; unreadable: boolean }
+  /** confidence: the page had no text layer and was read by OCR (ocr.ts). */
+  | { type: 'page'; done: number; total: number; lines: TextLine[]; unreadable: boolean; confidence?: number }
+  /** Sent before the first OCR: the document's pages without a text layer (each adds to the time budget). */
+  | { type: 'scanned'; pages: number }
   /** A page in progress: the characters of text it has given so far. */
   | { type: 'reading'; page: number; total: number; characters: number }
   | { type: 'result'; result: ExtractionResult };
 
 export type ExtractionResult =
   /** title: the document information's Title, when it has one (else null). */
-  | { ok: true; pageCount: number; pages: string[]; title: string | null }
+  | { ok: true; pageCount: number; pages: string[]; title: string | null; scanned: OcrPage[] }
   /**
    * A step that yielded, or one that began past page 1: pages firstPage … nextPage - 1 were read, their lines sent
    * with their 'page' messages (the text is made once every page is read: running headers are found across pages).
    */
   | { ok: 'step'; pageCount: number; nextPage: number }
   /** pageCount: only with too_many_pages. */
-  | { ok: false; reason: ExtractionFailure; pageCount?: number };
+  | { ok: false; reason: ExtractionFailure; pageCount?: number; detail?: string };
 
 /** What getTextContent returns per item: a text item, or (with no `str`) a marked-content marker. */
 type ContentItem = Awaited<ReturnType<PDFPageProxy['getTextContent']>>['items'][number];
@@ -152,6 +167,56 @@ async function readPage(
   }
 }
 
+/** A scan over an OCR limit. Control-flow signal: caught in extractPdf below, which reports it to the parent. */
+class ScanRefused extends Error {
+  readonly failure: Extract<ExtractionResult, { ok: false }>;
+
+  constructor(failure: Extract<ExtractionResult, { ok: false }>) {
+    super(failure.reason);
+    this.failure = failure;
+  }
+}
+
+/** A reading's OCR: its limits, and the document's pages without a text layer once counted. */
+interface OcrReading {
+  limits: OcrLimits;
+  scannedPages?: number;
+}
+
+/**
+ * A page without a text layer, read by OCR (pdfOcr.ts). Before the first, the document's pages without text are
+ * counted (a text-content pass, milliseconds a page): over the limit, the reading fails at once naming it; else the
+ * parent hears the count and adds each page's OCR time to the budget. Null: nothing to read (a blank page, or one
+ * that broke).
+ */
+async function readScannedPage(
+  document: PDFDocumentProxy,
+  pageNumber: number,
+  ocr: OcrReading,
+  send: (message: ExtractionMessage) => void,
+): Promise<{ lines: TextLine[]; confidence: number } | null> {
+  if (ocr.scannedPages === undefined) {
+    let count = 0;
+    for (let number = 1; number <= document.numPages; number++)
+      if (await hasNoText(await document.getPage(number))) count += 1;
+    ocr.scannedPages = count;
+    if (count > ocr.limits.maxPages)
+      throw new ScanRefused({ ok: false, reason: 'too_many_scanned_pages', pageCount: count });
+    send({ type: 'scanned', pages: count });
+  }
+  try {
+    const page = await document.getPage(pageNumber);
+    const read = await ocrPage(page, ocr.limits);
+    page.cleanup();
+    return read;
+  } catch (error) {
+    if (error instanceof DocumentReadError)
+      throw new ScanRefused({ ok: false, reason: 'scan_too_large', detail: error.message });
+    if (isAllocationFailure(error)) throw new OutOfMemory();
+    return null;
+  }
+}
+
 /** Longer than this, a Title is not a title (some tools put a paragraph there). */
 const MAX_TITLE_LENGTH = 300;
 
@@ -172,6 +237,7 @@ async function extractPdf(
   bytes: Uint8Array,
   maxPages: number,
   firstPage: number,
+  ocr: OcrReading,
   yieldAsked: () => boolean,
   send: (message: ExtractionMessage) => void,
 ): Promise<ExtractionResult> {
@@ -200,25 +266,37 @@ async function extractPdf(
     if (total > maxPages) return { ok: false, reason: 'too_many_pages', pageCount: total };
 
     const pages: TextLine[][] = [];
+    const scanned: OcrPage[] = [];
     let anyText = false;
     let unreadable = 0;
     let pageNumber = firstPage;
     while (pageNumber <= total) {
-      const read = await readPage(document, pageNumber, (characters) =>
+      let read = await readPage(document, pageNumber, (characters) =>
         send({ type: 'reading', page: pageNumber, total, characters }),
       );
+      let confidence: number | undefined;
+      if (read?.length === 0) {
+        const ocrRead = await readScannedPage(document, pageNumber, ocr, send);
+        if (ocrRead) {
+          ({ lines: read, confidence } = ocrRead);
+          scanned.push({ page: pageNumber, confidence });
+        }
+      }
       if (read === undefined) unreadable += 1;
       const lines = read ?? [];
       anyText ||= lines.length > 0;
       pages.push(lines);
-      send({ type: 'page', done: pageNumber, total, lines, unreadable: read === undefined });
+      send({ type: 'page', done: pageNumber, total, lines, unreadable: read === undefined, confidence });
       pageNumber += 1;
       if (yieldAsked()) break;
     }
     if (firstPage > 1 || pageNumber <= total) return { ok: 'step', pageCount: total, nextPage: pageNumber };
     if (unreadable === total) return { ok: false, reason: 'corrupt' };
     if (!anyText) return { ok: false, reason: 'no_text' };
-    return { ok: true, pageCount: total, pages: pagesText(pages), title };
+    return { ok: true, pageCount: total, pages: pagesText(pages), title, scanned };
+  } catch (error) {
+    if (error instanceof ScanRefused) return error.failure;
+    throw error;
   } finally {
     await loading.destroy();
   }
@@ -229,7 +307,8 @@ const send = (message: ExtractionMessage): Promise<void> => sendToParent(message
 /** pdfjs refuses a Buffer; a plain view of the same memory is no copy. */
 const plainBytes = (whole: Buffer) => new Uint8Array(whole.buffer, whole.byteOffset, whole.byteLength);
 
-const [budgetMiB, maxPages, firstPage] = process.argv.slice(2).map(Number);
+const [budgetMiB, maxPages, firstPage] = process.argv.slice(2, 5).map(Number);
+const ocrLimits: OcrLimits = process.argv[5] ? (JSON.parse(process.argv[5]) as OcrLimits) : DEFAULT_OCR_LIMITS;
 limitAddressSpace(budgetMiB);
 let yieldAsked = false;
 process.on('message', (command: ReaderCommand) => {
@@ -242,6 +321,7 @@ try {
     plainBytes(await readStdin()),
     maxPages,
     firstPage || 1,
+    { limits: ocrLimits },
     () => yieldAsked,
     (message) => void send(message),
   );
@@ -250,4 +330,6 @@ try {
   result = { ok: false, reason: 'out_of_memory' };
 }
 await send({ type: 'result', result });
+// Tesseract's worker thread would keep this process alive.
+await closeOcr();
 process.disconnect();

@@ -9,6 +9,7 @@ import { metadataObject } from '../store/index.ts';
 import { chunkMetadata } from '../search/metadataFilter.ts';
 import { hasPages, isFileKind, type FileKind } from '../extraction/fileKinds.ts';
 import { splitFile } from '../extraction/pdfPages.ts';
+import type { OcrPage } from '../extraction/ocr.ts';
 import { chunkDocuments } from './chunkRecords.ts';
 import { JobStopped, type FirstStep, type IngestDeps, type JobRun } from './runContext.ts';
 import { PROGRESS_EVERY_MS, cancel, extractFile, liveMetadata } from './steps.ts';
@@ -67,6 +68,8 @@ interface SplitVersion {
   segments: TextSegment[];
   /** A PDF's progress keeps its pages while its chunks are embedded. */
   phase: { phase?: 'embedding'; pages?: { done: number; total: number } };
+  /** Pages read by OCR, with their confidence ([] but for scans). */
+  scanned: OcrPage[];
 }
 
 /** Where the version's chunks were written: the index (and its embedder), the vectors kept for a rewrite. */
@@ -132,7 +135,7 @@ async function splitVersion(run: JobRun, { document, content }: LoadedVersion): 
     )
       await cancel(deps, job, false);
   }
-  return { document, firstStep, total, segments, phase };
+  return { document, firstStep, total, segments, phase, scanned: extracted?.scanned ?? [] };
 }
 
 /** Embed and index: step by step into the index served as the build starts, progress written as it goes. */
@@ -244,10 +247,11 @@ async function followAliasMoves(run: JobRun, { segments }: SplitVersion, indexed
 }
 
 /** Go live: a new document is ready (its job deleted); a replacement swaps which version its job hides. */
-async function goLive(run: JobRun, { document, total, segments }: SplitVersion): Promise<void> {
+async function goLive(run: JobRun, { document, total, segments, scanned }: SplitVersion): Promise<void> {
   const { deps, job, owner, held, onLive } = run;
   const { store } = deps;
-  const built = { chunks: segments.length, total_chunks: total };
+  // Pages read by OCR, with their confidence: the document page flags those a person should check (docs/web-app.md).
+  const built = { chunks: segments.length, total_chunks: total, scanned_pages: scanned };
   if (job.replaces === null) {
     const now = new Date();
     if (

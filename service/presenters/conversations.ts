@@ -38,7 +38,12 @@ export function presentMessage(
       snippet: citation.snippet,
       similarity: citation.similarity,
       ...(options.citationPages
-        ? { page_start: citation.page_start, page_end: citation.page_end, location: citation.location ?? null }
+        ? {
+            page_start: citation.page_start,
+            page_end: citation.page_end,
+            location: citation.location ?? null,
+            scanned: citation.scanned ?? false,
+          }
         : {}),
     })),
     model: record.model ?? '',

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { documentListItem, documentWithStatus, ingestedDocument } from '../http/routes/documents.schema.ts';
 import type { webDocumentFields as webDocumentFieldsSchema } from '../http/routes/webApp.schema.ts';
 import type { DocumentRecord } from '../store/index.ts';
+import { LOW_CONFIDENCE } from '../extraction/ocr.ts';
 import { metadataObject } from '../store/index.ts';
 
 // Typed against the response schemas (http/routes/documents.schema.ts) the OpenAPI description publishes.
@@ -42,6 +43,15 @@ export function webDocumentFields(record: DocumentRecord, ahead?: ReadonlyMap<st
     origin: record.origin ?? (record.source === 'upload' ? 'file' : 'api'),
     ...(record.status === 'failed' ? { retryable: record.error_retryable ?? true } : {}),
     ...(waitingBehind !== undefined ? { ahead: waitingBehind } : {}),
+    ...(record.scanned_pages?.length
+      ? {
+          scanned_pages: record.scanned_pages.map(({ page, confidence }) => ({
+            page,
+            confidence,
+            low_confidence: confidence < LOW_CONFIDENCE,
+          })),
+        }
+      : {}),
   };
 }
 

@@ -35,7 +35,12 @@ export function presentCitation(citation: Citation, options: { citationPages?: b
     snippet: citation.snippet,
     similarity: citation.similarity,
     ...(options.citationPages
-      ? { page_start: citation.page_start, page_end: citation.page_end, location: citation.location }
+      ? {
+          page_start: citation.page_start,
+          page_end: citation.page_end,
+          location: citation.location,
+          scanned: citation.scanned ?? false,
+        }
       : {}),
   };
 }

@@ -2,6 +2,7 @@
 // first use and mapped to citations, incrementally, as the answer arrives; and the types the answer chain
 // (answerChain.ts) hands around: the passages' metadata, citations and answer pieces.
 import type { Document } from '@langchain/core/documents';
+import { SCANNED_HEADING } from '../extraction/pdfPages.ts';
 import type { SentenceCounts } from './sentenceChecks.ts';
 
 /** What the command hands the chain for each passage; `similarity` is the cosine to the question in [0, 1]. */
@@ -37,6 +38,8 @@ export interface Citation {
    * and for markdown ("Sheet rows, rows 2–21", "Handbook › Spraying"); null when the pages say it, or nothing does.
    */
   location: string | null;
+  /** The passage's page was read by OCR (a citation says "p. 3, scanned"). */
+  scanned: boolean;
 }
 
 /** See Citation.location. A deck's chunks carry their slide in the page fields (extraction/pdfPages.ts). */
@@ -234,6 +237,7 @@ export class CitationMapper {
       page_start: passage.metadata.page_start ?? null,
       page_end: passage.metadata.page_end ?? null,
       location: citationLocation(passage.metadata),
+      scanned: passage.metadata.heading_path.includes(SCANNED_HEADING),
     };
   }
 

@@ -236,7 +236,14 @@ export function documentsStore(collections: Collections) {
     async setDocumentReady(
       id: string,
       version: number,
-      live: { filename: string; title: string; chunks: number; total_chunks: number; metadata?: MetadataEntry[] },
+      live: {
+        filename: string;
+        title: string;
+        chunks: number;
+        total_chunks: number;
+        scanned_pages?: { page: number; confidence: number }[];
+        metadata?: MetadataEntry[];
+      },
       now: Date,
     ): Promise<boolean> {
       // By bare _id, like setDocumentProgress; `version` is what goes live.

@@ -98,6 +98,8 @@ export interface DocumentRecord {
   file_id?: string | null;
   chunks: number;
   total_chunks: number;
+  /** The live version's pages read by OCR (no text layer), with Tesseract's confidence 0–100. Absent: none. */
+  scanned_pages?: { page: number; confidence: number }[];
   created_at: Date;
   updated_at: Date;
   status: DocumentStatus;
@@ -177,7 +179,7 @@ export interface IngestJobRecord {
   /** Chunk versions retrieval must not serve right now. */
   hidden: number[];
   /** Chunk counts of the built version, set when it goes live. */
-  built: { chunks: number; total_chunks: number } | null;
+  built: { chunks: number; total_chunks: number; scanned_pages?: { page: number; confidence: number }[] } | null;
   /** The process holding the job and until when (ms since epoch); null: free to claim. */
   lease_owner: string | null;
   lease_until: number | null;
@@ -372,6 +374,8 @@ export interface StoredCitation {
   page_end: number | null;
   /** See rag/citationMapper.ts (absent on citations kept before it). */
   location?: string | null;
+  /** Read by OCR. Absent on citations stored before OCR. */
+  scanned?: boolean;
 }
 
 export interface MessageFeedback {

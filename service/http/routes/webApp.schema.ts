@@ -227,6 +227,16 @@ export const webDocumentFields = z.object({
     .optional()
     .meta({ description: 'When failed: whether a retry can pass (false: the file itself is the problem)' }),
   ahead: z.number().int().min(0).optional().meta({ description: 'While queued: documents the runners take before it' }),
+  scanned_pages: z
+    .array(
+      z.object({
+        page: z.number().int().min(1),
+        confidence: z.number().min(0).max(100),
+        low_confidence: z.boolean().meta({ description: 'Under 70: check this page against the original' }),
+      }),
+    )
+    .optional()
+    .meta({ description: 'Pages read by OCR (no text layer), with Tesseract’s mean word confidence' }),
 });
 
 export const webDocument = documentWithStatus.extend(webDocumentFields.shape).meta({
@@ -254,6 +264,7 @@ export const webCitation = citation
       description:
         'Where a person looks, beside the pages: "slide 3" for a deck, the section heading path for other files and markdown ("Sheet rows, rows 2–21"); null when the pages say it',
     }),
+    scanned: z.boolean().meta({ description: 'The page was read by OCR (a scan without a text layer)' }),
   })
   .meta({ id: 'WebCitation', description: 'A passage behind the answer, with the pages it cites.' });
 export const webQueryResponse = queryResponse

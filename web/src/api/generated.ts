@@ -1144,6 +1144,13 @@ export interface components {
             retryable?: boolean;
             /** @description While queued: documents the runners take before it */
             ahead?: number;
+            /** @description Pages read by OCR (no text layer), with Tesseract’s mean word confidence */
+            scanned_pages?: {
+                page: number;
+                confidence: number;
+                /** @description Under 70: check this page against the original */
+                low_confidence: boolean;
+            }[];
         };
         /** @description What the server accepts, checked before a file is sent. */
         Limits: {
@@ -1253,6 +1260,8 @@ export interface components {
             page_end: number | null;
             /** @description Where a person looks, beside the pages: "slide 3" for a deck, the section heading path for other files and markdown ("Sheet rows, rows 2–21"); null when the pages say it */
             location: string | null;
+            /** @description The page was read by OCR (a scan without a text layer) */
+            scanned: boolean;
         };
         /** @description A retrieved chunk, in fused rank order. */
         RetrievedChunk: {

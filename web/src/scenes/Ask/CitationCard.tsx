@@ -18,7 +18,10 @@ export function CitationCard({ citation, n, id, active }: CitationCardProps) {
   // deck's names its slide and opens the document page there; another file's names its section.
   const location = ('location' in citation ? citation.location : null) ?? null;
   const slide = location?.startsWith('slide ') && citation.page_start !== null ? citation.page_start : null;
-  const pages = slide === null ? pageLabel(citation.page_start, citation.page_end) : null;
+  // A page read by OCR says so ("p. 3, scanned"): its words may differ from the original's.
+  const pageText = slide === null ? pageLabel(citation.page_start, citation.page_end) : null;
+  const scanned = 'scanned' in citation && citation.scanned === true;
+  const pages = pageText !== null && scanned ? `${pageText}, scanned` : pageText;
   return (
     <article
       id={id}

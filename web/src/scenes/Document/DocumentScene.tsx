@@ -117,6 +117,14 @@ export function DocumentScene() {
               {doc.status === 'ready' || doc.total_chunks === 0 ? doc.chunks : `${doc.chunks} of ${doc.total_chunks}`}
             </dd>
           </div>
+          {doc.scanned_pages?.length ? (
+            <div>
+              <dt>Read by OCR</dt>
+              <dd data-testid="scanned-pages">
+                <ScannedPages pages={doc.scanned_pages} />
+              </dd>
+            </div>
+          ) : null}
           <div>
             <dt>Added as</dt>
             <dd data-testid="document-source">{ORIGIN_LABELS[doc.origin ?? 'api']}</dd>
@@ -181,5 +189,25 @@ export function DocumentScene() {
         </>
       )}
     </div>
+  );
+}
+
+/**
+ * The pages read by OCR, with Tesseract's confidence; those under 70 % flagged, for a person to check them against
+ * the original (their words may be misread).
+ */
+function ScannedPages({ pages }: { pages: { page: number; confidence: number; low_confidence: boolean }[] }) {
+  const low = pages.filter((page) => page.low_confidence);
+  return (
+    <>
+      {pages.length === 1 ? 'page ' : 'pages '}
+      {pages.map((page) => page.page).join(', ')} (scans without text, read by OCR)
+      {low.length ? (
+        <p className="small" role="note" data-testid="low-confidence">
+          Low OCR confidence on {low.map((page) => `page ${page.page} (${Math.round(page.confidence)} %)`).join(', ')}:
+          check {low.length === 1 ? 'it' : 'them'} against the original.
+        </p>
+      ) : null}
+    </>
   );
 }

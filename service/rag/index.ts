@@ -197,7 +197,8 @@ export async function loadRag(config: Config): Promise<Rag> {
     embedderProblem: () => (configured === openai ? openai.problem() : models.embedQuery('ready').then(() => null)),
     splitterProblem: () => models.countTokens('ready').then(() => null),
     split: (content, filename) => models.split(content, isMarkdownFilename(filename)),
-    embedSegments: (title, segments, modelName, recipe = config.chunking.sentenceVectorRecipe) =>
+    // async: an unknown embedder name rejects, as every other failure here does, rather than throwing at the call.
+    embedSegments: async (title, segments, modelName, recipe = config.chunking.sentenceVectorRecipe) =>
       embedSegments(
         { embedder: embedderNamed(modelName), local: bge, models, passagesPerTask: config.embedder.batchSize },
         title,

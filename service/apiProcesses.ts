@@ -7,8 +7,8 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { errorSummary } from './errors.ts';
-import { startMetricsServer } from './http/metricsServer.ts';
-import { createClusterMetrics } from './metrics.ts';
+import { startMetricsServer, type MetricsServer } from './http/metricsServer.ts';
+import { createClusterMetrics, type ClusterMetrics } from './metrics.ts';
 
 /** A process that ran this long before it died was not crash-looping: its replacement starts at once. */
 const STABLE_AFTER_MS = 60_000;
@@ -54,84 +54,107 @@ export async function runPrimary(config: Config, logger: Logger): Promise<void> 
     : null;
   if (metricsServer) logger.info(`kbqa metrics on ${metricsServer.url}/metrics (every API process's, aggregated)`);
 
+  const supervisor = new ApiProcesses(slots, { config, logger, metrics, metricsServer });
+  logger.info(
+    { processes: config.apiProcesses, modelWorkersEach: config.embedder.workers },
+    'starting the API processes',
+  );
+  for (const slot of slots) supervisor.fork(slot);
+
+  process.on('SIGINT', () => supervisor.stop('SIGINT', 0));
+  process.on('SIGTERM', () => supervisor.stop('SIGTERM', 0));
+}
+
+/** The primary's running state: the slots' processes, replaced when they die, and stopped together. */
+class ApiProcesses {
+  readonly #slots: Slot[];
+  readonly #config: Config;
+  readonly #logger: Logger;
+  readonly #metrics: ClusterMetrics;
+  readonly #metricsServer: MetricsServer | null;
   // Until one process listens, a process that exits means start-up failed (configuration, stores, models, port):
   // every process would fail alike, so the primary stops, as a single process would.
-  let started = false;
-  let stopping = false;
-  let exitCode = 0;
+  #started = false;
+  #stopping = false;
+  #exitCode = 0;
 
-  const finishIfStopped = () => {
-    if (!stopping || slots.some((slot) => slot.worker !== null)) return;
-    void (metricsServer?.close() ?? Promise.resolve()).finally(() => process.exit(exitCode));
-  };
+  constructor(
+    slots: Slot[],
+    parts: { config: Config; logger: Logger; metrics: ClusterMetrics; metricsServer: MetricsServer | null },
+  ) {
+    this.#slots = slots;
+    this.#config = parts.config;
+    this.#logger = parts.logger;
+    this.#metrics = parts.metrics;
+    this.#metricsServer = parts.metricsServer;
+  }
 
-  const stop = (reason: string, code: number) => {
-    if (stopping) return;
-    stopping = true;
-    exitCode = code;
-    const running = slots.filter((slot) => slot.worker !== null).map((slot) => slot.worker!);
-    logger.info({ reason, apiPids: running.map((worker) => worker.process.pid) }, 'stopping the API processes');
-    for (const slot of slots) clearTimeout(slot.restart);
-    // Each finishes its jobs within KBQA_SHUTDOWN_GRACE_MS or gives them back, then exits (main.ts).
-    for (const worker of running) worker.process.kill('SIGTERM');
-    setTimeout(() => {
-      for (const slot of slots) {
-        if (!slot.worker) continue;
-        logger.warn({ apiPid: slot.worker.process.pid }, 'an API process did not stop in time; killing it');
-        slot.worker.process.kill('SIGKILL');
-      }
-    }, config.ingestion.shutdownGraceMs + STOP_MARGIN_MS).unref();
-    finishIfStopped();
-  };
-
-  const onExit = (slot: Slot, worker: Worker, code: number | null, signal: string | null) => {
-    if (slot.worker === worker) {
-      slot.worker = null;
-      slot.listening = false;
-    }
-    // Its counters stay in the sums (metrics.ts): its replacement starts from 0, and the sums must not fall.
-    metrics.retireProcess(worker);
-    // apiPid, not pid: pino puts the primary's own pid on every line.
-    const apiPid = worker.process.pid;
-    if (stopping) {
-      logger.info({ apiPid, code, signal }, 'API process stopped');
-      finishIfStopped();
-      return;
-    }
-    if (!started) {
-      logger.error({ apiPid, code, signal }, 'an API process exited during start-up: stopping the others');
-      stop('start-up failed', 1);
-      return;
-    }
-    metrics.countProcessExit();
-    const livedMs = Date.now() - slot.startedAt;
-    slot.quickExits = livedMs < STABLE_AFTER_MS ? slot.quickExits + 1 : 1;
-    const restartInMs = restartDelayMs(slot.quickExits);
-    logger.error({ apiPid, code, signal, livedMs, restartInMs }, 'an API process exited unexpectedly: replacing it');
-    slot.restart = setTimeout(() => fork(slot), restartInMs);
-  };
-
-  const fork = (slot: Slot) => {
+  fork(slot: Slot): void {
     slot.restart = undefined;
-    if (stopping) return;
+    if (this.#stopping) return;
     const worker = cluster.fork();
     slot.worker = worker;
     slot.listening = false;
     slot.startedAt = Date.now();
     worker.once('listening', () => {
       slot.listening = true;
-      started = true;
-      logger.info({ apiPid: worker.process.pid }, 'API process listening');
+      this.#started = true;
+      this.#logger.info({ apiPid: worker.process.pid }, 'API process listening');
     });
-    worker.once('exit', (code, signal) => onExit(slot, worker, code, signal));
-  };
+    worker.once('exit', (code, signal) => this.#onExit(slot, worker, code, signal));
+  }
 
-  logger.info(
-    { processes: config.apiProcesses, modelWorkersEach: config.embedder.workers },
-    'starting the API processes',
-  );
-  for (const slot of slots) fork(slot);
+  stop(reason: string, code: number): void {
+    if (this.#stopping) return;
+    this.#stopping = true;
+    this.#exitCode = code;
+    const running = this.#slots.filter((slot) => slot.worker !== null).map((slot) => slot.worker!);
+    this.#logger.info({ reason, apiPids: running.map((worker) => worker.process.pid) }, 'stopping the API processes');
+    for (const slot of this.#slots) clearTimeout(slot.restart);
+    // Each finishes its jobs within KBQA_SHUTDOWN_GRACE_MS or gives them back, then exits (main.ts).
+    for (const worker of running) worker.process.kill('SIGTERM');
+    setTimeout(() => {
+      for (const slot of this.#slots) {
+        if (!slot.worker) continue;
+        this.#logger.warn({ apiPid: slot.worker.process.pid }, 'an API process did not stop in time; killing it');
+        slot.worker.process.kill('SIGKILL');
+      }
+    }, this.#config.ingestion.shutdownGraceMs + STOP_MARGIN_MS).unref();
+    this.#finishIfStopped();
+  }
 
-  process.on('SIGINT', () => stop('SIGINT', 0));
-  process.on('SIGTERM', () => stop('SIGTERM', 0));
+  #finishIfStopped(): void {
+    if (!this.#stopping || this.#slots.some((slot) => slot.worker !== null)) return;
+    void (this.#metricsServer?.close() ?? Promise.resolve()).finally(() => process.exit(this.#exitCode));
+  }
+
+  #onExit(slot: Slot, worker: Worker, code: number | null, signal: string | null): void {
+    if (slot.worker === worker) {
+      slot.worker = null;
+      slot.listening = false;
+    }
+    // Its counters stay in the sums (metrics.ts): its replacement starts from 0, and the sums must not fall.
+    this.#metrics.retireProcess(worker);
+    // apiPid, not pid: pino puts the primary's own pid on every line.
+    const apiPid = worker.process.pid;
+    if (this.#stopping) {
+      this.#logger.info({ apiPid, code, signal }, 'API process stopped');
+      this.#finishIfStopped();
+      return;
+    }
+    if (!this.#started) {
+      this.#logger.error({ apiPid, code, signal }, 'an API process exited during start-up: stopping the others');
+      this.stop('start-up failed', 1);
+      return;
+    }
+    this.#metrics.countProcessExit();
+    const livedMs = Date.now() - slot.startedAt;
+    slot.quickExits = livedMs < STABLE_AFTER_MS ? slot.quickExits + 1 : 1;
+    const restartInMs = restartDelayMs(slot.quickExits);
+    this.#logger.error(
+      { apiPid, code, signal, livedMs, restartInMs },
+      'an API process exited unexpectedly: replacing it',
+    );
+    slot.restart = setTimeout(() => this.fork(slot), restartInMs);
+  }
 }

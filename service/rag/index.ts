@@ -176,16 +176,66 @@ export async function loadRag(config: Config): Promise<Rag> {
     overlapTokens: config.chunking.overlapTokens,
     maxChars: config.chunking.maxChars,
   });
+  const { bge, openai, configured, embedders, embedderNamed } = configuredEmbedders(config, models);
+  const answerModels = buildAnswerModels(config);
+  const rag: Rag = {
+    get embedder(): EmbedderIdentity {
+      const identity = configured.identity();
+      if (identity === null) {
+        throw new UpstreamUnavailableError(
+          'embedder',
+          `the embedder ${configured.modelName} has not answered since start-up, so its dimensions are unknown; retry later`,
+        );
+      }
+      return identity;
+    },
+    embedderName: configured.modelName,
+    embedders: () => embedders.map((embedder) => embedder.identity()).filter((identity) => identity !== null),
+    models,
+    answerModels,
+    // The model's own error (not the 503 wrapper) is what the readiness log should name.
+    embedderProblem: () => (configured === openai ? openai.problem() : models.embedQuery('ready').then(() => null)),
+    splitterProblem: () => models.countTokens('ready').then(() => null),
+    split: (content, filename) => models.split(content, isMarkdownFilename(filename)),
+    // async: an unknown embedder name rejects, as every other failure here does, rather than throwing at the call.
+    embedSegments: async (title, segments, modelName, recipe = config.chunking.sentenceVectorRecipe) =>
+      embedSegments(
+        { embedder: embedderNamed(modelName), local: bge, models, passagesPerTask: config.embedder.batchSize },
+        title,
+        segments,
+        recipe,
+      ),
+    async embedQuestion(question, modelName, asker) {
+      const embedder = embedderNamed(modelName);
+      return embedderCall(() => embedder.embedQuery(question, asker));
+    },
+    ...answering(answerModels),
+    close: () => models.close(),
+  };
+  // Loads every worker's session before the service reports ready (and fails start-up if the model is missing). The
+  // configured OpenAI-compatible model is asked its vectors' length meanwhile (a few tries; if it does not answer,
+  // the API starts anyway and reports the embedder not ready). One only configured to read an index it built is
+  // asked in the background.
+  if (openai && configured !== openai) void openai.load(1);
+  await Promise.all([
+    ...Array.from({ length: models.workers }, () => models.embedQuery('warm up')),
+    configured === openai ? openai.load() : null,
+  ]);
+  return rag;
+}
+
+/** The local embedder always, the OpenAI-compatible one when configured, and which of them KBQA_EMBEDDER selects. */
+function configuredEmbedders(config: Config, models: ModelPool) {
   const passagesPerTask = config.embedder.batchSize;
   const bge: Embedder = {
     modelName: BGE_SMALL_EN.modelName,
     identity: () => BGE_SMALL_EN,
-    embedQuery: (text, asker) => rag.models.embedQuery(text, asker),
+    embedQuery: (text, asker) => models.embedQuery(text, asker),
     // Small tasks, all submitted at once: they spread over every worker, and a question waits behind at most one.
     async embedPassages(inputs) {
       const tasks: Promise<number[][]>[] = [];
       for (let start = 0; start < inputs.length; start += passagesPerTask) {
-        tasks.push(rag.models.embedPassages(inputs.slice(start, start + passagesPerTask)));
+        tasks.push(models.embedPassages(inputs.slice(start, start + passagesPerTask)));
       }
       return (await Promise.all(tasks)).flat();
     },
@@ -202,75 +252,51 @@ export async function loadRag(config: Config): Promise<Rag> {
       );
     return embedder;
   };
-  // The extractive answerer compares the question with the sentence vectors stored beside the passages: both are in
-  // the serving index's embedder's space, so the question's vector goes to it as retrieval used it.
-  const answerInput = (request: AnswerRequest): AnswerInput => ({
-    question: request.question,
-    questionEmbedding: request.questionEmbedding,
-    passages: request.passages,
-    ...(request.history ? { history: request.history } : {}),
-  });
+  return { bge, openai, configured, embedders, embedderNamed };
+}
 
-  // The extractive model quotes whole source sentences by construction; a model writing its own has them checked.
-  const checkOf = (request: AnswerRequest) => ({ checkSentences: request.model !== EXTRACTIVE_MODEL });
+/** Passage and sentence vectors of a document's segments by one embedder, as the sentence-vector recipe says. */
+async function embedSegments(
+  using: { embedder: Embedder; local: Embedder; models: ModelPool; passagesPerTask: number },
+  title: string,
+  segments: TextSegment[],
+  recipe: SentenceVectorRecipe | null,
+): Promise<SegmentEmbedding[]> {
+  const { embedder, local, models, passagesPerTask } = using;
+  if (segments.length === 0) return [];
+  const inputs = segments.map((segment) => embeddingInput(title, segment));
+  const sentences = segments.map((segment) => (recipe ? segmentSentences(segment) : []));
+  // Late chunking needs the model's token embeddings: the local model's. Another embedder embeds them alone.
+  if (recipe === 'late' && embedder === local) {
+    return embedderCall(() => embedPassagesLate(inputs, sentences, passagesPerTask, models));
+  }
+  if (recipe === 'batched') {
+    const [vectors, units] = await embedderCall(() =>
+      Promise.all([
+        embedder.embedPassages(inputs),
+        // Another embedder than the local one gets them as passages.
+        embedder === local ? embedUnitsBatched(sentences.flat(), models) : embedder.embedPassages(sentences.flat()),
+      ]),
+    );
+    return withSentences(vectors, sentences, units);
+  }
+  // Passages and sentences in one call: they spread over every worker together.
+  const vectors = await embedderCall(() => embedder.embedPassages([...inputs, ...sentences.flat()]));
+  return withSentences(vectors.slice(0, segments.length), sentences, vectors.slice(segments.length));
+}
 
-  const rag: Rag = {
-    get embedder(): EmbedderIdentity {
-      const identity = configured.identity();
-      if (identity === null) {
-        throw new UpstreamUnavailableError(
-          'embedder',
-          `the embedder ${configured.modelName} has not answered since start-up, so its dimensions are unknown; retry later`,
-        );
-      }
-      return identity;
-    },
-    embedderName: configured.modelName,
-    embedders: () => embedders.map((embedder) => embedder.identity()).filter((identity) => identity !== null),
-    models,
-    answerModels: buildAnswerModels(config),
-    // The model's own error (not the 503 wrapper) is what the readiness log should name.
-    embedderProblem: () => (configured === openai ? openai.problem() : rag.models.embedQuery('ready').then(() => null)),
-    splitterProblem: () => rag.models.countTokens('ready').then(() => null),
-    split: (content, filename) => rag.models.split(content, isMarkdownFilename(filename)),
-    async embedSegments(title, segments, modelName, recipe = config.chunking.sentenceVectorRecipe) {
-      const embedder = embedderNamed(modelName);
-      if (segments.length === 0) return [];
-      const inputs = segments.map((segment) => embeddingInput(title, segment));
-      const sentences = segments.map((segment) => (recipe ? segmentSentences(segment) : []));
-      // Late chunking needs the model's token embeddings: the local model's. Another embedder embeds them alone.
-      if (recipe === 'late' && embedder === bge) {
-        return embedderCall(() => embedPassagesLate(inputs, sentences, passagesPerTask, rag.models));
-      }
-      if (recipe === 'batched') {
-        const [vectors, units] = await embedderCall(() =>
-          Promise.all([
-            embedder.embedPassages(inputs),
-            // Another embedder than the local one gets them as passages.
-            embedder === bge
-              ? embedUnitsBatched(sentences.flat(), rag.models)
-              : embedder.embedPassages(sentences.flat()),
-          ]),
-        );
-        return withSentences(vectors, sentences, units);
-      }
-      // Passages and sentences in one call: they spread over every worker together.
-      const vectors = await embedderCall(() => embedder.embedPassages([...inputs, ...sentences.flat()]));
-      return withSentences(vectors.slice(0, segments.length), sentences, vectors.slice(segments.length));
-    },
-    async embedQuestion(question, modelName, asker) {
-      const embedder = embedderNamed(modelName);
-      return embedderCall(() => embedder.embedQuery(question, asker));
-    },
+/** The answer chain over retrieved passages, whole or streamed, and a follow-up's condensing. */
+function answering(answerModels: AnswerModels): Pick<Rag, 'condenseQuestion' | 'answer' | 'streamAnswer'> {
+  return {
     async condenseQuestion(model, history, question) {
-      const condenser = rag.answerModels.condenser(model);
+      const condenser = answerModels.condenser(model);
       if (condenser === null || history.length === 0) return null;
       const condensed = await condenser.invoke({ history, question });
       return condensed.length > 0 ? Array.from(condensed).slice(0, 4000).join('') : null;
     },
     async answer(request) {
       const chain = answerChain(
-        rag.answerModels.model(request.model),
+        answerModels.model(request.model),
         request.passages,
         request.question,
         checkOf(request),
@@ -280,23 +306,28 @@ export async function loadRag(config: Config): Promise<Rag> {
     },
     async *streamAnswer(request, signal) {
       const chain = answerChain(
-        rag.answerModels.model(request.model),
+        answerModels.model(request.model),
         request.passages,
         request.question,
         checkOf(request),
       );
       yield* await chain.stream(answerInput(request), { signal });
     },
-    close: () => models.close(),
   };
-  // Loads every worker's session before the service reports ready (and fails start-up if the model is missing). The
-  // configured OpenAI-compatible model is asked its vectors' length meanwhile (a few tries; if it does not answer,
-  // the API starts anyway and reports the embedder not ready). One only configured to read an index it built is
-  // asked in the background.
-  if (openai && configured !== openai) void openai.load(1);
-  await Promise.all([
-    ...Array.from({ length: models.workers }, () => models.embedQuery('warm up')),
-    configured === openai ? openai.load() : null,
-  ]);
-  return rag;
+}
+
+// The extractive answerer compares the question with the sentence vectors stored beside the passages: both are in
+// the serving index's embedder's space, so the question's vector goes to it as retrieval used it.
+function answerInput(request: AnswerRequest): AnswerInput {
+  return {
+    question: request.question,
+    questionEmbedding: request.questionEmbedding,
+    passages: request.passages,
+    ...(request.history ? { history: request.history } : {}),
+  };
+}
+
+// The extractive model quotes whole source sentences by construction; a model writing its own has them checked.
+function checkOf(request: AnswerRequest) {
+  return { checkSentences: request.model !== EXTRACTIVE_MODEL };
 }

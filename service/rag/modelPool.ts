@@ -83,7 +83,6 @@ function rows(flat: VectorsResult, count: number): number[][] {
 
 export function startModelPool(options: ModelPoolOptions): ModelPool {
   const workers = options.workers ?? os.availableParallelism();
-  const reserveMs = options.interactiveReserveMs ?? INTERACTIVE_RESERVE_MS;
   const settings: ModelSettings = {
     modelDir: options.modelDir,
     threads: options.threadsPerWorker ?? 1,
@@ -100,82 +99,8 @@ export function startModelPool(options: ModelPoolOptions): ModelPool {
     idleTimeout: Number.POSITIVE_INFINITY,
     concurrentTasksPerWorker: 1,
   });
-  // Questions by asker, in turn; document work first come, first served (the ingestion jobs are scheduled fairly
-  // before they reach the pool: jobs/scheduling.ts).
-  const questions = new FairQueue<Waiting>();
-  const heavyQuestions = new FairQueue<Waiting>();
-  let runningHeavy = 0;
-  const background: Waiting[] = [];
-  const runningIn: Record<Lane, number> = { interactive: 0, background: 0 };
-  // While questions are being asked, background work keeps one worker free for them: a question then never waits
-  // for a passage of someone's upload. Without questions, background work has every worker.
-  let lastInteractive = Number.NEGATIVE_INFINITY;
-  let wakeUp: NodeJS.Timeout | undefined;
-
-  const inFlight = new Set<Promise<unknown>>();
-
-  function start(lane: Lane, next: Waiting, heavy = false): void {
-    runningIn[lane] += 1;
-    if (heavy) runningHeavy += 1;
-    const running = pool
-      .run(next.task)
-      .then(next.resolve, next.reject)
-      .finally(() => {
-        runningIn[lane] -= 1;
-        if (heavy) runningHeavy -= 1;
-        inFlight.delete(running);
-        dispatch();
-      });
-    inFlight.add(running);
-  }
-
-  function dispatch(): void {
-    while (runningIn.interactive + runningIn.background < workers) {
-      const question = questions.shift();
-      if (question) {
-        start('interactive', question);
-        continue;
-      }
-      // Heavy questions leave one worker to the others' usual ones (on one worker they take it in turn).
-      if (heavyQuestions.length > 0 && (workers === 1 || runningHeavy < workers - 1)) {
-        start('interactive', heavyQuestions.shift()!, true);
-        continue;
-      }
-      if (background.length === 0) return;
-      const sinceQuestion = performance.now() - lastInteractive;
-      const reserved = workers > 1 && sinceQuestion < reserveMs ? 1 : 0;
-      if (runningIn.background >= workers - reserved) {
-        // Look again when the reservation lapses, in case no task ends before then.
-        if (!wakeUp) {
-          wakeUp = setTimeout(
-            () => {
-              wakeUp = undefined;
-              dispatch();
-            },
-            reserveMs - sinceQuestion + 1,
-          );
-          wakeUp.unref();
-        }
-        return;
-      }
-      start('background', background.shift()!);
-    }
-  }
-
-  /** `asker` names whose turn a question waits for (anyone's but a user's: the empty string). */
-  function submit<T>(lane: Lane, task: ModelTask, asker = ''): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const waiting = { task, resolve: resolve as (value: unknown) => void, reject };
-      if (lane === 'interactive') {
-        lastInteractive = performance.now();
-        const heavy = task.op === 'embedQuery' && task.text.length > HEAVY_QUESTION_CHARS;
-        (heavy ? heavyQuestions : questions).push(asker, waiting);
-      } else background.push(waiting);
-      dispatch();
-    });
-  }
-  const queued = () => ({ interactive: questions.length + heavyQuestions.length, background: background.length });
-
+  const lanes = new LaneScheduler(pool, workers, options.interactiveReserveMs ?? INTERACTIVE_RESERVE_MS);
+  const submit = <T>(lane: Lane, task: ModelTask, asker?: string) => lanes.submit<T>(lane, task, asker);
   return {
     workers,
     split: (content, markdown) => submit<SplitResult>('background', { op: 'split', settings, content, markdown }),
@@ -203,16 +128,124 @@ export function startModelPool(options: ModelPoolOptions): ModelPool {
     embedQuery: async (text, asker) =>
       rows(await submit<VectorsResult>('interactive', { op: 'embedQuery', settings, text }, asker), 1)[0],
     countTokens: (text, asker) => submit<number>('interactive', { op: 'countTokens', settings, text }, asker),
-    queued,
-    stats: () => ({ workers, running: { ...runningIn }, queued: queued() }),
+    queued: () => lanes.queued(),
+    stats: () => ({ workers, running: lanes.running(), queued: lanes.queued() }),
     async close() {
-      if (wakeUp) clearTimeout(wakeUp);
-      const error = new Error('the model pool is closed');
-      for (const waiting of [...questions.drain(), ...heavyQuestions.drain(), ...background.splice(0)])
-        waiting.reject(error);
-      // Let running inferences end first: terminating a worker inside a native ONNX call can abort the process.
-      await Promise.allSettled([...inFlight]);
+      await lanes.close();
       await pool.destroy();
     },
   };
+}
+
+/**
+ * The two lanes in front of piscina: it is handed at most one task per worker, the rest wait here, so the order
+ * the file's opening describes (questions first, by asker; heavy ones never on every worker; a worker kept for
+ * questions after one) is decided here and not by piscina's first-in first-out queue.
+ */
+class LaneScheduler {
+  // Questions by asker, in turn; document work first come, first served (the ingestion jobs are scheduled fairly
+  // before they reach the pool: jobs/scheduling.ts).
+  readonly #questions = new FairQueue<Waiting>();
+  readonly #heavyQuestions = new FairQueue<Waiting>();
+  #runningHeavy = 0;
+  readonly #background: Waiting[] = [];
+  readonly #runningIn: Record<Lane, number> = { interactive: 0, background: 0 };
+  // While questions are being asked, background work keeps one worker free for them: a question then never waits
+  // for a passage of someone's upload. Without questions, background work has every worker.
+  #lastInteractive = Number.NEGATIVE_INFINITY;
+  #wakeUp: NodeJS.Timeout | undefined;
+  readonly #inFlight = new Set<Promise<unknown>>();
+
+  readonly #pool: Piscina<ModelTask, unknown>;
+  readonly #workers: number;
+  readonly #reserveMs: number;
+
+  constructor(pool: Piscina<ModelTask, unknown>, workers: number, reserveMs: number) {
+    this.#pool = pool;
+    this.#workers = workers;
+    this.#reserveMs = reserveMs;
+  }
+
+  /** `asker` names whose turn a question waits for (anyone's but a user's: the empty string). */
+  submit<T>(lane: Lane, task: ModelTask, asker = ''): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const waiting = { task, resolve: resolve as (value: unknown) => void, reject };
+      if (lane === 'interactive') {
+        this.#lastInteractive = performance.now();
+        const heavy = task.op === 'embedQuery' && task.text.length > HEAVY_QUESTION_CHARS;
+        (heavy ? this.#heavyQuestions : this.#questions).push(asker, waiting);
+      } else this.#background.push(waiting);
+      this.#dispatch();
+    });
+  }
+
+  queued(): Record<Lane, number> {
+    return {
+      interactive: this.#questions.length + this.#heavyQuestions.length,
+      background: this.#background.length,
+    };
+  }
+
+  running(): Record<Lane, number> {
+    return { ...this.#runningIn };
+  }
+
+  /** Rejects every waiting task, then lets running inferences end. */
+  async close(): Promise<void> {
+    if (this.#wakeUp) clearTimeout(this.#wakeUp);
+    const error = new Error('the model pool is closed');
+    for (const waiting of [...this.#questions.drain(), ...this.#heavyQuestions.drain(), ...this.#background.splice(0)])
+      waiting.reject(error);
+    // Let running inferences end first: terminating a worker inside a native ONNX call can abort the process.
+    await Promise.allSettled([...this.#inFlight]);
+  }
+
+  #start(lane: Lane, next: Waiting, heavy = false): void {
+    this.#runningIn[lane] += 1;
+    if (heavy) this.#runningHeavy += 1;
+    const running = this.#pool
+      .run(next.task)
+      .then(next.resolve, next.reject)
+      .finally(() => {
+        this.#runningIn[lane] -= 1;
+        if (heavy) this.#runningHeavy -= 1;
+        this.#inFlight.delete(running);
+        this.#dispatch();
+      });
+    this.#inFlight.add(running);
+  }
+
+  #dispatch(): void {
+    const workers = this.#workers;
+    while (this.#runningIn.interactive + this.#runningIn.background < workers) {
+      const question = this.#questions.shift();
+      if (question) {
+        this.#start('interactive', question);
+        continue;
+      }
+      // Heavy questions leave one worker to the others' usual ones (on one worker they take it in turn).
+      if (this.#heavyQuestions.length > 0 && (workers === 1 || this.#runningHeavy < workers - 1)) {
+        this.#start('interactive', this.#heavyQuestions.shift()!, true);
+        continue;
+      }
+      if (this.#background.length === 0) return;
+      const sinceQuestion = performance.now() - this.#lastInteractive;
+      const reserved = workers > 1 && sinceQuestion < this.#reserveMs ? 1 : 0;
+      if (this.#runningIn.background >= workers - reserved) {
+        // Look again when the reservation lapses, in case no task ends before then.
+        if (!this.#wakeUp) {
+          this.#wakeUp = setTimeout(
+            () => {
+              this.#wakeUp = undefined;
+              this.#dispatch();
+            },
+            this.#reserveMs - sinceQuestion + 1,
+          );
+          this.#wakeUp.unref();
+        }
+        return;
+      }
+      this.#start('background', this.#background.shift()!);
+    }
+  }
 }

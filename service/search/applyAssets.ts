@@ -8,6 +8,7 @@ import {
   ensureServiceFields,
   indexMeta,
   setIndexMeta,
+  type AliasedIndex,
   type ChunkIndexMeta,
 } from './chunkIndices.ts';
 import { clusterAssetDrift, indexDrift, MIGRATE_COMMAND, type Drift } from './drift.ts';
@@ -21,8 +22,12 @@ import {
   renderedTemplate,
   searchPipelineBodies,
   TOTAL_FIELDS_LIMIT,
+  type SearchAssets,
   type SearchAssetSettings,
 } from './assets.ts';
+
+// Every write here sets a named thing to a given state: safe to send again to another node (client.ts).
+const idempotent = true;
 
 export interface AppliedAssets {
   /** The index the alias points to. */
@@ -37,8 +42,6 @@ export async function installIndexAssets(
   settings: SearchAssetSettings,
   assets = loadSearchAssets(settings.assetsDir),
 ): Promise<void> {
-  // Every write here sets a named thing to a given state: safe to send again to another node (client.ts).
-  const idempotent = true;
   const alias = settings.alias ?? CHUNKS_ALIAS;
   // Versioned and never edited once released: every version's pipeline is sent (an older live index names its own).
   for (const pipeline of assets.ingestPipelines) {
@@ -59,15 +62,17 @@ export async function installSearchAssets(
   settings: SearchAssetSettings,
   assets = loadSearchAssets(settings.assetsDir),
 ): Promise<void> {
-  const idempotent = true;
   await installIndexAssets(client, settings, assets);
   for (const [name, body] of Object.entries(searchPipelineBodies(settings))) {
     await client.request('PUT', `/_search/pipeline/${name}`, { body, idempotent });
   }
 }
 
+/**
+ * Start-up: installs the assets, puts the alias on an index (a new one on a fresh cluster, else the one it serves),
+ * brings that index's mapping up to its template version's where it can, and returns what still differs.
+ */
 export async function applySearchAssets(client: SearchClient, settings: SearchAssetSettings): Promise<AppliedAssets> {
-  const idempotent = true;
   const assets = loadSearchAssets(settings.assetsDir);
   const alias = settings.alias ?? CHUNKS_ALIAS;
   await installSearchAssets(client, settings, assets);
@@ -81,74 +86,11 @@ export async function applySearchAssets(client: SearchClient, settings: SearchAs
     },
   };
   const live = await aliasIndices(client, alias);
-  let index: string;
   const drift: Drift[] = [];
-  if (live.length === 0) {
-    // A fresh cluster (or alias): the current version's index for the configured embedder, behind the alias.
-    index = chunkIndexName(settings.embedderName, alias, assets.version);
-    const existing = await indexMeta(client, index);
-    if (existing === undefined) {
-      // 400 resource_already_exists_exception when two instances start at once: the other one created it.
-      await client.request('PUT', `/${index}`, {
-        acceptStatuses: [400],
-        body: chunkIndexBody(assets, settings, {
-          embedder,
-          replicas: settings.replicas,
-          migration: { state: 'live', source: null },
-        }),
-        idempotent,
-      });
-    }
-    await client.request('POST', '/_aliases', {
-      body: { actions: [{ add: { index, alias, is_write_index: true } }] },
-      idempotent,
-    });
-  } else {
-    // The alias exists: it keeps serving what it points to (a migration moves it, never start-up).
-    index = live.find((entry) => entry.isWriteIndex)?.index ?? live[0].index;
-    let meta = await indexMeta(client, index);
-    if (!meta) {
-      // An index made before indices carried _meta: its name says its version and its embedder, its mapping the
-      // vectors' length; the chunking is the one configured now (the best knowledge there is). Recorded only when
-      // both are known: a wrong embedder there would embed questions with the wrong model.
-      meta = await legacyIndexMeta(client, index, alias, settings);
-      if (meta) await setIndexMeta(client, index, meta);
-      else
-        drift.push({
-          asset: 'embedder (configuration)',
-          kind: 'embedder',
-          detail: `${index} records no embedder and its name does not say one: migrate it (${MIGRATE_COMMAND})`,
-        });
-    }
-    if (meta && meta.template_version === assets.version) {
-      // Additive mapping changes of the same template version (a new field) reach the live index in place; a
-      // change that conflicts is drift, reported, not a failed start-up. Dynamic templates (template v1's: how its
-      // metadata.<type>.<key> fields are mapped) go with them: the list sent replaces the index's.
-      const { properties, dynamic_templates: dynamicTemplates } = assets.template.template.mappings;
-      const sent = structuredClone(properties);
-      sent.embedding = { ...sent.embedding, dimension: meta.embedder.dimensions || sent.embedding.dimension };
-      try {
-        await client.request('PUT', `/${index}/_mapping`, {
-          body: { properties: sent, ...(dynamicTemplates ? { dynamic_templates: dynamicTemplates } : {}) },
-          idempotent,
-        });
-      } catch (error) {
-        if (!(error instanceof OpenSearchRequestError || error instanceof SearchIndexReadOnlyError)) throw error;
-        drift.push({
-          asset: assets.templateFile,
-          kind: 'mappings',
-          detail: `the mapping change does not apply in place (${error instanceof OpenSearchRequestError ? (error.reason ?? error.type ?? error.message) : error.message})`,
-        });
-      }
-      // Template v1: every distinct metadata key adds a field (two for a date): an index created before metadata
-      // has the default limit of 1000 fields; the template's (a dynamic setting) reaches it in place. Raised only,
-      // never lowered: an operator may have raised it further.
-      const fieldLimit = Number(assets.template.template.settings[TOTAL_FIELDS_LIMIT]);
-      if (Number.isFinite(fieldLimit) && (await totalFieldsLimit(client, index)) < fieldLimit) {
-        await client.request('PUT', `/${index}/_settings`, { body: { [TOTAL_FIELDS_LIMIT]: fieldLimit }, idempotent });
-      }
-    }
-  }
+  const index =
+    live.length === 0
+      ? await createAliasedIndex(client, settings, assets, embedder)
+      : await updateLiveIndex(client, settings, assets, live, drift);
   // Whatever its template version: this service writes them into every chunk. Refused (a write block, a role
   // without mapping rights, a field of that name with another type): reported, not a failed start-up; queries are
   // served meanwhile, the k-NN side without the sentence term (sentenceVectors.ts SENTENCE_SCORE).
@@ -169,6 +111,103 @@ export async function applySearchAssets(client: SearchClient, settings: SearchAs
   for (const entry of found)
     if (!drift.some((known) => known.asset === entry.asset && known.kind === entry.kind)) drift.push(entry);
   return { index, drift };
+}
+
+/** A fresh cluster (or alias): the current version's index for the configured embedder, behind the alias. */
+async function createAliasedIndex(
+  client: SearchClient,
+  settings: SearchAssetSettings,
+  assets: SearchAssets,
+  embedder: { modelName: string; dimensions: number },
+): Promise<string> {
+  const alias = settings.alias ?? CHUNKS_ALIAS;
+  const index = chunkIndexName(settings.embedderName, alias, assets.version);
+  const existing = await indexMeta(client, index);
+  if (existing === undefined) {
+    // 400 resource_already_exists_exception when two instances start at once: the other one created it.
+    await client.request('PUT', `/${index}`, {
+      acceptStatuses: [400],
+      body: chunkIndexBody(assets, settings, {
+        embedder,
+        replicas: settings.replicas,
+        migration: { state: 'live', source: null },
+      }),
+      idempotent,
+    });
+  }
+  await client.request('POST', '/_aliases', {
+    body: { actions: [{ add: { index, alias, is_write_index: true } }] },
+    idempotent,
+  });
+  return index;
+}
+
+/**
+ * The alias exists: it keeps serving what it points to (a migration moves it, never start-up). That index gets
+ * _meta if it predates it, and its template version's additive mapping changes; what cannot is pushed to `drift`.
+ */
+async function updateLiveIndex(
+  client: SearchClient,
+  settings: SearchAssetSettings,
+  assets: SearchAssets,
+  live: AliasedIndex[],
+  drift: Drift[],
+): Promise<string> {
+  const alias = settings.alias ?? CHUNKS_ALIAS;
+  const index = live.find((entry) => entry.isWriteIndex)?.index ?? live[0].index;
+  let meta = await indexMeta(client, index);
+  if (!meta) {
+    // An index made before indices carried _meta: its name says its version and its embedder, its mapping the
+    // vectors' length; the chunking is the one configured now (the best knowledge there is). Recorded only when
+    // both are known: a wrong embedder there would embed questions with the wrong model.
+    meta = await legacyIndexMeta(client, index, alias, settings);
+    if (meta) await setIndexMeta(client, index, meta);
+    else
+      drift.push({
+        asset: 'embedder (configuration)',
+        kind: 'embedder',
+        detail: `${index} records no embedder and its name does not say one: migrate it (${MIGRATE_COMMAND})`,
+      });
+  }
+  if (meta && meta.template_version === assets.version) await updateMappingInPlace(client, assets, index, meta, drift);
+  return index;
+}
+
+/**
+ * Additive mapping changes of the same template version (a new field) reach the live index in place; a change that
+ * conflicts is drift, reported, not a failed start-up. Dynamic templates (template v1's: how its
+ * metadata.<type>.<key> fields are mapped) go with them: the list sent replaces the index's.
+ */
+async function updateMappingInPlace(
+  client: SearchClient,
+  assets: SearchAssets,
+  index: string,
+  meta: ChunkIndexMeta,
+  drift: Drift[],
+): Promise<void> {
+  const { properties, dynamic_templates: dynamicTemplates } = assets.template.template.mappings;
+  const sent = structuredClone(properties);
+  sent.embedding = { ...sent.embedding, dimension: meta.embedder.dimensions || sent.embedding.dimension };
+  try {
+    await client.request('PUT', `/${index}/_mapping`, {
+      body: { properties: sent, ...(dynamicTemplates ? { dynamic_templates: dynamicTemplates } : {}) },
+      idempotent,
+    });
+  } catch (error) {
+    if (!(error instanceof OpenSearchRequestError || error instanceof SearchIndexReadOnlyError)) throw error;
+    drift.push({
+      asset: assets.templateFile,
+      kind: 'mappings',
+      detail: `the mapping change does not apply in place (${error instanceof OpenSearchRequestError ? (error.reason ?? error.type ?? error.message) : error.message})`,
+    });
+  }
+  // Template v1: every distinct metadata key adds a field (two for a date): an index created before metadata
+  // has the default limit of 1000 fields; the template's (a dynamic setting) reaches it in place. Raised only,
+  // never lowered: an operator may have raised it further.
+  const fieldLimit = Number(assets.template.template.settings[TOTAL_FIELDS_LIMIT]);
+  if (Number.isFinite(fieldLimit) && (await totalFieldsLimit(client, index)) < fieldLimit) {
+    await client.request('PUT', `/${index}/_settings`, { body: { [TOTAL_FIELDS_LIMIT]: fieldLimit }, idempotent });
+  }
 }
 
 /**

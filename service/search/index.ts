@@ -13,15 +13,15 @@ import {
 } from './chunks.ts';
 import { startBulkCoalescer } from './bulkCoalescer.ts';
 import { startRefresher } from './refresher.ts';
-import { createSearchClient, type SearchClientOptions } from './client.ts';
+import { createSearchClient, type SearchClient, type SearchClientOptions } from './client.ts';
 import { listPluginsAndModules, searchEngineProblem } from './readiness.ts';
 import { hybridSearch, lexicalQueryText, lexicalSearch, vectorSearch, type RetrievalRequest } from './retrieval.ts';
 import { DEFAULT_HYBRID_TUNING, type Bm25Field, type HybridTuning } from '../hybridTuning.ts';
 import { startWriteBlockCheck } from './writeBlock.ts';
 import { listDocumentPassages } from './passages.ts';
 import { snapshotRequests } from './snapshots.ts';
-import { startServingIndexResolver, type ServingIndex } from './servingIndex.ts';
-import { indexAdminRequests, resolvingCommand } from './indexAdmin.ts';
+import { startServingIndexResolver, type ServingIndex, type ServingIndexResolver } from './servingIndex.ts';
+import { indexAdminRequests, resolvingCommand, type IndexAdmin } from './indexAdmin.ts';
 import { indexMeta } from './chunkIndices.ts';
 import type { Drift } from './drift.ts';
 
@@ -102,18 +102,7 @@ export function openSearchIndex(options: SearchIndexOptions) {
     resurrectAfterMs: options.resurrectAfterMs,
   });
   const alias = options.alias ?? CHUNKS_ALIAS;
-  const refresher = startRefresher(client, alias, options.refreshIntervalMs ?? 0);
-  const bulks = startBulkCoalescer(client, alias);
-  const writeBlock = startWriteBlockCheck(client, alias);
-  const tuning: HybridTuning = {
-    fusion: options.hybridFusion ?? DEFAULT_HYBRID_TUNING.fusion,
-    rankConstant: options.rrfRankConstant,
-    weights: options.rrfWeights,
-    bm25Depth: options.bm25Depth ?? null,
-    knnDepth: options.knnDepth ?? null,
-    bm25Fields: options.bm25Fields ?? DEFAULT_HYBRID_TUNING.bm25Fields,
-    sentenceWeight: options.sentenceWeight ?? DEFAULT_HYBRID_TUNING.sentenceWeight,
-  };
+  const tuning = hybridTuningOf(options);
   // Dimensions read when needed, not now (see openConfiguredSearchIndex).
   const embedder = {
     modelName: options.embedderName,
@@ -122,31 +111,8 @@ export function openSearchIndex(options: SearchIndexOptions) {
     },
   };
   const serving = startServingIndexResolver(client, alias, embedder);
-  // Deletes reach every index of the family: the one served, a kept old one, a migration's target.
-  const deleteTargets = async () => [...new Set([alias, ...(await serving.family())])].join(',');
-  /** The concrete index a request goes to: the one it was embedded for, else the one served now. */
-  const searched = async (request: IndexedRetrievalRequest) => request.index ?? (await serving.current()).index;
   let appliedIndex: string | null = null;
   const indices = indexAdminRequests(client, options);
-  // Drift for /readyz: a dozen small reads, so computed at most every DRIFT_TTL_MS whoever asks.
-  let driftKnown: { at: number; detail: SearchIndexDetail } | null = null;
-  let driftInFlight: Promise<SearchIndexDetail> | null = null;
-  const searchIndexDetail = async (): Promise<SearchIndexDetail> => {
-    if (driftKnown && performance.now() - driftKnown.at < DRIFT_TTL_MS) return driftKnown.detail;
-    driftInFlight ??= (async () => {
-      const { index } = await serving.current();
-      const live = index === alias ? null : index;
-      const drift = await indices.drift(live, embedder);
-      const assets = indices.assets();
-      const command = resolvingCommand(drift, live, indices.indexNameFor(assets.version, embedder.modelName), assets);
-      const detail = { alias, index: live, drift, command };
-      driftKnown = { at: performance.now(), detail };
-      return detail;
-    })().finally(() => {
-      driftInFlight = null;
-    });
-    return driftInFlight;
-  };
   return {
     alias,
     /** The index start-up found or made behind the alias (before start-up: the current version's name for this embedder). */
@@ -170,34 +136,51 @@ export function openSearchIndex(options: SearchIndexOptions) {
     servingIndex: (): Promise<ServingIndex> => serving.current(),
     /** Forget the cached serving index (after moving the alias in this process). */
     forgetServingIndex: () => serving.invalidate(),
+    ...chunkWrites(client, alias, serving, options.refreshIntervalMs ?? 0),
+    ...chunkQueries(client, alias, serving, tuning),
+    problem: () => searchEngineProblem(client),
+    listPluginsAndModules: () => listPluginsAndModules(client),
+    /** Snapshot repositories, snapshots and restores of the chunk indices: for `kbqa backup` only. */
+    snapshots: snapshotRequests(client, alias),
+    /** The alias family's indices, drift, and the steps of a migration: for `kbqa index` only. */
+    indices,
+    /** The live index and what differs from the asset files (cached for a few seconds): /readyz's detail. */
+    searchIndexDetail: cachedIndexDetail(alias, serving, indices, embedder),
+    /** Raw access for tests and the admin CLI, never for request handling. */
+    request: client.request,
+    close: () => client.close(),
+  };
+}
+
+/** The configured hybrid knobs, each unset one at its default. */
+function hybridTuningOf(options: SearchIndexOptions): HybridTuning {
+  return {
+    fusion: options.hybridFusion ?? DEFAULT_HYBRID_TUNING.fusion,
+    rankConstant: options.rrfRankConstant,
+    weights: options.rrfWeights,
+    bm25Depth: options.bm25Depth ?? null,
+    knnDepth: options.knnDepth ?? null,
+    bm25Fields: options.bm25Fields ?? DEFAULT_HYBRID_TUNING.bm25Fields,
+    sentenceWeight: options.sentenceWeight ?? DEFAULT_HYBRID_TUNING.sentenceWeight,
+  };
+}
+
+/** Writing and deleting chunks: bulks shared between ingestions, group-commit refreshes, the write block. */
+function chunkWrites(client: SearchClient, alias: string, serving: ServingIndexResolver, refreshIntervalMs: number) {
+  const refresher = startRefresher(client, alias, refreshIntervalMs);
+  const bulks = startBulkCoalescer(client, alias);
+  const writeBlock = startWriteBlockCheck(client, alias);
+  // Deletes reach every index of the family: the one served, a kept old one, a migration's target.
+  const deleteTargets = async () => [...new Set([alias, ...(await serving.family())])].join(',');
+  return {
     /**
      * Indexes without a refresh (call `chunksSearchable()` once the last batch of an ingestion is in), sharing bulk
      * requests with concurrent ingestions (bulkCoalescer.ts). `index`: the concrete index (servingIndex()); default
      * the alias.
      */
     indexChunks: (chunks: ChunkDocument[], index?: string) => bulks.index(chunks, index),
-    /**
-     * After an ingestion found the alias moved while it wrote `index`: if that index is no longer this alias's (a
-     * `kbqa index drop-old` ran) and its writes created it again from the template (a bulk to a missing index
-     * creates it), it holds nothing but this version's chunks and no _meta; it is deleted, and true returned.
-     * Otherwise the version's chunks stay there (a kept index is caught up by a rollback's diff).
-     */
-    async removeRecreatedIndex(index: string, documentId: string, version: number): Promise<boolean> {
-      if ((await serving.family()).includes(index)) return false;
-      const meta = await indexMeta(client, index);
-      if (meta !== null) return false;
-      await client.request('POST', `/${index}/_refresh`, {
-        querystring: { ignore_unavailable: true },
-        idempotent: true,
-      });
-      const [all, own] = await Promise.all([
-        countChunks(client, index),
-        countChunks(client, index, { document_id: documentId, document_version: version }),
-      ]);
-      if (all !== own) return false;
-      await client.request('DELETE', `/${index}`, { acceptStatuses: [404], idempotent: true });
-      return true;
-    },
+    removeRecreatedIndex: (index: string, documentId: string, version: number) =>
+      removeRecreatedIndex(client, serving, index, documentId, version),
     bulkRequestCount: () => bulks.requests(),
     /** Group commit: resolves after a refresh (of `index`, default the alias) that began after the call (shared with concurrent ingestions). */
     chunksSearchable: (index?: string) => refresher.refreshed(index),
@@ -220,6 +203,43 @@ export function openSearchIndex(options: SearchIndexOptions) {
       writeBlock
         .assertWritable()
         .then(async () => deleteChunksOfKnowledgeBase(client, await deleteTargets(), knowledgeBaseId)),
+  };
+}
+
+/**
+ * After an ingestion found the alias moved while it wrote `index`: if that index is no longer this alias's (a
+ * `kbqa index drop-old` ran) and its writes created it again from the template (a bulk to a missing index
+ * creates it), it holds nothing but this version's chunks and no _meta; it is deleted, and true returned.
+ * Otherwise the version's chunks stay there (a kept index is caught up by a rollback's diff).
+ */
+async function removeRecreatedIndex(
+  client: SearchClient,
+  serving: ServingIndexResolver,
+  index: string,
+  documentId: string,
+  version: number,
+): Promise<boolean> {
+  if ((await serving.family()).includes(index)) return false;
+  const meta = await indexMeta(client, index);
+  if (meta !== null) return false;
+  await client.request('POST', `/${index}/_refresh`, {
+    querystring: { ignore_unavailable: true },
+    idempotent: true,
+  });
+  const [all, own] = await Promise.all([
+    countChunks(client, index),
+    countChunks(client, index, { document_id: documentId, document_version: version }),
+  ]);
+  if (all !== own) return false;
+  await client.request('DELETE', `/${index}`, { acceptStatuses: [404], idempotent: true });
+  return true;
+}
+
+/** Reading chunks: listings, counts, passages, and the three kinds of retrieval. */
+function chunkQueries(client: SearchClient, alias: string, serving: ServingIndexResolver, tuning: HybridTuning) {
+  /** The concrete index a request goes to: the one it was embedded for, else the one served now. */
+  const searched = async (request: IndexedRetrievalRequest) => request.index ?? (await serving.current()).index;
+  return {
     listChunkGroups: (knowledgeBaseIds?: string[]) => listChunkGroups(client, alias, knowledgeBaseIds),
     /** A document version's first `limit` passages in reading order, and how many it has. */
     documentPassages: (documentId: string, version: number, limit: number) =>
@@ -240,17 +260,33 @@ export function openSearchIndex(options: SearchIndexOptions) {
       lexicalQueryText(client, (await serving.current()).index, question, tuning.bm25Fields),
     vectorSearch: async (request: IndexedRetrievalRequest) =>
       vectorSearch(client, await searched(request), request, tuning.sentenceWeight),
-    problem: () => searchEngineProblem(client),
-    listPluginsAndModules: () => listPluginsAndModules(client),
-    /** Snapshot repositories, snapshots and restores of the chunk indices: for `kbqa backup` only. */
-    snapshots: snapshotRequests(client, alias),
-    /** The alias family's indices, drift, and the steps of a migration: for `kbqa index` only. */
-    indices,
-    /** The live index and what differs from the asset files (cached for a few seconds): /readyz's detail. */
-    searchIndexDetail,
-    /** Raw access for tests and the admin CLI, never for request handling. */
-    request: client.request,
-    close: () => client.close(),
+  };
+}
+
+/** /readyz's detail. Drift is a dozen small reads, so computed at most every DRIFT_TTL_MS whoever asks. */
+function cachedIndexDetail(
+  alias: string,
+  serving: ServingIndexResolver,
+  indices: IndexAdmin,
+  embedder: { readonly modelName: string; readonly dimensions: number },
+): () => Promise<SearchIndexDetail> {
+  let driftKnown: { at: number; detail: SearchIndexDetail } | null = null;
+  let driftInFlight: Promise<SearchIndexDetail> | null = null;
+  return async (): Promise<SearchIndexDetail> => {
+    if (driftKnown && performance.now() - driftKnown.at < DRIFT_TTL_MS) return driftKnown.detail;
+    driftInFlight ??= (async () => {
+      const { index } = await serving.current();
+      const live = index === alias ? null : index;
+      const drift = await indices.drift(live, embedder);
+      const assets = indices.assets();
+      const command = resolvingCommand(drift, live, indices.indexNameFor(assets.version, embedder.modelName), assets);
+      const detail = { alias, index: live, drift, command };
+      driftKnown = { at: performance.now(), detail };
+      return detail;
+    })().finally(() => {
+      driftInFlight = null;
+    });
+    return driftInFlight;
   };
 }
 

@@ -19,11 +19,11 @@ import {
   setIndexMeta,
   type ChunkIndexMeta,
 } from './chunkIndices.ts';
-import { chunkVersionQuery, documentVersionId, indexChunks, listChunkGroups, type ChunkDocument } from './chunks.ts';
-import { reindexScript } from './reindexScript.ts';
+import { indexChunks, listChunkGroups, type ChunkDocument } from './chunks.ts';
+import { COPY_TIMEOUT_MS, copyVersions, versionsQuery, type DocumentVersion } from './copyVersions.ts';
 import type { SearchClient } from './client.ts';
 import { clusterAssetDrift, indexDrift, MIGRATE_COMMAND, type Drift } from './drift.ts';
-import { CopyTimedOutError, UpstreamUnavailableError } from '../errors.ts';
+import { UpstreamUnavailableError } from '../errors.ts';
 
 export interface IndexStats {
   index: string;
@@ -35,15 +35,6 @@ export interface IndexStats {
   store_bytes: number;
   health: string;
 }
-
-export interface DocumentVersion {
-  document_id: string;
-  version: number;
-}
-
-const TASK_POLL_MS = 250;
-/** How long one `_reindex` of a batch of versions may run before it is cancelled (a stuck task, a cluster in trouble). */
-export const COPY_TIMEOUT_MS = 10 * 60_000;
 
 /** Drift of the index itself (not of the cluster's assets): only a new index resolves it. */
 export const INDEX_DRIFT_KINDS: ReadonlySet<Drift['kind']> = new Set([
@@ -80,56 +71,17 @@ export function resolvingCommand(
   return steps.join('; ');
 }
 
+/**
+ * Every request `kbqa index …` makes, bound to one client and alias: the reads (what is there, how it drifted) and
+ * the writes (create, fill, copy, swap, drop), built apart so each stays one look long.
+ */
 export function indexAdminRequests(client: SearchClient, settings: SearchAssetSettings) {
   const alias = settings.alias ?? CHUNKS_ALIAS;
-  const idempotent = true;
+  return { alias, ...indexReads(client, settings, alias), ...indexWrites(client, settings, alias) };
+}
 
-  async function stats(indices: string[]): Promise<IndexStats[]> {
-    if (indices.length === 0) return [];
-    const list = indices.join(',');
-    const [response, health] = await Promise.all([
-      client.request<{
-        indices?: Record<
-          string,
-          {
-            primaries: { docs?: { count: number }; segments?: { count: number } };
-            total: { store?: { size_in_bytes: number }; segments?: { count: number } };
-          }
-        >;
-      }>('GET', `/${list}/_stats/docs,store,segments`, { querystring: { ignore_unavailable: true } }),
-      client.request<Array<{ index: string; health: string }>>('GET', `/_cat/indices/${list}`, {
-        querystring: { format: 'json', h: 'index,health', ignore_unavailable: true },
-      }),
-    ]);
-    const rows: IndexStats[] = [];
-    for (const index of indices) {
-      const found = response.indices?.[index];
-      if (!found) continue;
-      const distinct = await client.request<{ aggregations: { documents: { value: number } } }>(
-        'POST',
-        `/${index}/_search`,
-        {
-          body: {
-            size: 0,
-            track_total_hits: false,
-            aggs: { documents: { cardinality: { field: 'document_id', precision_threshold: 40_000 } } },
-          },
-        },
-      );
-      rows.push({
-        index,
-        chunks: found.primaries.docs?.count ?? 0,
-        documents: distinct.aggregations.documents.value,
-        segments: found.total.segments?.count ?? 0,
-        store_bytes: found.total.store?.size_in_bytes ?? 0,
-        health: health.find((row) => row.index === index)?.health ?? 'unknown',
-      });
-    }
-    return rows;
-  }
-
+function indexReads(client: SearchClient, settings: SearchAssetSettings, alias: string) {
   return {
-    alias,
     /** The asset files as they are now (read on each call: they are edited while the service runs). */
     assets: () => loadSearchAssets(settings.assetsDir),
     /** The index a template version and embedder make for this alias. */
@@ -137,8 +89,7 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
     aliasIndices: () => aliasIndices(client, alias),
     family: () => familyIndices(client, alias),
     meta: (index: string) => indexMeta(client, index),
-    setMeta: (index: string, meta: ChunkIndexMeta) => setIndexMeta(client, index, meta),
-    stats,
+    stats: (indices: string[]) => indexStats(client, indices),
     /** The live index's drift and the cluster's assets' drift against the files, with the configured embedder. */
     async drift(index: string | null, embedder: { modelName: string; dimensions: number }) {
       const assets = loadSearchAssets(settings.assetsDir);
@@ -151,21 +102,22 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
     indexDrift: (index: string, embedder: { modelName: string; dimensions: number }) =>
       indexDrift(client, loadSearchAssets(settings.assetsDir), index, embedder, settings.chunking),
     /** The ingest pipeline the index runs every chunk through, and the search pipelines queries name. */
-    async pipelinesInForce(index: string | null): Promise<{ ingest: string | null; search: string[] }> {
-      let ingest: string | null = null;
-      if (index) {
-        const body = await client.request<Record<string, { settings?: Record<string, string> }>>(
-          'GET',
-          `/${index}/_settings/index.default_pipeline`,
-          {
-            querystring: { flat_settings: true },
-            acceptStatuses: [404],
-          },
-        );
-        ingest = body?.[index]?.settings?.['index.default_pipeline'] ?? null;
-      }
-      return { ingest, search: [HYBRID_SEARCH_PIPELINE, HYBRID_EXPLAIN_SEARCH_PIPELINE] };
-    },
+    pipelinesInForce: (index: string | null) => pipelinesInForce(client, index),
+    /** Waits for green, or yellow when the cluster has too few data nodes for the replicas. */
+    waitForHealth: (index: string, timeoutSeconds = 120) => waitForHealth(client, settings, index, timeoutSeconds),
+    /** Chunk groups per document version of one concrete index (exact, paged). */
+    versionGroups: (index: string, knowledgeBaseIds?: string[]) => listChunkGroups(client, index, knowledgeBaseIds),
+    countChunks: async (index: string) =>
+      (await client.request<{ count: number }>('POST', `/${index}/_count`, { body: { query: { match_all: {} } } }))
+        .count,
+    documentsPerKnowledgeBase: (index: string, knowledgeBaseIds?: string[]) =>
+      documentsPerKnowledgeBase(client, index, knowledgeBaseIds),
+  };
+}
+
+function indexWrites(client: SearchClient, settings: SearchAssetSettings, alias: string) {
+  return {
+    setMeta: (index: string, meta: ChunkIndexMeta) => setIndexMeta(client, index, meta),
     /**
      * Creates a migration's target from the current template file, set up for a fill: no refresh (no small
      * segments, each with its own HNSW graph) and no replicas (written once, copied once at the end).
@@ -205,119 +157,9 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
         idempotent,
       });
     },
-    /** Waits for green, or yellow when the cluster has too few data nodes for the replicas. */
-    async waitForHealth(index: string, timeoutSeconds = 120): Promise<string> {
-      const cluster = await client.request<{ number_of_data_nodes: number }>('GET', '/_cluster/health');
-      const wanted = settings.replicas < cluster.number_of_data_nodes ? 'green' : 'yellow';
-      const health = await client.request<{ status: string; timed_out: boolean }>('GET', `/_cluster/health/${index}`, {
-        querystring: { wait_for_status: wanted, timeout: `${timeoutSeconds}s` },
-        acceptStatuses: [408],
-      });
-      if (health.timed_out)
-        throw new UpstreamUnavailableError(
-          'opensearch',
-          `${index} did not reach ${wanted} within ${timeoutSeconds} s (it is ${health.status})`,
-        );
-      return health.status;
-    },
     refresh: (index: string) => client.request('POST', `/${index}/_refresh`, { idempotent }),
-    /** Chunk groups per document version of one concrete index (exact, paged). */
-    versionGroups: (index: string, knowledgeBaseIds?: string[]) => listChunkGroups(client, index, knowledgeBaseIds),
-    countChunks: async (index: string) =>
-      (await client.request<{ count: number }>('POST', `/${index}/_count`, { body: { query: { match_all: {} } } }))
-        .count,
-    /**
-     * Distinct documents per KB in one index, exact: the (KB, document) pairs OpenSearch finds, paged with a composite
-     * aggregation (a `cardinality` is HyperLogLog++, whose hash collisions undercount a large KB the same way on every
-     * check; a `terms` aggregation over every KB outgrows search.max_buckets). Counted by OpenSearch itself,
-     * independently of the chunk groups a migration's diff reads.
-     */
-    async documentsPerKnowledgeBase(index: string, knowledgeBaseIds?: string[]): Promise<Map<string, number>> {
-      const documents = new Map<string, number>();
-      let after: Record<string, string> | undefined;
-      for (;;) {
-        const body = await client.request<{
-          aggregations: {
-            pairs: { after_key?: Record<string, string>; buckets: Array<{ key: { knowledge_base_id: string } }> };
-          };
-        }>('POST', `/${index}/_search`, {
-          body: {
-            size: 0,
-            track_total_hits: false,
-            ...(knowledgeBaseIds ? { query: { terms: { knowledge_base_id: knowledgeBaseIds } } } : {}),
-            aggs: {
-              pairs: {
-                composite: {
-                  size: 1000,
-                  sources: [
-                    { knowledge_base_id: { terms: { field: 'knowledge_base_id' } } },
-                    { document_id: { terms: { field: 'document_id' } } },
-                  ],
-                  ...(after ? { after } : {}),
-                },
-              },
-            },
-          },
-        });
-        const { buckets, after_key: afterKey } = body.aggregations.pairs;
-        for (const bucket of buckets)
-          documents.set(bucket.key.knowledge_base_id, (documents.get(bucket.key.knowledge_base_id) ?? 0) + 1);
-        if (buckets.length === 0 || !afterKey) return documents;
-        after = afterKey;
-      }
-    },
-    /**
-     * Copies these document versions' chunks from one index to another with `_reindex` (a task, polled: a big batch
-     * outlasts a request timeout). Through the target's default pipeline, like any chunk write.
-     */
-    async copyVersions(
-      source: string,
-      target: string,
-      versions: DocumentVersion[],
-      timeoutMs = COPY_TIMEOUT_MS,
-    ): Promise<number> {
-      if (versions.length === 0) return 0;
-      const script = reindexScript(source, target);
-      const task = await client.request<{ task: string }>('POST', '/_reindex', {
-        querystring: { wait_for_completion: false, refresh: false },
-        body: {
-          conflicts: 'proceed',
-          source: { index: source, size: 500, query: versionsQuery(versions) },
-          dest: { index: target },
-          // Metadata layouts (v1 → v2) and sentence-vector forms (v2 → v3) are converted as they are copied.
-          ...(script ? { script } : {}),
-        },
-      });
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        if (Date.now() > deadline) {
-          // Cancelled, not left running: a later pass copies these versions again (conflicts: proceed).
-          await client.request('POST', `/_tasks/${task.task}/_cancel`, { acceptStatuses: [404], idempotent });
-          throw new CopyTimedOutError(
-            `_reindex ${source} → ${target} of ${versions.length} document version(s) did not finish within ${Math.round(timeoutMs / 1000)} s (task ${task.task}, cancelled): ` +
-              `check the cluster's health (kbqa index status), then run ${MIGRATE_COMMAND} again`,
-          );
-        }
-        const status = await client.request<{
-          completed: boolean;
-          response?: {
-            created: number;
-            updated: number;
-            failures?: Array<{ cause?: { type?: string; reason?: string } }>;
-          };
-          error?: { type?: string; reason?: string };
-        }>('GET', `/_tasks/${task.task}`);
-        if (status.completed) {
-          const failure = status.error ?? status.response?.failures?.[0]?.cause;
-          if (failure)
-            throw new Error(
-              `_reindex ${source} → ${target} failed: ${failure.type ?? ''} ${failure.reason ?? ''}`.trim(),
-            );
-          return (status.response?.created ?? 0) + (status.response?.updated ?? 0);
-        }
-        await new Promise((resolve) => setTimeout(resolve, TASK_POLL_MS));
-      }
-    },
+    copyVersions: (source: string, target: string, versions: DocumentVersion[], timeoutMs = COPY_TIMEOUT_MS) =>
+      copyVersions(client, source, target, versions, timeoutMs),
     /** Writes chunks to one concrete index (never via the alias), in byte-bounded bulks. */
     writeChunks: (index: string, chunks: ChunkDocument[]) => indexChunks(client, index, chunks),
     /** Removes these document versions' chunks from one index. */
@@ -351,18 +193,139 @@ export function indexAdminRequests(client: SearchClient, settings: SearchAssetSe
 
 export type IndexAdmin = ReturnType<typeof indexAdminRequests>;
 
-/** Chunks of any of these document versions: one terms clause on the version id, one clause per legacy version 0. */
-function versionsQuery(versions: DocumentVersion[]): object {
-  const ids = versions
-    .filter((entry) => entry.version > 0)
-    .map((entry) => documentVersionId(entry.document_id, entry.version));
-  const legacy = versions
-    .filter((entry) => entry.version === 0)
-    .map((entry) => chunkVersionQuery(entry.document_id, 0));
-  return {
-    bool: {
-      should: [...(ids.length > 0 ? [{ terms: { document_version_id: ids } }] : []), ...legacy],
-      minimum_should_match: 1,
+/** Each of these requests lands the same however often it is sent: the client may retry it on another node. */
+const idempotent = true;
+
+/** Chunks, distinct documents, segments, bytes and health of each of these indices (missing ones left out). */
+async function indexStats(client: SearchClient, indices: string[]): Promise<IndexStats[]> {
+  if (indices.length === 0) return [];
+  const list = indices.join(',');
+  const [response, health] = await Promise.all([
+    client.request<{
+      indices?: Record<
+        string,
+        {
+          primaries: { docs?: { count: number }; segments?: { count: number } };
+          total: { store?: { size_in_bytes: number }; segments?: { count: number } };
+        }
+      >;
+    }>('GET', `/${list}/_stats/docs,store,segments`, { querystring: { ignore_unavailable: true } }),
+    client.request<Array<{ index: string; health: string }>>('GET', `/_cat/indices/${list}`, {
+      querystring: { format: 'json', h: 'index,health', ignore_unavailable: true },
+    }),
+  ]);
+  const rows: IndexStats[] = [];
+  for (const index of indices) {
+    const found = response.indices?.[index];
+    if (!found) continue;
+    rows.push({
+      index,
+      chunks: found.primaries.docs?.count ?? 0,
+      documents: await distinctDocuments(client, index),
+      segments: found.total.segments?.count ?? 0,
+      store_bytes: found.total.store?.size_in_bytes ?? 0,
+      health: health.find((row) => row.index === index)?.health ?? 'unknown',
+    });
+  }
+  return rows;
+}
+
+/** A cardinality aggregation: exact up to 40,000 documents, approximate above (a status line, not a check). */
+async function distinctDocuments(client: SearchClient, index: string): Promise<number> {
+  const distinct = await client.request<{ aggregations: { documents: { value: number } } }>(
+    'POST',
+    `/${index}/_search`,
+    {
+      body: {
+        size: 0,
+        track_total_hits: false,
+        aggs: { documents: { cardinality: { field: 'document_id', precision_threshold: 40_000 } } },
+      },
     },
-  };
+  );
+  return distinct.aggregations.documents.value;
+}
+
+async function pipelinesInForce(
+  client: SearchClient,
+  index: string | null,
+): Promise<{ ingest: string | null; search: string[] }> {
+  let ingest: string | null = null;
+  if (index) {
+    const body = await client.request<Record<string, { settings?: Record<string, string> }>>(
+      'GET',
+      `/${index}/_settings/index.default_pipeline`,
+      {
+        querystring: { flat_settings: true },
+        acceptStatuses: [404],
+      },
+    );
+    ingest = body?.[index]?.settings?.['index.default_pipeline'] ?? null;
+  }
+  return { ingest, search: [HYBRID_SEARCH_PIPELINE, HYBRID_EXPLAIN_SEARCH_PIPELINE] };
+}
+
+async function waitForHealth(
+  client: SearchClient,
+  settings: SearchAssetSettings,
+  index: string,
+  timeoutSeconds: number,
+): Promise<string> {
+  const cluster = await client.request<{ number_of_data_nodes: number }>('GET', '/_cluster/health');
+  const wanted = settings.replicas < cluster.number_of_data_nodes ? 'green' : 'yellow';
+  const health = await client.request<{ status: string; timed_out: boolean }>('GET', `/_cluster/health/${index}`, {
+    querystring: { wait_for_status: wanted, timeout: `${timeoutSeconds}s` },
+    acceptStatuses: [408],
+  });
+  if (health.timed_out)
+    throw new UpstreamUnavailableError(
+      'opensearch',
+      `${index} did not reach ${wanted} within ${timeoutSeconds} s (it is ${health.status})`,
+    );
+  return health.status;
+}
+
+/**
+ * Distinct documents per KB in one index, exact: the (KB, document) pairs OpenSearch finds, paged with a composite
+ * aggregation (a `cardinality` is HyperLogLog++, whose hash collisions undercount a large KB the same way on every
+ * check; a `terms` aggregation over every KB outgrows search.max_buckets). Counted by OpenSearch itself,
+ * independently of the chunk groups a migration's diff reads.
+ */
+async function documentsPerKnowledgeBase(
+  client: SearchClient,
+  index: string,
+  knowledgeBaseIds?: string[],
+): Promise<Map<string, number>> {
+  const documents = new Map<string, number>();
+  let after: Record<string, string> | undefined;
+  for (;;) {
+    const body = await client.request<{
+      aggregations: {
+        pairs: { after_key?: Record<string, string>; buckets: Array<{ key: { knowledge_base_id: string } }> };
+      };
+    }>('POST', `/${index}/_search`, {
+      body: {
+        size: 0,
+        track_total_hits: false,
+        ...(knowledgeBaseIds ? { query: { terms: { knowledge_base_id: knowledgeBaseIds } } } : {}),
+        aggs: {
+          pairs: {
+            composite: {
+              size: 1000,
+              sources: [
+                { knowledge_base_id: { terms: { field: 'knowledge_base_id' } } },
+                { document_id: { terms: { field: 'document_id' } } },
+              ],
+              ...(after ? { after } : {}),
+            },
+          },
+        },
+      },
+    });
+    const { buckets, after_key: afterKey } = body.aggregations.pairs;
+    for (const bucket of buckets)
+      documents.set(bucket.key.knowledge_base_id, (documents.get(bucket.key.knowledge_base_id) ?? 0) + 1);
+    if (buckets.length === 0 || !afterKey) return documents;
+    after = afterKey;
+  }
 }

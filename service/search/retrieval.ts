@@ -2,8 +2,7 @@
 // the single-sided BM25 and k-NN queries that `kbqa eval --ablate` compares it with. All three share one filter and
 // one field set, so an ablation measures the fusion and nothing else. The fusion's knobs are a HybridTuning
 // (fusion.ts): the configured one runs through the named pipelines; an override goes inline in the request.
-// Over 400 lines: the three queries share one filter and field set, which an ablation needs in one place.
-import { chunkVersionQuery, documentVersionId, type ChunkDocument } from './chunks.ts';
+import { chunkVersionQuery, documentVersionId } from './chunks.ts';
 import type { SearchClient } from './client.ts';
 import { HYBRID_EXPLAIN_SEARCH_PIPELINE, HYBRID_SEARCH_PIPELINE } from './assets.ts';
 import { DEFAULT_HYBRID_TUNING, type Bm25Field, type HybridTuning } from '../hybridTuning.ts';
@@ -17,38 +16,21 @@ import {
 } from './fusion.ts';
 import { metadataFilterQuery, type MetadataFilter } from './metadataFilter.ts';
 import { metadataLayoutOf } from './metadataLayouts.ts';
-import { decodeSentenceVectors, SENTENCE_SCORE, sentenceVectorFormOf } from './sentenceVectors.ts';
+import { SENTENCE_SCORE, sentenceVectorFormOf } from './sentenceVectors.ts';
+import {
+  returnedFields,
+  sideRanksFromExplanation,
+  toChunk,
+  withVectors,
+  type RetrievedChunk,
+  type SearchResponse,
+} from './retrievedChunks.ts';
+
+// Callers read a search's results through retrieval.ts, as before the split (tests, bench, the search module).
+export { decodeEmbedding, type RetrievedChunk } from './retrievedChunks.ts';
 
 /** Fields BM25 searches by default (KBQA_BM25_FIELDS): the chunk text and its document's title. */
 export const LEXICAL_FIELDS = multiMatchFields(DEFAULT_HYBRID_TUNING.bm25Fields);
-
-const RETURNED_FIELDS = [
-  'chunk_id',
-  'knowledge_base_id',
-  'document_id',
-  'filename',
-  'title',
-  'heading_path',
-  'chunk_index',
-  'page_start',
-  'page_end',
-  'text',
-  'embedding_b64',
-];
-
-/** What ranking needs (RetrievalRequest.rankingOnly): no text, no vector. */
-const RANKING_FIELDS = ['chunk_id', 'knowledge_base_id', 'document_id', 'filename', 'chunk_index'];
-
-/**
- * The fields a search returns: `_source` fields, and the sentence vectors as a doc value when asked for (never from
- * _source: the doc value is what every template version has, in the form sentenceVectors.ts reads).
- */
-function returnedFields(request: RetrievalRequest): { _source: string[]; docvalue_fields?: string[] } {
-  if (request.rankingOnly) return { _source: RANKING_FIELDS };
-  return request.withSentenceVectors
-    ? { _source: RETURNED_FIELDS, docvalue_fields: ['sentence_embeddings'] }
-    : { _source: RETURNED_FIELDS };
-}
 
 export interface RetrievalRequest {
   text: string;
@@ -77,50 +59,6 @@ export interface RetrievalRequest {
    * not the depth).
    */
   withSentenceVectors?: boolean;
-}
-
-/** The vectors stored at ingestion: the passage's, and one per sentence of a passage of several (none for one). */
-export interface ChunkVectors {
-  passage: Float32Array;
-  sentences: Float32Array[];
-}
-
-/** A chunk as a search returns it: the stored fields without the vector, plus how it ranked. */
-export interface RetrievedChunk extends Omit<
-  ChunkDocument,
-  'embedding' | 'embedder' | 'created_at' | 'document_version' | 'sentence_embeddings'
-> {
-  /** Fused (or single-sided) score as OpenSearch returned it. */
-  score: number;
-  /** Cosine similarity of the chunk's embedding to the question's, in [0, 1]. */
-  similarity: number;
-  bm25_rank: number | null;
-  vector_rank: number | null;
-  /** Only when the request asked withSentenceVectors; never presented. */
-  vectors?: ChunkVectors;
-}
-
-interface Hit {
-  _id: string;
-  _index: string;
-  _score: number;
-  _source: Omit<RetrievedChunk, 'score' | 'similarity' | 'bm25_rank' | 'vector_rank' | 'vectors'> & {
-    embedding_b64?: string;
-    embedding?: number[];
-  };
-  /** docvalue_fields: the sentence vectors' doc value (base64), when asked for and the chunk has them. */
-  fields?: { sentence_embeddings?: string[] };
-  _explanation?: Explanation;
-}
-
-interface Explanation {
-  value: number;
-  description: string;
-  details?: Explanation[];
-}
-
-interface SearchResponse {
-  hits: { hits: Hit[] };
 }
 
 /**
@@ -221,109 +159,6 @@ function vectorQuery(request: RetrievalRequest, index: string, k: number, senten
       },
     },
   };
-}
-
-/** Vectors are unit length, so the dot product is the cosine; clamp into [0, 1] as the API promises. */
-function cosine(a: number[], b: Float32Array | number[]): number {
-  let dot = 0;
-  for (let index = 0; index < a.length; index += 1) dot += a[index] * b[index];
-  return Math.min(1, Math.max(0, dot));
-}
-
-/** The inverse of chunks.ts encodeEmbedding: little-endian float32, whatever this machine's byte order. */
-export function decodeEmbedding(base64: string): Float32Array {
-  const bytes = Buffer.from(base64, 'base64');
-  const vector = new Float32Array(Math.floor(bytes.length / 4));
-  for (let index = 0; index < vector.length; index += 1) vector[index] = bytes.readFloatLE(index * 4);
-  return vector;
-}
-
-function toChunk(
-  hit: Hit,
-  request: RetrievalRequest,
-  ranks: { bm25: number | null; vector: number | null },
-): RetrievedChunk {
-  const { embedding_b64: encoded, embedding: derived, ...source } = hit._source;
-  const passage = request.rankingOnly ? null : encoded ? decodeEmbedding(encoded) : Float32Array.from(derived ?? []);
-  return {
-    chunk_id: source.chunk_id,
-    knowledge_base_id: source.knowledge_base_id,
-    document_id: source.document_id,
-    filename: source.filename,
-    title: source.title ?? '',
-    heading_path: source.heading_path ?? [],
-    chunk_index: source.chunk_index,
-    page_start: source.page_start ?? null,
-    page_end: source.page_end ?? null,
-    text: source.text ?? '',
-    score: hit._score,
-    similarity: passage ? cosine(request.vector, passage) : 0,
-    bm25_rank: ranks.bm25,
-    vector_rank: ranks.vector,
-    ...(request.withSentenceVectors && passage
-      ? {
-          vectors: {
-            passage,
-            sentences: decodeSentenceVectors(
-              hit.fields?.sentence_embeddings?.[0],
-              passage.length,
-              sentenceVectorFormOf(hit._index),
-            ),
-          },
-        }
-      : {}),
-  };
-}
-
-/**
- * Reads each side's rank back from the RRF explanation: every contribution is 1 / (rank_constant + rank), listed in
- * sub-query order (BM25, then k-NN); a side that did not return the chunk contributes 0 or is absent.
- */
-export function sideRanksFromExplanation(explanation: Explanation | undefined, rankConstant: number) {
-  const ranks = { bm25: null as number | null, vector: null as number | null };
-  const details = explanation?.details ?? [];
-  details.forEach((detail, index) => {
-    if (!(detail.value > 0)) return;
-    const rank = Math.round(1 / detail.value - rankConstant);
-    // A lone contribution is the k-NN side's when it explains a k-NN score, or the sentence script around one.
-    const description = detail.details?.[0]?.description ?? '';
-    const isVector =
-      details.length === 1
-        ? description.startsWith('within top') || description.startsWith('script score function')
-        : index === 1;
-    if (isVector) ranks.vector = rank;
-    else ranks.bm25 = rank;
-  });
-  return ranks;
-}
-
-/**
- * Chunks indexed before embedding_b64 existed carry only the knn_vector: read those vectors (derived source, slower)
- * so their similarity is still right.
- */
-async function withVectors(
-  client: SearchClient,
-  alias: string,
-  hits: Hit[],
-  request: RetrievalRequest,
-): Promise<Hit[]> {
-  if (request.rankingOnly) return hits;
-  const missing = hits.filter((hit) => hit._source.embedding_b64 === undefined).map((hit) => hit._id);
-  if (missing.length === 0) return hits;
-  const response = await client.request<{ docs: Array<{ _id: string; _source?: { embedding: number[] } }> }>(
-    'POST',
-    `/${alias}/_mget`,
-    {
-      body: { ids: missing },
-      querystring: { _source_includes: 'embedding' },
-    },
-  );
-  const vectors = new Map(response.docs.map((doc) => [doc._id, doc._source?.embedding]));
-  return hits.map((hit) =>
-    hit._source.embedding_b64 === undefined
-      ? { ...hit, _source: { ...hit._source, embedding: vectors.get(hit._id) } }
-      : hit,
-  );
 }
 
 /**

@@ -59,8 +59,12 @@ function repositoryProblem(error: unknown, repository: string): Error {
 
 /** Snapshot requests for the chunk indices behind `alias` (the deployment's chunk alias). */
 export function snapshotRequests(client: SearchClient, alias: string = CHUNKS_ALIAS) {
+  return { alias, ...snapshottedIndexRequests(client, alias), ...repositoryRequests(client) };
+}
+
+/** What a backup or restore asks about the indices themselves: which, how many chunks, how healthy. */
+function snapshottedIndexRequests(client: SearchClient, alias: string) {
   return {
-    alias,
     /**
      * The concrete indices behind the chunk alias (none when the alias does not exist): what a backup snapshots.
      * Not the indices a migration keeps beside it (`kbqa index drop-old` deletes those): they serve nothing.
@@ -97,6 +101,31 @@ export function snapshotRequests(client: SearchClient, alias: string = CHUNKS_AL
       await client.request('DELETE', `/${index}`, { acceptStatuses: [404] });
     },
 
+    /** Waits on the server up to `waitSeconds` for the indices to be at least yellow, then says where they are. */
+    async indexHealth(indices: string[], waitSeconds = 5): Promise<IndexHealth> {
+      const response = await client.request<{
+        status: IndexHealth['status'];
+        active_primary_shards: number;
+        initializing_shards: number;
+        unassigned_shards: number;
+      }>('GET', `/_cluster/health/${indices.join(',')}`, {
+        // 408 is how the health API says "not yet" when its wait times out; the body is the health all the same.
+        acceptStatuses: [408],
+        querystring: { wait_for_status: 'yellow', timeout: `${waitSeconds}s`, level: 'cluster' },
+      });
+      return {
+        status: response.status,
+        activePrimaryShards: response.active_primary_shards,
+        initializingShards: response.initializing_shards,
+        unassignedShards: response.unassigned_shards,
+      };
+    },
+  };
+}
+
+/** The repository and its snapshots: register, snapshot, restore, remove (a restore's progress is indexHealth). */
+function repositoryRequests(client: SearchClient) {
+  return {
     /**
      * A filesystem repository. `location` is relative, so each node resolves it against its own (first) path.repo:
      * the kbqa command finds the same directory under KBQA_OPENSEARCH_SNAPSHOT_DIR.
@@ -167,26 +196,6 @@ export function snapshotRequests(client: SearchClient, alias: string = CHUNKS_AL
       } catch (error) {
         throw repositoryProblem(error, repository);
       }
-    },
-
-    /** Waits on the server up to `waitSeconds` for the indices to be at least yellow, then says where they are. */
-    async indexHealth(indices: string[], waitSeconds = 5): Promise<IndexHealth> {
-      const response = await client.request<{
-        status: IndexHealth['status'];
-        active_primary_shards: number;
-        initializing_shards: number;
-        unassigned_shards: number;
-      }>('GET', `/_cluster/health/${indices.join(',')}`, {
-        // 408 is how the health API says "not yet" when its wait times out; the body is the health all the same.
-        acceptStatuses: [408],
-        querystring: { wait_for_status: 'yellow', timeout: `${waitSeconds}s`, level: 'cluster' },
-      });
-      return {
-        status: response.status,
-        activePrimaryShards: response.active_primary_shards,
-        initializingShards: response.initializing_shards,
-        unassignedShards: response.unassigned_shards,
-      };
     },
   };
 }

@@ -66,8 +66,16 @@ export interface BackupIndex {
 const IMPORT_BATCH_RECORDS = 500;
 const IMPORT_BATCH_BYTES = 8 * 1024 * 1024;
 
+/** What `kbqa backup` and `kbqa restore` ask of the records' database: the export side, then the restore side. */
 export function backupStore(db: Db) {
+  return { ...backupExports(db), ...restoreImports(db) };
+}
+
+function backupExports(db: Db) {
   return {
+    /** The database's name, for the manifest (informational: a restore writes wherever KBQA_MONGODB_URL points). */
+    databaseName: () => db.databaseName,
+
     /**
      * The collections a backup holds, in export order (BACKUP_COLLECTIONS that exist), and the others that are not
      * kbqa's (system collections and TRANSIENT_COLLECTIONS are neither).
@@ -118,37 +126,12 @@ export function backupStore(db: Db) {
         await cursor.close();
       }
     },
+  };
+}
 
-    /**
-     * Inserts the records of these EJSON lines, _ids and types as they are, in ordered batches; returns how many.
-     * Ingestion jobs lose their leases (the processes that held them belong to the stack the backup came from) and
-     * are held (RESTORE_HOLD) until the restore releases them.
-     */
-    async importCollection(collection: string, lines: AsyncIterable<string>): Promise<number> {
-      const target = db.collection(collection);
-      let batch: Document[] = [];
-      let bytes = 0;
-      let imported = 0;
-      const flush = async () => {
-        if (batch.length === 0) return;
-        const records = batch;
-        batch = [];
-        bytes = 0;
-        await storeCall(() => target.insertMany(records, { ordered: true }));
-        imported += records.length;
-      };
-      for await (const line of lines) {
-        if (line.length === 0) continue;
-        const record = BSON.EJSON.parse(line, { relaxed: false }) as Document;
-        if (collection === 'ingest_jobs')
-          Object.assign(record, { lease_owner: null, lease_until: null, not_before: RESTORE_HOLD });
-        batch.push(record);
-        bytes += line.length;
-        if (batch.length >= IMPORT_BATCH_RECORDS || bytes >= IMPORT_BATCH_BYTES) await flush();
-      }
-      await flush();
-      return imported;
-    },
+function restoreImports(db: Db) {
+  return {
+    importCollection: (collection: string, lines: AsyncIterable<string>) => importCollection(db, collection, lines),
 
     /**
      * Re-creates a collection's indexes as the backup recorded them (those openStore made already are no-ops). One
@@ -206,8 +189,36 @@ export function backupStore(db: Db) {
       );
       return jobs.map((job) => job._id);
     },
-
-    /** The database's name, for the manifest (informational: a restore writes wherever KBQA_MONGODB_URL points). */
-    databaseName: () => db.databaseName,
   };
+}
+
+/**
+ * Inserts the records of these EJSON lines, _ids and types as they are, in ordered batches; returns how many.
+ * Ingestion jobs lose their leases (the processes that held them belong to the stack the backup came from) and
+ * are held (RESTORE_HOLD) until the restore releases them.
+ */
+async function importCollection(db: Db, collection: string, lines: AsyncIterable<string>): Promise<number> {
+  const target = db.collection(collection);
+  let batch: Document[] = [];
+  let bytes = 0;
+  let imported = 0;
+  const flush = async () => {
+    if (batch.length === 0) return;
+    const records = batch;
+    batch = [];
+    bytes = 0;
+    await storeCall(() => target.insertMany(records, { ordered: true }));
+    imported += records.length;
+  };
+  for await (const line of lines) {
+    if (line.length === 0) continue;
+    const record = BSON.EJSON.parse(line, { relaxed: false }) as Document;
+    if (collection === 'ingest_jobs')
+      Object.assign(record, { lease_owner: null, lease_until: null, not_before: RESTORE_HOLD });
+    batch.push(record);
+    bytes += line.length;
+    if (batch.length >= IMPORT_BATCH_RECORDS || bytes >= IMPORT_BATCH_BYTES) await flush();
+  }
+  await flush();
+  return imported;
 }

@@ -40,6 +40,17 @@ function inDefaultScopeOf(reader: Reader): Filter<KnowledgeBaseRecord> {
 export function knowledgeBasesStore(collections: Collections) {
   const knowledgeBases = collections.knowledgeBases;
   return {
+    ...knowledgeBaseReads(knowledgeBases),
+    ...knowledgeBaseLifecycle(knowledgeBases),
+    ...knowledgeBaseSharing(knowledgeBases),
+  };
+}
+
+type KnowledgeBases = Collections['knowledgeBases'];
+
+/** Inserting a KB and finding KBs: by id, by who can reach them, by owner. */
+function knowledgeBaseReads(knowledgeBases: KnowledgeBases) {
+  return {
     insertKnowledgeBase: (record: KnowledgeBaseRecord) => storeCall(() => knowledgeBases.insertOne(record)),
 
     /**
@@ -134,7 +145,12 @@ export function knowledgeBasesStore(collections: Collections) {
     /** KBs an owner has, soft-deleted ones included (they keep their data until purged, and may be restored). */
     countKnowledgeBasesOwnedBy: (ownerId: string) =>
       storeCall(() => knowledgeBases.countDocuments({ owner_id: ownerId })),
+  };
+}
 
+/** Soft deletion, restore and purge, and the listings the admin CLI and `kbqa doctor` read them by. */
+function knowledgeBaseLifecycle(knowledgeBases: KnowledgeBases) {
+  return {
     async softDeleteKnowledgeBase(id: string, at: Date): Promise<boolean> {
       const result = await storeCall(() =>
         knowledgeBases.updateOne({ _id: id, deleted_at: null }, { $set: { deleted_at: at } }),
@@ -152,7 +168,30 @@ export function knowledgeBasesStore(collections: Collections) {
     },
     listSoftDeletedBefore: (cutoff: Date) =>
       storeCall(() => knowledgeBases.find({ deleted_at: { $ne: null, $lt: cutoff } }).toArray()),
+    async setLibrary(id: string, isLibrary: boolean): Promise<void> {
+      await storeCall(() => knowledgeBases.updateOne({ _id: id }, { $set: { is_library: isLibrary } }));
+    },
+    /** Every KB id, deleted or not, for `kbqa doctor`: a record that exists at all still owns its data. */
+    async listAllKnowledgeBaseIds(): Promise<string[]> {
+      const records = await storeCall(() => knowledgeBases.find({}, { projection: { _id: 1 } }).toArray());
+      return records.map((record) => record._id);
+    },
+    /** The owner's soft-deleted KBs deleted at or after `since` (the restorable ones), newest deletion first. */
+    listSoftDeletedOwnedBy: (ownerId: string, since: Date) =>
+      storeCall(() =>
+        knowledgeBases
+          .find({ owner_id: ownerId, deleted_at: { $ne: null, $gte: since } })
+          .sort({ deleted_at: -1, _id: -1 })
+          .toArray(),
+      ),
+    listKnowledgeBasesOwnedBy: (ownerId: string) =>
+      storeCall(() => knowledgeBases.find({ owner_id: ownerId }).toArray()),
+  };
+}
 
+/** Shares with users (invitation, acceptance, removal) and with an organisation. */
+function knowledgeBaseSharing(knowledgeBases: KnowledgeBases) {
+  return {
     /** Shares with a user: an invitation until they accept, or (`accepted`, an operator's share) in force at once. */
     async addSharedUser(id: string, userId: string, accepted: boolean): Promise<void> {
       const update = accepted
@@ -196,23 +235,5 @@ export function knowledgeBasesStore(collections: Collections) {
         : { $pull: { shared_organisation_ids: organisationId } };
       await storeCall(() => knowledgeBases.updateOne({ _id: id }, update));
     },
-    async setLibrary(id: string, isLibrary: boolean): Promise<void> {
-      await storeCall(() => knowledgeBases.updateOne({ _id: id }, { $set: { is_library: isLibrary } }));
-    },
-    /** Every KB id, deleted or not, for `kbqa doctor`: a record that exists at all still owns its data. */
-    async listAllKnowledgeBaseIds(): Promise<string[]> {
-      const records = await storeCall(() => knowledgeBases.find({}, { projection: { _id: 1 } }).toArray());
-      return records.map((record) => record._id);
-    },
-    /** The owner's soft-deleted KBs deleted at or after `since` (the restorable ones), newest deletion first. */
-    listSoftDeletedOwnedBy: (ownerId: string, since: Date) =>
-      storeCall(() =>
-        knowledgeBases
-          .find({ owner_id: ownerId, deleted_at: { $ne: null, $gte: since } })
-          .sort({ deleted_at: -1, _id: -1 })
-          .toArray(),
-      ),
-    listKnowledgeBasesOwnedBy: (ownerId: string) =>
-      storeCall(() => knowledgeBases.find({ owner_id: ownerId }).toArray()),
   };
 }

@@ -5,7 +5,7 @@ import { IndexMigrationError } from '../../errors.ts';
 import { MIGRATE_COMMAND, type ChunkIndexMeta, type SearchIndex } from '../../search/index.ts';
 import type { Store } from '../../store/index.ts';
 import { catchUpAfterSwap, finishCatchUp, heldBuild, stateAfterCatchUp } from './catchUp.ts';
-import { difference, fill, fillable, unrebuildableError } from './fill.ts';
+import { difference, fill, fillable, unrebuildableError, type Difference } from './fill.ts';
 import {
   finishCommand,
   MAX_PASSES,
@@ -106,71 +106,104 @@ async function checkedCounts(
       if (counts.unrebuildable.size > 0) throw unrebuildableError(counts);
       continue;
     }
-    const expected = new Map<string, number>();
-    const liveDocuments = new Set<string>();
-    for (const unit of found.units) {
-      if (liveDocuments.has(unit.document_id)) continue;
-      liveDocuments.add(unit.document_id);
-      expected.set(unit.knowledge_base_id, (expected.get(unit.knowledge_base_id) ?? 0) + 1);
-    }
-    const inFlight = new Map<string, number>();
-    for (const job of await deps.store.listJobs(plan.scope)) {
-      if (!liveDocuments.has(job._id))
-        inFlight.set(job.knowledge_base_id, (inFlight.get(job.knowledge_base_id) ?? 0) + 1);
-    }
-    const held = await admin.documentsPerKnowledgeBase(plan.target, plan.scope);
-    const wrong = [...new Set([...expected.keys(), ...held.keys()])].filter((kb) => {
-      const documents = held.get(kb) ?? 0;
-      return documents < (expected.get(kb) ?? 0) || documents > (expected.get(kb) ?? 0) + (inFlight.get(kb) ?? 0);
-    });
-    if (wrong.length > 0) {
-      mismatch = `${plan.target} holds ${wrong
-        .map((kb) => `${held.get(kb) ?? 0} documents of KB ${kb}, the store ${expected.get(kb) ?? 0}`)
-        .slice(0, 3)
-        .join('; ')}`;
+    const documents = await documentCounts(deps, plan, found);
+    if (documents.mismatch) {
+      mismatch = documents.mismatch;
       continue;
     }
-    let targetChunks = 0;
-    let rebuiltChunks = 0;
-    const sourceGroups =
-      plan.source && from
-        ? new Map(
-            (await admin.versionGroups(from, plan.scope)).map((group) => [
-              unitKey(group.document_id, group.document_version),
-              group,
-            ]),
-          )
-        : null;
-    let sourceChunks: number | null = sourceGroups ? 0 : null;
-    const differing: string[] = [];
-    for (const unit of found.units) {
-      const key = unitKey(unit.document_id, unit.version);
-      const chunks = found.targetGroups.get(key)?.chunks ?? 0;
-      targetChunks += chunks;
-      if (!sourceGroups) continue;
-      const source = sourceGroups.get(key);
-      if (!source) {
-        rebuiltChunks += chunks;
-        continue;
-      }
-      sourceChunks! += source.chunks;
-      if (source.chunks !== chunks) differing.push(`${key} ${chunks} vs ${source.chunks}`);
-    }
-    if (differing.length > 0) {
-      mismatch = `${differing.length} version(s) have other chunk counts in ${plan.target} than in ${from} (${differing.slice(0, 3).join(', ')})`;
+    const chunks = await chunkCounts(admin, plan, from, found);
+    if (chunks.mismatch) {
+      mismatch = chunks.mismatch;
       continue;
     }
-    return {
-      documents: liveDocuments.size,
-      chunks: { target: targetChunks, source: sourceChunks, rebuilt: rebuiltChunks },
-      passes: pass,
-    };
+    return { documents: documents.live, chunks: chunks.totals, passes: pass };
   }
   throw new IndexMigrationError(
     mismatch
       ? `${mismatch}, after ${MAX_PASSES} checks: the alias was not moved; run ${MIGRATE_COMMAND} again`
       : `documents keep changing faster than ${plan.target} catches up: the alias was not moved; run ${MIGRATE_COMMAND} again`,
   );
+}
+
+/**
+ * Per KB, the distinct documents OpenSearch counts in the target against the store's live documents (plus at most
+ * the new ones in flight): how many live documents there are, or what differs.
+ */
+async function documentCounts(
+  deps: IndexMigrationDeps,
+  plan: FillPlan,
+  found: Difference,
+): Promise<{ live: number; mismatch: string | null }> {
+  const expected = new Map<string, number>();
+  const liveDocuments = new Set<string>();
+  for (const unit of found.units) {
+    if (liveDocuments.has(unit.document_id)) continue;
+    liveDocuments.add(unit.document_id);
+    expected.set(unit.knowledge_base_id, (expected.get(unit.knowledge_base_id) ?? 0) + 1);
+  }
+  const inFlight = new Map<string, number>();
+  for (const job of await deps.store.listJobs(plan.scope)) {
+    if (!liveDocuments.has(job._id))
+      inFlight.set(job.knowledge_base_id, (inFlight.get(job.knowledge_base_id) ?? 0) + 1);
+  }
+  const held = await deps.search.indices.documentsPerKnowledgeBase(plan.target, plan.scope);
+  const wrong = [...new Set([...expected.keys(), ...held.keys()])].filter((kb) => {
+    const documents = held.get(kb) ?? 0;
+    return documents < (expected.get(kb) ?? 0) || documents > (expected.get(kb) ?? 0) + (inFlight.get(kb) ?? 0);
+  });
+  if (wrong.length === 0) return { live: liveDocuments.size, mismatch: null };
+  return {
+    live: liveDocuments.size,
+    mismatch: `${plan.target} holds ${wrong
+      .map((kb) => `${held.get(kb) ?? 0} documents of KB ${kb}, the store ${expected.get(kb) ?? 0}`)
+      .slice(0, 3)
+      .join('; ')}`,
+  };
+}
+
+/**
+ * The chunks of the target's live versions; for a copy, also the source's, and every version both indices hold
+ * must have as many chunks in each (a version the old index lacks was rebuilt, counted apart).
+ */
+async function chunkCounts(
+  admin: SearchIndex['indices'],
+  plan: FillPlan,
+  from: string | null,
+  found: Difference,
+): Promise<{ totals: { target: number; source: number | null; rebuilt: number }; mismatch: string | null }> {
+  let targetChunks = 0;
+  let rebuiltChunks = 0;
+  const sourceGroups =
+    plan.source && from
+      ? new Map(
+          (await admin.versionGroups(from, plan.scope)).map((group) => [
+            unitKey(group.document_id, group.document_version),
+            group,
+          ]),
+        )
+      : null;
+  let sourceChunks: number | null = sourceGroups ? 0 : null;
+  const differing: string[] = [];
+  for (const unit of found.units) {
+    const key = unitKey(unit.document_id, unit.version);
+    const chunks = found.targetGroups.get(key)?.chunks ?? 0;
+    targetChunks += chunks;
+    if (!sourceGroups) continue;
+    const source = sourceGroups.get(key);
+    if (!source) {
+      rebuiltChunks += chunks;
+      continue;
+    }
+    sourceChunks! += source.chunks;
+    if (source.chunks !== chunks) differing.push(`${key} ${chunks} vs ${source.chunks}`);
+  }
+  return {
+    totals: { target: targetChunks, source: sourceChunks, rebuilt: rebuiltChunks },
+    mismatch:
+      differing.length > 0
+        ? `${differing.length} version(s) have other chunk counts in ${plan.target} than in ${from} (${differing.slice(0, 3).join(', ')})`
+        : null,
+  };
 }
 
 /** The indices of this alias's family the alias does not point to (what drop-old would delete). */

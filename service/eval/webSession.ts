@@ -61,7 +61,10 @@ async function getJson<T>(session: WebSession, path: string): Promise<T> {
   return body;
 }
 
-/** An upload the web app's upload route refused (4xx): the file's kind is not accepted there. */
+/**
+ * An upload the web app's upload route refused (4xx): the file's kind is not accepted there. Control-flow signal:
+ * caught by cli/evalRealAnswers.ts, which reports the kind as refused.
+ */
 export class UploadRefused extends Error {
   readonly status: number;
   constructor(status: number, message: string) {

@@ -107,15 +107,20 @@ test('a file whose bytes are not the kind its name says, or of no kind taken, is
   t.deepEqual(listed.body.documents, []);
 });
 
-test('an image is accepted as kind image and read by OCR (this build: a failure saying OCR is not available)', async (t) => {
+test('an image is accepted as kind image, read by OCR, and cited as a scanned page', async (t) => {
   const { user, browser } = await owner(t.context.app);
-  const uploaded = await upload(browser, user.defaultKnowledgeBaseId, 'scanned.png', await fixture('scanned.png'));
+  const kb = user.defaultKnowledgeBaseId;
+  const uploaded = await upload(browser, kb, 'scanned.png', await fixture('scanned.png'));
   t.is(uploaded.status, 202);
   t.is(uploaded.body.document.kind, 'image');
   const document = await settled(browser, uploaded.body.document.id);
-  // With the docs-ocr branch's ocr.ts this document becomes ready; until then it fails with a reason, once.
-  if (document.status === 'failed') t.regex(document.error, /OCR/);
-  else t.is(document.status, 'ready');
+  t.is(document.status, 'ready', document.error ?? '');
+  const asked = await browser.call('POST', '/api/web/query', {
+    body: { query: 'How many bottles of juice did the orchard sell last year?', knowledge_base_ids: [kb] },
+  });
+  t.is(asked.status, 200, JSON.stringify(asked.body));
+  t.regex(asked.body.answer, /23,400/);
+  t.like(asked.body.citations[0], { page_start: 1, scanned: true });
 });
 
 test('the Developer API keeps its contract: a .docx as JSON is refused', async (t) => {

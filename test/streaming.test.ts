@@ -659,8 +659,10 @@ test.serial(
     for (const citation of done.citations)
       t.deepEqual(Object.keys(citation).sort(), [
         'document_id',
+        'location',
         'page_end',
         'page_start',
+        'scanned',
         'similarity',
         'snippet',
         'title',

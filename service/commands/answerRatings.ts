@@ -3,6 +3,7 @@
 // a turn may have searched other KBs too, whose passages the owner may not read.
 import { authorizeManage } from '../policies/knowledgeBases.ts';
 import type { ConversationMessageRecord, KnowledgeBaseRecord, Principal, Store } from '../store/index.ts';
+import { questionOf } from './conversations.ts';
 
 /** The questions rated down that the view lists: the most recent ones. */
 export const DOWN_RATED_SHOWN = 100;
@@ -30,15 +31,13 @@ export async function knowledgeBaseRatings(store: Store, user: Principal, id: st
   const rated = await store.listRatedAnswers({ knowledgeBaseId: id });
   const down = rated.filter((message) => message.feedback?.rating === 'down');
   const shown = down.sort((a, b) => ratedAt(b) - ratedAt(a)).slice(0, DOWN_RATED_SHOWN);
-  const questions = await Promise.all(
-    shown.map((answer) => store.findMessageAt(answer.conversation_id, answer.position - 1)),
-  );
+  const questions = await Promise.all(shown.map((answer) => questionOf(store, answer)));
   return {
     knowledgeBase,
     up: rated.length - down.length,
     down: down.length,
     downRated: shown.map((answer, index) => ({
-      question: questions[index]?.content ?? '',
+      question: questions[index],
       standaloneQuery: answer.standalone_query ?? '',
       comment: answer.feedback?.comment ?? null,
       ratedAt: answer.feedback?.created_at ?? answer.created_at,

@@ -223,6 +223,7 @@ async function storeTurn(
     position: position + 1,
     role: 'assistant',
     content: result.answer,
+    question: input.query,
     citations: result.citations.map((citation) => ({
       document_id: citation.document_id,
       knowledge_base_id: knowledgeBaseOf.get(citation.document_id) ?? null,
@@ -324,15 +325,20 @@ export interface RatedAnswer {
   rated_at: string;
 }
 
+/** The question an answer answered: kept on it since the field exists, else read from the message before it. */
+export async function questionOf(store: Store, answer: ConversationMessageRecord): Promise<string> {
+  if (answer.question !== undefined) return answer.question;
+  return (await store.findMessageAt(answer.conversation_id, answer.position - 1))?.content ?? '';
+}
+
 /** The rated answers (`--kb`: of turns that searched it; `--since`: rated since; `--rating`), oldest first. */
 export async function exportRatedAnswers(store: Store, query: FeedbackQuery): Promise<RatedAnswer[]> {
   const rated = await store.listRatedAnswers(query);
   const exported: RatedAnswer[] = [];
   for (const answer of rated) {
     if (!answer.feedback) continue;
-    const question = await store.findMessageAt(answer.conversation_id, answer.position - 1);
     exported.push({
-      question: question?.content ?? '',
+      question: await questionOf(store, answer),
       standalone_query: answer.standalone_query ?? '',
       answer: answer.content,
       citations: (answer.citations ?? []).map((citation) => ({

@@ -401,4 +401,9 @@ export interface ConversationMessageRecord {
   knowledge_base_ids: string[] | null;
   feedback: MessageFeedback | null;
   created_at: Date;
+  /**
+   * An assistant message's question, kept with it so ratings and exports read one record (FerretDB pushes down only
+   * `_id`: a lookup by conversation and position scans). Absent on user messages and on answers stored before it.
+   */
+  question?: string;
 }
